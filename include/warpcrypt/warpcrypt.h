@@ -1,0 +1,272 @@
+/*
+ * warpcrypt: bulk symmetric encryption on NVIDIA GPUs and on the CPU.
+ *
+ * This is the only public header. Conventions, after BoringSSL and libsodium:
+ *  - every call that can fail returns a wc_status; wc_status_string() names it;
+ *  - arguments go context, outputs, inputs; a length follows its pointer with
+ *    a _len suffix, and an output buffer's capacity is its _cap;
+ *  - on any failure the bytes an output buffer would have received are zeroed,
+ *    so a caller that ignores the status never sees half-decrypted data;
+ *  - sizes are published as constants and getters, so bindings never hard-code
+ *    them;
+ *  - output is byte-identical to OpenSSL (`openssl enc`) for every cipher the
+ *    two share, and to djb's specification for Salsa20.
+ *
+ * Unless a comment says otherwise, a call is synchronous and thread-safe on
+ * distinct contexts; `out` may equal `in` exactly (in place), but the two may
+ * not otherwise overlap.
+ */
+#ifndef WARPCRYPT_WARPCRYPT_H
+#define WARPCRYPT_WARPCRYPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define WC_API __declspec(dllexport)
+#else
+#define WC_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WARPCRYPT_VERSION_MAJOR 0
+#define WARPCRYPT_VERSION_MINOR 1
+#define WARPCRYPT_VERSION_PATCH 0
+
+/* Upper bounds over every cipher, for stack buffers. */
+#define WC_MAX_KEY_LEN 32
+#define WC_MAX_IV_LEN 16
+#define WC_MAX_BLOCK_LEN 16
+/* Length of the salt in the `Salted__` header of `openssl enc`. */
+#define WC_SALT_LEN 8
+
+typedef enum wc_status {
+  WC_OK = 0,
+  WC_ERR_INVALID_ARGUMENT,   /* NULL pointer, overlapping buffers, bad option */
+  WC_ERR_UNKNOWN_CIPHER,     /* no cipher by that name */
+  WC_ERR_KEY_LEN,            /* key length differs from the cipher's */
+  WC_ERR_IV_LEN,             /* IV length differs from the cipher's */
+  WC_ERR_NOT_BLOCK_ALIGNED,  /* length is not a whole number of blocks and padding is off */
+  WC_ERR_BAD_DECRYPT,        /* padding check failed: wrong key or corrupt ciphertext */
+  WC_ERR_OUTPUT_TOO_SMALL,   /* out_cap is below what the call may write */
+  WC_ERR_RANGE,              /* byte range or window outside the ciphertext */
+  WC_ERR_UNSUPPORTED,        /* the cipher cannot do this (e.g. random access in OFB) */
+  WC_ERR_NO_DEVICE,          /* the GPU backend was requested but no CUDA device is usable */
+  WC_ERR_BACKEND_UNAVAILABLE,/* the requested backend cannot run this cipher and direction */
+  WC_ERR_CONTEXT_STATE,      /* update after final, or a context reused after an error */
+  WC_ERR_OUT_OF_MEMORY,
+  WC_ERR_CRYPTO_LIBRARY,     /* OpenSSL or libsodium reported a failure */
+  WC_ERR_DIGEST              /* unknown message digest name for key derivation */
+} wc_status;
+
+/* A static English description of `status`; never NULL. */
+WC_API const char *wc_status_string(wc_status status);
+
+/* Version string, "MAJOR.MINOR.PATCH". */
+WC_API const char *wc_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Cipher registry                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* An entry of the static cipher table; never freed. */
+typedef struct wc_cipher wc_cipher;
+
+/*
+ * Looks a cipher up by its `openssl enc` name, case-insensitively:
+ * aes-{128,192,256}-{ecb,cbc,cfb,cfb8,ofb,ctr}, chacha20, salsa20 (32-byte
+ * key) and salsa20-128 (16-byte key). OpenSSL's aliases aes128, aes192 and
+ * aes256 (CBC) are accepted. Returns NULL when there is no such cipher.
+ */
+WC_API const wc_cipher *wc_cipher_by_name(const char *name);
+/* Iterates the table: index 0 .. wc_cipher_count() - 1. */
+WC_API size_t wc_cipher_count(void);
+WC_API const wc_cipher *wc_cipher_at(size_t index);
+
+WC_API const char *wc_cipher_name(const wc_cipher *cipher);
+WC_API size_t wc_cipher_key_len(const wc_cipher *cipher);
+/* 0 for ECB, which takes no IV. */
+WC_API size_t wc_cipher_iv_len(const wc_cipher *cipher);
+/* 16 for ECB and CBC, 1 for the stream-like modes and stream ciphers. */
+WC_API size_t wc_cipher_block_len(const wc_cipher *cipher);
+/* Nonzero for ECB and CBC, which pad with PKCS#7 unless padding is off. */
+WC_API int wc_cipher_is_padded(const wc_cipher *cipher);
+/* Nonzero where wc_decrypt_range works: every mode but OFB. */
+WC_API int wc_cipher_has_random_access(const wc_cipher *cipher);
+
+/* ------------------------------------------------------------------------ */
+/* Options and backends                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum wc_backend {
+  WC_BACKEND_AUTO = 0, /* the GPU where it is faster for this size, else the CPU */
+  WC_BACKEND_CPU = 1,  /* OpenSSL and libsodium on a thread pool */
+  WC_BACKEND_GPU = 2   /* CUDA; an error, never a silent fallback, without a device */
+} wc_backend;
+
+WC_API const char *wc_backend_name(wc_backend backend);
+
+typedef enum wc_direction { WC_DECRYPT = 0, WC_ENCRYPT = 1 } wc_direction;
+
+typedef struct wc_options {
+  wc_backend backend;
+  /* CPU worker threads for the parallel modes; 0 means every online core. */
+  unsigned threads;
+  /* ECB and CBC: nonzero pads with PKCS#7 (OpenSSL's default); 0 is -nopad. */
+  int padding;
+} wc_options;
+
+/* Fills `options` with the defaults: auto backend, all cores, padding on.
+ * Every call taking options also accepts NULL for the defaults. */
+WC_API void wc_options_init(wc_options *options);
+
+/* ------------------------------------------------------------------------ */
+/* One-shot encryption and decryption                                       */
+/* ------------------------------------------------------------------------ */
+
+/* The most bytes wc_encrypt may write for `in_len` input bytes: in_len plus
+ * one block for padded modes with padding on, else in_len. Decryption never
+ * writes more than its input. */
+WC_API size_t wc_encrypt_bound(const wc_options *options, const wc_cipher *cipher,
+                               size_t in_len);
+
+WC_API wc_status wc_encrypt(const wc_options *options, const wc_cipher *cipher,
+                            uint8_t *out, size_t out_cap, size_t *out_len,
+                            const uint8_t *key, size_t key_len,
+                            const uint8_t *iv, size_t iv_len,
+                            const uint8_t *in, size_t in_len);
+
+WC_API wc_status wc_decrypt(const wc_options *options, const wc_cipher *cipher,
+                            uint8_t *out, size_t out_cap, size_t *out_len,
+                            const uint8_t *key, size_t key_len,
+                            const uint8_t *iv, size_t iv_len,
+                            const uint8_t *in, size_t in_len);
+
+/* ------------------------------------------------------------------------ */
+/* Streaming contexts                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct wc_ctx wc_ctx;
+
+WC_API wc_status wc_ctx_new(wc_ctx **ctx, const wc_options *options,
+                            const wc_cipher *cipher, wc_direction direction,
+                            const uint8_t *key, size_t key_len,
+                            const uint8_t *iv, size_t iv_len);
+
+/*
+ * Processes `in_len` bytes. Output may lag input by up to one block: ECB, CBC
+ * and CFB128 decryption release whole blocks only, and padded decryption holds
+ * the last block back until wc_ctx_final. `out_cap` must be at least
+ * wc_ctx_update_bound(ctx, in_len). After an error the context is dead: every
+ * later call returns WC_ERR_CONTEXT_STATE.
+ */
+WC_API wc_status wc_ctx_update(wc_ctx *ctx, uint8_t *out, size_t out_cap,
+                               size_t *out_len, const uint8_t *in, size_t in_len);
+
+/* Flushes held bytes and padding: at most one block (WC_MAX_BLOCK_LEN). */
+WC_API wc_status wc_ctx_final(wc_ctx *ctx, uint8_t *out, size_t out_cap,
+                              size_t *out_len);
+
+WC_API size_t wc_ctx_update_bound(const wc_ctx *ctx, size_t in_len);
+
+/* The backend that runs this context's work. */
+WC_API wc_backend wc_ctx_backend(const wc_ctx *ctx);
+
+/* Wipes the key schedule and frees; NULL is a no-op. */
+WC_API void wc_ctx_free(wc_ctx *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Random-access decryption                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Plaintext bytes [offset, offset + length) of a ciphertext of
+ * `ciphertext_len` bytes need only the ciphertext window
+ * [*window_offset, *window_offset + *window_len): the blocks that hold the
+ * range, the block before it in CBC and CFB (their chaining value), and, for
+ * padded ECB and CBC ranges that reach the last block, the rest of the
+ * ciphertext so the padding can be checked. The range is clipped to the
+ * ciphertext; offset past the end yields an empty window.
+ */
+WC_API wc_status wc_range_window(const wc_options *options, const wc_cipher *cipher,
+                                 uint64_t *window_offset, uint64_t *window_len,
+                                 uint64_t ciphertext_len, uint64_t offset,
+                                 uint64_t length);
+
+/*
+ * Decrypts plaintext bytes [offset, offset + length) from `window`, which
+ * holds exactly the ciphertext bytes wc_range_window named. Writes
+ * *out_len <= length bytes: fewer where the range runs past the plaintext's
+ * end (after padding is removed). Equals the same slice of a full decryption.
+ */
+WC_API wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *cipher,
+                                  uint8_t *out, size_t out_cap, size_t *out_len,
+                                  const uint8_t *key, size_t key_len,
+                                  const uint8_t *iv, size_t iv_len,
+                                  const uint8_t *window, size_t window_len,
+                                  uint64_t ciphertext_len, uint64_t offset,
+                                  uint64_t length);
+
+/* ------------------------------------------------------------------------ */
+/* Keys from passphrases, as `openssl enc` derives them                     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum wc_kdf {
+  WC_KDF_PBKDF2 = 0, /* `-pbkdf2`: PKCS5_PBKDF2_HMAC over key || IV */
+  WC_KDF_LEGACY = 1  /* no `-pbkdf2`: EVP_BytesToKey, OpenSSL's deprecated default */
+} wc_kdf;
+
+/* `openssl enc -pbkdf2` without -iter uses this many iterations. */
+#define WC_PBKDF2_DEFAULT_ITERATIONS 10000
+
+/*
+ * Derives the cipher's key and IV (iv may be NULL when iv_len is 0) from a
+ * passphrase and an optional salt (NULL with salt_len 0 is -nosalt). `digest`
+ * is an OpenSSL digest name such as "sha256" (the default of `openssl enc`).
+ * The legacy KDF runs `iterations` rounds of EVP_BytesToKey.
+ */
+WC_API wc_status wc_derive_key_iv(const wc_cipher *cipher, uint8_t *key, size_t key_len,
+                                  uint8_t *iv, size_t iv_len,
+                                  wc_kdf kdf, const char *digest, uint32_t iterations,
+                                  const uint8_t *passphrase, size_t passphrase_len,
+                                  const uint8_t *salt, size_t salt_len);
+
+/* Fills `out` from OpenSSL's CSPRNG. */
+WC_API wc_status wc_random_bytes(uint8_t *out, size_t out_len);
+
+/* Decodes hexadecimal text, either case, no separators; an odd digit count
+ * or any other character is WC_ERR_INVALID_ARGUMENT. */
+WC_API wc_status wc_hex_decode(uint8_t *out, size_t out_cap, size_t *out_len,
+                               const char *hex, size_t hex_len);
+
+/* Overwrites memory in a way the compiler may not elide. */
+WC_API void wc_memzero(void *buf, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* CUDA devices                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct wc_device_info {
+  char name[256];
+  int compute_major;
+  int compute_minor;
+  int multiprocessors;
+  uint64_t global_memory_bytes;
+  char pci_bus_id[32];
+} wc_device_info;
+
+/* Number of usable CUDA devices: 0, not an error, when the library was built
+ * without CUDA or no driver or device is present. */
+WC_API wc_status wc_device_count(int *count);
+WC_API wc_status wc_device_info_get(wc_device_info *info, int device);
+/* Nonzero when this build contains the CUDA backend. */
+WC_API int wc_built_with_cuda(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WARPCRYPT_WARPCRYPT_H */

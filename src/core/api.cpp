@@ -1,0 +1,229 @@
+// The C API entry points: argument checks, then the stream state, the range
+// planner or the CPU helpers. Nothing here knows how a cipher runs.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "core/backend_policy.h"
+#include "core/random_access.h"
+#include "core/stream_state.h"
+#include "cpu/kdf.h"
+
+using warpcrypt::KeyMaterial;
+using warpcrypt::StreamState;
+
+struct wc_ctx {
+  std::unique_ptr<StreamState> state;
+};
+
+namespace {
+
+wc_options options_or_default(const wc_options *options) {
+  wc_options resolved;
+  wc_options_init(&resolved);
+  return options != nullptr ? *options : resolved;
+}
+
+// out == in is in-place work and allowed; any other overlap is not.
+bool overlaps_partially(const uint8_t *out, size_t out_len, const uint8_t *in, size_t in_len) {
+  if (out == in || out == nullptr || in == nullptr) return false;
+  const auto o = reinterpret_cast<uintptr_t>(out);
+  const auto i = reinterpret_cast<uintptr_t>(in);
+  return o < i + in_len && i < o + out_len;
+}
+
+KeyMaterial key_material(const uint8_t *key, size_t key_len, const uint8_t *iv, size_t iv_len) {
+  return KeyMaterial{{key, key_len}, {iv, iv_len}};
+}
+
+wc_status crypt(wc_direction direction, const wc_options *options, const wc_cipher *cipher,
+                uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *key,
+                size_t key_len, const uint8_t *iv, size_t iv_len, const uint8_t *in,
+                size_t in_len) {
+  if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *out_len = 0;
+  if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
+  if ((in == nullptr && in_len != 0) || (out == nullptr && out_cap != 0)) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const wc_options resolved = options_or_default(options);
+  const size_t needed = direction == WC_ENCRYPT ? wc_encrypt_bound(&resolved, cipher, in_len) : in_len;
+  const size_t touched = std::min(out_cap, needed);
+  wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
+  if (status == WC_OK && overlaps_partially(out, touched, in, in_len)) status = WC_ERR_INVALID_ARGUMENT;
+  if (status == WC_OK && out_cap < needed) status = WC_ERR_OUTPUT_TOO_SMALL;
+  if (status != WC_OK) return status;
+
+  std::unique_ptr<StreamState> state;
+  status = StreamState::create(&state, resolved, *cipher, direction,
+                               key_material(key, key_len, iv, iv_len));
+  size_t body = 0;
+  size_t tail = 0;
+  if (status == WC_OK) status = state->update(out, out_cap, &body, in, in_len);
+  if (status == WC_OK) status = state->finish(out + body, out_cap - body, &tail);
+  if (status != WC_OK) {
+    wc_memzero(out, touched);
+    return status;
+  }
+  *out_len = body + tail;
+  return WC_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+size_t wc_encrypt_bound(const wc_options *options, const wc_cipher *cipher, size_t in_len) {
+  if (cipher == nullptr) return 0;
+  const bool pads = warpcrypt::is_padded(*cipher) && options_or_default(options).padding != 0;
+  return pads ? (in_len / 16 + 1) * 16 : in_len;
+}
+
+wc_status wc_encrypt(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+                     size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
+                     const uint8_t *iv, size_t iv_len, const uint8_t *in, size_t in_len) {
+  return crypt(WC_ENCRYPT, options, cipher, out, out_cap, out_len, key, key_len, iv, iv_len, in,
+               in_len);
+}
+
+wc_status wc_decrypt(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+                     size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
+                     const uint8_t *iv, size_t iv_len, const uint8_t *in, size_t in_len) {
+  return crypt(WC_DECRYPT, options, cipher, out, out_cap, out_len, key, key_len, iv, iv_len, in,
+               in_len);
+}
+
+wc_status wc_ctx_new(wc_ctx **ctx, const wc_options *options, const wc_cipher *cipher,
+                     wc_direction direction, const uint8_t *key, size_t key_len,
+                     const uint8_t *iv, size_t iv_len) {
+  if (ctx == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *ctx = nullptr;
+  if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
+  if (direction != WC_ENCRYPT && direction != WC_DECRYPT) return WC_ERR_INVALID_ARGUMENT;
+  wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
+  if (status != WC_OK) return status;
+  auto created = std::unique_ptr<wc_ctx>(new (std::nothrow) wc_ctx);
+  if (!created) return WC_ERR_OUT_OF_MEMORY;
+  status = StreamState::create(&created->state, options_or_default(options), *cipher, direction,
+                               key_material(key, key_len, iv, iv_len));
+  if (status != WC_OK) return status;
+  *ctx = created.release();
+  return WC_OK;
+}
+
+wc_status wc_ctx_update(wc_ctx *ctx, uint8_t *out, size_t out_cap, size_t *out_len,
+                        const uint8_t *in, size_t in_len) {
+  if (out_len != nullptr) *out_len = 0;
+  if (ctx == nullptr || out_len == nullptr || (in == nullptr && in_len != 0) ||
+      (out == nullptr && out_cap != 0)) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  if (overlaps_partially(out, out_cap, in, in_len)) return WC_ERR_INVALID_ARGUMENT;
+  const wc_status status = ctx->state->update(out, out_cap, out_len, in, in_len);
+  if (status != WC_OK) wc_memzero(out, std::min(out_cap, ctx->state->update_bound(in_len)));
+  return status;
+}
+
+wc_status wc_ctx_final(wc_ctx *ctx, uint8_t *out, size_t out_cap, size_t *out_len) {
+  if (out_len != nullptr) *out_len = 0;
+  if (ctx == nullptr || out_len == nullptr || (out == nullptr && out_cap != 0)) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const wc_status status = ctx->state->finish(out, out_cap, out_len);
+  if (status != WC_OK) wc_memzero(out, std::min<size_t>(out_cap, WC_MAX_BLOCK_LEN));
+  return status;
+}
+
+size_t wc_ctx_update_bound(const wc_ctx *ctx, size_t in_len) {
+  return ctx != nullptr ? ctx->state->update_bound(in_len) : 0;
+}
+
+wc_backend wc_ctx_backend(const wc_ctx *ctx) {
+  return ctx != nullptr ? ctx->state->backend() : WC_BACKEND_AUTO;
+}
+
+void wc_ctx_free(wc_ctx *ctx) { delete ctx; }
+
+wc_status wc_range_window(const wc_options *options, const wc_cipher *cipher,
+                          uint64_t *window_offset, uint64_t *window_len, uint64_t ciphertext_len,
+                          uint64_t offset, uint64_t length) {
+  if (window_offset == nullptr || window_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *window_offset = *window_len = 0;
+  if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
+  warpcrypt::RangePlan plan;
+  const wc_status status = warpcrypt::plan_range(
+      &plan, *cipher, options_or_default(options).padding != 0, ciphertext_len, offset, length);
+  if (status != WC_OK) return status;
+  *window_offset = plan.window_begin;
+  *window_len = plan.window_end - plan.window_begin;
+  return WC_OK;
+}
+
+wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+                           size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
+                           const uint8_t *iv, size_t iv_len, const uint8_t *window,
+                           size_t window_len, uint64_t ciphertext_len, uint64_t offset,
+                           uint64_t length) {
+  if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *out_len = 0;
+  if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
+  if ((window == nullptr && window_len != 0) || (out == nullptr && out_cap != 0)) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
+  if (status != WC_OK) return status;
+  const wc_options resolved = options_or_default(options);
+  warpcrypt::RangePlan plan;
+  status = warpcrypt::plan_range(&plan, *cipher, resolved.padding != 0, ciphertext_len, offset,
+                                 length);
+  if (status != WC_OK) return status;
+  if (window_len != plan.window_end - plan.window_begin) return WC_ERR_RANGE;
+
+  wc_backend backend{};
+  warpcrypt::BackendCipher backend_cipher;
+  status = warpcrypt::choose_backend(&backend, resolved, *cipher, WC_DECRYPT);
+  if (status == WC_OK) {
+    status = warpcrypt::make_backend_cipher(&backend_cipher, backend, resolved, *cipher, WC_DECRYPT,
+                                            key_material(key, key_len, iv, iv_len));
+  }
+  if (status == WC_OK) {
+    status = warpcrypt::decrypt_planned_range(*backend_cipher.random_access, *cipher, plan, out,
+                                              out_cap, out_len, iv, window);
+  }
+  if (status != WC_OK) wc_memzero(out, std::min<uint64_t>(out_cap, length));
+  return status;
+}
+
+wc_status wc_derive_key_iv(const wc_cipher *cipher, uint8_t *key, size_t key_len, uint8_t *iv,
+                           size_t iv_len, wc_kdf kdf, const char *digest, uint32_t iterations,
+                           const uint8_t *passphrase, size_t passphrase_len, const uint8_t *salt,
+                           size_t salt_len) {
+  if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
+  if (key_len != cipher->key_len) return WC_ERR_KEY_LEN;
+  if (iv_len != cipher->iv_len) return WC_ERR_IV_LEN;
+  if (key == nullptr || (iv == nullptr && iv_len != 0) || digest == nullptr ||
+      (passphrase == nullptr && passphrase_len != 0) || (salt == nullptr && salt_len != 0) ||
+      (kdf != WC_KDF_PBKDF2 && kdf != WC_KDF_LEGACY)) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  uint8_t key_and_iv[WC_MAX_KEY_LEN + WC_MAX_IV_LEN];
+  const std::span<uint8_t> derived(key_and_iv, key_len + iv_len);
+  const wc_status status = warpcrypt::cpu::derive_key_iv(
+      derived, kdf, digest, iterations, {passphrase, passphrase_len}, {salt, salt_len});
+  if (status == WC_OK) {
+    std::memcpy(key, key_and_iv, key_len);
+    if (iv_len != 0) std::memcpy(iv, key_and_iv + key_len, iv_len);
+  } else {
+    wc_memzero(key, key_len);
+    wc_memzero(iv, iv_len);
+  }
+  wc_memzero(key_and_iv, sizeof key_and_iv);
+  return status;
+}
+
+wc_status wc_random_bytes(uint8_t *out, size_t out_len) {
+  if (out == nullptr && out_len != 0) return WC_ERR_INVALID_ARGUMENT;
+  return warpcrypt::cpu::random_bytes({out, out_len});
+}
+
+}  // extern "C"

@@ -1,0 +1,51 @@
+// The contract between the mode logic in core/ and a backend (cpu/, cuda/).
+// A backend knows how to run a cipher; core knows where in the stream each
+// byte sits, what to hold back, and how padding works.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "core/cipher_registry.h"
+
+namespace warpcrypt {
+
+// Key material handed to a backend. The backend copies what it keeps and
+// wipes its copy when destroyed.
+struct KeyMaterial {
+  std::span<const uint8_t> key;
+  std::span<const uint8_t> iv;
+};
+
+// A cipher bound to a key, an IV and a direction, for the modes that can start
+// anywhere in the stream (is_parallel). The backend is free to split a call
+// across threads or GPU blocks.
+class RandomAccessCipher {
+ public:
+  virtual ~RandomAccessCipher() = default;
+
+  // Transforms `len` bytes that start at stream byte `position`. `chain` holds
+  // the 16 bytes of IV || ciphertext just before `position`; only the modes
+  // that chain_on_ciphertext read it. `position` and, except for the last
+  // piece of a stream, `len` are multiples of segment_granularity(). `out`
+  // may equal `in`.
+  virtual wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
+                                 uint8_t *out, size_t len) = 0;
+};
+
+// A cipher whose output depends on everything before it (OFB, and CBC and
+// CFB encryption): each call continues where the last stopped.
+class SequentialCipher {
+ public:
+  virtual ~SequentialCipher() = default;
+  virtual wc_status transform_next(const uint8_t *in, uint8_t *out, size_t len) = 0;
+};
+
+struct BackendCipher {
+  std::unique_ptr<RandomAccessCipher> random_access;  // set for is_parallel modes
+  std::unique_ptr<SequentialCipher> sequential;       // set otherwise
+};
+
+}  // namespace warpcrypt

@@ -1,0 +1,85 @@
+// Status text, version, options defaults and the small helpers of the C API.
+#include <openssl/crypto.h>
+
+#include "warpcrypt/warpcrypt.h"
+
+#define WC_STRINGIFY2(x) #x
+#define WC_STRINGIFY(x) WC_STRINGIFY2(x)
+
+extern "C" {
+
+const char *wc_status_string(wc_status status) {
+  switch (status) {
+    case WC_OK: return "success";
+    case WC_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case WC_ERR_UNKNOWN_CIPHER: return "unknown cipher";
+    case WC_ERR_KEY_LEN: return "wrong key length for this cipher";
+    case WC_ERR_IV_LEN: return "wrong IV length for this cipher";
+    case WC_ERR_NOT_BLOCK_ALIGNED: return "data is not a multiple of the block size (padding is off)";
+    case WC_ERR_BAD_DECRYPT: return "bad decrypt: wrong key or passphrase, or corrupt ciphertext";
+    case WC_ERR_OUTPUT_TOO_SMALL: return "output buffer too small";
+    case WC_ERR_RANGE: return "byte range outside the ciphertext";
+    case WC_ERR_UNSUPPORTED: return "operation not supported by this cipher";
+    case WC_ERR_NO_DEVICE: return "no usable CUDA device";
+    case WC_ERR_BACKEND_UNAVAILABLE: return "the requested backend cannot run this cipher";
+    case WC_ERR_CONTEXT_STATE: return "context used after final or after an error";
+    case WC_ERR_OUT_OF_MEMORY: return "out of memory";
+    case WC_ERR_CRYPTO_LIBRARY: return "the underlying crypto library failed";
+    case WC_ERR_DIGEST: return "unknown message digest";
+  }
+  return "unknown status";
+}
+
+const char *wc_version(void) {
+  return WC_STRINGIFY(WARPCRYPT_VERSION_MAJOR) "." WC_STRINGIFY(WARPCRYPT_VERSION_MINOR) "." WC_STRINGIFY(
+      WARPCRYPT_VERSION_PATCH);
+}
+
+const char *wc_backend_name(wc_backend backend) {
+  switch (backend) {
+    case WC_BACKEND_AUTO: return "auto";
+    case WC_BACKEND_CPU: return "cpu";
+    case WC_BACKEND_GPU: return "gpu";
+  }
+  return "unknown";
+}
+
+void wc_options_init(wc_options *options) {
+  if (options == nullptr) return;
+  options->backend = WC_BACKEND_AUTO;
+  options->threads = 0;
+  options->padding = 1;
+}
+
+void wc_memzero(void *buf, size_t len) {
+  if (buf != nullptr) OPENSSL_cleanse(buf, len);
+}
+
+wc_status wc_hex_decode(uint8_t *out, size_t out_cap, size_t *out_len, const char *hex,
+                        size_t hex_len) {
+  if (out_len != nullptr) *out_len = 0;
+  if (hex == nullptr || out_len == nullptr || (out == nullptr && hex_len != 0)) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  if (hex_len % 2 != 0) return WC_ERR_INVALID_ARGUMENT;
+  if (hex_len / 2 > out_cap) return WC_ERR_OUTPUT_TOO_SMALL;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < hex_len; i += 2) {
+    const int high = nibble(hex[i]);
+    const int low = nibble(hex[i + 1]);
+    if (high < 0 || low < 0) {
+      OPENSSL_cleanse(out, i / 2);
+      return WC_ERR_INVALID_ARGUMENT;
+    }
+    out[i / 2] = static_cast<uint8_t>(high << 4 | low);
+  }
+  *out_len = hex_len / 2;
+  return WC_OK;
+}
+
+}  // extern "C"

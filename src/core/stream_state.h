@@ -1,0 +1,51 @@
+// One encryption or decryption stream: the mode logic between the C API and a
+// backend. It tracks the stream position and the chaining bytes, holds back
+// partial blocks (and, when unpadding, the last block), and applies PKCS#7.
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "core/backend.h"
+
+namespace warpcrypt {
+
+class StreamState {
+ public:
+  // Checks key and IV lengths, picks the backend and keys it.
+  static wc_status create(std::unique_ptr<StreamState> *out, const wc_options &options,
+                          const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key);
+
+  wc_status update(uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in, size_t in_len);
+  wc_status finish(uint8_t *out, size_t out_cap, size_t *out_len);
+
+  // The most bytes the next update of in_len bytes may write.
+  size_t update_bound(size_t in_len) const;
+  wc_backend backend() const { return backend_; }
+
+ private:
+  StreamState(const wc_cipher &cipher, wc_direction direction, bool padding, wc_backend backend,
+              BackendCipher backend_cipher, std::span<const uint8_t> iv);
+
+  // Runs `len` bytes through the backend at the current position.
+  wc_status process(const uint8_t *in, uint8_t *out, size_t len);
+  bool holds_last_block() const;
+  wc_status fail(wc_status status);
+
+  const wc_cipher &cipher_;
+  wc_direction direction_;
+  bool padding_;
+  wc_backend backend_;
+  BackendCipher backend_cipher_;
+  size_t granularity_;
+  uint64_t position_ = 0;
+  std::array<uint8_t, 16> chain_{};    // IV || ciphertext: the 16 bytes before position_
+  std::array<uint8_t, 16> pending_{};  // input not yet released
+  size_t pending_len_ = 0;
+  bool dead_ = false;  // after finish() or an error
+};
+
+wc_status check_key_and_iv(const wc_cipher &cipher, const uint8_t *key, size_t key_len,
+                           const uint8_t *iv, size_t iv_len);
+
+}  // namespace warpcrypt

@@ -1,0 +1,47 @@
+// A process-wide pool of worker threads for the CPU backend's parallel modes.
+// Threads start on first use and live until exit, so a stream of updates does
+// not pay thread creation on every call.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace warpcrypt::cpu {
+
+class ThreadPool {
+ public:
+  static ThreadPool &instance();
+
+  // Every online core, the meaning of threads = 0.
+  static unsigned hardware_threads();
+
+  // Runs task(i) for every i in [0, count) on at most `workers` threads, the
+  // caller among them, and returns when all have finished. Safe to call from
+  // several threads at once.
+  void parallel_for(size_t count, unsigned workers, const std::function<void(size_t)> &task);
+
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+ private:
+  struct Job;
+  ThreadPool() = default;
+  void ensure_workers(unsigned count);
+  void worker_loop();
+  static void run_tasks(Job &job);
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> jobs_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+};
+
+}  // namespace warpcrypt::cpu

@@ -1,0 +1,24 @@
+// How the CLI reports failure: a one-line message, never key material, and a
+// non-zero exit.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::cli {
+
+// Thrown by any command; main() prints "warpcrypt: <message>" and exits 1.
+class CliError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws CliError("<context>: <status text>") unless status is WC_OK.
+void check(wc_status status, const std::string &context);
+
+// "<what> '<path>': <strerror(errno)>", for failed system calls.
+[[noreturn]] void throw_system_error(const std::string &what, const std::string &path);
+
+}  // namespace warpcrypt::cli

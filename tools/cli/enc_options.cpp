@@ -1,0 +1,112 @@
+#include "enc_options.h"
+
+#include <charconv>
+
+#include "cli_error.h"
+
+namespace warpcrypt::cli {
+
+const char *const kEncUsage =
+    "usage: warpcrypt enc [options]\n"
+    "  -e / -d               encrypt (default) / decrypt\n"
+    "  -<cipher>, -c NAME    cipher, e.g. -aes-256-ctr (see -list)\n"
+    "  -K HEX, -iv HEX       raw key and IV, exactly the cipher's lengths\n"
+    "  -pass SOURCE          passphrase: pass:TEXT, env:VAR, file:PATH, fd:N, stdin\n"
+    "  -pbkdf2, -iter N      derive with PBKDF2 (default 10000 iterations)\n"
+    "  -md NAME              KDF digest (default sha256)\n"
+    "  -S HEX, -salt, -nosalt  salt handling, as openssl enc\n"
+    "  -p, -P                print salt, key and IV (-P: then exit)\n"
+    "  -in FILE, -out FILE   default stdin and stdout; output is written atomically\n"
+    "  -nopad                no PKCS#7 padding for ECB and CBC\n"
+    "  --backend auto|cpu|gpu  where the work runs (default auto)\n"
+    "  --threads N           CPU threads (default: all cores)\n"
+    "  -v, -q                verbose / quiet\n"
+    "  -list                 list the ciphers\n";
+
+wc_backend parse_backend(const std::string &name) {
+  if (name == "auto") return WC_BACKEND_AUTO;
+  if (name == "cpu") return WC_BACKEND_CPU;
+  if (name == "gpu") return WC_BACKEND_GPU;
+  throw CliError("unknown backend '" + name + "' (use auto, cpu or gpu)");
+}
+
+namespace {
+
+uint64_t parse_number(const std::string &text, const std::string &flag, uint64_t max) {
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value > max) {
+    throw CliError("invalid number '" + text + "' for " + flag);
+  }
+  return value;
+}
+
+// An unrecognised argument is echoed back to help spot typos, unless it could
+// be a key or passphrase glued to its flag (say "-K0011...").
+std::string quoted_for_error(const std::string &arg) {
+  for (const char *secret_flag : {"-K", "-iv", "-S", "-pass", "-k"}) {
+    if (arg.rfind(secret_flag, 0) == 0) return "starting with '" + std::string(secret_flag) + "'";
+  }
+  return "'" + arg + "'";
+}
+
+}  // namespace
+
+unsigned parse_thread_count(const std::string &text) {
+  const auto threads = static_cast<unsigned>(parse_number(text, "--threads", 4096));
+  if (threads == 0) throw CliError("--threads must be at least 1");
+  return threads;
+}
+
+EncOptions parse_enc_options(const std::vector<std::string> &args) {
+  EncOptions o;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    // Flags that take a value; the value itself is never echoed in errors,
+    // since it may be a key or a passphrase.
+    auto value = [&]() -> const std::string & {
+      if (i + 1 >= args.size()) throw CliError("option " + arg + " needs a value");
+      return args[++i];
+    };
+    if (arg == "-e") o.direction = WC_ENCRYPT;
+    else if (arg == "-d") o.direction = WC_DECRYPT;
+    else if (arg == "-K") o.key_hex = value();
+    else if (arg == "-iv") o.iv_hex = value();
+    else if (arg == "-S") o.salt_hex = value();
+    else if (arg == "-pass") o.pass_source = value();
+    else if (arg == "-in") o.in_path = value();
+    else if (arg == "-out") o.out_path = value();
+    else if (arg == "-nopad") o.padding = false;
+    else if (arg == "-salt") o.use_salt = true;
+    else if (arg == "-nosalt") o.use_salt = false;
+    else if (arg == "-pbkdf2") o.pbkdf2 = true;
+    else if (arg == "-iter") {
+      o.iterations = static_cast<uint32_t>(parse_number(value(), "-iter", INT32_MAX));
+      if (o.iterations == 0) throw CliError("-iter must be at least 1");
+      o.pbkdf2 = true;  // as in openssl enc, -iter implies -pbkdf2
+    } else if (arg == "-md") o.digest = value();
+    else if (arg == "-p") o.key_print = KeyPrint::print_and_run;
+    else if (arg == "-P") o.key_print = KeyPrint::print_and_exit;
+    else if (arg == "--backend") o.backend = parse_backend(value());
+    else if (arg == "--threads") o.threads = parse_thread_count(value());
+    else if (arg == "-v") o.verbose = true;
+    else if (arg == "-q") o.quiet = true;
+    else if (arg == "-list" || arg == "-ciphers") o.list_ciphers = true;
+    else if (arg == "-h" || arg == "-help" || arg == "--help") o.help = true;
+    else if (arg == "-c" || arg == "-cipher") {
+      const std::string &name = value();
+      o.cipher = wc_cipher_by_name(name.c_str());
+      if (o.cipher == nullptr) {
+        throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list')");
+      }
+    } else if (arg.size() > 1 && arg[0] == '-' && wc_cipher_by_name(arg.c_str() + 1) != nullptr) {
+      o.cipher = wc_cipher_by_name(arg.c_str() + 1);
+    } else {
+      throw CliError("unknown option or cipher " + quoted_for_error(arg) +
+                     " (see 'warpcrypt enc -list' and 'warpcrypt enc --help')");
+    }
+  }
+  return o;
+}
+
+}  // namespace warpcrypt::cli

@@ -1,0 +1,47 @@
+// The flags of `warpcrypt enc`, spelled as `openssl enc` spells them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::cli {
+
+enum class KeyPrint { none, print_and_run, print_and_exit };  // -p, -P
+
+struct EncOptions {
+  const wc_cipher *cipher = nullptr;
+  wc_direction direction = WC_ENCRYPT;
+  std::optional<std::string> key_hex;   // -K
+  std::optional<std::string> iv_hex;    // -iv
+  std::optional<std::string> salt_hex;  // -S
+  std::optional<std::string> pass_source;  // -pass
+  std::optional<std::string> in_path;
+  std::optional<std::string> out_path;
+  bool padding = true;
+  bool use_salt = true;
+  bool pbkdf2 = false;
+  uint32_t iterations = 0;  // 0: the KDF's default
+  std::string digest = "sha256";
+  KeyPrint key_print = KeyPrint::none;
+  wc_backend backend = WC_BACKEND_AUTO;
+  unsigned threads = 0;
+  bool verbose = false;
+  bool quiet = false;
+  bool list_ciphers = false;
+  bool help = false;
+};
+
+// Throws CliError on an unknown flag, a missing value or a bad number.
+EncOptions parse_enc_options(const std::vector<std::string> &args);
+
+// Shared by enc and speed.
+wc_backend parse_backend(const std::string &name);
+unsigned parse_thread_count(const std::string &text);
+
+extern const char *const kEncUsage;
+
+}  // namespace warpcrypt::cli

@@ -1,0 +1,63 @@
+// Input and output files for the CLI. Output to a path goes to a temporary
+// file beside it that is renamed over the target only on success, so a failed
+// or interrupted run never leaves a half-written file.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace warpcrypt::cli {
+
+class InputFile {
+ public:
+  // nullopt reads standard input.
+  explicit InputFile(const std::optional<std::string> &path);
+  ~InputFile();
+  InputFile(const InputFile &) = delete;
+  InputFile &operator=(const InputFile &) = delete;
+
+  // Fills `buf` as far as the input allows; returns fewer than `len` bytes
+  // only at end of input.
+  size_t read_up_to(uint8_t *buf, size_t len);
+  const std::string &display_name() const { return name_; }
+  const struct stat &status() const { return stat_; }
+
+ private:
+  int fd_;
+  bool owned_;
+  std::string name_;
+  struct stat stat_{};
+};
+
+class OutputFile {
+ public:
+  // nullopt writes standard output. Refuses a path that names the input.
+  OutputFile(const std::optional<std::string> &path, const InputFile &input);
+  // Removes the temporary file unless commit() ran.
+  ~OutputFile();
+  OutputFile(const OutputFile &) = delete;
+  OutputFile &operator=(const OutputFile &) = delete;
+
+  void write(const uint8_t *data, size_t len);
+  // Flushes and moves the finished file into place.
+  void commit();
+
+ private:
+  void discard() noexcept;
+
+  int fd_ = -1;
+  bool owned_ = false;
+  std::string target_;     // the path the user named
+  std::string temp_path_;  // empty when writing in place (stdout, devices, pipes)
+  bool committed_ = false;
+};
+
+// Makes SIGINT, SIGTERM and SIGHUP remove the temporary output before the
+// process dies.
+void install_cleanup_signal_handlers();
+
+}  // namespace warpcrypt::cli

@@ -1,0 +1,31 @@
+// Key, IV and salt for `warpcrypt enc`, resolved exactly as `openssl enc`
+// resolves them: raw -K/-iv, or a passphrase through PBKDF2 or the legacy
+// EVP_BytesToKey, with the `Salted__` header.
+#pragma once
+
+#include <array>
+#include <optional>
+
+#include "enc_options.h"
+#include "file_io.h"
+
+namespace warpcrypt::cli {
+
+inline constexpr char kSaltMagic[] = "Salted__";
+
+struct KeyMaterialBytes {
+  std::array<uint8_t, WC_MAX_KEY_LEN> key{};
+  std::array<uint8_t, WC_MAX_IV_LEN> iv{};
+  std::optional<std::array<uint8_t, WC_SALT_LEN>> salt;
+  bool write_salt_header = false;  // encrypting with a generated salt
+  ~KeyMaterialBytes();
+};
+
+// Reads the `Salted__` header from `input` when decrypting with a passphrase
+// and no -S, so it must run before the payload is read.
+KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &input);
+
+// The -p / -P lines: salt=, key=, iv = in uppercase hex.
+void print_key_material(const EncOptions &options, const KeyMaterialBytes &material);
+
+}  // namespace warpcrypt::cli
