@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need and is not yet present: Debian
+# packages (as root, or through sudo) and a Python venv in .venv with the test
+# dependencies. Safe to run repeatedly; it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(build-essential cmake pkg-config libssl-dev libsodium-dev libgtest-dev openssl python3-venv)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+# python3-venv is only needed where the interpreter lacks the venv module.
+if python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  missing=("${missing[@]/python3-venv}")
+fi
+missing=($(printf '%s\n' "${missing[@]}" | grep -v '^$' || true))
+if ((${#missing[@]})); then
+  echo "==> installing Debian packages: ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"
+fi
+
+if [[ ! -x .venv/bin/python ]]; then
+  echo "==> creating Python venv in .venv"
+  python3 -m venv .venv
+fi
+if ! .venv/bin/python -c 'import pytest, cryptography_vectors' 2>/dev/null; then
+  echo "==> installing Python test dependencies"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+fi

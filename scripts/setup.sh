@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# One command for a fresh machine: installs what is missing, builds
+# everything, and runs the main job (scripts/demo.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh "$@"
+scripts/demo.sh

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: installs what is missing, builds, then the C++
+# tests (ctest, with the NIST/RFC vectors from the cryptography-vectors
+# package) and the CLI interop tests against the real `openssl enc` (pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh "$@"
+
+WARPCRYPT_VECTORS_DIR=$(.venv/bin/python -c \
+  'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
+export WARPCRYPT_VECTORS_DIR
+export WARPCRYPT_REQUIRE_VECTORS=1  # the vector sets must run, never skip
+
+echo "==> C++ tests (ctest)"
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+echo "==> CLI tests (pytest)"
+.venv/bin/python -m pytest tests/cli -q
