@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what is missing, builds, then the C++
 # tests (ctest, with the NIST/RFC vectors from the cryptography-vectors
-# package) and the CLI interop tests against the real `openssl enc` (pytest).
+# package), an install check, and the CLI interop tests against the real
+# `openssl enc` (pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -14,5 +15,7 @@ export WARPCRYPT_REQUIRE_VECTORS=1  # the vector sets must run, never skip
 
 echo "==> C++ tests (ctest)"
 ctest --test-dir build --output-on-failure -j"$(nproc)"
+echo "==> install check (find_package and pkg-config consumers)"
+tests/install/check-install.sh
 echo "==> CLI tests (pytest)"
 .venv/bin/python -m pytest tests/cli -q
