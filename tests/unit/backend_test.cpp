@@ -1,0 +1,115 @@
+// Backend selection: asking for the GPU without a usable device is an error,
+// never a silent fallback; the automatic policy runs on the CPU then, and a
+// context reports the backend that actually runs it.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "support/bytes.h"
+#include "support/warpcrypt_calls.h"
+
+namespace wctest {
+namespace {
+
+int device_count() {
+  int count = -1;
+  EXPECT_EQ(wc_device_count(&count), WC_OK);
+  EXPECT_GE(count, 0);
+  return count;
+}
+
+TEST(BackendTest, DeviceCountIsNeverAnError) {
+  const int count = device_count();
+  if (!wc_built_with_cuda()) {
+    EXPECT_EQ(count, 0) << "a build without CUDA has no devices";
+  }
+}
+
+TEST(BackendTest, GpuRequestedWithoutDeviceIsNoDevice) {
+  if (device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  const wc_cipher *cipher = lookup("aes-128-ctr");
+  ASSERT_NE(cipher, nullptr);
+  const Bytes key(16, 0x01);
+  const Bytes iv(16, 0x02);
+  const Bytes message(4096, 0x42);
+
+  for (wc_backend backend : {WC_BACKEND_GPU, WC_BACKEND_GPU_REFERENCE}) {
+    SCOPED_TRACE(wc_backend_name(backend));
+    const wc_options gpu = make_options(true, 0, backend);
+    Bytes out(message.size(), 0xa5);
+    size_t out_len = 0;
+    EXPECT_EQ(wc_encrypt(&gpu, cipher, out.data(), out.size(), &out_len, key.data(), key.size(),
+                         iv.data(), iv.size(), message.data(), message.size()),
+              WC_ERR_NO_DEVICE);
+    EXPECT_TRUE(all_zero(out.data(), out.size()));
+    out.assign(message.size(), 0xa5);
+    EXPECT_EQ(wc_decrypt(&gpu, cipher, out.data(), out.size(), &out_len, key.data(),
+                         key.size(), iv.data(), iv.size(), message.data(), message.size()),
+              WC_ERR_NO_DEVICE);
+    EXPECT_TRUE(all_zero(out.data(), out.size()));
+
+    wc_ctx *ctx = nullptr;
+    EXPECT_EQ(wc_ctx_new(&ctx, &gpu, cipher, WC_ENCRYPT, key.data(), key.size(), iv.data(),
+                         iv.size()),
+              WC_ERR_NO_DEVICE);
+    wc_ctx_free(ctx);
+  }
+}
+
+// The device-pointer calls have no CPU fallback at all. Host buffers stand in
+// for device ones: without a device the call must refuse before touching them.
+TEST(BackendTest, DevicePointerCallsWithoutDeviceAreNoDevice) {
+  if (device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  const wc_cipher *cipher = lookup("aes-128-ctr");
+  ASSERT_NE(cipher, nullptr);
+  const wc_options options = make_options();
+  const Bytes key(16, 0x01);
+  const Bytes iv(16, 0x02);
+  Bytes buffer(256, 0x42);
+  EXPECT_EQ(wc_encrypt_device_async(&options, cipher, buffer.data(), buffer.data(),
+                                    buffer.size(), key.data(), key.size(), iv.data(), iv.size(),
+                                    0, nullptr),
+            WC_ERR_NO_DEVICE);
+  EXPECT_EQ(wc_decrypt_device_async(&options, cipher, buffer.data(), buffer.data(),
+                                    buffer.size(), key.data(), key.size(), iv.data(), iv.size(),
+                                    0, nullptr),
+            WC_ERR_NO_DEVICE);
+}
+
+TEST(BackendTest, ContextsReportTheBackendThatRuns) {
+  const wc_cipher *cipher = lookup("chacha20");
+  ASSERT_NE(cipher, nullptr);
+  const Bytes key(32, 0x01);
+  const Bytes iv(16, 0x02);
+
+  const wc_options cpu = make_options(true, 0, WC_BACKEND_CPU);
+  wc_ctx *ctx = nullptr;
+  ASSERT_EQ(wc_ctx_new(&ctx, &cpu, cipher, WC_ENCRYPT, key.data(), key.size(), iv.data(),
+                       iv.size()),
+            WC_OK);
+  EXPECT_EQ(wc_ctx_backend(ctx), WC_BACKEND_CPU);
+  wc_ctx_free(ctx);
+
+  if (device_count() > 0) return;  // with a device, AUTO may pick either
+  const wc_options automatic = make_options(true, 0, WC_BACKEND_AUTO);
+  ctx = nullptr;
+  ASSERT_EQ(wc_ctx_new(&ctx, &automatic, cipher, WC_ENCRYPT, key.data(), key.size(),
+                       iv.data(), iv.size()),
+            WC_OK);
+  EXPECT_EQ(wc_ctx_backend(ctx), WC_BACKEND_CPU) << "no device: auto must run on the CPU";
+  wc_ctx_free(ctx);
+}
+
+TEST(BackendTest, BackendsHaveNames) {
+  for (wc_backend backend :
+       {WC_BACKEND_AUTO, WC_BACKEND_CPU, WC_BACKEND_GPU, WC_BACKEND_GPU_REFERENCE}) {
+    ASSERT_NE(wc_backend_name(backend), nullptr);
+    EXPECT_GT(std::string(wc_backend_name(backend)).size(), 0u);
+  }
+  EXPECT_STRNE(wc_backend_name(WC_BACKEND_CPU), wc_backend_name(WC_BACKEND_GPU));
+}
+
+TEST(BackendTest, FreeingNullContextIsANoOp) { wc_ctx_free(nullptr); }
+
+}  // namespace
+}  // namespace wctest
