@@ -7,6 +7,8 @@
  *    a _len suffix, and an output buffer's capacity is its _cap;
  *  - on any failure the bytes an output buffer would have received are zeroed,
  *    so a caller that ignores the status never sees half-decrypted data;
+ *  - a NULL cipher (a failed wc_cipher_by_name) gives WC_ERR_UNKNOWN_CIPHER,
+ *    any other NULL pointer with a nonzero length WC_ERR_INVALID_ARGUMENT;
  *  - sizes are published as constants and getters, so bindings never hard-code
  *    them;
  *  - output is byte-identical to OpenSSL (`openssl enc`) for every cipher the
@@ -59,7 +61,8 @@ typedef enum wc_status {
   WC_ERR_CONTEXT_STATE,      /* update after final, or a context reused after an error */
   WC_ERR_OUT_OF_MEMORY,
   WC_ERR_CRYPTO_LIBRARY,     /* OpenSSL or libsodium reported a failure */
-  WC_ERR_DIGEST              /* unknown message digest name for key derivation */
+  WC_ERR_DIGEST,             /* unknown message digest name for key derivation */
+  WC_ERR_DEVICE              /* a CUDA call failed (launch, copy, allocation on the device) */
 } wc_status;
 
 /* A static English description of `status`; never NULL. */
@@ -104,10 +107,19 @@ WC_API int wc_cipher_has_random_access(const wc_cipher *cipher);
 typedef enum wc_backend {
   WC_BACKEND_AUTO = 0, /* the GPU where it is faster for this size, else the CPU */
   WC_BACKEND_CPU = 1,  /* OpenSSL and libsodium on a thread pool */
-  WC_BACKEND_GPU = 2   /* CUDA; an error, never a silent fallback, without a device */
+  WC_BACKEND_GPU = 2,  /* CUDA; an error, never a silent fallback, without a device */
+  /* The GPU's one-thread-per-block reference kernels: the bottom rung of the
+   * optimisation ladder, for benchmarks and cross-checks, never for speed. */
+  WC_BACKEND_GPU_REFERENCE = 3
 } wc_backend;
 
 WC_API const char *wc_backend_name(wc_backend backend);
+
+/* The automatic policy sends a call on host memory to the GPU when it holds
+ * at least this many bytes (and a device can run the mode): below it, the
+ * copies over PCIe cost more than the GPU saves. The benchmark measures the
+ * break-even point this is set from. */
+WC_API size_t wc_auto_gpu_min_bytes(void);
 
 typedef enum wc_direction { WC_DECRYPT = 0, WC_ENCRYPT = 1 } wc_direction;
 
@@ -127,9 +139,10 @@ WC_API void wc_options_init(wc_options *options);
 /* One-shot encryption and decryption                                       */
 /* ------------------------------------------------------------------------ */
 
-/* The most bytes wc_encrypt may write for `in_len` input bytes: in_len plus
- * one block for padded modes with padding on, else in_len. Decryption never
- * writes more than its input. */
+/* The bytes wc_encrypt writes for `in_len` input bytes: for padded modes with
+ * padding on, in_len rounded up to the next whole block (a full extra block
+ * when in_len is already whole), else in_len. Decryption never writes more
+ * than its input. */
 WC_API size_t wc_encrypt_bound(const wc_options *options, const wc_cipher *cipher,
                                size_t in_len);
 
@@ -238,7 +251,8 @@ WC_API wc_status wc_derive_key_iv(const wc_cipher *cipher, uint8_t *key, size_t 
 WC_API wc_status wc_random_bytes(uint8_t *out, size_t out_len);
 
 /* Decodes hexadecimal text, either case, no separators; an odd digit count
- * or any other character is WC_ERR_INVALID_ARGUMENT. */
+ * or any other character is WC_ERR_INVALID_ARGUMENT. On failure all out_cap
+ * bytes of `out` are zeroed. */
 WC_API wc_status wc_hex_decode(uint8_t *out, size_t out_cap, size_t *out_len,
                                const char *hex, size_t hex_len);
 
@@ -257,6 +271,56 @@ typedef struct wc_device_info {
   uint64_t global_memory_bytes;
   char pci_bus_id[32];
 } wc_device_info;
+
+/*
+ * Device-pointer calls. `in` and `out` are device (or managed) memory; `out`
+ * may equal `in` (in place) and neither needs any alignment. The work is
+ * queued on `stream` and the call returns at once: the *_async calls never
+ * synchronise, so the caller must keep the buffers alive until the stream
+ * reaches this point. Key and IV are copied at call time. Without a CUDA
+ * device they return WC_ERR_NO_DEVICE.
+ *
+ * Modes: ECB (both directions, whole blocks, no padding), CTR, Salsa20 and
+ * ChaCha20 (both directions), CBC and CFB128 decryption. `stream_offset` is
+ * the stream byte of in[0]: any value for CTR, Salsa20 and ChaCha20; for the
+ * block modes a multiple of 16, and CBC/CFB take the ciphertext block before
+ * in[0] as their `iv`, which is how a chained stream resumes mid-way. CBC and
+ * CFB encryption are sequential: batch them with wc_batch_encrypt_device_async.
+ */
+struct CUstream_st; /* cudaStream_t without the CUDA headers */
+typedef struct CUstream_st *wc_cuda_stream;
+
+WC_API wc_status wc_encrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+                                         uint8_t *out, const uint8_t *in, size_t len,
+                                         const uint8_t *key, size_t key_len,
+                                         const uint8_t *iv, size_t iv_len,
+                                         uint64_t stream_offset, wc_cuda_stream stream);
+WC_API wc_status wc_decrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+                                         uint8_t *out, const uint8_t *in, size_t len,
+                                         const uint8_t *key, size_t key_len,
+                                         const uint8_t *iv, size_t iv_len,
+                                         uint64_t stream_offset, wc_cuda_stream stream);
+
+/* One message of a batch: its bytes in the batch's input and output buffers. */
+typedef struct wc_batch_message {
+  uint64_t in_offset;
+  uint64_t in_len;
+  uint64_t out_offset; /* room for wc_encrypt_bound(options, cipher, in_len) bytes */
+} wc_batch_message;
+
+/*
+ * Encrypts `count` independent messages with aes-*-cbc (PKCS#7 unless
+ * options->padding is 0) or aes-*-cfb, one GPU thread per message, each with
+ * its own IV (`ivs`: 16 bytes per message). `messages` and `ivs` are host
+ * memory, copied before the call returns; `in` and `out` are device memory.
+ * Asynchronous on `stream`, except that copying the descriptors waits for
+ * the stream's earlier work.
+ */
+WC_API wc_status wc_batch_encrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+                                               uint8_t *out, const uint8_t *in,
+                                               const wc_batch_message *messages, size_t count,
+                                               const uint8_t *key, size_t key_len,
+                                               const uint8_t *ivs, wc_cuda_stream stream);
 
 /* Number of usable CUDA devices: 0, not an error, when the library was built
  * without CUDA or no driver or device is present. */

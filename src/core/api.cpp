@@ -43,20 +43,20 @@ wc_status crypt(wc_direction direction, const wc_options *options, const wc_ciph
   if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *out_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
-  if ((in == nullptr && in_len != 0) || (out == nullptr && out_cap != 0)) {
-    return WC_ERR_INVALID_ARGUMENT;
-  }
+  if (out == nullptr && out_cap != 0) return WC_ERR_INVALID_ARGUMENT;
   const wc_options resolved = options_or_default(options);
   const size_t needed = direction == WC_ENCRYPT ? wc_encrypt_bound(&resolved, cipher, in_len) : in_len;
   const size_t touched = std::min(out_cap, needed);
   wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
+  if (status == WC_OK && in == nullptr && in_len != 0) status = WC_ERR_INVALID_ARGUMENT;
   if (status == WC_OK && overlaps_partially(out, touched, in, in_len)) status = WC_ERR_INVALID_ARGUMENT;
   if (status == WC_OK && out_cap < needed) status = WC_ERR_OUTPUT_TOO_SMALL;
-  if (status != WC_OK) return status;
 
   std::unique_ptr<StreamState> state;
-  status = StreamState::create(&state, resolved, *cipher, direction,
-                               key_material(key, key_len, iv, iv_len));
+  if (status == WC_OK) {
+    status = StreamState::create(&state, resolved, *cipher, direction,
+                                 key_material(key, key_len, iv, iv_len));
+  }
   size_t body = 0;
   size_t tail = 0;
   if (status == WC_OK) status = state->update(out, out_cap, &body, in, in_len);
@@ -170,20 +170,17 @@ wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *cipher, u
   if ((window == nullptr && window_len != 0) || (out == nullptr && out_cap != 0)) {
     return WC_ERR_INVALID_ARGUMENT;
   }
-  wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
-  if (status != WC_OK) return status;
   const wc_options resolved = options_or_default(options);
   warpcrypt::RangePlan plan;
-  status = warpcrypt::plan_range(&plan, *cipher, resolved.padding != 0, ciphertext_len, offset,
-                                 length);
-  if (status != WC_OK) return status;
-  if (window_len != plan.window_end - plan.window_begin) return WC_ERR_RANGE;
-
-  wc_backend backend{};
-  warpcrypt::BackendCipher backend_cipher;
-  status = warpcrypt::choose_backend(&backend, resolved, *cipher, WC_DECRYPT);
+  wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
   if (status == WC_OK) {
-    status = warpcrypt::make_backend_cipher(&backend_cipher, backend, resolved, *cipher, WC_DECRYPT,
+    status = warpcrypt::plan_range(&plan, *cipher, resolved.padding != 0, ciphertext_len, offset, length);
+  }
+  if (status == WC_OK && window_len != plan.window_end - plan.window_begin) status = WC_ERR_RANGE;
+
+  warpcrypt::BackendCipher backend_cipher;
+  if (status == WC_OK) {
+    status = warpcrypt::make_backend_cipher(&backend_cipher, resolved, *cipher, WC_DECRYPT,
                                             key_material(key, key_len, iv, iv_len));
   }
   if (status == WC_OK) {

@@ -33,6 +33,10 @@ class RandomAccessCipher {
   // may equal `in`.
   virtual wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
                                  uint8_t *out, size_t len) = 0;
+
+  // The backend that ran the last transform_at (the automatic policy picks
+  // per call).
+  virtual wc_backend last_backend() const = 0;
 };
 
 // A cipher whose output depends on everything before it (OFB, and CBC and

@@ -1,20 +1,27 @@
 // Which backend runs a piece of work, and building that backend's cipher.
 // Every primitive has one table entry per backend {cpu, cuda}; the policy
-// picks one, and callers can ask which it picked.
+// picks one, and callers can ask which ran.
 #pragma once
+
+#include <cstddef>
 
 #include "core/backend.h"
 
 namespace warpcrypt {
 
-// Resolves WC_BACKEND_AUTO to a concrete backend and checks that an explicit
-// request can be honoured: asking for the GPU without a device is an error,
-// never a silent fallback.
-wc_status choose_backend(wc_backend *chosen, const wc_options &options, const wc_cipher &cipher,
-                         wc_direction direction);
+// Below this many bytes per call the CPU wins for host memory: the copies to
+// the GPU and back cost more than they save. Measured by the benchmark sweep
+// (bench/, docs/performance.md) on the H100 machine.
+inline constexpr size_t kAutoGpuMinBytes = size_t{8} << 20;
 
-wc_status make_backend_cipher(BackendCipher *out, wc_backend backend, const wc_options &options,
-                              const wc_cipher &cipher, wc_direction direction,
-                              const KeyMaterial &key);
+// Builds the cipher for options.backend:
+//  - cpu: always available;
+//  - gpu, gpu-ref: WC_ERR_NO_DEVICE without a device and
+//    WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run; never a
+//    silent fallback;
+//  - auto: the CPU, plus the GPU for calls of at least kAutoGpuMinBytes where
+//    a device can run the mode.
+wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
+                              wc_direction direction, const KeyMaterial &key);
 
 }  // namespace warpcrypt

@@ -26,6 +26,7 @@ const char *wc_status_string(wc_status status) {
     case WC_ERR_OUT_OF_MEMORY: return "out of memory";
     case WC_ERR_CRYPTO_LIBRARY: return "the underlying crypto library failed";
     case WC_ERR_DIGEST: return "unknown message digest";
+    case WC_ERR_DEVICE: return "a CUDA operation failed";
   }
   return "unknown status";
 }
@@ -40,6 +41,7 @@ const char *wc_backend_name(wc_backend backend) {
     case WC_BACKEND_AUTO: return "auto";
     case WC_BACKEND_CPU: return "cpu";
     case WC_BACKEND_GPU: return "gpu";
+    case WC_BACKEND_GPU_REFERENCE: return "gpu-ref";
   }
   return "unknown";
 }
@@ -61,8 +63,13 @@ wc_status wc_hex_decode(uint8_t *out, size_t out_cap, size_t *out_len, const cha
   if (hex == nullptr || out_len == nullptr || (out == nullptr && hex_len != 0)) {
     return WC_ERR_INVALID_ARGUMENT;
   }
-  if (hex_len % 2 != 0) return WC_ERR_INVALID_ARGUMENT;
-  if (hex_len / 2 > out_cap) return WC_ERR_OUTPUT_TOO_SMALL;
+  // Whatever fails, the caller's buffer holds no partial key afterwards.
+  const auto fail = [&](wc_status status) {
+    OPENSSL_cleanse(out, out_cap);
+    return status;
+  };
+  if (hex_len % 2 != 0) return fail(WC_ERR_INVALID_ARGUMENT);
+  if (hex_len / 2 > out_cap) return fail(WC_ERR_OUTPUT_TOO_SMALL);
   auto nibble = [](char c) -> int {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -72,10 +79,7 @@ wc_status wc_hex_decode(uint8_t *out, size_t out_cap, size_t *out_len, const cha
   for (size_t i = 0; i < hex_len; i += 2) {
     const int high = nibble(hex[i]);
     const int low = nibble(hex[i + 1]);
-    if (high < 0 || low < 0) {
-      OPENSSL_cleanse(out, i / 2);
-      return WC_ERR_INVALID_ARGUMENT;
-    }
+    if (high < 0 || low < 0) return fail(WC_ERR_INVALID_ARGUMENT);
     out[i / 2] = static_cast<uint8_t>(high << 4 | low);
   }
   *out_len = hex_len / 2;

@@ -19,24 +19,25 @@ wc_status check_key_and_iv(const wc_cipher &cipher, const uint8_t *key, size_t k
 wc_status StreamState::create(std::unique_ptr<StreamState> *out, const wc_options &options,
                               const wc_cipher &cipher, wc_direction direction,
                               const KeyMaterial &key) {
-  wc_backend backend{};
-  wc_status status = choose_backend(&backend, options, cipher, direction);
-  if (status != WC_OK) return status;
   BackendCipher backend_cipher;
-  status = make_backend_cipher(&backend_cipher, backend, options, cipher, direction, key);
+  const wc_status status = make_backend_cipher(&backend_cipher, options, cipher, direction, key);
   if (status != WC_OK) return status;
-  out->reset(new (std::nothrow) StreamState(cipher, direction, options.padding != 0, backend,
+  out->reset(new (std::nothrow) StreamState(cipher, direction, options.padding != 0,
                                             std::move(backend_cipher), key.iv));
   return *out ? WC_OK : WC_ERR_OUT_OF_MEMORY;
 }
 
 StreamState::StreamState(const wc_cipher &cipher, wc_direction direction, bool padding,
-                         wc_backend backend, BackendCipher backend_cipher,
-                         std::span<const uint8_t> iv)
+                         BackendCipher backend_cipher, std::span<const uint8_t> iv)
     : cipher_(cipher), direction_(direction), padding_(padding && is_padded(cipher)),
-      backend_(backend), backend_cipher_(std::move(backend_cipher)),
+      backend_cipher_(std::move(backend_cipher)),
       granularity_(segment_granularity(cipher, direction)) {
   std::copy(iv.begin(), iv.end(), chain_.begin());
+}
+
+wc_backend StreamState::backend() const {
+  // Sequential modes always run on the CPU.
+  return backend_cipher_.random_access ? backend_cipher_.random_access->last_backend() : WC_BACKEND_CPU;
 }
 
 bool StreamState::holds_last_block() const { return padding_ && direction_ == WC_DECRYPT; }

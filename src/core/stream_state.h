@@ -21,10 +21,11 @@ class StreamState {
 
   // The most bytes the next update of in_len bytes may write.
   size_t update_bound(size_t in_len) const;
-  wc_backend backend() const { return backend_; }
+  // The backend that ran the last piece of work (CPU before any).
+  wc_backend backend() const;
 
  private:
-  StreamState(const wc_cipher &cipher, wc_direction direction, bool padding, wc_backend backend,
+  StreamState(const wc_cipher &cipher, wc_direction direction, bool padding,
               BackendCipher backend_cipher, std::span<const uint8_t> iv);
 
   // Runs `len` bytes through the backend at the current position.
@@ -35,7 +36,6 @@ class StreamState {
   const wc_cipher &cipher_;
   wc_direction direction_;
   bool padding_;
-  wc_backend backend_;
   BackendCipher backend_cipher_;
   size_t granularity_;
   uint64_t position_ = 0;

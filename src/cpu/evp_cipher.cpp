@@ -16,14 +16,28 @@ namespace warpcrypt::cpu {
 namespace {
 
 // EVP_CIPHER_fetch is slow enough to matter for small messages, and its
-// result is immutable, so each cipher is fetched once per process.
+// result is immutable, so each cipher is fetched once per process and freed
+// at exit.
+class FetchedCiphers {
+ public:
+  ~FetchedCiphers() {
+    for (auto &[cipher, evp] : fetched_) EVP_CIPHER_free(evp);
+  }
+  const EVP_CIPHER *get(const wc_cipher &cipher) {
+    std::lock_guard lock(mutex_);
+    auto [it, inserted] = fetched_.try_emplace(&cipher, nullptr);
+    if (inserted) it->second = EVP_CIPHER_fetch(nullptr, cipher.openssl_name, nullptr);
+    return it->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<const wc_cipher *, EVP_CIPHER *> fetched_;
+};
+
 const EVP_CIPHER *fetch_cipher(const wc_cipher &cipher) {
-  static std::mutex mutex;
-  static std::unordered_map<const wc_cipher *, EVP_CIPHER *> cache;
-  std::lock_guard lock(mutex);
-  auto [it, inserted] = cache.try_emplace(&cipher, nullptr);
-  if (inserted) it->second = EVP_CIPHER_fetch(nullptr, cipher.openssl_name, nullptr);
-  return it->second;
+  static FetchedCiphers ciphers;
+  return ciphers.get(cipher);
 }
 
 struct CtxDeleter {
@@ -51,6 +65,8 @@ class EvpRandomAccess final : public RandomAccessCipher {
                   const KeyMaterial &key, unsigned threads)
       : cipher_(cipher), evp_(evp), encrypt_(direction == WC_ENCRYPT), key_(key.key),
         iv_(key.iv), threads_(threads) {}
+
+  wc_backend last_backend() const override { return WC_BACKEND_CPU; }
 
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
                          uint8_t *out, size_t len) override {

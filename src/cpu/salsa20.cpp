@@ -29,6 +29,8 @@ class Salsa20 final : public RandomAccessCipher {
   Salsa20(const Salsa20 &) = delete;
   Salsa20 &operator=(const Salsa20 &) = delete;
 
+  wc_backend last_backend() const override { return WC_BACKEND_CPU; }
+
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
                          uint8_t *out, size_t len) override {
     if (len == 0) return WC_OK;
