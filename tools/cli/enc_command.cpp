@@ -22,6 +22,13 @@ struct CtxDeleter {
   void operator()(wc_ctx *ctx) const { wc_ctx_free(ctx); }
 };
 
+// Printed after success only, so a failing run keeps to its one error line.
+void warn_about_legacy_kdf(const EncOptions &options, const KeyMaterialBytes &material) {
+  if (material.used_legacy_kdf && !options.quiet) {
+    std::fprintf(stderr, "warpcrypt: warning: deprecated key derivation used; -pbkdf2 or -iter would be better\n");
+  }
+}
+
 void list_ciphers() {
   std::printf("Supported ciphers:\n");
   for (size_t i = 0; i < wc_cipher_count(); ++i) {
@@ -52,7 +59,10 @@ int run_enc(const std::vector<std::string> &args) {
   InputFile input(options.in_path);
   const KeyMaterialBytes material = resolve_key_material(options, input);
   if (options.key_print != KeyPrint::none) print_key_material(options, material);
-  if (options.key_print == KeyPrint::print_and_exit) return 0;
+  if (options.key_print == KeyPrint::print_and_exit) {
+    warn_about_legacy_kdf(options, material);
+    return 0;
+  }
 
   wc_options lib_options;
   wc_options_init(&lib_options);
@@ -71,16 +81,17 @@ int run_enc(const std::vector<std::string> &args) {
   const std::unique_ptr<wc_ctx, CtxDeleter> ctx(raw_ctx);
 
   OutputFile output(options.out_path, input);
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
   if (material.write_salt_header) {
     output.write(reinterpret_cast<const uint8_t *>(kSaltMagic), 8);
     output.write(material.salt->data(), material.salt->size());
+    bytes_out += 8 + material.salt->size();
   }
 
   const auto started = std::chrono::steady_clock::now();
   std::vector<uint8_t> in_buf(kIoChunk);
   std::vector<uint8_t> out_buf(kIoChunk + WC_MAX_BLOCK_LEN);
-  uint64_t bytes_in = 0;
-  uint64_t bytes_out = 0;
   const char *failure = options.direction == WC_ENCRYPT ? "encryption failed" : "decryption failed";
   for (;;) {
     const size_t got = input.read_up_to(in_buf.data(), in_buf.size());
@@ -99,6 +110,7 @@ int run_enc(const std::vector<std::string> &args) {
   output.commit();
   wc_memzero(out_buf.data(), out_buf.size());
   wc_memzero(in_buf.data(), in_buf.size());
+  warn_about_legacy_kdf(options, material);
 
   if (options.verbose) {
     const double seconds =

@@ -35,6 +35,23 @@ std::string base_name_of(const std::string &path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Follows symlinks to the path they finally name, even where that file does
+// not exist yet (a dangling link is written through, as open(2) would).
+std::string resolve_symlinks(const std::string &path) {
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat link{};
+    if (lstat(current.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return current;
+    std::string target(static_cast<size_t>(link.st_size) + 1, '\0');
+    const ssize_t n = readlink(current.c_str(), target.data(), target.size());
+    if (n < 0) return current;
+    target.resize(static_cast<size_t>(n));
+    current = target.starts_with('/') ? target : directory_of(current) + "/" + target;
+  }
+  errno = ELOOP;
+  throw_system_error("cannot resolve output", path);
+}
+
 // The mode a newly created file would get, as open(..., 0666) gives it.
 mode_t default_file_mode() {
   const mode_t mask = umask(0);
@@ -88,24 +105,27 @@ OutputFile::OutputFile(const std::optional<std::string> &path, const InputFile &
   }
   struct stat existing{};
   const bool exists = stat(path->c_str(), &existing) == 0;
-  if (exists && existing.st_dev == input.status().st_dev &&
-      existing.st_ino == input.status().st_ino) {
-    throw CliError("input and output are the same file ('" + *path +
-                   "'): refusing to overwrite the input");
-  }
   if (exists && S_ISDIR(existing.st_mode)) {
     errno = EISDIR;
     throw_system_error("cannot write output", *path);
   }
   owned_ = true;
   if (exists && !S_ISREG(existing.st_mode)) {
-    // A device or pipe (say /dev/null) is written in place: renaming over it
-    // would replace the device node with a file.
+    // A device or pipe (/dev/null, /dev/stdout) is written in place:
+    // renaming over it would replace the device node with a file.
     fd_ = open(path->c_str(), O_WRONLY | O_CLOEXEC);
     if (fd_ < 0) throw_system_error("cannot open output", *path);
     return;
   }
-  std::string temp = directory_of(*path) + "/." + base_name_of(*path) + ".warpcrypt-XXXXXX";
+  // Write through a symlink to the file it names, as openssl does: the
+  // temporary file goes beside the real target, which the rename replaces.
+  target_ = resolve_symlinks(*path);
+  // Only a regular file can be the input itself and be destroyed by the
+  // rename; /dev/null as both input and output is fine.
+  if (exists && existing.st_dev == input.status().st_dev && existing.st_ino == input.status().st_ino) {
+    throw CliError("input and output are the same file ('" + *path + "'): refusing to overwrite the input");
+  }
+  std::string temp = directory_of(target_) + "/." + base_name_of(target_) + ".warpcrypt-XXXXXX";
   if (temp.size() >= sizeof g_temp_path) throw CliError("output path too long: '" + *path + "'");
   fd_ = mkostemp(temp.data(), O_CLOEXEC);
   if (fd_ < 0) throw_system_error("cannot create output", *path);

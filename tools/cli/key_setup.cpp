@@ -120,11 +120,7 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
     const wc_kdf kdf = options.pbkdf2 ? WC_KDF_PBKDF2 : WC_KDF_LEGACY;
     const uint32_t iterations =
         options.iterations != 0 ? options.iterations : (options.pbkdf2 ? WC_PBKDF2_DEFAULT_ITERATIONS : 1);
-    if (!options.pbkdf2 && !options.quiet) {
-      std::fprintf(stderr,
-                   "warpcrypt: warning: deprecated key derivation used; "
-                   "-pbkdf2 or -iter would be better\n");
-    }
+    m.used_legacy_kdf = !options.pbkdf2;
     const uint8_t *salt_bytes = m.salt ? m.salt->data() : nullptr;
     const wc_status status = wc_derive_key_iv(
         cipher, m.key.data(), key_len, m.iv.data(), iv_len, kdf, options.digest.c_str(), iterations,

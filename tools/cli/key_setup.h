@@ -18,6 +18,7 @@ struct KeyMaterialBytes {
   std::array<uint8_t, WC_MAX_IV_LEN> iv{};
   std::optional<std::array<uint8_t, WC_SALT_LEN>> salt;
   bool write_salt_header = false;  // encrypting with a generated salt
+  bool used_legacy_kdf = false;    // EVP_BytesToKey: worth a warning once the run succeeds
   ~KeyMaterialBytes();
 };
 

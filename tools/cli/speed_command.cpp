@@ -1,12 +1,13 @@
 // `warpcrypt speed`: throughput in the style of `openssl speed -evp`. Each
 // figure is the median of at least five timed runs after a warm-up, in GB/s
-// (10^9 bytes per second).
+// (10^9 bytes per second). Host-resident figures are end to end (for the GPU:
+// from pinned host memory, through the GPU and back); device-resident ones
+// are kernel-only, timed with CUDA events.
 #include <algorithm>
 #include <charconv>
-#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -14,20 +15,22 @@
 #include "cli_error.h"
 #include "commands.h"
 #include "enc_options.h"
+#include "speed_workload.h"
 
 namespace warpcrypt::cli {
 namespace {
 
 constexpr const char *kSpeedUsage =
     "usage: warpcrypt speed [options]\n"
-    "  -evp NAME        cipher to measure (repeatable; default aes-128-ctr)\n"
-    "  -bytes N         message size (repeatable; default: openssl's sizes plus 1 MiB, 16 MiB)\n"
-    "  -seconds S       time per size, split over the runs (default 3)\n"
-    "  -decrypt         measure decryption\n"
-    "  --runs N         timed runs per size, at least 5 (default 5)\n"
-    "  --backend NAME   auto, cpu or gpu (default cpu)\n"
-    "  --threads N      CPU threads (default: all cores)\n"
-    "  --json           machine-readable output\n";
+    "  -evp NAME           cipher to measure (repeatable; default aes-128-ctr)\n"
+    "  -bytes N            message size (repeatable; default: openssl's sizes plus 1 MiB, 16 MiB)\n"
+    "  -seconds S          timed seconds per size, split over the runs (default 3)\n"
+    "  -decrypt            measure decryption\n"
+    "  --runs N            timed runs per size, at least 5 (default 5)\n"
+    "  --backend NAME      cpu, gpu, gpu-ref or auto (default cpu)\n"
+    "  --resident WHERE    host (default; end to end) or device (kernel only, GPU backends)\n"
+    "  --threads N         CPU threads (default: all cores)\n"
+    "  --json              machine-readable output\n";
 
 struct SpeedOptions {
   std::vector<const wc_cipher *> ciphers;
@@ -36,6 +39,7 @@ struct SpeedOptions {
   unsigned runs = 5;
   wc_direction direction = WC_ENCRYPT;
   wc_backend backend = WC_BACKEND_CPU;
+  Residency residency = Residency::host;
   unsigned threads = 0;
   bool json = false;
 };
@@ -55,6 +59,10 @@ T parse_value(const std::string &text, const char *flag) {
     throw CliError(std::string("invalid value '") + text + "' for " + flag);
   }
   return value;
+}
+
+wc_backend parse_speed_backend(const std::string &name) {
+  return name == "gpu-ref" ? WC_BACKEND_GPU_REFERENCE : parse_backend(name);
 }
 
 SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
@@ -82,7 +90,11 @@ SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
     } else if (arg == "-decrypt") {
       o.direction = WC_DECRYPT;
     } else if (arg == "--backend") {
-      o.backend = parse_backend(value());
+      o.backend = parse_speed_backend(value());
+    } else if (arg == "--resident") {
+      const std::string &where = value();
+      if (where != "host" && where != "device") throw CliError("--resident takes host or device");
+      o.residency = where == "host" ? Residency::host : Residency::device;
     } else if (arg == "--threads") {
       o.threads = parse_thread_count(value());
     } else if (arg == "--json") {
@@ -99,79 +111,63 @@ SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
   return o;
 }
 
-struct CtxDeleter {
-  void operator()(wc_ctx *ctx) const { wc_ctx_free(ctx); }
-};
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
-// Runs back-to-back updates of `bytes` on one context for each run, the way
-// `openssl speed -evp` loops EVP_EncryptUpdate. Padding is off: speed is
-// about the cipher, and ECB/CBC then take whole blocks only.
-Measurement measure(const SpeedOptions &o, const wc_cipher *cipher, size_t bytes) {
+Measurement measure(const SpeedOptions &o, const wc_cipher *cipher, size_t requested_bytes) {
+  // ECB and CBC take whole blocks with padding off.
   const size_t block = wc_cipher_block_len(cipher);
-  const size_t len = std::max(block, bytes / block * block);
-  std::vector<uint8_t> key(wc_cipher_key_len(cipher));
-  std::vector<uint8_t> iv(wc_cipher_iv_len(cipher));
-  std::vector<uint8_t> buffer(len);
-  check(wc_random_bytes(key.data(), key.size()), "random key");
-  check(wc_random_bytes(iv.data(), iv.size()), "random IV");
-  check(wc_random_bytes(buffer.data(), buffer.size()), "random data");
+  const size_t bytes = std::max(block, requested_bytes / block * block);
+  const WorkloadSpec spec{cipher, o.direction, o.backend, o.threads, bytes};
+  const auto workload = o.residency == Residency::device ? make_device_workload(spec) : make_host_workload(spec);
 
-  wc_options options;
-  wc_options_init(&options);
-  options.backend = o.backend;
-  options.threads = o.threads;
-  options.padding = 0;
-  wc_ctx *raw = nullptr;
-  check(wc_ctx_new(&raw, &options, cipher, o.direction, key.data(), key.size(), iv.data(), iv.size()),
-        std::string("cannot start ") + wc_cipher_name(cipher));
-  const std::unique_ptr<wc_ctx, CtxDeleter> ctx(raw);
+  // Warm-up, then find how many operations fill one run's share of the time.
+  workload->time_operations(1);
+  size_t operations = 1;
+  double seconds = workload->time_operations(operations);
+  const double per_run = o.seconds / o.runs;
+  while (seconds < per_run / 8 && operations < (size_t{1} << 40)) {
+    operations *= 2;
+    seconds = workload->time_operations(operations);
+  }
+  operations = std::max<size_t>(1, static_cast<size_t>(std::ceil(operations * per_run / std::max(seconds, 1e-9))));
 
-  using clock = std::chrono::steady_clock;
-  auto run_for = [&](double seconds) {
-    uint64_t done = 0;
-    const auto start = clock::now();
-    double elapsed = 0;
-    do {
-      size_t produced = 0;
-      check(wc_ctx_update(ctx.get(), buffer.data(), buffer.size(), &produced, buffer.data(), len),
-            "update");
-      done += len;
-      elapsed = std::chrono::duration<double>(clock::now() - start).count();
-    } while (elapsed < seconds);
-    return static_cast<double>(done) / elapsed / 1e9;
-  };
-
-  run_for(std::min(0.2, o.seconds / 10));  // warm-up: thread pool, caches, clocks
-  Measurement m{cipher, len, 0, {}};
-  for (unsigned r = 0; r < o.runs; ++r) m.run_gbps.push_back(run_for(o.seconds / o.runs));
-  std::vector<double> sorted = m.run_gbps;
-  std::sort(sorted.begin(), sorted.end());
-  m.median_gbps = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                    : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  Measurement m{cipher, bytes, 0, {}};
+  for (unsigned r = 0; r < o.runs; ++r) {
+    const double run_seconds = workload->time_operations(operations);
+    m.run_gbps.push_back(static_cast<double>(bytes) * static_cast<double>(operations) / run_seconds / 1e9);
+  }
+  m.median_gbps = median(m.run_gbps);
   return m;
 }
 
+const char *residency_name(Residency r) { return r == Residency::host ? "host" : "device"; }
+
 void print_table(const SpeedOptions &o, const std::vector<Measurement> &results, unsigned threads) {
-  std::printf("warpcrypt %s, backend %s, %u thread(s), %s\n", wc_version(), wc_backend_name(o.backend),
+  std::printf("warpcrypt %s speed: backend %s (%s), %s-resident, %u CPU thread(s), %s\n", wc_version(),
+              wc_backend_name(o.backend), device_description(o.backend).c_str(), residency_name(o.residency),
               threads, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   std::printf("The 'numbers' are in GB/s (10^9 bytes/s), median of %u runs.\n", o.runs);
   std::printf("%-16s", "type");
-  for (size_t size : o.sizes) std::printf(" %11zu B", size);
+  for (const Measurement &m : results) {
+    if (m.cipher == results.front().cipher) std::printf(" %12zu B", m.bytes);
+  }
   std::printf("\n");
-  for (size_t c = 0; c < o.ciphers.size(); ++c) {
-    std::printf("%-16s", wc_cipher_name(o.ciphers[c]));
-    for (size_t s = 0; s < o.sizes.size(); ++s) {
-      std::printf(" %13.3f", results[c * o.sizes.size() + s].median_gbps);
-    }
-    std::printf("\n");
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (i % o.sizes.size() == 0) std::printf("%-16s", wc_cipher_name(results[i].cipher));
+    std::printf(" %14.3f", results[i].median_gbps);
+    if (i % o.sizes.size() == o.sizes.size() - 1) std::printf("\n");
   }
 }
 
 void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, unsigned threads) {
-  std::printf("{\"version\": \"%s\", \"backend\": \"%s\", \"threads\": %u, \"direction\": \"%s\",\n",
-              wc_version(), wc_backend_name(o.backend), threads,
-              o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
-  std::printf(" \"unit\": \"GB/s\", \"results\": [\n");
+  std::printf("{\"version\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"resident\": \"%s\", "
+              "\"threads\": %u, \"direction\": \"%s\", \"unit\": \"GB/s\", \"results\": [\n",
+              wc_version(), wc_backend_name(o.backend), device_description(o.backend).c_str(),
+              residency_name(o.residency), threads, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   for (size_t i = 0; i < results.size(); ++i) {
     const Measurement &m = results[i];
     std::printf("  {\"cipher\": \"%s\", \"bytes\": %zu, \"median_gbps\": %.4f, \"runs_gbps\": [",
@@ -190,7 +186,7 @@ int run_speed(const std::vector<std::string> &args) {
   for (const wc_cipher *cipher : o.ciphers) {
     for (size_t size : o.sizes) results.push_back(measure(o, cipher, size));
   }
-  const unsigned threads = o.threads != 0 ? o.threads : std::thread::hardware_concurrency();
+  const unsigned threads = o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   if (o.json) {
     print_json(o, results, threads);
   } else {

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One GPU run, on the machine with the GPU (see README "GPU checks"): unpack
+# the carried dependencies, build, then the steps named on the command line:
+#   test      the whole ctest suite (GPU tests included), vectors required
+#   sanitize  compute-sanitizer memcheck and racecheck on the GPU test binary
+#   speed     a short `warpcrypt speed` table per GPU mode
+#   bench     the full sweep (bench/sweep.py) and its plots
+# Logs and results go to $OUT (default: gpu-out/).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+steps=("$@")
+want() { [[ " ${steps[*]} " == *" $1 "* ]]; }
+status=0
+step() {  # step NAME COMMAND...: runs, logs to $out/NAME.log, records failure
+  local name=$1
+  shift
+  echo "==> $name"
+  if "$@" >"$out/$name.log" 2>&1; then
+    tail -n 3 "$out/$name.log"
+  else
+    echo "FAILED: $name (last lines of $out/$name.log):"
+    tail -n 40 "$out/$name.log"
+    status=1
+  fi
+}
+
+deps=/tmp/warpcrypt-deps
+mkdir -p "$deps"
+for deb in .deps/*.deb; do dpkg -x "$deb" "$deps"; done
+export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
+export WARPCRYPT_VECTORS_DIR=$PWD/.deps/vectors/cryptography_vectors
+export WARPCRYPT_REQUIRE_VECTORS=1
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
+step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DWARPCRYPT_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$deps/usr"
+step build cmake --build build-gpu -j"$(nproc)"
+build-gpu/warpcrypt devices | tee -a "$out/gpu.txt"
+
+if want test; then
+  step ctest ctest --test-dir build-gpu --output-on-failure -j4 --timeout 600
+fi
+if want sanitize; then
+  # The differential sweeps are long under instrumentation; the vector,
+  # in-place, unaligned and batch tests exercise every kernel.
+  filter='--gtest_filter=GpuKnownAnswer*:GpuInPlace*:GpuUnaligned*:GpuBatch*:GpuDispatch*'
+  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests "$filter"
+  step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests "$filter"
+fi
+if want speed; then
+  for cipher in aes-128-ctr aes-256-ctr chacha20 salsa20; do
+    build-gpu/warpcrypt speed -evp "$cipher" --backend gpu --resident device -bytes 1073741824 -seconds 2
+  done 2>&1 | tee "$out/speed.txt"
+fi
+if want bench; then
+  step sweep python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out"
+  step plot python3 bench/plot.py "$out/sweep.csv" --out "$out"
+fi
+exit $status

@@ -1,0 +1,47 @@
+// What `warpcrypt speed` times: one operation of a given size, repeated. Host
+// workloads run the streaming API on host memory (pinned where a GPU is
+// involved, as the end-to-end figure asks); device workloads run the
+// device-pointer API on GPU memory and time it with CUDA events, which gives
+// the kernel-only figure.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::cli {
+
+enum class Residency { host, device };
+
+struct WorkloadSpec {
+  const wc_cipher *cipher;
+  wc_direction direction;
+  wc_backend backend;
+  unsigned threads;
+  size_t bytes;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // Runs `operations` back-to-back operations and returns the seconds they
+  // took, measured to their completion.
+  virtual double time_operations(size_t operations) = 0;
+};
+
+std::unique_ptr<Workload> make_host_workload(const WorkloadSpec &spec);
+// Throws CliError where the build has no CUDA or there is no device.
+std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec);
+
+// Page-locked host memory where CUDA is built in and a device present (so
+// transfers run at full speed), ordinary memory otherwise.
+std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool pinned);
+// Ordinary 64-byte aligned memory.
+std::shared_ptr<uint8_t> allocate_pageable_buffer(size_t bytes);
+
+// "NVIDIA H100 80GB HBM3" or "cpu", for reports.
+std::string device_description(wc_backend backend);
+
+}  // namespace warpcrypt::cli
