@@ -5,6 +5,7 @@
 #   sanitize  compute-sanitizer memcheck and racecheck on the GPU test binary
 #   speed     a short `warpcrypt speed` table per GPU mode
 #   bench     the full sweep (bench/sweep.py) and its plots
+#   sass      the kernels' machine code, compressed, for reading offline
 # Logs and results go to $OUT (default: gpu-out/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,14 +46,20 @@ fi
 if want sanitize; then
   # The differential sweeps are long under instrumentation; the vector,
   # in-place, unaligned and batch tests exercise every kernel.
-  filter='--gtest_filter=GpuKnownAnswer*:GpuInPlace*:GpuUnaligned*:GpuBatch*:GpuDispatch*'
-  step memcheck compute-sanitizer --tool memcheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests "$filter"
-  step racecheck compute-sanitizer --tool racecheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests "$filter"
+  gpu_filter='--gtest_filter=*GpuDeviceApi.InPlace*:*GpuDeviceApi.UnalignedPointers*:*GpuDeviceApi.StreamOffsets*:*GpuBatch*:*GpuDispatch*:*GpuCounterCarry*'
+  vector_filter='--gtest_filter=*_gpu:*_gpu_reference'
+  for tool in memcheck racecheck; do
+    step "$tool-gpu-tests" compute-sanitizer --tool "$tool" --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests "$gpu_filter"
+    step "$tool-vectors" compute-sanitizer --tool "$tool" --error-exitcode 1 build-gpu/tests/warpcrypt_unit_tests "$vector_filter"
+  done
 fi
 if want speed; then
   for cipher in aes-128-ctr aes-256-ctr chacha20 salsa20; do
     build-gpu/warpcrypt speed -evp "$cipher" --backend gpu --resident device -bytes 1073741824 -seconds 2
   done 2>&1 | tee "$out/speed.txt"
+fi
+if want sass; then
+  cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_objects.dir/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
 fi
 if want bench; then
   step sweep python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out"

@@ -29,55 +29,91 @@ __device__ __forceinline__ uint4 round_key(const aes::RoundKeys &keys, int round
                     keys.words[4 * round + 3]);
 }
 
-// The T-table cipher. Tables are replicated once per shared-memory bank:
-// lane l reads table[x][l], which always sits in bank l, so a warp's 32
-// lookups never conflict whatever the 32 indices are.
+// The T-table cipher. The table lives in shared memory replicated once per
+// bank: lane l reads its own copy, which always sits in bank l, so a warp's
+// 32 lookups never conflict whatever the 32 indices are.
+//
+// Entry v takes 256 bytes: 32 copies of T0[v] (one per bank), then 32
+// copies of T2[v] = rotl16(T0[v]). With that stride the byte offset of lane
+// l's copy, v * 256 + 4 * l, is one PRMT of the state word and 4 * l, and T2
+// is the same address + 128: a lookup costs one ALU instruction besides the
+// load, and T2 lookups need no rotation. T1 and T3 are rotl8 of T0 and T2.
+// The last round's S-box is byte 1 of T0. 64 KiB per CTA; decryption adds
+// the inverse S-box packed four bytes per word (64 words x 32 banks: 8 KiB).
 struct TTableAes {
-  // 256 entries x 32 banks: 32 KiB. Encryption reads enc0 and takes the last
-  // round's S-box from its byte 1; decryption reads dec0 plus the inverse
-  // S-box packed four bytes per word (64 words x 32 banks: 8 KiB).
-  uint32_t (*table)[32];
-  uint32_t (*inv_sbox4)[32];
+  static constexpr uint32_t kEntryBytes = 256;
+  static constexpr uint32_t kTableBytes = 256 * kEntryBytes;
+  static constexpr uint32_t kInvSboxBytes = 64 * 32 * sizeof(uint32_t);
+
+  const uint8_t *table;         // shared memory
+  const uint32_t (*inv_sbox4)[32];
+  uint32_t lane4;               // 4 * lane, PRMT'd into every lookup offset
   uint32_t lane;
 
-  static constexpr size_t shared_bytes(bool decrypt) {
-    return 256 * 32 * sizeof(uint32_t) + (decrypt ? 64 * 32 * sizeof(uint32_t) : 0);
-  }
+  static constexpr size_t shared_bytes(bool decrypt) { return kTableBytes + (decrypt ? kInvSboxBytes : 0); }
 
-  // Fills the replicated tables; consecutive threads write consecutive words,
-  // so the fill itself is conflict-free. Ends with a barrier.
+  // Fills the tables; consecutive threads write consecutive words, so the
+  // fill itself is conflict-free. Ends with a barrier.
   __device__ void load(uint32_t *shared, const uint32_t *table256, const uint8_t *inv_sbox) {
-    table = reinterpret_cast<uint32_t(*)[32]>(shared);
-    inv_sbox4 = reinterpret_cast<uint32_t(*)[32]>(shared + 256 * 32);
+    table = reinterpret_cast<const uint8_t *>(shared);
     lane = threadIdx.x & 31;
-    for (uint32_t i = threadIdx.x; i < 256 * 32; i += blockDim.x) table[i >> 5][i & 31] = table256[i >> 5];
+    lane4 = 4 * lane;
+    for (uint32_t i = threadIdx.x; i < kTableBytes / 4; i += blockDim.x) {
+      const uint32_t t0 = table256[i / 64];
+      shared[i] = (i & 32) ? rotl16(t0) : t0;
+    }
+    uint32_t(*packed)[32] = reinterpret_cast<uint32_t(*)[32]>(shared + kTableBytes / 4);
+    inv_sbox4 = packed;
     if (inv_sbox != nullptr) {
       for (uint32_t i = threadIdx.x; i < 64 * 32; i += blockDim.x) {
         const uint32_t w = i >> 5;
-        inv_sbox4[w][i & 31] = uint32_t{inv_sbox[4 * w]} | uint32_t{inv_sbox[4 * w + 1]} << 8 |
-                               uint32_t{inv_sbox[4 * w + 2]} << 16 | uint32_t{inv_sbox[4 * w + 3]} << 24;
+        packed[w][i & 31] = uint32_t{inv_sbox[4 * w]} | uint32_t{inv_sbox[4 * w + 1]} << 8 |
+                            uint32_t{inv_sbox[4 * w + 2]} << 16 | uint32_t{inv_sbox[4 * w + 3]} << 24;
       }
     }
     __syncthreads();
   }
 
-  __device__ __forceinline__ uint32_t t(uint32_t index) const { return table[index][lane]; }
-  __device__ __forceinline__ uint32_t sbox(uint32_t index) const { return byte1(table[index][lane]); }
+  // Byte offset of this lane's copy of entry word.byte[k]: byte 0 from
+  // lane4, byte 1 from the state word, bytes 2-3 zero.
+  template <int k>
+  __device__ __forceinline__ uint32_t offset(uint32_t word) const {
+    return __byte_perm(word, lane4, 0x5504 | (k << 4));
+  }
+  template <int k>
+  __device__ __forceinline__ uint32_t t0(uint32_t word) const {
+    return *reinterpret_cast<const uint32_t *>(table + offset<k>(word));
+  }
+  template <int k>
+  __device__ __forceinline__ uint32_t t2(uint32_t word) const {
+    return *reinterpret_cast<const uint32_t *>(table + offset<k>(word) + 128);
+  }
+
+  // One round's column from the four columns it reads: encryption passes
+  // the next columns (ShiftRows), decryption the previous ones.
+  __device__ __forceinline__ uint32_t column(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
+    return t0<0>(c0) ^ rotl8(t0<1>(c1)) ^ t2<2>(c2) ^ rotl8(t2<3>(c3));
+  }
+  // SubBytes of four bytes: byte 1 of the T0 words, gathered by PRMT.
+  __device__ __forceinline__ uint32_t sbox_column(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
+    const uint32_t low = __byte_perm(t0<0>(c0), t0<1>(c1), 0x0051);
+    const uint32_t high = __byte_perm(t0<2>(c2), t0<3>(c3), 0x5100);
+    return __byte_perm(low, high, 0x7610);
+  }
   __device__ __forceinline__ uint32_t inv_sbox(uint32_t index) const {
     return (inv_sbox4[index >> 2][lane] >> (8 * (index & 3))) & 0xff;
   }
+  __device__ __forceinline__ uint32_t inv_sbox_column(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
+    return inv_sbox(byte0(c0)) | inv_sbox(byte1(c1)) << 8 | inv_sbox(byte2(c2)) << 16 | inv_sbox(byte3(c3)) << 24;
+  }
 
-  // One middle round on the columns; encryption reads the next columns
-  // (ShiftRows), decryption the previous ones (InvShiftRows).
-  __device__ __forceinline__ uint32_t enc_column(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
-    return t(byte0(c0)) ^ rotl8(t(byte1(c1))) ^ rotl16(t(byte2(c2))) ^ rotl24(t(byte3(c3)));
+  __device__ __forceinline__ uint4 enc_round(uint4 s, uint4 k) const {
+    return make_uint4(column(s.x, s.y, s.z, s.w) ^ k.x, column(s.y, s.z, s.w, s.x) ^ k.y,
+                      column(s.z, s.w, s.x, s.y) ^ k.z, column(s.w, s.x, s.y, s.z) ^ k.w);
   }
-  __device__ __forceinline__ uint32_t enc_last(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
-    return sbox(byte0(c0)) | sbox(byte1(c1)) << 8 | sbox(byte2(c2)) << 16 | sbox(byte3(c3)) << 24;
-  }
-  __device__ __forceinline__ uint32_t dec_last(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
-    return inv_sbox(byte0(c0)) | inv_sbox(byte1(c1)) << 8 | inv_sbox(byte2(c2)) << 16 |
-           inv_sbox(byte3(c3)) << 24;
+  __device__ __forceinline__ uint4 enc_last_round(uint4 s, uint4 k) const {
+    return make_uint4(sbox_column(s.x, s.y, s.z, s.w) ^ k.x, sbox_column(s.y, s.z, s.w, s.x) ^ k.y,
+                      sbox_column(s.z, s.w, s.x, s.y) ^ k.z, sbox_column(s.w, s.x, s.y, s.z) ^ k.w);
   }
 
   template <int kRounds>
@@ -85,28 +121,22 @@ struct TTableAes {
     s = s ^ round_key<kRounds>(keys, 0);
 #pragma unroll
     for (int r = 1; r < kRounds; ++r) s = enc_round(s, round_key<kRounds>(keys, r));
-    return make_uint4(enc_last(s.x, s.y, s.z, s.w), enc_last(s.y, s.z, s.w, s.x),
-                      enc_last(s.z, s.w, s.x, s.y), enc_last(s.w, s.x, s.y, s.z)) ^
-           round_key<kRounds>(keys, kRounds);
+    return enc_last_round(s, round_key<kRounds>(keys, kRounds));
   }
 
-  __device__ __forceinline__ uint4 enc_round(uint4 s, uint4 k) const {
-    return make_uint4(enc_column(s.x, s.y, s.z, s.w) ^ k.x, enc_column(s.y, s.z, s.w, s.x) ^ k.y,
-                      enc_column(s.z, s.w, s.x, s.y) ^ k.z, enc_column(s.w, s.x, s.y, s.z) ^ k.w);
-  }
-
-  // Decryption with the equivalent inverse cipher's keys (make_decrypt_key).
+  // Decryption with the equivalent inverse cipher's keys (make_decrypt_key)
+  // and the decryption tables loaded.
   template <int kRounds>
   __device__ __forceinline__ uint4 decrypt(uint4 s, const aes::RoundKeys &keys) const {
     s = s ^ round_key<kRounds>(keys, 0);
 #pragma unroll
     for (int r = 1; r < kRounds; ++r) {
       const uint4 k = round_key<kRounds>(keys, r);
-      s = make_uint4(enc_column(s.x, s.w, s.z, s.y) ^ k.x, enc_column(s.y, s.x, s.w, s.z) ^ k.y,
-                     enc_column(s.z, s.y, s.x, s.w) ^ k.z, enc_column(s.w, s.z, s.y, s.x) ^ k.w);
+      s = make_uint4(column(s.x, s.w, s.z, s.y) ^ k.x, column(s.y, s.x, s.w, s.z) ^ k.y,
+                     column(s.z, s.y, s.x, s.w) ^ k.z, column(s.w, s.z, s.y, s.x) ^ k.w);
     }
-    return make_uint4(dec_last(s.x, s.w, s.z, s.y), dec_last(s.y, s.x, s.w, s.z),
-                      dec_last(s.z, s.y, s.x, s.w), dec_last(s.w, s.z, s.y, s.x)) ^
+    return make_uint4(inv_sbox_column(s.x, s.w, s.z, s.y), inv_sbox_column(s.y, s.x, s.w, s.z),
+                      inv_sbox_column(s.z, s.y, s.x, s.w), inv_sbox_column(s.w, s.z, s.y, s.x)) ^
            round_key<kRounds>(keys, kRounds);
   }
 };

@@ -7,10 +7,16 @@
 namespace warpcrypt::cuda {
 
 __device__ __forceinline__ uint32_t rotl(uint32_t x, int n) { return __funnelshift_l(x, x, n); }
+__device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b, uint32_t one) { return b * one + a; }
 
 // The key-dependent words of a Salsa20 or ChaCha20 state, fixed per message;
 // only the block counter changes from block to block.
 struct ArxKey {
+  // Always 1. The additions are written as b * one + a with `one` a kernel
+  // parameter the compiler cannot see through, so they compile to IMAD,
+  // which issues on the FMA pipe, instead of IADD on the integer pipe that
+  // the XORs and rotations already saturate.
+  uint32_t one;
   uint32_t key[8];    // a 16-byte Salsa20 key is stored twice, as its expansion uses it
   uint32_t constants[4];
   uint32_t nonce[2];  // Salsa20: words 6-7; ChaCha20: words 14-15
@@ -33,24 +39,25 @@ struct Salsa20Block {
     for (int i = 0; i < 16; ++i) x[i] = in[i];
 #pragma unroll
     for (int round = 0; round < 10; ++round) {
-      quarter(x[0], x[4], x[8], x[12]);  // columns
-      quarter(x[5], x[9], x[13], x[1]);
-      quarter(x[10], x[14], x[2], x[6]);
-      quarter(x[15], x[3], x[7], x[11]);
-      quarter(x[0], x[1], x[2], x[3]);  // rows
-      quarter(x[5], x[6], x[7], x[4]);
-      quarter(x[10], x[11], x[8], x[9]);
-      quarter(x[15], x[12], x[13], x[14]);
+      quarter(x[0], x[4], x[8], x[12], k.one);  // columns
+      quarter(x[5], x[9], x[13], x[1], k.one);
+      quarter(x[10], x[14], x[2], x[6], k.one);
+      quarter(x[15], x[3], x[7], x[11], k.one);
+      quarter(x[0], x[1], x[2], x[3], k.one);  // rows
+      quarter(x[5], x[6], x[7], x[4], k.one);
+      quarter(x[10], x[11], x[8], x[9], k.one);
+      quarter(x[15], x[12], x[13], x[14], k.one);
     }
 #pragma unroll
-    for (int i = 0; i < 16; ++i) out[i] = x[i] + in[i];
+    for (int i = 0; i < 16; ++i) out[i] = add(x[i], in[i], k.one);
   }
 
-  static __device__ __forceinline__ void quarter(uint32_t &a, uint32_t &b, uint32_t &c, uint32_t &d) {
-    b ^= rotl(a + d, 7);
-    c ^= rotl(b + a, 9);
-    d ^= rotl(c + b, 13);
-    a ^= rotl(d + c, 18);
+  static __device__ __forceinline__ void quarter(uint32_t &a, uint32_t &b, uint32_t &c, uint32_t &d,
+                                                 uint32_t one) {
+    b ^= rotl(add(a, d, one), 7);
+    c ^= rotl(add(b, a, one), 9);
+    d ^= rotl(add(c, b, one), 13);
+    a ^= rotl(add(d, c, one), 18);
   }
 };
 
@@ -70,24 +77,25 @@ struct ChaCha20Block {
     for (int i = 0; i < 16; ++i) x[i] = in[i];
 #pragma unroll
     for (int round = 0; round < 10; ++round) {
-      quarter(x[0], x[4], x[8], x[12]);  // columns
-      quarter(x[1], x[5], x[9], x[13]);
-      quarter(x[2], x[6], x[10], x[14]);
-      quarter(x[3], x[7], x[11], x[15]);
-      quarter(x[0], x[5], x[10], x[15]);  // diagonals
-      quarter(x[1], x[6], x[11], x[12]);
-      quarter(x[2], x[7], x[8], x[13]);
-      quarter(x[3], x[4], x[9], x[14]);
+      quarter(x[0], x[4], x[8], x[12], k.one);  // columns
+      quarter(x[1], x[5], x[9], x[13], k.one);
+      quarter(x[2], x[6], x[10], x[14], k.one);
+      quarter(x[3], x[7], x[11], x[15], k.one);
+      quarter(x[0], x[5], x[10], x[15], k.one);  // diagonals
+      quarter(x[1], x[6], x[11], x[12], k.one);
+      quarter(x[2], x[7], x[8], x[13], k.one);
+      quarter(x[3], x[4], x[9], x[14], k.one);
     }
 #pragma unroll
-    for (int i = 0; i < 16; ++i) out[i] = x[i] + in[i];
+    for (int i = 0; i < 16; ++i) out[i] = add(x[i], in[i], k.one);
   }
 
-  static __device__ __forceinline__ void quarter(uint32_t &a, uint32_t &b, uint32_t &c, uint32_t &d) {
-    a += b; d = rotl(d ^ a, 16);
-    c += d; b = rotl(b ^ c, 12);
-    a += b; d = rotl(d ^ a, 8);
-    c += d; b = rotl(b ^ c, 7);
+  static __device__ __forceinline__ void quarter(uint32_t &a, uint32_t &b, uint32_t &c, uint32_t &d,
+                                                 uint32_t one) {
+    a = add(a, b, one); d = rotl(d ^ a, 16);
+    c = add(c, d, one); b = rotl(b ^ c, 12);
+    a = add(a, b, one); d = rotl(d ^ a, 8);
+    c = add(c, d, one); b = rotl(b ^ c, 7);
   }
 };
 

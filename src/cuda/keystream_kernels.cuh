@@ -62,22 +62,20 @@ struct AesCtrGenerator {
       if (top != state.cached_top || high != state.cached_high) {
         state.cached_top = top;
         state.cached_high = high;
-        const Cipher &c = state.cipher;
+        const TTableAes &c = state.cipher;
         const uint4 k1 = round_key<kRounds>(keys, 1);
-        state.partial = make_uint4(
-            c.t(byte0(s0.x)) ^ rotl8(c.t(byte1(s0.y))) ^ rotl16(c.t(byte2(s0.z))) ^ k1.x,
-            c.t(byte0(s0.y)) ^ rotl8(c.t(byte1(s0.z))) ^ rotl24(c.t(byte3(s0.x))) ^ k1.y,
-            c.t(byte0(s0.z)) ^ rotl16(c.t(byte2(s0.x))) ^ rotl24(c.t(byte3(s0.y))) ^ k1.z,
-            rotl8(c.t(byte1(s0.x))) ^ rotl16(c.t(byte2(s0.y))) ^ rotl24(c.t(byte3(s0.z))) ^ k1.w);
+        // Each column without its one lookup into column 3 (see above).
+        state.partial = make_uint4(c.t0<0>(s0.x) ^ rotl8(c.t0<1>(s0.y)) ^ c.t2<2>(s0.z) ^ k1.x,
+                                   c.t0<0>(s0.y) ^ rotl8(c.t0<1>(s0.z)) ^ rotl8(c.t2<3>(s0.x)) ^ k1.y,
+                                   c.t0<0>(s0.z) ^ c.t2<2>(s0.x) ^ rotl8(c.t2<3>(s0.y)) ^ k1.z,
+                                   rotl8(c.t0<1>(s0.x)) ^ c.t2<2>(s0.y) ^ rotl8(c.t2<3>(s0.z)) ^ k1.w);
       }
-      const Cipher &c = state.cipher;
-      s = make_uint4(state.partial.x ^ rotl24(c.t(byte3(s0.w))), state.partial.y ^ rotl16(c.t(byte2(s0.w))),
-                     state.partial.z ^ rotl8(c.t(byte1(s0.w))), state.partial.w ^ c.t(byte0(s0.w)));
+      const TTableAes &c = state.cipher;
+      s = make_uint4(state.partial.x ^ rotl8(c.t2<3>(s0.w)), state.partial.y ^ c.t2<2>(s0.w),
+                     state.partial.z ^ rotl8(c.t0<1>(s0.w)), state.partial.w ^ c.t0<0>(s0.w));
 #pragma unroll
       for (int r = 2; r < kRounds; ++r) s = c.enc_round(s, round_key<kRounds>(keys, r));
-      s = make_uint4(c.enc_last(s.x, s.y, s.z, s.w), c.enc_last(s.y, s.z, s.w, s.x),
-                     c.enc_last(s.z, s.w, s.x, s.y), c.enc_last(s.w, s.x, s.y, s.z)) ^
-          round_key<kRounds>(keys, kRounds);
+      s = c.enc_last_round(s, round_key<kRounds>(keys, kRounds));
     } else {
       s = state.cipher.template encrypt<kRounds>(counter, keys);
     }

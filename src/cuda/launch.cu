@@ -60,9 +60,20 @@ int persistent_grid(const DeviceContext &context, Kernel kernel, int threads, si
   return static_cast<int>(std::max<uint64_t>(1, std::min(tiles, resident)));
 }
 
+// Kernels needing over 48 KiB of dynamic shared memory must say so first.
+template <class Kernel>
+wc_status allow_shared_memory(Kernel kernel, size_t shared_bytes) {
+  constexpr size_t kDefaultLimit = 48 * 1024;
+  if (shared_bytes <= kDefaultLimit) return WC_OK;
+  return device_status(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+}
+
 template <class Kernel, class... Args>
 wc_status launch(const DeviceContext &context, Kernel kernel, int threads, size_t shared_bytes,
                  uint64_t tiles, cudaStream_t stream, const Args &...args) {
+  const wc_status allowed = allow_shared_memory(kernel, shared_bytes);
+  if (allowed != WC_OK) return allowed;
   const int grid = persistent_grid(context, kernel, threads, shared_bytes, tiles);
   kernel<<<grid, threads, shared_bytes, stream>>>(args...);
   return device_status(cudaGetLastError());
@@ -214,6 +225,7 @@ KeyedGpuCipher::KeyedGpuCipher(const wc_cipher &c, wc_direction d, const KeyMate
   }
   // Salsa20 and ChaCha20 constants: "expand 32-byte k", or "expand 16-byte k"
   // with a 16-byte Salsa20 key used twice.
+  arx.one = 1;
   const bool short_key = key.key.size() == 16;
   const char *constant = short_key ? "expand 16-byte k" : "expand 32-byte k";
   for (int i = 0; i < 4; ++i) arx.constants[i] = load_le32(reinterpret_cast<const uint8_t *>(constant) + 4 * i);

@@ -8,8 +8,8 @@
 namespace warpcrypt::cuda::tuning {
 
 // AES: 256 threads, each handling 4 blocks (64 bytes) per tile. The
-// replicated T-table takes 32 KiB of shared memory per CTA, so an SM holds 6
-// such CTAs.
+// replicated T0/T2 table takes 64 KiB of shared memory per CTA (72 KiB when
+// decrypting), so an SM holds 3 such CTAs.
 inline constexpr int kAesThreads = 256;
 inline constexpr int kAesBlocksPerThread = 4;
 
