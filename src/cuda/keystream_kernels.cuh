@@ -106,30 +106,50 @@ __global__ void __launch_bounds__(kThreads)
   generator.prepare(state, shared);
 
   constexpr uint64_t kTileBlocks = uint64_t{kThreads} * kBlocksPerThread;
+  constexpr int kVectors = kBytes / 16;  // 16-byte accesses per keystream block
   const uint64_t end = job.position + job.len;
   for (uint64_t tile_start = blockIdx.x * kTileBlocks; tile_start < job.blocks;
        tile_start += gridDim.x * kTileBlocks) {
+    const uint64_t tile_first_byte = (job.first_block + tile_start) * kBytes;
+    const bool whole_tile = job.aligned && tile_start + kTileBlocks <= job.blocks &&
+                            tile_first_byte >= job.position && tile_first_byte + kTileBlocks * kBytes <= end;
+    if (whole_tile) {
+      // The common case: every block of the tile lies inside the range. The
+      // data is loaded first so its latency hides behind the keystream work.
+      uint4 data[kBlocksPerThread][kVectors];
 #pragma unroll
+      for (int k = 0; k < kBlocksPerThread; ++k) {
+        const uint64_t at = tile_first_byte - job.position + (static_cast<uint64_t>(k) * kThreads + threadIdx.x) * kBytes;
+#pragma unroll
+        for (int v = 0; v < kVectors; ++v) data[k][v] = load_block(job.in + at + 16 * v, true);
+      }
+#pragma unroll
+      for (int k = 0; k < kBlocksPerThread; ++k) {
+        const uint64_t index = tile_start + static_cast<uint64_t>(k) * kThreads + threadIdx.x;
+        uint32_t keystream[kBytes / 4];
+        generator.keystream(state, job.first_block + index, keystream);
+        const uint64_t at = (job.first_block + index) * kBytes - job.position;
+#pragma unroll
+        for (int v = 0; v < kVectors; ++v) {
+          const uint4 ks = make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2], keystream[4 * v + 3]);
+          store_block(job.out + at + 16 * v, data[k][v] ^ ks, true);
+        }
+      }
+      continue;
+    }
+    // The first or last tile of the range, or unaligned buffers: block by
+    // block, byte by byte where a block is cut.
+#pragma unroll 1
     for (int k = 0; k < kBlocksPerThread; ++k) {
       const uint64_t index = tile_start + static_cast<uint64_t>(k) * kThreads + threadIdx.x;
       if (index >= job.blocks) continue;
       uint32_t keystream[kBytes / 4];
       generator.keystream(state, job.first_block + index, keystream);
       const uint64_t block_start = (job.first_block + index) * kBytes;
-      if (block_start >= job.position && block_start + kBytes <= end && job.aligned) {
-        const uint64_t at = block_start - job.position;
-#pragma unroll
-        for (int v = 0; v < kBytes / 16; ++v) {
-          const uint4 ks = make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
-                                      keystream[4 * v + 3]);
-          store_block(job.out + at + 16 * v, load_block(job.in + at + 16 * v, true) ^ ks, true);
-        }
-      } else {  // first or last block of the range, or unaligned buffers
-        const uint64_t lo = max(block_start, job.position);
-        const uint64_t hi = min(block_start + kBytes, end);
-        for (uint64_t b = lo; b < hi; ++b) {
-          job.out[b - job.position] = job.in[b - job.position] ^ byte_of(keystream, static_cast<int>(b - block_start));
-        }
+      const uint64_t lo = max(block_start, job.position);
+      const uint64_t hi = min(block_start + kBytes, end);
+      for (uint64_t b = lo; b < hi; ++b) {
+        job.out[b - job.position] = job.in[b - job.position] ^ byte_of(keystream, static_cast<int>(b - block_start));
       }
     }
   }

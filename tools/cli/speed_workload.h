@@ -38,6 +38,9 @@ std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec);
 // Page-locked host memory where CUDA is built in and a device present (so
 // transfers run at full speed), ordinary memory otherwise.
 std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool pinned);
+// Random bytes, quickly, however large the buffer.
+void fill_random(uint8_t *buffer, size_t bytes);
+
 // Ordinary 64-byte aligned memory.
 std::shared_ptr<uint8_t> allocate_pageable_buffer(size_t bytes);
 
