@@ -81,8 +81,14 @@ def main():
     args = parser.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
-    rows, raw = [], []
+    raw = []
     key_sizes = [int(k) for k in args.key_sizes.split(",")]
+    fields = ["cipher", "direction", "series", "device", "bytes", "median_gbps", "runs"]
+    # Rows are written as they come, so an interrupted sweep keeps its data.
+    csv_file = open(os.path.join(args.out, "sweep.csv"), "w", newline="")
+    writer = csv.DictWriter(csv_file, fieldnames=fields)
+    writer.writeheader()
+    rows = 0
     for cipher, direction in targets(key_sizes):
         for series in args.series.split(","):
             slow = series.startswith("cpu") or series.startswith("gpu-ref")
@@ -91,19 +97,18 @@ def main():
                                args.seconds)
             raw.append(dict(series=series, direction=direction, report=report))
             for result in report["results"]:
-                rows.append(dict(cipher=cipher, direction=direction, series=series, device=report["device"],
-                                 bytes=result["bytes"], median_gbps=result["median_gbps"],
-                                 runs=len(result["runs_gbps"])))
+                writer.writerow(dict(cipher=cipher, direction=direction, series=series, device=report["device"],
+                                     bytes=result["bytes"], median_gbps=result["median_gbps"],
+                                     runs=len(result["runs_gbps"])))
+                rows += 1
+            csv_file.flush()
             best = max(r["median_gbps"] for r in report["results"])
             print(f"{cipher:12s} {direction:7s} {series:10s} best {best:9.2f} GB/s", flush=True)
 
+    csv_file.close()
     with open(os.path.join(args.out, "sweep.json"), "w") as f:
         json.dump(raw, f, indent=1)
-    with open(os.path.join(args.out, "sweep.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"wrote {len(rows)} rows to {args.out}/sweep.csv")
+    print(f"wrote {rows} rows to {args.out}/sweep.csv")
 
 
 if __name__ == "__main__":

@@ -62,7 +62,8 @@ if want sass; then
   cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_objects.dir/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
 fi
 if want bench; then
-  step sweep python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out"
+  # Bounded so the plots still get made from what finished.
+  step sweep timeout "${SWEEP_SECONDS:-480}" python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out"
   step plot python3 bench/plot.py "$out/sweep.csv" --out "$out"
 fi
 exit $status
