@@ -23,7 +23,11 @@ ThreadPool &ThreadPool::instance() {
   return pool;
 }
 
-unsigned ThreadPool::hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+unsigned ThreadPool::hardware_threads() {
+  // glibc reads /sys to answer this, which costs microseconds: ask once.
+  static const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  return threads;
+}
 
 ThreadPool::~ThreadPool() {
   {
