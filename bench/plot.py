@@ -87,6 +87,19 @@ def main():
                         f"{gpu / cpu:.1f}x | {gpu_io / cpu:.1f}x | {gpu / ref:.1f}x |\n")
     print(f"wrote {os.path.join(out, 'speedup.md')}")
 
+    # Break-even: the smallest measured size from which the GPU with its
+    # transfers beats the CPU on all cores at every larger size too. The
+    # automatic backend's threshold (wc_auto_gpu_min_bytes) is set from it.
+    with open(os.path.join(out, "break_even.md"), "w") as table:
+        table.write("| cipher | direction | GPU+transfers faster than all CPU cores from |\n|---|---|---|\n")
+        for key in keys:
+            cpu = dict(panels[key].get("cpu-all", []))
+            gpu = dict(panels[key].get("gpu+io", []))
+            shared = sorted(set(cpu) & set(gpu))
+            winning = [size for size in shared if all(gpu[s] > cpu[s] for s in shared if s >= size)]
+            table.write(f"| {key[0]} | {key[1]} | {human(min(winning)) if winning else 'never (in the sizes measured)'} |\n")
+    print(f"wrote {os.path.join(out, 'break_even.md')}")
+
 
 if __name__ == "__main__":
     main()
