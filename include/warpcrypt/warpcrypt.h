@@ -105,7 +105,7 @@ WC_API int wc_cipher_has_random_access(const wc_cipher *cipher);
 /* ------------------------------------------------------------------------ */
 
 typedef enum wc_backend {
-  WC_BACKEND_AUTO = 0, /* the GPU where it is faster for this size, else the CPU */
+  WC_BACKEND_AUTO = 0, /* the GPU where it is faster (see wc_auto_gpu_min_bytes), else the CPU */
   WC_BACKEND_CPU = 1,  /* OpenSSL and libsodium on a thread pool */
   WC_BACKEND_GPU = 2,  /* CUDA; an error, never a silent fallback, without a device */
   /* The GPU's one-thread-per-block reference kernels: the bottom rung of the
@@ -115,9 +115,11 @@ typedef enum wc_backend {
 
 WC_API const char *wc_backend_name(wc_backend backend);
 
-/* The automatic policy sends a call on host memory to the GPU when it holds
- * at least this many bytes (and a device can run the mode): below it, the
- * copies over PCIe cost more than the GPU saves. The benchmark measures the
+/* The automatic policy sends a call on page-locked host memory (from
+ * cudaMallocHost or cudaHostRegister) to the GPU when it holds at least this
+ * many bytes and a device can run the mode: below it, the copies over PCIe
+ * cost more than the GPU saves. Pageable memory stays on the CPU, where all
+ * cores beat copying through staging buffers. The benchmark measures the
  * break-even point this is set from. */
 WC_API size_t wc_auto_gpu_min_bytes(void);
 

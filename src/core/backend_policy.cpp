@@ -6,7 +6,10 @@
 namespace warpcrypt {
 namespace {
 
-// The automatic policy, decided per call by size.
+// The automatic policy, decided per call: the GPU for page-locked host
+// memory from kAutoGpuMinBytes up; the CPU otherwise. Pageable memory stays
+// on the CPU: copying it through pinned staging buffers is slower than all
+// cores running OpenSSL (see docs/performance.md).
 class AutoRandomAccess final : public RandomAccessCipher {
  public:
   AutoRandomAccess(std::unique_ptr<RandomAccessCipher> cpu, std::unique_ptr<RandomAccessCipher> gpu)
@@ -14,7 +17,8 @@ class AutoRandomAccess final : public RandomAccessCipher {
 
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
                          size_t len) override {
-    RandomAccessCipher &chosen = len >= kAutoGpuMinBytes ? *gpu_ : *cpu_;
+    const bool gpu_wins = len >= kAutoGpuMinBytes && cuda::page_locked(in) && cuda::page_locked(out);
+    RandomAccessCipher &chosen = gpu_wins ? *gpu_ : *cpu_;
     last_ = chosen.last_backend();
     return chosen.transform_at(position, chain, in, out, len);
   }

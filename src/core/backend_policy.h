@@ -9,9 +9,9 @@
 
 namespace warpcrypt {
 
-// Below this many bytes per call the CPU wins for host memory: the copies to
-// the GPU and back cost more than they save. Measured by the benchmark sweep
-// (bench/, docs/performance.md) on the H100 machine.
+// Below this many bytes per call the CPU wins even for page-locked host
+// memory: the copies to the GPU and back cost more than they save. Measured
+// by the benchmark sweep (bench/, docs/performance.md) on the H100 machine.
 inline constexpr size_t kAutoGpuMinBytes = size_t{8} << 20;
 
 // Builds the cipher for options.backend:
@@ -19,8 +19,8 @@ inline constexpr size_t kAutoGpuMinBytes = size_t{8} << 20;
 //  - gpu, gpu-ref: WC_ERR_NO_DEVICE without a device and
 //    WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run; never a
 //    silent fallback;
-//  - auto: the CPU, plus the GPU for calls of at least kAutoGpuMinBytes where
-//    a device can run the mode.
+//  - auto: the CPU, plus the GPU for calls on page-locked memory of at least
+//    kAutoGpuMinBytes where a device can run the mode.
 wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, const KeyMaterial &key);
 

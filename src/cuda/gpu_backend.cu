@@ -52,8 +52,10 @@ class GpuRandomAccess final : public RandomAccessCipher {
   wc_backend last_backend() const override { return backend_; }
 
   // Host memory in, host memory out, through the GPU in staging-sized
-  // pieces: while the GPU works on one piece, the CPU copies the next one in
-  // and the previous one out.
+  // pieces on two streams. Page-locked buffers are copied to and from the
+  // GPU directly, so one piece's upload overlaps another's download;
+  // pageable ones go through pinned staging buffers, which the CPU fills
+  // and empties while the GPU works on the other piece.
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
                          size_t len) override {
     if (len == 0) return WC_OK;
@@ -72,6 +74,13 @@ class GpuRandomAccess final : public RandomAccessCipher {
     if (chain != nullptr) std::memcpy(chains.data(), chain, 16);
     if (chains_on_ciphertext(*keyed_.cipher)) {
       for (size_t i = 1; i < pieces; ++i) std::memcpy(&chains[16 * i], in + i * piece - 16, 16);
+    }
+
+    if (page_locked(in) && page_locked(out)) {
+      status = transform_page_locked(staging, position, chains, in, out, len);
+      const wc_status synced0 = device_status(cudaStreamSynchronize(staging.streams[0]));
+      const wc_status synced1 = device_status(cudaStreamSynchronize(staging.streams[1]));
+      return status != WC_OK ? status : synced0 != WC_OK ? synced0 : synced1;
     }
 
     struct InFlight {
@@ -114,6 +123,28 @@ class GpuRandomAccess final : public RandomAccessCipher {
   }
 
  private:
+  // Queues every piece; the caller synchronises both streams.
+  wc_status transform_page_locked(HostStaging &staging, uint64_t position, const std::vector<uint8_t> &chains,
+                                  const uint8_t *in, uint8_t *out, size_t len) {
+    const size_t piece = tuning::kHostStagingBytes;
+    for (size_t i = 0, offset = 0; offset < len; ++i, offset += piece) {
+      const int slot = static_cast<int>(i % 2);
+      const size_t n = std::min(piece, len - offset);
+      cudaStream_t stream = staging.streams[slot];
+      wc_status status =
+          device_status(cudaMemcpyAsync(staging.device[slot], in + offset, n, cudaMemcpyHostToDevice, stream));
+      if (status == WC_OK) {
+        status = transform_device(keyed_, position + offset, &chains[16 * i], staging.device[slot],
+                                  staging.device[slot], n, stream);
+      }
+      if (status == WC_OK) {
+        status = device_status(cudaMemcpyAsync(out + offset, staging.device[slot], n, cudaMemcpyDeviceToHost, stream));
+      }
+      if (status != WC_OK) return status;
+    }
+    return WC_OK;
+  }
+
   KeyedGpuCipher keyed_;
   wc_backend backend_;
 };
@@ -124,6 +155,15 @@ int usable_devices() {
 }
 
 }  // namespace
+
+bool page_locked(const void *host) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, host) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeHost;
+}
 
 bool available_for(const wc_cipher &cipher, wc_direction direction) {
   return gpu_supports(cipher, direction) && usable_devices() > 0;
