@@ -2,6 +2,7 @@
 # One GPU run, on the machine with the GPU (see README "GPU checks"): unpack
 # the carried dependencies, build, then the steps named on the command line:
 #   test      the whole ctest suite (GPU tests included), vectors required
+#   gputest   only the GPU test binary (ctest -L gpu)
 #   sanitize  compute-sanitizer memcheck and racecheck on the GPU test binary
 #   speed     a short `warpcrypt speed` table per GPU mode
 #   bench     the full sweep (bench/sweep.py) and its plots
@@ -43,6 +44,9 @@ build-gpu/warpcrypt devices | tee -a "$out/gpu.txt"
 if want test; then
   step ctest ctest --test-dir build-gpu --output-on-failure -j4 --timeout 600
 fi
+if want gputest; then
+  step ctest-gpu ctest --test-dir build-gpu --output-on-failure -j4 --timeout 600 -L gpu
+fi
 if want sanitize; then
   # The differential sweeps are long under instrumentation; the vector,
   # in-place, unaligned and batch tests exercise every kernel.
@@ -63,7 +67,8 @@ if want sass; then
 fi
 if want bench; then
   # Bounded so the plots still get made from what finished.
-  step sweep timeout "${SWEEP_SECONDS:-480}" python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out"
+  step sweep timeout "${SWEEP_SECONDS:-480}" python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out" \
+    ${SWEEP_SERIES:+--series "$SWEEP_SERIES"}
   step plot python3 bench/plot.py "$out/sweep.csv" --out "$out"
 fi
 exit $status
