@@ -104,6 +104,8 @@ WC_API int wc_cipher_has_random_access(const wc_cipher *cipher);
 /* Options and backends                                                     */
 /* ------------------------------------------------------------------------ */
 
+typedef enum wc_direction { WC_DECRYPT = 0, WC_ENCRYPT = 1 } wc_direction;
+
 typedef enum wc_backend {
   WC_BACKEND_AUTO = 0, /* the GPU where it is faster (see wc_auto_gpu_min_bytes), else the CPU */
   WC_BACKEND_CPU = 1,  /* OpenSSL and libsodium on a thread pool */
@@ -117,13 +119,12 @@ WC_API const char *wc_backend_name(wc_backend backend);
 
 /* The automatic policy sends a call on page-locked host memory (from
  * cudaMallocHost or cudaHostRegister) to the GPU when it holds at least this
- * many bytes and a device can run the mode: below it, the copies over PCIe
- * cost more than the GPU saves. Pageable memory stays on the CPU, where all
- * cores beat copying through staging buffers. The benchmark measures the
- * break-even point this is set from. */
-WC_API size_t wc_auto_gpu_min_bytes(void);
-
-typedef enum wc_direction { WC_DECRYPT = 0, WC_ENCRYPT = 1 } wc_direction;
+ * many bytes: below it, the copies over PCIe cost more than the GPU saves
+ * against every CPU core. SIZE_MAX where the CPU wins at every size
+ * measured, or the GPU cannot run the mode. Pageable memory stays on the
+ * CPU, where all cores beat copying through staging buffers. The values are
+ * the break-even points the benchmark sweep measured (docs/performance.md). */
+WC_API size_t wc_auto_gpu_min_bytes(const wc_cipher *cipher, wc_direction direction);
 
 typedef struct wc_options {
   wc_backend backend;

@@ -10,9 +10,8 @@
 namespace warpcrypt {
 
 // Below this many bytes per call the CPU wins even for page-locked host
-// memory: the copies to the GPU and back cost more than they save. Measured
-// by the benchmark sweep (bench/, docs/performance.md) on the H100 machine.
-inline constexpr size_t kAutoGpuMinBytes = size_t{8} << 20;
+// memory; SIZE_MAX where it always wins. See wc_auto_gpu_min_bytes.
+size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
 
 // Builds the cipher for options.backend:
 //  - cpu: always available;
@@ -20,7 +19,7 @@ inline constexpr size_t kAutoGpuMinBytes = size_t{8} << 20;
 //    WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run; never a
 //    silent fallback;
 //  - auto: the CPU, plus the GPU for calls on page-locked memory of at least
-//    kAutoGpuMinBytes where a device can run the mode.
+//    auto_gpu_min_bytes where a device can run the mode.
 wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, const KeyMaterial &key);
 

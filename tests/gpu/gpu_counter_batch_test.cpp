@@ -2,6 +2,9 @@
 // the dispatch policy picks.
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "gpu_support.h"
@@ -157,21 +160,27 @@ wc_backend backend_after_update(const char *cipher_name, wc_direction direction,
 TEST(GpuDispatch, AutoPicksByDeviceAndSize) {
   WCTEST_REQUIRE_GPU();
   wc_status status;
-  const size_t large = wc_auto_gpu_min_bytes();
-  EXPECT_EQ(backend_after_update("aes-128-ctr", WC_ENCRYPT, WC_BACKEND_AUTO, 4096, &status), WC_BACKEND_CPU);
-  EXPECT_EQ(status, WC_OK);
-  // Sequential modes never leave the CPU.
-  EXPECT_EQ(backend_after_update("aes-128-cbc", WC_ENCRYPT, WC_BACKEND_AUTO, large, &status), WC_BACKEND_CPU);
-  EXPECT_EQ(status, WC_OK);
-  // Pageable memory stays on the CPU: staging it is slower than all cores.
-  EXPECT_EQ(backend_after_update("aes-128-ctr", WC_ENCRYPT, WC_BACKEND_AUTO, large, &status), WC_BACKEND_CPU);
-  EXPECT_EQ(status, WC_OK);
   const Memory pinned = Memory::page_locked;
-  EXPECT_EQ(backend_after_update("aes-128-ctr", WC_ENCRYPT, WC_BACKEND_AUTO, large, &status, pinned), WC_BACKEND_GPU);
-  EXPECT_EQ(status, WC_OK);
-  EXPECT_EQ(backend_after_update("aes-256-cbc", WC_DECRYPT, WC_BACKEND_AUTO, large, &status, pinned), WC_BACKEND_GPU);
-  EXPECT_EQ(status, WC_OK);
-  EXPECT_EQ(backend_after_update("aes-128-ctr", WC_ENCRYPT, WC_BACKEND_AUTO, 4096, &status, pinned), WC_BACKEND_CPU);
+  for (const char *name : {"chacha20", "salsa20", "aes-256-cfb"}) {
+    SCOPED_TRACE(name);
+    const wc_direction direction = std::string(name).find("cfb") != std::string::npos ? WC_DECRYPT : WC_ENCRYPT;
+    const size_t break_even = wc_auto_gpu_min_bytes(lookup(name), direction);
+    ASSERT_LT(break_even, size_t{64} << 20);
+    EXPECT_EQ(backend_after_update(name, direction, WC_BACKEND_AUTO, break_even, &status, pinned), WC_BACKEND_GPU);
+    EXPECT_EQ(status, WC_OK);
+    EXPECT_EQ(backend_after_update(name, direction, WC_BACKEND_AUTO, break_even - 64, &status, pinned),
+              WC_BACKEND_CPU);
+    // Pageable memory stays on the CPU: staging it is slower than all cores.
+    EXPECT_EQ(backend_after_update(name, direction, WC_BACKEND_AUTO, break_even, &status), WC_BACKEND_CPU);
+  }
+  // Where all CPU cores beat the GPU at every size, auto never moves.
+  EXPECT_EQ(wc_auto_gpu_min_bytes(lookup("aes-128-ctr"), WC_ENCRYPT), SIZE_MAX);
+  EXPECT_EQ(backend_after_update("aes-128-ctr", WC_ENCRYPT, WC_BACKEND_AUTO, size_t{64} << 20, &status, pinned),
+            WC_BACKEND_CPU);
+  // Sequential modes never leave the CPU.
+  EXPECT_EQ(wc_auto_gpu_min_bytes(lookup("aes-128-cbc"), WC_ENCRYPT), SIZE_MAX);
+  EXPECT_EQ(backend_after_update("aes-128-cbc", WC_ENCRYPT, WC_BACKEND_AUTO, size_t{1} << 20, &status, pinned),
+            WC_BACKEND_CPU);
   EXPECT_EQ(status, WC_OK);
 }
 
