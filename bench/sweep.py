@@ -78,6 +78,7 @@ def main():
                         help="largest size for the CPU and reference series, which are slow")
     parser.add_argument("--key-sizes", default="128,192,256")
     parser.add_argument("--series", default=",".join(SERIES))
+    parser.add_argument("--ciphers", default="", help="only these ciphers (comma-separated); default all")
     args = parser.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
@@ -89,7 +90,10 @@ def main():
     writer = csv.DictWriter(csv_file, fieldnames=fields)
     writer.writeheader()
     rows = 0
+    only = set(filter(None, args.ciphers.split(",")))
     for cipher, direction in targets(key_sizes):
+        if only and cipher not in only:
+            continue
         for series in args.series.split(","):
             slow = series.startswith("cpu") or series.startswith("gpu-ref")
             largest = min(args.max_bytes, args.cpu_max_bytes) if slow else args.max_bytes

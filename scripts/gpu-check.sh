@@ -68,7 +68,7 @@ fi
 if want bench; then
   # Bounded so the plots still get made from what finished.
   step sweep timeout "${SWEEP_SECONDS:-480}" python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out" \
-    ${SWEEP_SERIES:+--series "$SWEEP_SERIES"}
+    ${SWEEP_SERIES:+--series "$SWEEP_SERIES"} ${SWEEP_CIPHERS:+--ciphers "$SWEEP_CIPHERS"}
   step plot python3 bench/plot.py "$out/sweep.csv" --out "$out"
 fi
 exit $status
