@@ -6,14 +6,10 @@
 #include <cstdint>
 
 #include "core/aes_key_schedule.h"
+#include "cuda/rotate.cuh"
 
 namespace warpcrypt::cuda {
 
-// Byte rotations of a column word, one PRMT each: the four T-tables are
-// rotations of one, so only T0 needs to live in shared memory.
-__device__ __forceinline__ uint32_t rotl8(uint32_t x) { return __byte_perm(x, x, 0x2103); }
-__device__ __forceinline__ uint32_t rotl16(uint32_t x) { return __byte_perm(x, x, 0x1032); }
-__device__ __forceinline__ uint32_t rotl24(uint32_t x) { return __byte_perm(x, x, 0x0321); }
 __device__ __forceinline__ uint32_t byte0(uint32_t x) { return x & 0xff; }
 __device__ __forceinline__ uint32_t byte1(uint32_t x) { return (x >> 8) & 0xff; }
 __device__ __forceinline__ uint32_t byte2(uint32_t x) { return (x >> 16) & 0xff; }

@@ -4,9 +4,10 @@
 
 #include <cstdint>
 
+#include "cuda/rotate.cuh"
+
 namespace warpcrypt::cuda {
 
-__device__ __forceinline__ uint32_t rotl(uint32_t x, int n) { return __funnelshift_l(x, x, n); }
 __device__ __forceinline__ uint32_t add(uint32_t a, uint32_t b, uint32_t one) { return b * one + a; }
 
 // The key-dependent words of a Salsa20 or ChaCha20 state, fixed per message;
@@ -90,11 +91,13 @@ struct ChaCha20Block {
     for (int i = 0; i < 16; ++i) out[i] = add(x[i], in[i], k.one);
   }
 
+  // The byte-aligned rotations are byte permutations (PRMT), which leaves
+  // only half the rotations to the funnel shifter.
   static __device__ __forceinline__ void quarter(uint32_t &a, uint32_t &b, uint32_t &c, uint32_t &d,
                                                  uint32_t one) {
-    a = add(a, b, one); d = rotl(d ^ a, 16);
+    a = add(a, b, one); d = rotl16(d ^ a);
     c = add(c, d, one); b = rotl(b ^ c, 12);
-    a = add(a, b, one); d = rotl(d ^ a, 8);
+    a = add(a, b, one); d = rotl8(d ^ a);
     c = add(c, d, one); b = rotl(b ^ c, 7);
   }
 };
