@@ -93,7 +93,7 @@ struct ArxGenerator {
   struct State {};
   __device__ void prepare(State &, uint32_t *) const {}
   __device__ __forceinline__ void keystream(State &, uint64_t block, uint32_t out[16]) const {
-    Block::keystream(key, block, out);
+    arx_keystream<Block>(key, block, out);
   }
 };
 

@@ -199,20 +199,10 @@ wc_status launch_batch(const DeviceContext &context, const BatchJob &job, cudaSt
 
 }  // namespace
 
+// Every parallel mode but CFB8, whose one-byte segments would need one AES
+// call per byte.
 bool gpu_supports(const wc_cipher &cipher, wc_direction direction) {
-  switch (cipher.mode) {
-    case Mode::ecb:
-    case Mode::ctr:
-    case Mode::keystream:
-      return true;
-    case Mode::cbc:
-    case Mode::cfb128:
-      return direction == WC_DECRYPT;
-    case Mode::cfb8:
-    case Mode::ofb:
-      return false;
-  }
-  return false;
+  return is_parallel(cipher, direction) && cipher.mode != Mode::cfb8;
 }
 
 KeyedGpuCipher::KeyedGpuCipher(const wc_cipher &c, wc_direction d, const KeyMaterial &key, Implementation impl)

@@ -1,7 +1,6 @@
 #include "enc_options.h"
 
-#include <charconv>
-
+#include "arguments.h"
 #include "cli_error.h"
 
 namespace warpcrypt::cli {
@@ -23,23 +22,7 @@ const char *const kEncUsage =
     "  -v, -q                verbose / quiet\n"
     "  -list                 list the ciphers\n";
 
-wc_backend parse_backend(const std::string &name) {
-  if (name == "auto") return WC_BACKEND_AUTO;
-  if (name == "cpu") return WC_BACKEND_CPU;
-  if (name == "gpu") return WC_BACKEND_GPU;
-  throw CliError("unknown backend '" + name + "' (use auto, cpu or gpu)");
-}
-
 namespace {
-
-uint64_t parse_number(const std::string &text, const std::string &flag, uint64_t max) {
-  uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value > max) {
-    throw CliError("invalid number '" + text + "' for " + flag);
-  }
-  return value;
-}
 
 // An unrecognised argument is echoed back to help spot typos, unless it could
 // be a key or passphrase glued to its flag (say "-K0011...").
@@ -52,22 +35,11 @@ std::string quoted_for_error(const std::string &arg) {
 
 }  // namespace
 
-unsigned parse_thread_count(const std::string &text) {
-  const auto threads = static_cast<unsigned>(parse_number(text, "--threads", 4096));
-  if (threads == 0) throw CliError("--threads must be at least 1");
-  return threads;
-}
-
 EncOptions parse_enc_options(const std::vector<std::string> &args) {
   EncOptions o;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
-    // Flags that take a value; the value itself is never echoed in errors,
-    // since it may be a key or a passphrase.
-    auto value = [&]() -> const std::string & {
-      if (i + 1 >= args.size()) throw CliError("option " + arg + " needs a value");
-      return args[++i];
-    };
+    auto value = [&]() -> const std::string & { return take_value(args, i); };
     if (arg == "-e") o.direction = WC_ENCRYPT;
     else if (arg == "-d") o.direction = WC_DECRYPT;
     else if (arg == "-K") o.key_hex = value();
@@ -81,7 +53,7 @@ EncOptions parse_enc_options(const std::vector<std::string> &args) {
     else if (arg == "-nosalt") o.use_salt = false;
     else if (arg == "-pbkdf2") o.pbkdf2 = true;
     else if (arg == "-iter") {
-      o.iterations = static_cast<uint32_t>(parse_number(value(), "-iter", INT32_MAX));
+      o.iterations = static_cast<uint32_t>(parse_unsigned(value(), "-iter", INT32_MAX));
       if (o.iterations == 0) throw CliError("-iter must be at least 1");
       o.pbkdf2 = true;  // as in openssl enc, -iter implies -pbkdf2
     } else if (arg == "-md") o.digest = value();

@@ -38,10 +38,6 @@ struct EncOptions {
 // Throws CliError on an unknown flag, a missing value or a bad number.
 EncOptions parse_enc_options(const std::vector<std::string> &args);
 
-// Shared by enc and speed.
-wc_backend parse_backend(const std::string &name);
-unsigned parse_thread_count(const std::string &text);
-
 extern const char *const kEncUsage;
 
 }  // namespace warpcrypt::cli

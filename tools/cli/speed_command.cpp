@@ -4,9 +4,9 @@
 // from pinned host memory, through the GPU and back); device-resident ones
 // are kernel-only, timed with CUDA events.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -14,7 +14,7 @@
 
 #include "cli_error.h"
 #include "commands.h"
-#include "enc_options.h"
+#include "arguments.h"
 #include "speed_workload.h"
 
 namespace warpcrypt::cli {
@@ -51,46 +51,37 @@ struct Measurement {
   std::vector<double> run_gbps;
 };
 
-template <typename T>
-T parse_value(const std::string &text, const char *flag) {
-  T value{};
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) {
-    throw CliError(std::string("invalid value '") + text + "' for " + flag);
+double parse_seconds(const std::string &text) {
+  char *end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(seconds > 0)) {
+    throw CliError("invalid value '" + text + "' for -seconds (a positive number)");
   }
-  return value;
-}
-
-wc_backend parse_speed_backend(const std::string &name) {
-  return name == "gpu-ref" ? WC_BACKEND_GPU_REFERENCE : parse_backend(name);
+  return seconds;
 }
 
 SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
   SpeedOptions o;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
-    auto value = [&]() -> const std::string & {
-      if (i + 1 >= args.size()) throw CliError("option " + arg + " needs a value");
-      return args[++i];
-    };
+    auto value = [&]() -> const std::string & { return take_value(args, i); };
     if (arg == "-evp") {
       const std::string &name = value();
       const wc_cipher *cipher = wc_cipher_by_name(name.c_str());
       if (cipher == nullptr) throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list')");
       o.ciphers.push_back(cipher);
     } else if (arg == "-bytes") {
-      const auto bytes = parse_value<size_t>(value(), "-bytes");
+      const auto bytes = static_cast<size_t>(parse_unsigned(value(), "-bytes", SIZE_MAX));
       if (bytes == 0) throw CliError("-bytes must be at least 1");
       o.sizes.push_back(bytes);
     } else if (arg == "-seconds") {
-      o.seconds = parse_value<double>(value(), "-seconds");
-      if (!(o.seconds > 0)) throw CliError("-seconds must be positive");
+      o.seconds = parse_seconds(value());
     } else if (arg == "--runs") {
-      o.runs = std::max(5u, parse_value<unsigned>(value(), "--runs"));
+      o.runs = std::max(5u, static_cast<unsigned>(parse_unsigned(value(), "--runs", 1000)));
     } else if (arg == "-decrypt") {
       o.direction = WC_DECRYPT;
     } else if (arg == "--backend") {
-      o.backend = parse_speed_backend(value());
+      o.backend = parse_backend(value(), /*allow_reference=*/true);
     } else if (arg == "--resident") {
       const std::string &where = value();
       if (where != "host" && where != "device") throw CliError("--resident takes host or device");
