@@ -81,7 +81,7 @@ int run_enc(const std::vector<std::string> &args) {
   const std::unique_ptr<wc_ctx, CtxDeleter> ctx(raw_ctx);
 
   OutputFile output(options.out_path, input);
-  uint64_t bytes_in = 0;
+  uint64_t bytes_in = material.header_bytes_read;
   uint64_t bytes_out = 0;
   if (material.write_salt_header) {
     output.write(reinterpret_cast<const uint8_t *>(kSaltMagic), 8);

@@ -114,6 +114,7 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
                          "(not encrypted with -pass, or encrypted with -nosalt or -S)");
         }
         std::memcpy(salt.data(), header.data() + 8, WC_SALT_LEN);
+        m.header_bytes_read = header.size();
       }
       m.salt = salt;
     }

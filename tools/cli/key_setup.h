@@ -19,6 +19,7 @@ struct KeyMaterialBytes {
   std::optional<std::array<uint8_t, WC_SALT_LEN>> salt;
   bool write_salt_header = false;  // encrypting with a generated salt
   bool used_legacy_kdf = false;    // EVP_BytesToKey: worth a warning once the run succeeds
+  size_t header_bytes_read = 0;    // the `Salted__` header consumed from the input
   ~KeyMaterialBytes();
 };
 
