@@ -5,8 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "core/cipher_registry.h"
 
@@ -46,6 +48,22 @@ class SequentialCipher {
   virtual ~SequentialCipher() = default;
   virtual wc_status transform_next(const uint8_t *in, uint8_t *out, size_t len) = 0;
 };
+
+// When a backend cuts transform_at's range into pieces every `piece` bytes,
+// the chain bytes of each: piece 0 takes `chain`; in the modes that chain on
+// ciphertext, piece i takes the 16 input bytes before it. They are read
+// before any piece runs, because in-place work overwrites them. 16 bytes per
+// piece.
+inline std::vector<uint8_t> piece_chains(const wc_cipher &cipher, const uint8_t chain[16], const uint8_t *in,
+                                         size_t len, size_t piece) {
+  const size_t pieces = (len + piece - 1) / piece;
+  std::vector<uint8_t> chains(16 * pieces);
+  if (chain != nullptr && pieces != 0) std::memcpy(chains.data(), chain, 16);
+  if (chains_on_ciphertext(cipher)) {
+    for (size_t i = 1; i < pieces; ++i) std::memcpy(&chains[16 * i], in + i * piece - 16, 16);
+  }
+  return chains;
+}
 
 struct BackendCipher {
   std::unique_ptr<RandomAccessCipher> random_access;  // set for is_parallel modes

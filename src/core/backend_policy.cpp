@@ -79,10 +79,8 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
     case WC_BACKEND_AUTO: {
       const wc_status status = cpu::make_cipher(out, options, cipher, direction, key);
       const size_t gpu_min_bytes = auto_gpu_min_bytes(cipher, direction);
-      if (status != WC_OK || !out->random_access || gpu_min_bytes == kNever ||
-          !cuda::available_for(cipher, direction)) {
-        return status;
-      }
+      if (status != WC_OK || !out->random_access || gpu_min_bytes == kNever) return status;
+      // No device, or a mode the GPU does not run: the CPU takes everything.
       BackendCipher gpu;
       if (cuda::make_cipher(&gpu, WC_BACKEND_GPU, cipher, direction, key) != WC_OK) return status;
       out->random_access = std::make_unique<AutoRandomAccess>(std::move(out->random_access),

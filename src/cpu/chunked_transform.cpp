@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
 #include <vector>
 
 #include "cpu/thread_pool.h"
@@ -20,7 +19,7 @@ size_t round_up(size_t value, size_t multiple) { return (value + multiple - 1) /
 
 }  // namespace
 
-wc_status run_chunked(unsigned threads, bool needs_chain, uint64_t position,
+wc_status run_chunked(const wc_cipher &cipher, unsigned threads, uint64_t position,
                       const uint8_t chain[16], const uint8_t *in, uint8_t *out, size_t len,
                       const SegmentFunction &segment) {
   const unsigned workers = threads == 0 ? ThreadPool::hardware_threads() : threads;
@@ -29,19 +28,13 @@ wc_status run_chunked(unsigned threads, bool needs_chain, uint64_t position,
   const size_t chunk = std::max(kMinChunk, round_up(len / (workers * kChunksPerThread), 4096));
   const size_t count = (len + chunk - 1) / chunk;
 
-  std::vector<uint8_t> chains;
-  if (needs_chain) {
-    chains.resize(16 * count);
-    std::memcpy(chains.data(), chain, 16);
-    for (size_t i = 1; i < count; ++i) std::memcpy(&chains[16 * i], in + i * chunk - 16, 16);
-  }
+  const std::vector<uint8_t> chains = piece_chains(cipher, chain, in, len, chunk);
 
   std::atomic<wc_status> first_error{WC_OK};
   ThreadPool::instance().parallel_for(count, workers, [&](size_t i) {
     const size_t begin = i * chunk;
     const size_t piece = std::min(chunk, len - begin);
-    const uint8_t *piece_chain = needs_chain ? &chains[16 * i] : chain;
-    const wc_status status = segment(position + begin, piece_chain, in + begin, out + begin, piece);
+    const wc_status status = segment(position + begin, &chains[16 * i], in + begin, out + begin, piece);
     if (status != WC_OK) {
       wc_status expected = WC_OK;
       first_error.compare_exchange_strong(expected, status);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "warpcrypt/warpcrypt.h"
+#include "core/backend.h"
 
 namespace warpcrypt::cpu {
 
@@ -16,10 +16,9 @@ using SegmentFunction = std::function<wc_status(uint64_t position, const uint8_t
 
 // Runs `segment` over [position, position + len) in chunks on up to `threads`
 // threads (0: every core). Chunk boundaries are multiples of 64 bytes from
-// `position`, which keeps every mode's blocks whole. When `needs_chain` is
-// set, each chunk's chain bytes are read from the input before any chunk
-// runs, because in-place work overwrites them.
-wc_status run_chunked(unsigned threads, bool needs_chain, uint64_t position,
+// `position`, which keeps every mode's blocks whole; each chunk gets its
+// chain bytes from piece_chains.
+wc_status run_chunked(const wc_cipher &cipher, unsigned threads, uint64_t position,
                       const uint8_t chain[16], const uint8_t *in, uint8_t *out, size_t len,
                       const SegmentFunction &segment);
 

@@ -12,7 +12,7 @@ wc_status make_cipher(BackendCipher *out, const wc_options &options, const wc_ci
     return out->sequential ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
   }
   if (cipher.primitive == Primitive::salsa20) {
-    out->random_access = make_salsa20(key, options.threads);
+    out->random_access = make_salsa20(cipher, key, options.threads);
   } else {
     out->random_access = make_evp_random_access(cipher, direction, key, options.threads);
   }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 #include <mutex>
 #include <unordered_map>
 
@@ -71,7 +70,7 @@ class EvpRandomAccess final : public RandomAccessCipher {
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
                          uint8_t *out, size_t len) override {
     if (len == 0) return WC_OK;
-    return run_chunked(threads_, chains_on_ciphertext(cipher_), position, chain, in, out, len,
+    return run_chunked(cipher_, threads_, position, chain, in, out, len,
                        [this](uint64_t pos, const uint8_t *piece_chain, const uint8_t *piece_in,
                               uint8_t *piece_out, size_t piece_len) {
                          return segment(pos, piece_chain, piece_in, piece_out, piece_len);

@@ -18,8 +18,8 @@ constexpr uint8_t kTau[17] = "expand 16-byte k";
 
 class Salsa20 final : public RandomAccessCipher {
  public:
-  Salsa20(const KeyMaterial &key, unsigned threads)
-      : nonce_(key.iv), short_key_(key.key.size() == 16), threads_(threads) {
+  Salsa20(const wc_cipher &cipher, const KeyMaterial &key, unsigned threads)
+      : cipher_(cipher), nonce_(key.iv), short_key_(key.key.size() == 16), threads_(threads) {
     // libsodium's core function takes 32 key bytes: the key itself, or a
     // short key twice, which is exactly where the 16-byte expansion puts it.
     std::copy(key.key.begin(), key.key.end(), core_key_.begin());
@@ -34,7 +34,7 @@ class Salsa20 final : public RandomAccessCipher {
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
                          uint8_t *out, size_t len) override {
     if (len == 0) return WC_OK;
-    return run_chunked(threads_, false, position, chain, in, out, len,
+    return run_chunked(cipher_, threads_, position, chain, in, out, len,
                        [this](uint64_t pos, const uint8_t *, const uint8_t *piece_in,
                               uint8_t *piece_out, size_t piece_len) {
                          segment(pos, piece_in, piece_out, piece_len);
@@ -82,6 +82,7 @@ class Salsa20 final : public RandomAccessCipher {
     if (len != 0) xor_blocks(block, in, out, len);
   }
 
+  const wc_cipher &cipher_;
   std::array<uint8_t, 32> core_key_{};
   SecretBytes nonce_;
   bool short_key_;
@@ -90,12 +91,13 @@ class Salsa20 final : public RandomAccessCipher {
 
 }  // namespace
 
-std::unique_ptr<RandomAccessCipher> make_salsa20(const KeyMaterial &key, unsigned threads) {
+std::unique_ptr<RandomAccessCipher> make_salsa20(const wc_cipher &cipher, const KeyMaterial &key,
+                                                 unsigned threads) {
   // sodium_init picks the fastest implementations for this CPU (SSE2/AVX2);
   // without it libsodium runs its portable reference code, 10x slower.
   static const bool initialised = sodium_init() >= 0;
   if (!initialised) return nullptr;
-  return std::make_unique<Salsa20>(key, threads);
+  return std::make_unique<Salsa20>(cipher, key, threads);
 }
 
 }  // namespace warpcrypt::cpu

@@ -7,6 +7,7 @@
 
 namespace warpcrypt::cpu {
 
-std::unique_ptr<RandomAccessCipher> make_salsa20(const KeyMaterial &key, unsigned threads);
+std::unique_ptr<RandomAccessCipher> make_salsa20(const wc_cipher &cipher, const KeyMaterial &key,
+                                                 unsigned threads);
 
 }  // namespace warpcrypt::cpu

@@ -5,8 +5,6 @@
 
 namespace warpcrypt::cuda {
 
-bool available_for(const wc_cipher &, wc_direction) { return false; }
-
 bool page_locked(const void *) { return false; }
 
 wc_status make_cipher(BackendCipher *, wc_backend, const wc_cipher &, wc_direction, const KeyMaterial &) {

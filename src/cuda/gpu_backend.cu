@@ -66,23 +66,46 @@ class GpuRandomAccess final : public RandomAccessCipher {
     wc_status status = staging.ensure();
     if (status != WC_OK) return status;
 
+    const std::vector<uint8_t> chains = piece_chains(*keyed_.cipher, chain, in, len, tuning::kHostStagingBytes);
+    if (page_locked(in) && page_locked(out)) return transform_page_locked(staging, position, chains, in, out, len);
+    return transform_staged(staging, position, chains, in, out, len);
+  }
+
+ private:
+  // Queues one piece on `stream`: upload, transform in place on the device,
+  // download. `from` and `to` are page-locked host memory.
+  wc_status queue_piece(const HostStaging &staging, int slot, uint64_t position, const uint8_t *chain,
+                        const uint8_t *from, uint8_t *to, size_t n) const {
+    cudaStream_t stream = staging.streams[slot];
+    uint8_t *device = staging.device[slot];
+    wc_status status = device_status(cudaMemcpyAsync(device, from, n, cudaMemcpyHostToDevice, stream));
+    if (status == WC_OK) status = transform_device(keyed_, position, chain, device, device, n, stream);
+    if (status == WC_OK) status = device_status(cudaMemcpyAsync(to, device, n, cudaMemcpyDeviceToHost, stream));
+    return status;
+  }
+
+  // The caller's buffers are page-locked: every piece is queued straight
+  // from and to them, alternating streams, then both streams are awaited.
+  wc_status transform_page_locked(const HostStaging &staging, uint64_t position, const std::vector<uint8_t> &chains,
+                                  const uint8_t *in, uint8_t *out, size_t len) const {
     const size_t piece = tuning::kHostStagingBytes;
-    const size_t pieces = (len + piece - 1) / piece;
-    // Each piece's chain comes from the input before any piece is written
-    // back: in-place work would overwrite it.
-    std::vector<uint8_t> chains(16 * pieces);
-    if (chain != nullptr) std::memcpy(chains.data(), chain, 16);
-    if (chains_on_ciphertext(*keyed_.cipher)) {
-      for (size_t i = 1; i < pieces; ++i) std::memcpy(&chains[16 * i], in + i * piece - 16, 16);
+    wc_status status = WC_OK;
+    for (size_t i = 0, offset = 0; offset < len && status == WC_OK; ++i, offset += piece) {
+      status = queue_piece(staging, static_cast<int>(i % 2), position + offset, &chains[16 * i], in + offset,
+                           out + offset, std::min(piece, len - offset));
     }
-
-    if (page_locked(in) && page_locked(out)) {
-      status = transform_page_locked(staging, position, chains, in, out, len);
-      const wc_status synced0 = device_status(cudaStreamSynchronize(staging.streams[0]));
-      const wc_status synced1 = device_status(cudaStreamSynchronize(staging.streams[1]));
-      return status != WC_OK ? status : synced0 != WC_OK ? synced0 : synced1;
+    for (cudaStream_t stream : staging.streams) {
+      const wc_status synced = device_status(cudaStreamSynchronize(stream));
+      if (status == WC_OK) status = synced;
     }
+    return status;
+  }
 
+  // Pageable buffers: each piece is copied into a pinned staging buffer and
+  // back out of it once its stream is done, the two slots alternating.
+  wc_status transform_staged(const HostStaging &staging, uint64_t position, const std::vector<uint8_t> &chains,
+                             const uint8_t *in, uint8_t *out, size_t len) const {
+    const size_t piece = tuning::kHostStagingBytes;
     struct InFlight {
       size_t offset = 0;
       size_t len = 0;
@@ -95,54 +118,24 @@ class GpuRandomAccess final : public RandomAccessCipher {
       in_flight[slot] = {};
       return synced;
     };
-    for (size_t i = 0; i < pieces && status == WC_OK; ++i) {
+    wc_status status = WC_OK;
+    for (size_t i = 0, offset = 0; offset < len && status == WC_OK; ++i, offset += piece) {
       const int slot = static_cast<int>(i % 2);
       status = drain(slot);
       if (status != WC_OK) break;
-      const size_t offset = i * piece;
       const size_t n = std::min(piece, len - offset);
       std::memcpy(staging.pinned[slot], in + offset, n);
-      cudaStream_t stream = staging.streams[slot];
-      status = device_status(cudaMemcpyAsync(staging.device[slot], staging.pinned[slot], n, cudaMemcpyHostToDevice, stream));
-      if (status == WC_OK) {
-        status = transform_device(keyed_, position + offset, &chains[16 * i], staging.device[slot],
-                                  staging.device[slot], n, stream);
-      }
-      if (status == WC_OK) {
-        status = device_status(cudaMemcpyAsync(staging.pinned[slot], staging.device[slot], n, cudaMemcpyDeviceToHost, stream));
-      }
+      status = queue_piece(staging, slot, position + offset, &chains[16 * i], staging.pinned[slot],
+                           staging.pinned[slot], n);
       in_flight[slot] = {offset, n};
     }
     for (int slot = 0; slot < 2; ++slot) {
       const wc_status drained = drain(slot);
       if (status == WC_OK) status = drained;
     }
-    // The staging buffers held plaintext or keystream-adjacent data.
-    for (int slot = 0; slot < 2; ++slot) wc_memzero(staging.pinned[slot], std::min(len, piece));
+    // The staging buffers held plaintext.
+    for (uint8_t *pinned : staging.pinned) wc_memzero(pinned, std::min(len, piece));
     return status;
-  }
-
- private:
-  // Queues every piece; the caller synchronises both streams.
-  wc_status transform_page_locked(HostStaging &staging, uint64_t position, const std::vector<uint8_t> &chains,
-                                  const uint8_t *in, uint8_t *out, size_t len) {
-    const size_t piece = tuning::kHostStagingBytes;
-    for (size_t i = 0, offset = 0; offset < len; ++i, offset += piece) {
-      const int slot = static_cast<int>(i % 2);
-      const size_t n = std::min(piece, len - offset);
-      cudaStream_t stream = staging.streams[slot];
-      wc_status status =
-          device_status(cudaMemcpyAsync(staging.device[slot], in + offset, n, cudaMemcpyHostToDevice, stream));
-      if (status == WC_OK) {
-        status = transform_device(keyed_, position + offset, &chains[16 * i], staging.device[slot],
-                                  staging.device[slot], n, stream);
-      }
-      if (status == WC_OK) {
-        status = device_status(cudaMemcpyAsync(out + offset, staging.device[slot], n, cudaMemcpyDeviceToHost, stream));
-      }
-      if (status != WC_OK) return status;
-    }
-    return WC_OK;
   }
 
   KeyedGpuCipher keyed_;
@@ -163,10 +156,6 @@ bool page_locked(const void *host) {
     return false;
   }
   return attributes.type == cudaMemoryTypeHost;
-}
-
-bool available_for(const wc_cipher &cipher, wc_direction direction) {
-  return gpu_supports(cipher, direction) && usable_devices() > 0;
 }
 
 wc_status make_cipher(BackendCipher *out, wc_backend backend, const wc_cipher &cipher,

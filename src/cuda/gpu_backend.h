@@ -15,7 +15,4 @@ wc_status make_cipher(BackendCipher *out, wc_backend backend, const wc_cipher &c
 // GPU reaches it at full PCIe speed with no staging copy.
 bool page_locked(const void *host);
 
-// Whether the GPU backend can run this cipher and direction here and now.
-bool available_for(const wc_cipher &cipher, wc_direction direction);
-
 }  // namespace warpcrypt::cuda

@@ -3,6 +3,9 @@
 // length and checks every launch.
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "cuda/batch_kernels.cuh"
@@ -45,36 +48,44 @@ bool is_aligned(const void *p, uint64_t position) {
   return (reinterpret_cast<uintptr_t>(p) - position) % 16 == 0;
 }
 
-// A persistent grid: enough CTAs to fill every SM as far as occupancy
-// allows, never more than there are tiles.
+// How many CTAs of a kernel an SM holds, asked of the driver once per device
+// and kernel rather than on every launch; the first time also opts the
+// kernel into more than 48 KiB of dynamic shared memory where it needs that.
 template <class Kernel>
-int persistent_grid(const DeviceContext &context, Kernel kernel, int threads, size_t shared_bytes,
-                    uint64_t tiles) {
-  int per_sm = 1;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes) != cudaSuccess) {
-    cudaGetLastError();
-    per_sm = 1;
+wc_status ctas_per_sm(int *per_sm, const DeviceContext &context, Kernel kernel, int threads, size_t shared_bytes) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void *>, int> known;
+  const std::lock_guard lock(mutex);
+  const auto key = std::make_pair(context.device, reinterpret_cast<const void *>(kernel));
+  if (const auto found = known.find(key); found != known.end()) {
+    *per_sm = found->second;
+    return WC_OK;
   }
-  per_sm = std::clamp(per_sm, 1, tuning::kMaxCtasPerSm);
-  const uint64_t resident = uint64_t(context.multiprocessors) * per_sm;
-  return static_cast<int>(std::max<uint64_t>(1, std::min(tiles, resident)));
+  constexpr size_t kDefaultSharedLimit = 48 * 1024;
+  if (shared_bytes > kDefaultSharedLimit) {
+    const wc_status allowed = device_status(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+    if (allowed != WC_OK) return allowed;
+  }
+  int occupancy = 1;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, kernel, threads, shared_bytes) != cudaSuccess) {
+    cudaGetLastError();
+    occupancy = 1;
+  }
+  *per_sm = known[key] = std::clamp(occupancy, 1, tuning::kMaxCtasPerSm);
+  return WC_OK;
 }
 
-// Kernels needing over 48 KiB of dynamic shared memory must say so first.
-template <class Kernel>
-wc_status allow_shared_memory(Kernel kernel, size_t shared_bytes) {
-  constexpr size_t kDefaultLimit = 48 * 1024;
-  if (shared_bytes <= kDefaultLimit) return WC_OK;
-  return device_status(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
-}
-
+// Launches a persistent grid: enough CTAs to fill every SM as far as
+// occupancy allows, never more than there are tiles.
 template <class Kernel, class... Args>
 wc_status launch(const DeviceContext &context, Kernel kernel, int threads, size_t shared_bytes,
                  uint64_t tiles, cudaStream_t stream, const Args &...args) {
-  const wc_status allowed = allow_shared_memory(kernel, shared_bytes);
-  if (allowed != WC_OK) return allowed;
-  const int grid = persistent_grid(context, kernel, threads, shared_bytes, tiles);
+  int per_sm = 1;
+  const wc_status status = ctas_per_sm(&per_sm, context, kernel, threads, shared_bytes);
+  if (status != WC_OK) return status;
+  const uint64_t resident = uint64_t(context.multiprocessors) * per_sm;
+  const int grid = static_cast<int>(std::max<uint64_t>(1, std::min(tiles, resident)));
   kernel<<<grid, threads, shared_bytes, stream>>>(args...);
   return device_status(cudaGetLastError());
 }
