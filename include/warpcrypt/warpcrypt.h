@@ -62,7 +62,9 @@ typedef enum wc_status {
   WC_ERR_OUT_OF_MEMORY,
   WC_ERR_CRYPTO_LIBRARY,     /* OpenSSL or libsodium reported a failure */
   WC_ERR_DIGEST,             /* unknown message digest name for key derivation */
-  WC_ERR_DEVICE              /* a CUDA call failed (launch, copy, allocation on the device) */
+  WC_ERR_DEVICE,             /* a CUDA call failed (launch, copy, allocation on the device) */
+  WC_ERR_IO,                 /* reading the input or writing the output failed (wc_job.os_error says why) */
+  WC_ERR_CANCELLED           /* the progress callback asked the job to stop */
 } wc_status;
 
 /* A static English description of `status`; never NULL. */
@@ -112,7 +114,11 @@ typedef enum wc_backend {
   WC_BACKEND_GPU = 2,  /* CUDA; an error, never a silent fallback, without a device */
   /* The GPU's one-thread-per-block reference kernels: the bottom rung of the
    * optimisation ladder, for benchmarks and cross-checks, never for speed. */
-  WC_BACKEND_GPU_REFERENCE = 3
+  WC_BACKEND_GPU_REFERENCE = 3,
+  /* The streaming engine's CPU threads and GPU streams take chunks from one
+   * queue, so throughput approaches the sum of both. Modes the GPU cannot
+   * run use the CPU alone. */
+  WC_BACKEND_HYBRID = 4
 } wc_backend;
 
 WC_API const char *wc_backend_name(wc_backend backend);
@@ -132,10 +138,27 @@ typedef struct wc_options {
   unsigned threads;
   /* ECB and CBC: nonzero pads with PKCS#7 (OpenSSL's default); 0 is -nopad. */
   int padding;
+
+  /* The streaming engine, which moves host memory and files through the GPU
+   * (backends gpu, hybrid and auto). Zero values take the defaults. */
+  /* Bytes per chunk handed to one CPU thread or GPU stream. */
+  size_t chunk_bytes;
+  /* CUDA streams per device, each with its own pinned and device buffers. */
+  unsigned streams;
+  /* The devices to use, by CUDA ordinal; NULL means every device. A device
+   * may be listed more than once: each entry gets its own streams. */
+  const int *devices;
+  size_t device_count;
 } wc_options;
 
-/* Fills `options` with the defaults: auto backend, all cores, padding on.
- * Every call taking options also accepts NULL for the defaults. */
+/* The defaults of wc_options: chosen from the chunk-size and stream-count
+ * sweep on the H100 machine (docs/performance.md). */
+#define WC_DEFAULT_CHUNK_BYTES ((size_t)8 << 20)
+#define WC_DEFAULT_STREAMS 4
+
+/* Fills `options` with the defaults: auto backend, all cores, padding on,
+ * every device. Every call taking options also accepts NULL for the
+ * defaults. */
 WC_API void wc_options_init(wc_options *options);
 
 /* ------------------------------------------------------------------------ */
@@ -225,6 +248,78 @@ WC_API wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *ci
                                   const uint8_t *window, size_t window_len,
                                   uint64_t ciphertext_len, uint64_t offset,
                                   uint64_t length);
+
+/* ------------------------------------------------------------------------ */
+/* Jobs: buffers, file descriptors and files through the streaming engine   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Called as a job advances, from the engine's threads but never from two at
+ * once, about every 50 ms and once at the end. `total_bytes` is 0 where the
+ * input's size is unknown (a pipe). Returning nonzero cancels the job: it
+ * stops at the next chunk and returns WC_ERR_CANCELLED.
+ */
+typedef int (*wc_progress_fn)(void *user, uint64_t done_bytes, uint64_t total_bytes);
+
+typedef struct wc_job {
+  /* In: optional progress callback and its first argument. */
+  wc_progress_fn progress;
+  void *progress_user;
+  /* Out, filled whether the job succeeds or fails. */
+  uint64_t bytes_in;
+  uint64_t bytes_out;
+  double seconds;
+  uint64_t cpu_bytes; /* input bytes the CPU transformed */
+  uint64_t gpu_bytes; /* input bytes the GPUs transformed */
+  int os_error;       /* errno of a failed read or write (WC_ERR_IO), else 0 */
+} wc_job;
+
+WC_API void wc_job_init(wc_job *job);
+
+/* wc_encrypt and wc_decrypt with progress, cancellation and statistics;
+ * `job` may be NULL. */
+WC_API wc_status wc_encrypt_buffer(const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                                   uint8_t *out, size_t out_cap, size_t *out_len,
+                                   const uint8_t *key, size_t key_len,
+                                   const uint8_t *iv, size_t iv_len,
+                                   const uint8_t *in, size_t in_len);
+WC_API wc_status wc_decrypt_buffer(const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                                   uint8_t *out, size_t out_cap, size_t *out_len,
+                                   const uint8_t *key, size_t key_len,
+                                   const uint8_t *iv, size_t iv_len,
+                                   const uint8_t *in, size_t in_len);
+
+/*
+ * Transforms everything from `in_fd`'s current offset to its end and writes
+ * the result at `out_fd`'s current offset, leaving both offsets past the
+ * bytes read and written. Regular files are read and written at many offsets
+ * at once; pipes, sockets and terminals in order. Neither descriptor is
+ * closed. On failure the output may hold part of the result: the caller
+ * owns that file (wc_encrypt_file removes it).
+ */
+WC_API wc_status wc_encrypt_fd(const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                               int out_fd, int in_fd, const uint8_t *key, size_t key_len,
+                               const uint8_t *iv, size_t iv_len);
+WC_API wc_status wc_decrypt_fd(const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                               int out_fd, int in_fd, const uint8_t *key, size_t key_len,
+                               const uint8_t *iv, size_t iv_len);
+
+/*
+ * File to file. The output is written to a new temporary file in the target's
+ * directory and renamed over `out_path` only on success; on any failure,
+ * cancellation included, the temporary file is removed and `out_path` is
+ * left as it was. An output naming the input is refused
+ * (WC_ERR_INVALID_ARGUMENT). The temporary file is not removed if the process
+ * dies by a signal: a program that needs that installs its own handlers.
+ */
+WC_API wc_status wc_encrypt_file(const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                                 const char *out_path, const char *in_path,
+                                 const uint8_t *key, size_t key_len,
+                                 const uint8_t *iv, size_t iv_len);
+WC_API wc_status wc_decrypt_file(const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                                 const char *out_path, const char *in_path,
+                                 const uint8_t *key, size_t key_len,
+                                 const uint8_t *iv, size_t iv_len);
 
 /* ------------------------------------------------------------------------ */
 /* Keys from passphrases, as `openssl enc` derives them                     */

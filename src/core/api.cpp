@@ -4,12 +4,17 @@
 #include <cstring>
 #include <memory>
 
+#include "core/api_args.h"
 #include "core/backend_policy.h"
 #include "core/random_access.h"
 #include "core/stream_state.h"
 #include "cpu/kdf.h"
+#include "engine/jobs.h"
 
+using warpcrypt::key_material;
 using warpcrypt::KeyMaterial;
+using warpcrypt::options_or_default;
+using warpcrypt::overlaps_partially;
 using warpcrypt::StreamState;
 
 struct wc_ctx {
@@ -18,28 +23,12 @@ struct wc_ctx {
 
 namespace {
 
-wc_options options_or_default(const wc_options *options) {
-  wc_options resolved;
-  wc_options_init(&resolved);
-  return options != nullptr ? *options : resolved;
-}
-
-// out == in is in-place work and allowed; any other overlap is not.
-bool overlaps_partially(const uint8_t *out, size_t out_len, const uint8_t *in, size_t in_len) {
-  if (out == in || out == nullptr || in == nullptr) return false;
-  const auto o = reinterpret_cast<uintptr_t>(out);
-  const auto i = reinterpret_cast<uintptr_t>(in);
-  return o < i + in_len && i < o + out_len;
-}
-
-KeyMaterial key_material(const uint8_t *key, size_t key_len, const uint8_t *iv, size_t iv_len) {
-  return KeyMaterial{{key, key_len}, {iv, iv_len}};
-}
-
-wc_status crypt(wc_direction direction, const wc_options *options, const wc_cipher *cipher,
-                uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *key,
-                size_t key_len, const uint8_t *iv, size_t iv_len, const uint8_t *in,
-                size_t in_len) {
+// One-shot work on host buffers. `job` set: through the engine's jobs, with
+// progress, cancellation and statistics; else the plain stream state, which
+// costs nothing per call beyond the cipher itself.
+wc_status crypt(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                bool as_job, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
+                const uint8_t *iv, size_t iv_len, const uint8_t *in, size_t in_len) {
   if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *out_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
@@ -51,21 +40,30 @@ wc_status crypt(wc_direction direction, const wc_options *options, const wc_ciph
   if (status == WC_OK && in == nullptr && in_len != 0) status = WC_ERR_INVALID_ARGUMENT;
   if (status == WC_OK && overlaps_partially(out, touched, in, in_len)) status = WC_ERR_INVALID_ARGUMENT;
   if (status == WC_OK && out_cap < needed) status = WC_ERR_OUTPUT_TOO_SMALL;
+  const KeyMaterial material = key_material(key, key_len, iv, iv_len);
 
-  std::unique_ptr<StreamState> state;
-  if (status == WC_OK) {
-    status = StreamState::create(&state, resolved, *cipher, direction,
-                                 key_material(key, key_len, iv, iv_len));
+  size_t produced = 0;
+  if (as_job) {
+    warpcrypt::engine::JobMonitor monitor(job, in_len);
+    if (status == WC_OK) {
+      status = warpcrypt::engine::run_buffer_job(resolved, *cipher, direction, material, out, out_cap, &produced,
+                                                 in, in_len, monitor);
+    }
+    if (status != WC_OK) monitor.fail(status);
+    status = monitor.finish(status == WC_OK ? in_len : 0, status == WC_OK ? produced : 0);
+  } else {
+    std::unique_ptr<StreamState> state;
+    if (status == WC_OK) status = StreamState::create(&state, resolved, *cipher, direction, material);
+    size_t tail = 0;
+    if (status == WC_OK) status = state->update(out, out_cap, &produced, in, in_len);
+    if (status == WC_OK) status = state->finish(out + produced, out_cap - produced, &tail);
+    produced += tail;
   }
-  size_t body = 0;
-  size_t tail = 0;
-  if (status == WC_OK) status = state->update(out, out_cap, &body, in, in_len);
-  if (status == WC_OK) status = state->finish(out + body, out_cap - body, &tail);
   if (status != WC_OK) {
     wc_memzero(out, touched);
     return status;
   }
-  *out_len = body + tail;
+  *out_len = produced;
   return WC_OK;
 }
 
@@ -82,15 +80,27 @@ size_t wc_encrypt_bound(const wc_options *options, const wc_cipher *cipher, size
 wc_status wc_encrypt(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
                      size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
                      const uint8_t *iv, size_t iv_len, const uint8_t *in, size_t in_len) {
-  return crypt(WC_ENCRYPT, options, cipher, out, out_cap, out_len, key, key_len, iv, iv_len, in,
+  return crypt(WC_ENCRYPT, options, cipher, nullptr, false, out, out_cap, out_len, key, key_len, iv, iv_len, in,
                in_len);
 }
 
 wc_status wc_decrypt(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
                      size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
                      const uint8_t *iv, size_t iv_len, const uint8_t *in, size_t in_len) {
-  return crypt(WC_DECRYPT, options, cipher, out, out_cap, out_len, key, key_len, iv, iv_len, in,
+  return crypt(WC_DECRYPT, options, cipher, nullptr, false, out, out_cap, out_len, key, key_len, iv, iv_len, in,
                in_len);
+}
+
+wc_status wc_encrypt_buffer(const wc_options *options, const wc_cipher *cipher, wc_job *job, uint8_t *out,
+                            size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len, const uint8_t *iv,
+                            size_t iv_len, const uint8_t *in, size_t in_len) {
+  return crypt(WC_ENCRYPT, options, cipher, job, true, out, out_cap, out_len, key, key_len, iv, iv_len, in, in_len);
+}
+
+wc_status wc_decrypt_buffer(const wc_options *options, const wc_cipher *cipher, wc_job *job, uint8_t *out,
+                            size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len, const uint8_t *iv,
+                            size_t iv_len, const uint8_t *in, size_t in_len) {
+  return crypt(WC_DECRYPT, options, cipher, job, true, out, out_cap, out_len, key, key_len, iv, iv_len, in, in_len);
 }
 
 wc_status wc_ctx_new(wc_ctx **ctx, const wc_options *options, const wc_cipher *cipher,

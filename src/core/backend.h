@@ -49,6 +49,27 @@ class SequentialCipher {
   virtual wc_status transform_next(const uint8_t *in, uint8_t *out, size_t len) = 0;
 };
 
+// One worker of the streaming engine: a CPU thread, or a CUDA stream with
+// pinned and device buffers of its own. The engine hands a lane whole chunks,
+// from one thread at a time.
+class Lane {
+ public:
+  virtual ~Lane() = default;
+
+  // Host memory for one chunk (the capacity the lane was made with) that the
+  // lane transforms from and to at full speed: page-locked for a GPU lane.
+  // The engine reads file input straight into it. nullptr when memory for it
+  // runs out.
+  virtual uint8_t *staging() = 0;
+  // Whether transform() takes this host memory as it is; if not, the engine
+  // copies it through staging() (a GPU lane and pageable memory).
+  virtual bool reaches(const void *host) const = 0;
+  // RandomAccessCipher::transform_at for one chunk, at most the capacity.
+  virtual wc_status transform(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
+                              size_t len) = 0;
+  virtual wc_backend backend() const = 0;
+};
+
 // When a backend cuts transform_at's range into pieces every `piece` bytes,
 // the chain bytes of each: piece 0 takes `chain`; in the modes that chain on
 // ciphertext, piece i takes the 16 input bytes before it. They are read

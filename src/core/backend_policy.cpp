@@ -3,8 +3,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/secret_bytes.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/gpu_backend.h"
+#include "engine/lane_cipher.h"
 
 namespace warpcrypt {
 namespace {
@@ -33,31 +35,52 @@ constexpr BreakEven kBreakEven[] = {
     {"aes-256-ecb", WC_ENCRYPT, 256 * MiB},
 };
 
-// The automatic policy, decided per call: the GPU for page-locked host
-// memory from the mode's break-even size up; the CPU otherwise. Pageable
-// memory stays on the CPU: copying it through pinned staging buffers is
-// slower than all cores running OpenSSL (see docs/performance.md).
+// The automatic policy, decided per call: the engine's CPU and GPU lanes
+// together for page-locked host memory from the mode's break-even size up;
+// the CPU otherwise. Pageable memory stays on the CPU: copying it through
+// pinned staging buffers is slower than all cores running OpenSSL (see
+// docs/performance.md). The lanes are built on the first call that wants
+// them, so calls that never reach the break-even size never touch the GPU.
 class AutoRandomAccess final : public RandomAccessCipher {
  public:
-  AutoRandomAccess(std::unique_ptr<RandomAccessCipher> cpu, std::unique_ptr<RandomAccessCipher> gpu,
-                   size_t gpu_min_bytes)
-      : cpu_(std::move(cpu)), gpu_(std::move(gpu)), gpu_min_bytes_(gpu_min_bytes) {}
+  AutoRandomAccess(std::unique_ptr<RandomAccessCipher> cpu, engine::EngineShape shape, const wc_cipher &cipher,
+                   wc_direction direction, const KeyMaterial &key, size_t gpu_min_bytes)
+      : cpu_(std::move(cpu)), shape_(std::move(shape)), cipher_(cipher), direction_(direction), key_(key.key),
+        iv_(key.iv), gpu_min_bytes_(gpu_min_bytes) {}
 
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
                          size_t len) override {
-    const bool gpu_wins = len >= gpu_min_bytes_ && cuda::page_locked(in) && cuda::page_locked(out);
-    RandomAccessCipher &chosen = gpu_wins ? *gpu_ : *cpu_;
-    last_ = chosen.last_backend();
-    return chosen.transform_at(position, chain, in, out, len);
+    RandomAccessCipher *chosen = cpu_.get();
+    if (len >= gpu_min_bytes_ && cuda::page_locked(in) && cuda::page_locked(out)) {
+      if (!hybrid_ && !hybrid_failed_) {
+        const KeyMaterial key{{key_.data(), key_.size()}, {iv_.data(), iv_.size()}};
+        hybrid_failed_ = engine::make_lane_cipher(&hybrid_, shape_, cipher_, direction_, key) != WC_OK;
+      }
+      if (hybrid_) chosen = hybrid_.get();
+    }
+    const wc_status status = chosen->transform_at(position, chain, in, out, len);
+    last_ = chosen->last_backend();
+    return status;
   }
   wc_backend last_backend() const override { return last_; }
 
  private:
   std::unique_ptr<RandomAccessCipher> cpu_;
-  std::unique_ptr<RandomAccessCipher> gpu_;
+  std::unique_ptr<RandomAccessCipher> hybrid_;
+  bool hybrid_failed_ = false;  // no device after all: the CPU takes everything
+  engine::EngineShape shape_;
+  const wc_cipher &cipher_;
+  wc_direction direction_;
+  SecretBytes key_;
+  SecretBytes iv_;
   size_t gpu_min_bytes_;
   wc_backend last_ = WC_BACKEND_CPU;
 };
+
+bool gpu_can_run(const wc_cipher &cipher, wc_direction direction) {
+  int devices = 0;
+  return wc_device_count(&devices) == WC_OK && devices > 0 && auto_gpu_min_bytes(cipher, direction) != kNever;
+}
 
 }  // namespace
 
@@ -68,23 +91,36 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
   return kNever;
 }
 
+wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes) {
+  const bool gpu_wins = is_parallel(cipher, direction) && gpu_can_run(cipher, direction) &&
+                        input_bytes >= auto_gpu_min_bytes(cipher, direction);
+  return gpu_wins ? WC_BACKEND_HYBRID : WC_BACKEND_CPU;
+}
+
 wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, const KeyMaterial &key) {
+  const bool parallel = is_parallel(cipher, direction);
+  engine::EngineShape shape;
   switch (options.backend) {
     case WC_BACKEND_CPU:
       return cpu::make_cipher(out, options, cipher, direction, key);
     case WC_BACKEND_GPU:
     case WC_BACKEND_GPU_REFERENCE:
-      return cuda::make_cipher(out, options.backend, cipher, direction, key);
+    case WC_BACKEND_HYBRID: {
+      // Hybrid runs the sequential modes on the CPU; the GPU backends refuse
+      // them (the lanes report it).
+      if (!parallel && options.backend == WC_BACKEND_HYBRID) return cpu::make_cipher(out, options, cipher, direction, key);
+      const wc_status status = engine::resolve_shape(&shape, options, options.backend);
+      if (status != WC_OK) return status;
+      return engine::make_lane_cipher(&out->random_access, shape, cipher, direction, key);
+    }
     case WC_BACKEND_AUTO: {
-      const wc_status status = cpu::make_cipher(out, options, cipher, direction, key);
-      const size_t gpu_min_bytes = auto_gpu_min_bytes(cipher, direction);
-      if (status != WC_OK || !out->random_access || gpu_min_bytes == kNever) return status;
-      // No device, or a mode the GPU does not run: the CPU takes everything.
-      BackendCipher gpu;
-      if (cuda::make_cipher(&gpu, WC_BACKEND_GPU, cipher, direction, key) != WC_OK) return status;
-      out->random_access = std::make_unique<AutoRandomAccess>(std::move(out->random_access),
-                                                              std::move(gpu.random_access), gpu_min_bytes);
+      wc_status status = cpu::make_cipher(out, options, cipher, direction, key);
+      if (status != WC_OK || !parallel || !gpu_can_run(cipher, direction)) return status;
+      status = engine::resolve_shape(&shape, options, WC_BACKEND_HYBRID);
+      if (status != WC_OK) return status;
+      out->random_access = std::make_unique<AutoRandomAccess>(std::move(out->random_access), std::move(shape), cipher,
+                                                              direction, key, auto_gpu_min_bytes(cipher, direction));
       return WC_OK;
     }
   }

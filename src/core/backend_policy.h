@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "core/backend.h"
 
@@ -12,6 +13,11 @@ namespace warpcrypt {
 // Below this many bytes per call the CPU wins even for page-locked host
 // memory; SIZE_MAX where it always wins. See wc_auto_gpu_min_bytes.
 size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
+
+// The backend of a job (wc_*_buffer, wc_*_fd, wc_*_file) under auto: hybrid
+// where a device runs the mode and the input reaches its break-even size
+// (UINT64_MAX for a pipe of unknown length), else cpu.
+wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes);
 
 // Builds the cipher for options.backend:
 //  - cpu: always available;

@@ -27,6 +27,8 @@ const char *wc_status_string(wc_status status) {
     case WC_ERR_CRYPTO_LIBRARY: return "the underlying crypto library failed";
     case WC_ERR_DIGEST: return "unknown message digest";
     case WC_ERR_DEVICE: return "a CUDA operation failed";
+    case WC_ERR_IO: return "reading the input or writing the output failed";
+    case WC_ERR_CANCELLED: return "cancelled";
   }
   return "unknown status";
 }
@@ -42,6 +44,7 @@ const char *wc_backend_name(wc_backend backend) {
     case WC_BACKEND_CPU: return "cpu";
     case WC_BACKEND_GPU: return "gpu";
     case WC_BACKEND_GPU_REFERENCE: return "gpu-ref";
+    case WC_BACKEND_HYBRID: return "hybrid";
   }
   return "unknown";
 }
@@ -51,6 +54,14 @@ void wc_options_init(wc_options *options) {
   options->backend = WC_BACKEND_AUTO;
   options->threads = 0;
   options->padding = 1;
+  options->chunk_bytes = 0;
+  options->streams = 0;
+  options->devices = nullptr;
+  options->device_count = 0;
+}
+
+void wc_job_init(wc_job *job) {
+  if (job != nullptr) *job = wc_job{};
 }
 
 void wc_memzero(void *buf, size_t len) {

@@ -22,9 +22,18 @@ wc_status StreamState::create(std::unique_ptr<StreamState> *out, const wc_option
   BackendCipher backend_cipher;
   const wc_status status = make_backend_cipher(&backend_cipher, options, cipher, direction, key);
   if (status != WC_OK) return status;
-  out->reset(new (std::nothrow) StreamState(cipher, direction, options.padding != 0,
-                                            std::move(backend_cipher), key.iv));
+  return create(out, std::move(backend_cipher), options.padding != 0, cipher, direction, key.iv);
+}
+
+wc_status StreamState::create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher, bool padding,
+                              const wc_cipher &cipher, wc_direction direction, std::span<const uint8_t> iv) {
+  out->reset(new (std::nothrow) StreamState(cipher, direction, padding, std::move(backend_cipher), iv));
   return *out ? WC_OK : WC_ERR_OUT_OF_MEMORY;
+}
+
+void StreamState::start_at(uint64_t position, const uint8_t chain[16]) {
+  position_ = position;
+  std::copy_n(chain, 16, chain_.begin());
 }
 
 StreamState::StreamState(const wc_cipher &cipher, wc_direction direction, bool padding,

@@ -15,6 +15,16 @@ class StreamState {
   // Checks key and IV lengths, picks the backend and keys it.
   static wc_status create(std::unique_ptr<StreamState> *out, const wc_options &options,
                           const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key);
+  // The same around a backend cipher the caller built (the engine's jobs,
+  // whose lanes report progress).
+  static wc_status create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher, bool padding,
+                          const wc_cipher &cipher, wc_direction direction, std::span<const uint8_t> iv);
+
+  // Starts the stream at byte `position` instead of 0; `chain` is the 16
+  // bytes of IV || ciphertext before it. Only before the first update, and
+  // only for the parallel modes; the engine finishes a stream this way after
+  // its lanes have done the body.
+  void start_at(uint64_t position, const uint8_t chain[16]);
 
   wc_status update(uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in, size_t in_len);
   wc_status finish(uint8_t *out, size_t out_cap, size_t *out_len);

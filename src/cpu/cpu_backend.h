@@ -2,11 +2,18 @@
 // the parallel modes spread over a thread pool.
 #pragma once
 
+#include <memory>
+
 #include "core/backend.h"
 
 namespace warpcrypt::cpu {
 
 wc_status make_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                       wc_direction direction, const KeyMaterial &key);
+
+// One engine lane on the calling thread, for the parallel modes, with a
+// staging buffer of `capacity` bytes. nullptr if OpenSSL refuses the key.
+std::unique_ptr<Lane> make_lane(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
+                                size_t capacity);
 
 }  // namespace warpcrypt::cpu

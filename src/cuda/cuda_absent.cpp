@@ -7,7 +7,8 @@ namespace warpcrypt::cuda {
 
 bool page_locked(const void *) { return false; }
 
-wc_status make_cipher(BackendCipher *, wc_backend, const wc_cipher &, wc_direction, const KeyMaterial &) {
+wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *, int, unsigned, wc_backend, const wc_cipher &,
+                     wc_direction, const KeyMaterial &, size_t) {
   return WC_ERR_NO_DEVICE;
 }
 

@@ -1,151 +1,155 @@
 #include "cuda/gpu_backend.h"
 
 #include <algorithm>
-#include <array>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
 #include "core/stream_state.h"
 #include "cuda/device_context.h"
 #include "cuda/gpu_cipher.h"
-#include "cuda/tuning.h"
 
 namespace warpcrypt::cuda {
 namespace {
 
-// Two pinned staging buffers, two device buffers and two streams per device,
-// shared by every host-pointer call on it (one at a time). Allocated on first
-// use: pinning memory is slow.
-struct HostStaging {
-  std::mutex mutex;
-  bool ready = false;
-  std::array<cudaStream_t, 2> streams{};
-  std::array<uint8_t *, 2> pinned{};
-  std::array<uint8_t *, 2> device{};
-
-  wc_status ensure() {
-    if (ready) return WC_OK;
-    for (int s = 0; s < 2; ++s) {
-      if (cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking) != cudaSuccess ||
-          cudaMallocHost(&pinned[s], tuning::kHostStagingBytes) != cudaSuccess ||
-          cudaMalloc(&device[s], tuning::kHostStagingBytes) != cudaSuccess) {
-        return device_status(cudaErrorMemoryAllocation);
-      }
-    }
-    ready = true;
-    return WC_OK;
-  }
+// A lane's CUDA resources: one stream, and a pinned and a device buffer of
+// `capacity` bytes. Pinning memory costs milliseconds, so they are pooled per
+// device and reused by later jobs.
+struct LaneBuffers {
+  cudaStream_t stream = nullptr;
+  uint8_t *pinned = nullptr;
+  uint8_t *device = nullptr;
+  size_t capacity = 0;
 };
 
-HostStaging &staging_for(int device) {
-  static std::array<HostStaging, 64> staging;
-  return staging[static_cast<size_t>(device) % staging.size()];
-}
-
-class GpuRandomAccess final : public RandomAccessCipher {
+class LaneBufferPool {
  public:
-  GpuRandomAccess(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
-                  Implementation implementation, wc_backend backend)
-      : keyed_(cipher, direction, key, implementation), backend_(backend) {}
+  // The pools live until exit and are never destroyed: the CUDA runtime may be
+  // torn down before static destructors run.
+  static LaneBufferPool &for_device(int device) {
+    static std::mutex mutex;
+    static std::map<int, LaneBufferPool *> pools;
+    std::lock_guard lock(mutex);
+    LaneBufferPool *&pool = pools[device];
+    if (pool == nullptr) pool = new LaneBufferPool;
+    return *pool;
+  }
 
-  wc_backend last_backend() const override { return backend_; }
+  // Called with `device` current.
+  wc_status acquire(LaneBuffers *out, size_t capacity) {
+    {
+      std::lock_guard lock(mutex_);
+      for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if (it->capacity >= capacity) {
+          *out = *it;
+          free_.erase(it);
+          return WC_OK;
+        }
+      }
+    }
+    LaneBuffers fresh;
+    fresh.capacity = capacity;
+    if (cudaStreamCreateWithFlags(&fresh.stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaMallocHost(&fresh.pinned, capacity) != cudaSuccess || cudaMalloc(&fresh.device, capacity) != cudaSuccess) {
+      release_memory(fresh);
+      return device_status(cudaErrorMemoryAllocation);
+    }
+    *out = fresh;
+    return WC_OK;
+  }
 
-  // Host memory in, host memory out, through the GPU in staging-sized
-  // pieces on two streams. Page-locked buffers are copied to and from the
-  // GPU directly, so one piece's upload overlaps another's download;
-  // pageable ones go through pinned staging buffers, which the CPU fills
-  // and empties while the GPU works on the other piece.
-  wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
-                         size_t len) override {
-    if (len == 0) return WC_OK;
-    const DeviceContext *context = current_device_context();
-    if (context == nullptr) return WC_ERR_NO_DEVICE;
-    HostStaging &staging = staging_for(context->device);
-    std::lock_guard lock(staging.mutex);
-    wc_status status = staging.ensure();
-    if (status != WC_OK) return status;
-
-    const std::vector<uint8_t> chains = piece_chains(*keyed_.cipher, chain, in, len, tuning::kHostStagingBytes);
-    if (page_locked(in) && page_locked(out)) return transform_page_locked(staging, position, chains, in, out, len);
-    return transform_staged(staging, position, chains, in, out, len);
+  void release(const LaneBuffers &buffers) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(buffers);
   }
 
  private:
-  // Queues one piece on `stream`: upload, transform in place on the device,
-  // download. `from` and `to` are page-locked host memory.
-  wc_status queue_piece(const HostStaging &staging, int slot, uint64_t position, const uint8_t *chain,
-                        const uint8_t *from, uint8_t *to, size_t n) const {
-    cudaStream_t stream = staging.streams[slot];
-    uint8_t *device = staging.device[slot];
-    wc_status status = device_status(cudaMemcpyAsync(device, from, n, cudaMemcpyHostToDevice, stream));
-    if (status == WC_OK) status = transform_device(keyed_, position, chain, device, device, n, stream);
-    if (status == WC_OK) status = device_status(cudaMemcpyAsync(to, device, n, cudaMemcpyDeviceToHost, stream));
-    return status;
+  static void release_memory(const LaneBuffers &buffers) {
+    if (buffers.device != nullptr) cudaFree(buffers.device);
+    if (buffers.pinned != nullptr) cudaFreeHost(buffers.pinned);
+    if (buffers.stream != nullptr) cudaStreamDestroy(buffers.stream);
+    cudaGetLastError();
   }
 
-  // The caller's buffers are page-locked: every piece is queued straight
-  // from and to them, alternating streams, then both streams are awaited.
-  wc_status transform_page_locked(const HostStaging &staging, uint64_t position, const std::vector<uint8_t> &chains,
-                                  const uint8_t *in, uint8_t *out, size_t len) const {
-    const size_t piece = tuning::kHostStagingBytes;
-    wc_status status = WC_OK;
-    for (size_t i = 0, offset = 0; offset < len && status == WC_OK; ++i, offset += piece) {
-      status = queue_piece(staging, static_cast<int>(i % 2), position + offset, &chains[16 * i], in + offset,
-                           out + offset, std::min(piece, len - offset));
-    }
-    for (cudaStream_t stream : staging.streams) {
-      const wc_status synced = device_status(cudaStreamSynchronize(stream));
-      if (status == WC_OK) status = synced;
-    }
-    return status;
-  }
-
-  // Pageable buffers: each piece is copied into a pinned staging buffer and
-  // back out of it once its stream is done, the two slots alternating.
-  wc_status transform_staged(const HostStaging &staging, uint64_t position, const std::vector<uint8_t> &chains,
-                             const uint8_t *in, uint8_t *out, size_t len) const {
-    const size_t piece = tuning::kHostStagingBytes;
-    struct InFlight {
-      size_t offset = 0;
-      size_t len = 0;
-    };
-    std::array<InFlight, 2> in_flight{};
-    auto drain = [&](int slot) {
-      if (in_flight[slot].len == 0) return WC_OK;
-      const wc_status synced = device_status(cudaStreamSynchronize(staging.streams[slot]));
-      if (synced == WC_OK) std::memcpy(out + in_flight[slot].offset, staging.pinned[slot], in_flight[slot].len);
-      in_flight[slot] = {};
-      return synced;
-    };
-    wc_status status = WC_OK;
-    for (size_t i = 0, offset = 0; offset < len && status == WC_OK; ++i, offset += piece) {
-      const int slot = static_cast<int>(i % 2);
-      status = drain(slot);
-      if (status != WC_OK) break;
-      const size_t n = std::min(piece, len - offset);
-      std::memcpy(staging.pinned[slot], in + offset, n);
-      status = queue_piece(staging, slot, position + offset, &chains[16 * i], staging.pinned[slot],
-                           staging.pinned[slot], n);
-      in_flight[slot] = {offset, n};
-    }
-    for (int slot = 0; slot < 2; ++slot) {
-      const wc_status drained = drain(slot);
-      if (status == WC_OK) status = drained;
-    }
-    // The staging buffers held plaintext.
-    for (uint8_t *pinned : staging.pinned) wc_memzero(pinned, std::min(len, piece));
-    return status;
-  }
-
-  KeyedGpuCipher keyed_;
-  wc_backend backend_;
+  std::mutex mutex_;
+  std::vector<LaneBuffers> free_;
 };
 
-int usable_devices() {
-  int count = 0;
-  return wc_device_count(&count) == WC_OK ? count : 0;
-}
+// Makes `device` current for a scope and restores the caller's device after:
+// lanes run on the caller's thread too, whose current device is its own.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    status_ = device_status(cudaSetDevice(device));
+  }
+  ~CurrentDevice() {
+    if (previous_ >= 0) cudaSetDevice(previous_);
+  }
+  CurrentDevice(const CurrentDevice &) = delete;
+  CurrentDevice &operator=(const CurrentDevice &) = delete;
+  wc_status status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  wc_status status_ = WC_OK;
+};
+
+// One stream of one device. Each chunk is uploaded, transformed in place in
+// device memory and downloaded on the lane's stream; the engine runs several
+// lanes per device, so one lane's upload overlaps another's kernel and a
+// third's download.
+class GpuLane final : public Lane {
+ public:
+  GpuLane(int device, std::shared_ptr<const KeyedGpuCipher> keyed, const LaneBuffers &buffers, wc_backend backend)
+      : device_(device), keyed_(std::move(keyed)), buffers_(buffers), backend_(backend) {}
+
+  ~GpuLane() override {
+    // Both buffers held plaintext; wipe what was used before the pool hands
+    // them to another job.
+    const CurrentDevice on_lane_device(device_);
+    if (used_ != 0 && on_lane_device.status() == WC_OK) {
+      cudaMemsetAsync(buffers_.device, 0, used_, buffers_.stream);
+      cudaStreamSynchronize(buffers_.stream);
+    }
+    cudaGetLastError();
+    wc_memzero(buffers_.pinned, used_);
+    LaneBufferPool::for_device(device_).release(buffers_);
+  }
+
+  uint8_t *staging() override { return buffers_.pinned; }
+  bool reaches(const void *host) const override { return host == buffers_.pinned || page_locked(host); }
+
+  wc_status transform(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
+                      size_t len) override {
+    if (len == 0) return WC_OK;
+    used_ = std::max(used_, len);
+    const CurrentDevice on_lane_device(device_);
+    wc_status status = on_lane_device.status();
+    cudaStream_t stream = buffers_.stream;
+    if (status == WC_OK) {
+      status = device_status(cudaMemcpyAsync(buffers_.device, in, len, cudaMemcpyHostToDevice, stream));
+    }
+    if (status == WC_OK) {
+      status = transform_device(*keyed_, position, chain, buffers_.device, buffers_.device, len, stream);
+    }
+    if (status == WC_OK) {
+      status = device_status(cudaMemcpyAsync(out, buffers_.device, len, cudaMemcpyDeviceToHost, stream));
+    }
+    const wc_status synced = device_status(cudaStreamSynchronize(stream));
+    return status != WC_OK ? status : synced;
+  }
+
+  wc_backend backend() const override { return backend_; }
+
+ private:
+  int device_;
+  std::shared_ptr<const KeyedGpuCipher> keyed_;
+  LaneBuffers buffers_;
+  wc_backend backend_;
+  size_t used_ = 0;
+};
 
 }  // namespace
 
@@ -158,13 +162,26 @@ bool page_locked(const void *host) {
   return attributes.type == cudaMemoryTypeHost;
 }
 
-wc_status make_cipher(BackendCipher *out, wc_backend backend, const wc_cipher &cipher,
-                      wc_direction direction, const KeyMaterial &key) {
-  if (usable_devices() == 0) return WC_ERR_NO_DEVICE;
+wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, wc_backend backend,
+                     const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key, size_t capacity) {
+  int devices = 0;
+  if (wc_device_count(&devices) != WC_OK || devices == 0) return WC_ERR_NO_DEVICE;
+  if (device < 0 || device >= devices) return WC_ERR_INVALID_ARGUMENT;
   if (!gpu_supports(cipher, direction)) return WC_ERR_BACKEND_UNAVAILABLE;
+  const CurrentDevice on_device(device);
+  wc_status status = on_device.status();
+  if (status != WC_OK) return status;
+  if (current_device_context() == nullptr) return WC_ERR_DEVICE;
   const Implementation implementation =
       backend == WC_BACKEND_GPU_REFERENCE ? Implementation::reference : Implementation::optimized;
-  out->random_access = std::make_unique<GpuRandomAccess>(cipher, direction, key, implementation, backend);
+  auto keyed = std::make_shared<const KeyedGpuCipher>(cipher, direction, key, implementation);
+  LaneBufferPool &pool = LaneBufferPool::for_device(device);
+  for (unsigned i = 0; i < count; ++i) {
+    LaneBuffers buffers;
+    status = pool.acquire(&buffers, capacity);
+    if (status != WC_OK) return status;
+    out->push_back(std::make_unique<GpuLane>(device, keyed, buffers, backend));
+  }
   return WC_OK;
 }
 

@@ -28,8 +28,4 @@ inline constexpr int kBatchThreads = 128;
 // tail effects without hiding more latency.
 inline constexpr int kMaxCtasPerSm = 8;
 
-// Host-pointer work goes through the GPU in pieces of this size, two in
-// flight, so copies in one direction overlap the kernel and the other copy.
-inline constexpr size_t kHostStagingBytes = size_t{32} << 20;
-
 }  // namespace warpcrypt::cuda::tuning

@@ -1,5 +1,6 @@
 #include "arguments.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "cli_error.h"
@@ -24,14 +25,73 @@ wc_backend parse_backend(const std::string &name, bool allow_reference) {
   if (name == "auto") return WC_BACKEND_AUTO;
   if (name == "cpu") return WC_BACKEND_CPU;
   if (name == "gpu") return WC_BACKEND_GPU;
+  if (name == "hybrid") return WC_BACKEND_HYBRID;
   if (allow_reference && name == "gpu-ref") return WC_BACKEND_GPU_REFERENCE;
-  throw CliError("unknown backend '" + name + "' (use auto, cpu or gpu" + (allow_reference ? " or gpu-ref)" : ")"));
+  throw CliError("unknown backend '" + name + "' (use auto, cpu, gpu or hybrid" +
+                 (allow_reference ? " or gpu-ref)" : ")"));
 }
 
 unsigned parse_thread_count(const std::string &text) {
   const auto threads = static_cast<unsigned>(parse_unsigned(text, "--threads", 4096));
   if (threads == 0) throw CliError("--threads must be at least 1");
   return threads;
+}
+
+}  // namespace warpcrypt::cli
+
+namespace warpcrypt::cli {
+
+const char *const kEngineFlagsUsage =
+    "  --chunk-size N[K|M|G] bytes per chunk handed to a CPU thread or GPU stream\n"
+    "  --streams N           CUDA streams per device\n"
+    "  --devices all|0,1     the GPUs to use (default all)\n";
+
+uint64_t parse_size(const std::string &text, const std::string &flag) {
+  if (text.empty()) throw CliError("invalid size '' for " + flag);
+  unsigned shift = 0;
+  switch (text.back()) {
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
+    default: break;
+  }
+  const std::string digits = shift != 0 ? text.substr(0, text.size() - 1) : text;
+  const uint64_t value = parse_unsigned(digits, flag, UINT64_MAX >> shift);
+  return value << shift;
+}
+
+bool parse_engine_flag(const std::vector<std::string> &args, size_t &i, EngineFlags &flags) {
+  const std::string &arg = args[i];
+  if (arg == "--chunk-size") {
+    const uint64_t bytes = parse_size(take_value(args, i), arg);
+    if (bytes == 0 || bytes % 4096 != 0 || bytes > (uint64_t{1} << 30)) {
+      throw CliError("--chunk-size must be a multiple of 4K, at most 1G");
+    }
+    flags.chunk_bytes = static_cast<size_t>(bytes);
+  } else if (arg == "--streams") {
+    flags.streams = static_cast<unsigned>(parse_unsigned(take_value(args, i), arg, 64));
+    if (flags.streams == 0) throw CliError("--streams must be at least 1");
+  } else if (arg == "--devices") {
+    const std::string &list = take_value(args, i);
+    flags.devices.clear();
+    if (list == "all") return true;
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = std::min(list.find(',', start), list.size());
+      flags.devices.push_back(static_cast<int>(parse_unsigned(list.substr(start, comma - start), arg, 1023)));
+      start = comma + 1;
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void apply_engine_flags(const EngineFlags &flags, wc_options *options) {
+  options->chunk_bytes = flags.chunk_bytes;
+  options->streams = flags.streams;
+  options->devices = flags.devices.empty() ? nullptr : flags.devices.data();
+  options->device_count = flags.devices.size();
 }
 
 }  // namespace warpcrypt::cli

@@ -17,8 +17,24 @@ const std::string &take_value(const std::vector<std::string> &args, size_t &i);
 // A decimal number up to `max`, or CliError naming `flag`.
 uint64_t parse_unsigned(const std::string &text, const std::string &flag, uint64_t max);
 
-// auto, cpu, gpu; and gpu-ref where `allow_reference` (speed only).
+// auto, cpu, gpu, hybrid; and gpu-ref where `allow_reference` (speed only).
 wc_backend parse_backend(const std::string &name, bool allow_reference = false);
 unsigned parse_thread_count(const std::string &text);
+
+// A byte count with an optional K, M or G suffix (powers of 1024).
+uint64_t parse_size(const std::string &text, const std::string &flag);
+
+// The streaming engine's flags, shared by enc and speed.
+struct EngineFlags {
+  size_t chunk_bytes = 0;    // --chunk-size; 0: the library default
+  unsigned streams = 0;      // --streams; 0: the library default
+  std::vector<int> devices;  // --devices; empty: all
+};
+// Consumes args[i] (and its value) if it is an engine flag.
+bool parse_engine_flag(const std::vector<std::string> &args, size_t &i, EngineFlags &flags);
+// The library options for these flags; `flags` must outlive the result.
+void apply_engine_flags(const EngineFlags &flags, wc_options *options);
+
+extern const char *const kEngineFlagsUsage;
 
 }  // namespace warpcrypt::cli

@@ -1,8 +1,11 @@
 // `warpcrypt enc`: a drop-in for `openssl enc` on the shared ciphers.
-#include <chrono>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <memory>
+#include <string>
 #include <vector>
 
 #include "cli_error.h"
@@ -10,17 +13,13 @@
 #include "enc_options.h"
 #include "file_io.h"
 #include "key_setup.h"
+#include "progress.h"
 
 namespace warpcrypt::cli {
 namespace {
 
-// Large enough that one update keeps every core busy (the CPU backend splits
-// it into 64 KiB+ chunks), small enough to stream files of any size.
-constexpr size_t kIoChunk = 16 << 20;
-
-struct CtxDeleter {
-  void operator()(wc_ctx *ctx) const { wc_ctx_free(ctx); }
-};
+// Random-access decryption reads and decrypts at most this much at a time.
+constexpr uint64_t kRangePiece = uint64_t{64} << 20;
 
 // Printed after success only, so a failing run keeps to its one error line.
 void warn_about_legacy_kdf(const EncOptions &options, const KeyMaterialBytes &material) {
@@ -41,12 +40,65 @@ const char *direction_word(wc_direction direction) {
   return direction == WC_ENCRYPT ? "encryption" : "decryption";
 }
 
+// What failed, in words: an I/O failure names errno's reason.
+std::string describe_failure(wc_status status, const wc_job &job, const char *what) {
+  if (status == WC_ERR_IO && job.os_error != 0) return std::string(what) + ": " + std::strerror(job.os_error);
+  if (status == WC_ERR_IO) return std::string(what) + ": the input changed size while it was read";
+  return std::string(what) + ": " + wc_status_string(status);
+}
+
+// `enc -d --offset N --length M`: only the ciphertext blocks the range needs
+// are read, a piece at a time.
+void decrypt_range(const EncOptions &options, const wc_options &lib_options, const KeyMaterialBytes &material,
+                   InputFile &input) {
+  if (options.direction != WC_DECRYPT) throw CliError("--offset and --length work only when decrypting (-d)");
+  if (!wc_cipher_has_random_access(options.cipher)) {
+    throw CliError(std::string(wc_cipher_name(options.cipher)) + " has no random access: its keystream is sequential");
+  }
+  if (!S_ISREG(input.status().st_mode)) throw CliError("--offset and --length need a regular input file");
+  const off_t header = lseek(input.fd(), 0, SEEK_CUR);
+  if (header < 0) throw_system_error("cannot seek input", input.display_name());
+  const uint64_t ciphertext_len = static_cast<uint64_t>(input.status().st_size - header);
+  const uint64_t first = options.range_offset.value_or(0);
+  const uint64_t length = options.range_length.value_or(UINT64_MAX - first);
+  const uint64_t end = first + std::min(length, UINT64_MAX - first);
+
+  OutputFile output(options.out_path, input);
+  std::vector<uint8_t> window;
+  std::vector<uint8_t> plain;
+  const size_t key_len = wc_cipher_key_len(options.cipher);
+  const size_t iv_len = wc_cipher_iv_len(options.cipher);
+  for (uint64_t at = first; at < end;) {
+    const uint64_t want = std::min(kRangePiece, end - at);
+    uint64_t window_offset = 0;
+    uint64_t window_len = 0;
+    check(wc_range_window(&lib_options, options.cipher, &window_offset, &window_len, ciphertext_len, at, want),
+          "bad range");
+    if (window_len == 0) break;  // past the end of the ciphertext
+    window.resize(window_len);
+    const ssize_t got = pread(input.fd(), window.data(), window_len, static_cast<off_t>(header + window_offset));
+    if (got < 0) throw_system_error("cannot read input", input.display_name());
+    if (static_cast<uint64_t>(got) != window_len) throw CliError("input changed size while it was read");
+    plain.resize(want);
+    size_t produced = 0;
+    check(wc_decrypt_range(&lib_options, options.cipher, plain.data(), plain.size(), &produced, material.key.data(),
+                           key_len, material.iv.data(), iv_len, window.data(), window.size(), ciphertext_len, at,
+                           want),
+          "decryption failed");
+    output.write(plain.data(), produced);
+    wc_memzero(plain.data(), produced);
+    if (produced < want) break;  // the plaintext ended inside this piece
+    at += want;
+  }
+  output.commit();
+}
+
 }  // namespace
 
 int run_enc(const std::vector<std::string> &args) {
   const EncOptions options = parse_enc_options(args);
   if (options.help) {
-    std::fputs(kEncUsage, stdout);
+    std::printf(kEncUsage, kEngineFlagsUsage);
     return 0;
   }
   if (options.list_ciphers) {
@@ -69,58 +121,45 @@ int run_enc(const std::vector<std::string> &args) {
   lib_options.backend = options.backend;
   lib_options.threads = options.threads;
   lib_options.padding = options.padding ? 1 : 0;
+  apply_engine_flags(options.engine, &lib_options);
 
-  wc_ctx *raw_ctx = nullptr;
-  const wc_status created =
-      wc_ctx_new(&raw_ctx, &lib_options, options.cipher, options.direction, material.key.data(),
-                 wc_cipher_key_len(options.cipher), material.iv.data(),
-                 wc_cipher_iv_len(options.cipher));
-  check(created, std::string("cannot start ") + wc_cipher_name(options.cipher) + " " +
-                     direction_word(options.direction) + " on backend " +
-                     wc_backend_name(options.backend));
-  const std::unique_ptr<wc_ctx, CtxDeleter> ctx(raw_ctx);
+  if (options.range_offset || options.range_length) {
+    decrypt_range(options, lib_options, material, input);
+    warn_about_legacy_kdf(options, material);
+    return 0;
+  }
 
   OutputFile output(options.out_path, input);
-  uint64_t bytes_in = material.header_bytes_read;
-  uint64_t bytes_out = 0;
   if (material.write_salt_header) {
     output.write(reinterpret_cast<const uint8_t *>(kSaltMagic), 8);
     output.write(material.salt->data(), material.salt->size());
-    bytes_out += 8 + material.salt->size();
   }
 
-  const auto started = std::chrono::steady_clock::now();
-  std::vector<uint8_t> in_buf(kIoChunk);
-  std::vector<uint8_t> out_buf(kIoChunk + WC_MAX_BLOCK_LEN);
-  const char *failure = options.direction == WC_ENCRYPT ? "encryption failed" : "decryption failed";
-  for (;;) {
-    const size_t got = input.read_up_to(in_buf.data(), in_buf.size());
-    size_t produced = 0;
-    check(wc_ctx_update(ctx.get(), out_buf.data(), out_buf.size(), &produced, in_buf.data(), got),
-          failure);
-    output.write(out_buf.data(), produced);
-    bytes_in += got;
-    bytes_out += produced;
-    if (got < in_buf.size()) break;
+  wc_job job;
+  wc_job_init(&job);
+  ProgressBar progress(!options.quiet && (options.progress || isatty(STDERR_FILENO)));
+  progress.attach(&job);
+  const auto run = options.direction == WC_ENCRYPT ? wc_encrypt_fd : wc_decrypt_fd;
+  const wc_status status = run(&lib_options, options.cipher, &job, output.fd(), input.fd(), material.key.data(),
+                               wc_cipher_key_len(options.cipher), material.iv.data(), wc_cipher_iv_len(options.cipher));
+  progress.finish();
+  if (status != WC_OK) {
+    const bool startup = status == WC_ERR_NO_DEVICE || status == WC_ERR_BACKEND_UNAVAILABLE;
+    const std::string what = startup ? std::string("cannot run ") + wc_cipher_name(options.cipher) + " " +
+                                           direction_word(options.direction) + " on backend " +
+                                           wc_backend_name(options.backend)
+                             : options.direction == WC_ENCRYPT ? "encryption failed"
+                                                               : "decryption failed";
+    throw CliError(describe_failure(status, job, what.c_str()));
   }
-  size_t produced = 0;
-  check(wc_ctx_final(ctx.get(), out_buf.data(), out_buf.size(), &produced), failure);
-  output.write(out_buf.data(), produced);
-  bytes_out += produced;
   output.commit();
-  wc_memzero(out_buf.data(), out_buf.size());
-  wc_memzero(in_buf.data(), in_buf.size());
   warn_about_legacy_kdf(options, material);
 
-  if (options.verbose) {
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    std::fprintf(stderr,
-                 "warpcrypt: %s %s on %s: %llu bytes read, %llu bytes written, %.3f s, %.2f GB/s\n",
-                 wc_cipher_name(options.cipher), direction_word(options.direction),
-                 wc_backend_name(wc_ctx_backend(ctx.get())),
-                 static_cast<unsigned long long>(bytes_in), static_cast<unsigned long long>(bytes_out),
-                 seconds, seconds > 0 ? static_cast<double>(bytes_in) / seconds / 1e9 : 0.0);
+  if (options.verbose || options.stats) {
+    job.bytes_in += material.header_bytes_read;
+    if (material.write_salt_header) job.bytes_out += 8 + material.salt->size();
+    const std::string what = std::string(wc_cipher_name(options.cipher)) + " " + direction_word(options.direction);
+    print_job_stats(what.c_str(), job);
   }
   return 0;
 }

@@ -17,9 +17,14 @@ const char *const kEncUsage =
     "  -p, -P                print salt, key and IV (-P: then exit)\n"
     "  -in FILE, -out FILE   default stdin and stdout; output is written atomically\n"
     "  -nopad                no PKCS#7 padding for ECB and CBC\n"
-    "  --backend auto|cpu|gpu  where the work runs (default auto)\n"
-    "  --threads N           CPU threads (default: all cores)\n"
-    "  -v, -q                verbose / quiet\n"
+    "  --offset N, --length M  with -d: decrypt only plaintext bytes [N, N+M),\n"
+    "                        reading only the blocks they need (not OFB)\n"
+    "  --backend auto|cpu|gpu|hybrid  where the work runs (default auto)\n"
+    "  --threads N           CPU threads (default: the cores the GPUs leave)\n"
+    "%s"
+    "  --progress            progress bar on stderr (default: when it is a terminal)\n"
+    "  --stats               a summary line: bytes, seconds, GB/s, share per backend\n"
+    "  -v, -q                verbose (includes --stats) / quiet (no progress bar)\n"
     "  -list                 list the ciphers\n";
 
 namespace {
@@ -61,6 +66,11 @@ EncOptions parse_enc_options(const std::vector<std::string> &args) {
     else if (arg == "-P") o.key_print = KeyPrint::print_and_exit;
     else if (arg == "--backend") o.backend = parse_backend(value());
     else if (arg == "--threads") o.threads = parse_thread_count(value());
+    else if (parse_engine_flag(args, i, o.engine)) continue;
+    else if (arg == "--offset") o.range_offset = parse_size(value(), arg);
+    else if (arg == "--length") o.range_length = parse_size(value(), arg);
+    else if (arg == "--progress") o.progress = true;
+    else if (arg == "--stats") o.stats = true;
     else if (arg == "-v") o.verbose = true;
     else if (arg == "-q") o.quiet = true;
     else if (arg == "-list" || arg == "-ciphers") o.list_ciphers = true;

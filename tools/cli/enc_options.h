@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "arguments.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt::cli {
@@ -29,6 +30,11 @@ struct EncOptions {
   KeyPrint key_print = KeyPrint::none;
   wc_backend backend = WC_BACKEND_AUTO;
   unsigned threads = 0;
+  EngineFlags engine;
+  std::optional<uint64_t> range_offset;  // --offset: random-access decryption
+  std::optional<uint64_t> range_length;  // --length
+  bool progress = false;                 // --progress, even when stderr is not a terminal
+  bool stats = false;
   bool verbose = false;
   bool quiet = false;
   bool list_ciphers = false;

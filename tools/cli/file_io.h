@@ -25,6 +25,7 @@ class InputFile {
   size_t read_up_to(uint8_t *buf, size_t len);
   const std::string &display_name() const { return name_; }
   const struct stat &status() const { return stat_; }
+  int fd() const { return fd_; }
 
  private:
   int fd_;
@@ -43,6 +44,9 @@ class OutputFile {
   OutputFile &operator=(const OutputFile &) = delete;
 
   void write(const uint8_t *data, size_t len);
+  // For the library's descriptor jobs, which write at the current offset.
+  int fd() const { return fd_; }
+  const std::string &display_name() const { return target_; }
   // Flushes and moves the finished file into place.
   void commit();
 

@@ -1,0 +1,365 @@
+#include "engine/fd_pipeline.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/backend_policy.h"
+#include "core/stream_state.h"
+#include "engine/fd_io.h"
+#include "engine/lane_set.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+// One end of the job: a regular file is addressed by offset from `base`;
+// anything else (pipe, terminal, socket, device) in order.
+struct Endpoint {
+  int fd = -1;
+  bool seekable = false;
+  uint64_t base = 0;
+  uint64_t size = 0;  // regular files: the bytes from base to the end
+};
+
+wc_status open_endpoint(Endpoint *end, int fd) {
+  struct stat status{};
+  if (fstat(fd, &status) != 0) return WC_ERR_IO;
+  end->fd = fd;
+  end->seekable = S_ISREG(status.st_mode);
+  if (end->seekable) {
+    const off_t offset = lseek(fd, 0, SEEK_CUR);
+    if (offset < 0) return WC_ERR_IO;
+    end->base = static_cast<uint64_t>(offset);
+    end->size = static_cast<uint64_t>(std::max<off_t>(0, status.st_size - offset));
+  }
+  return WC_OK;
+}
+
+wc_status io_error(JobMonitor &monitor) {
+  monitor.fail(WC_ERR_IO, errno);
+  return WC_ERR_IO;
+}
+
+// The bytes at the end of a `total`-byte input that the lanes leave to the
+// edge: a partial block of the block modes, and in padded decryption the
+// last whole block, whose padding must be checked.
+size_t edge_len(const wc_cipher &cipher, wc_direction direction, bool padding, uint64_t total) {
+  const size_t granularity = segment_granularity(cipher, direction);
+  size_t tail = static_cast<size_t>(total % granularity);
+  if (tail == 0 && total != 0 && padding && is_padded(cipher) && direction == WC_DECRYPT) tail = granularity;
+  return tail;
+}
+
+// The stream's end, after the lanes' body: PKCS#7 padding added or checked,
+// a last partial block, through a one-thread CPU stream started where the
+// body ends. Writes at most len + 16 bytes to `out` (which may be `in`).
+class Edge {
+ public:
+  Edge(const wc_options &options, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key)
+      : options_(options), cipher_(cipher), direction_(direction), key_(key) {
+    options_.backend = WC_BACKEND_CPU;
+    options_.threads = 1;
+  }
+
+  // Whether the stream needs an edge after `tail` bytes are left over.
+  bool needed(size_t tail) const { return tail != 0 || (is_padded(cipher_) && options_.padding != 0); }
+
+  wc_status run(uint64_t position, const uint8_t chain[16], const uint8_t *in, size_t len, uint8_t *out,
+                size_t *out_len) const {
+    std::unique_ptr<StreamState> state;
+    wc_status status = StreamState::create(&state, options_, cipher_, direction_, key_);
+    if (status != WC_OK) return status;
+    state->start_at(position, chain);
+    size_t body = 0;
+    size_t last = 0;
+    status = state->update(out, len + 16, &body, in, len);
+    if (status == WC_OK) status = state->finish(out + body, 16, &last);
+    *out_len = body + last;
+    return status;
+  }
+
+ private:
+  wc_options options_;
+  const wc_cipher &cipher_;
+  wc_direction direction_;
+  const KeyMaterial &key_;
+};
+
+// Output in chunk order for descriptors that have no offsets; at each
+// chunk's offset for regular files, from any lane at any time.
+class Writer {
+ public:
+  Writer(const Endpoint &out, JobMonitor &monitor) : out_(out), monitor_(monitor) {}
+
+  wc_status write(size_t chunk, uint64_t position, const uint8_t *data, size_t len) {
+    if (out_.seekable) {
+      return pwrite_fully(out_.fd, data, len, out_.base + position) ? WC_OK : io_error(monitor_);
+    }
+    std::unique_lock lock(mutex_);
+    // A stopped job never writes this chunk's turn away: poll for the stop.
+    while (next_ != chunk) {
+      if (monitor_.stopped()) return WC_OK;
+      turn_.wait_for(lock, std::chrono::milliseconds(20));
+    }
+    const bool written = write_fully(out_.fd, data, len);
+    ++next_;
+    turn_.notify_all();
+    return written ? WC_OK : io_error(monitor_);
+  }
+
+ private:
+  const Endpoint &out_;
+  JobMonitor &monitor_;
+  std::mutex mutex_;
+  std::condition_variable turn_;
+  size_t next_ = 0;
+};
+
+// What one lane does with one chunk once its input sits in the lane's
+// staging buffer: transform the body in place, run the edge after the last
+// body, write the result.
+struct ChunkWork {
+  size_t index = 0;
+  uint64_t position = 0;  // stream byte of the body's first byte
+  size_t body = 0;
+  size_t tail = 0;        // edge bytes after the body (last chunk only)
+  bool last = false;
+  std::array<uint8_t, 16> chain{};       // IV || ciphertext before `position`
+  std::array<uint8_t, 16> edge_chain{};  // ... before position + body
+};
+
+class Pipeline {
+ public:
+  Pipeline(const wc_options &options, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
+           const Endpoint &in, const Endpoint &out, JobMonitor &monitor)
+      : cipher_(cipher), direction_(direction), key_(key), padding_(options.padding != 0), in_(in),
+        edge_(options, cipher, direction, key), writer_(out, monitor), monitor_(monitor) {
+    std::copy(key.iv.begin(), key.iv.end(), iv_.begin());
+  }
+
+  wc_status run(LaneSet &lanes, size_t chunk, JobTotals *totals) {
+    if (in_.seekable) {
+      run_known_size(lanes, chunk, totals);
+    } else {
+      run_stream(lanes, chunk, totals);
+    }
+    totals->bytes_out = bytes_out_.load();
+    return monitor_.status();
+  }
+
+ private:
+  // A regular file: its size is known, so the body, the tail and every
+  // chunk's place follow from it, and lanes read at their own offsets.
+  void run_known_size(LaneSet &lanes, size_t chunk, JobTotals *totals) {
+    const uint64_t total = in_.size;
+    const size_t tail = edge_len(cipher_, direction_, padding_, total);
+    const uint64_t body_end = total - tail;
+    const size_t count = std::max<uint64_t>(1, (body_end + chunk - 1) / chunk);
+    totals->bytes_in = total;
+    lanes.run_indexed(count, monitor_, [&](Lane &lane, size_t index) {
+      ChunkWork work;
+      work.index = index;
+      work.position = uint64_t{index} * chunk;
+      work.body = static_cast<size_t>(std::min<uint64_t>(chunk, body_end - std::min(body_end, work.position)));
+      work.last = index + 1 == count;
+      work.tail = work.last ? tail : 0;
+      uint8_t *buffer = lane.staging();
+      if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
+      size_t got = 0;
+      if (!pread_fully(in_.fd, buffer, work.body + work.tail, in_.base + work.position, &got)) {
+        return io_error(monitor_);
+      }
+      if (got != work.body + work.tail) {
+        errno = 0;  // the file shrank while it was read
+        return io_error(monitor_);
+      }
+      work.chain = iv_;
+      if (chains_on_ciphertext(cipher_) && work.position >= 16) {
+        if (!pread_fully(in_.fd, work.chain.data(), 16, in_.base + work.position - 16, &got) || got != 16) {
+          return io_error(monitor_);
+        }
+      }
+      work.edge_chain = edge_chain_of(work, buffer);
+      return process(lane, work, buffer);
+    });
+  }
+
+  // A pipe or terminal: read in order under a lock, one chunk per claim. A
+  // full read leaves its last 16 bytes to the next chunk, so the edge always
+  // has the stream's true last block even when the end arrives on a chunk
+  // boundary.
+  void run_stream(LaneSet &lanes, size_t chunk, JobTotals *totals) {
+    monitor_.set_total(0);
+    std::mutex reader;
+    size_t next_index = 0;
+    uint64_t position = 0;
+    std::array<uint8_t, 16> carry{};
+    size_t carry_len = 0;
+    std::array<uint8_t, 16> chain = iv_;
+    bool ended = false;
+    lanes.run(monitor_, [&](Lane &lane, bool *finished) {
+      uint8_t *buffer = lane.staging();
+      if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
+      ChunkWork work;
+      {
+        std::lock_guard lock(reader);
+        if (ended) {
+          *finished = true;
+          return WC_OK;
+        }
+        std::memcpy(buffer, carry.data(), carry_len);
+        const size_t wanted = chunk + 16 - carry_len;
+        size_t got = 0;
+        if (!read_fully(in_.fd, buffer + carry_len, wanted, &got)) return io_error(monitor_);
+        const size_t have = carry_len + got;
+        work.index = next_index++;
+        work.position = position;
+        work.last = got < wanted;
+        if (work.last) {
+          work.tail = edge_len(cipher_, direction_, padding_, have);
+          work.body = have - work.tail;
+          ended = true;
+        } else {
+          work.body = chunk;
+          carry_len = 16;
+          std::memcpy(carry.data(), buffer + chunk, 16);
+        }
+        work.chain = chain;
+        work.edge_chain = edge_chain_of(work, buffer);
+        chain = work.edge_chain;
+        position += work.body;
+        totals->bytes_in += work.body + work.tail;
+      }
+      return process(lane, work, buffer);
+    });
+  }
+
+  // The 16 bytes of IV || ciphertext before the end of the chunk's body,
+  // read before an in-place transform overwrites them.
+  std::array<uint8_t, 16> edge_chain_of(const ChunkWork &work, const uint8_t *buffer) const {
+    std::array<uint8_t, 16> chain{};
+    if (!chains_on_ciphertext(cipher_)) return chain;
+    // The last 16 bytes of chain || body.
+    const size_t from_body = std::min<size_t>(work.body, 16);
+    std::copy(work.chain.begin() + from_body, work.chain.end(), chain.begin());
+    std::memcpy(chain.data() + 16 - from_body, buffer + work.body - from_body, from_body);
+    return chain;
+  }
+
+  wc_status process(Lane &lane, const ChunkWork &work, uint8_t *buffer) {
+    wc_status status = lane.transform(work.position, work.chain.data(), buffer, buffer, work.body);
+    size_t produced = work.body;
+    if (status == WC_OK && work.last && edge_.needed(work.tail)) {
+      size_t edge_out = 0;
+      status = edge_.run(work.position + work.body, work.edge_chain.data(), buffer + work.body, work.tail,
+                         buffer + work.body, &edge_out);
+      produced += edge_out;
+    }
+    if (status != WC_OK) return status;
+    status = writer_.write(work.index, work.position, buffer, produced);
+    if (status != WC_OK) return status;
+    bytes_out_.fetch_add(produced);
+    monitor_.advance(lane.backend(), work.body + work.tail);
+    return WC_OK;
+  }
+
+  const wc_cipher &cipher_;
+  wc_direction direction_;
+  const KeyMaterial &key_;
+  bool padding_;
+  std::array<uint8_t, 16> iv_{};
+  const Endpoint &in_;
+  Edge edge_;
+  Writer writer_;
+  JobMonitor &monitor_;
+  std::atomic<uint64_t> bytes_out_{0};
+};
+
+// OFB, CFB8, and CBC and CFB encryption: one stream on one thread, in order.
+wc_status run_sequential(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                         const KeyMaterial &key, const Endpoint &in, const Endpoint &out, size_t chunk,
+                         JobMonitor &monitor, JobTotals *totals) {
+  std::unique_ptr<StreamState> state;
+  wc_status status = StreamState::create(&state, options, cipher, direction, key);
+  if (status != WC_OK) return status;
+  std::vector<uint8_t> in_buffer(chunk);
+  std::vector<uint8_t> out_buffer(chunk + 16);
+  auto emit = [&](size_t len) {
+    const bool ok = out.seekable ? pwrite_fully(out.fd, out_buffer.data(), len, out.base + totals->bytes_out)
+                                 : write_fully(out.fd, out_buffer.data(), len);
+    totals->bytes_out += len;
+    return ok ? WC_OK : io_error(monitor);
+  };
+  bool ended = false;
+  while (status == WC_OK && !ended && !monitor.stopped()) {
+    size_t got = 0;
+    if (!(in.seekable ? pread_fully(in.fd, in_buffer.data(), chunk, in.base + totals->bytes_in, &got)
+                      : read_fully(in.fd, in_buffer.data(), chunk, &got))) {
+      status = io_error(monitor);
+      break;
+    }
+    ended = got < chunk;
+    size_t produced = 0;
+    status = state->update(out_buffer.data(), out_buffer.size(), &produced, in_buffer.data(), got);
+    if (status == WC_OK) status = emit(produced);
+    totals->bytes_in += got;
+    if (status == WC_OK) monitor.advance(WC_BACKEND_CPU, got);
+  }
+  if (status == WC_OK && !monitor.stopped()) {
+    size_t produced = 0;
+    status = state->finish(out_buffer.data(), out_buffer.size(), &produced);
+    if (status == WC_OK) status = emit(produced);
+  }
+  wc_memzero(in_buffer.data(), in_buffer.size());
+  wc_memzero(out_buffer.data(), out_buffer.size());
+  if (status != WC_OK) monitor.fail(status);
+  return monitor.status();
+}
+
+}  // namespace
+
+wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                     const KeyMaterial &key, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
+  Endpoint in;
+  Endpoint out;
+  if (open_endpoint(&in, in_fd) != WC_OK || open_endpoint(&out, out_fd) != WC_OK) return io_error(monitor);
+  monitor.set_total(in.size);
+
+  const bool size_known = in.seekable;
+  const wc_backend backend =
+      options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, size_known ? in.size : UINT64_MAX)
+                                         : options.backend;
+  EngineShape shape;
+  wc_status status = resolve_shape(&shape, options, backend);
+  if (status != WC_OK) return status;
+
+  if (!is_parallel(cipher, direction)) {
+    wc_options sequential = options;
+    sequential.backend = backend == WC_BACKEND_HYBRID ? WC_BACKEND_CPU : backend;
+    status = run_sequential(sequential, cipher, direction, key, in, out, shape.chunk_bytes, monitor, totals);
+  } else {
+    std::unique_ptr<LaneSet> lanes;
+    // Room for a chunk, the 16 bytes a stream carries to the next, and the
+    // padding block the edge may add.
+    status = LaneSet::create(&lanes, shape, cipher, direction, key, shape.chunk_bytes + 32);
+    if (status != WC_OK) return status;
+    Pipeline pipeline(options, cipher, direction, key, in, out, monitor);
+    status = pipeline.run(*lanes, shape.chunk_bytes, totals);
+  }
+  // Leave the offsets where read() and write() would have.
+  if (in.seekable) lseek(in_fd, static_cast<off_t>(in.base + totals->bytes_in), SEEK_SET);
+  if (out.seekable) lseek(out_fd, static_cast<off_t>(out.base + totals->bytes_out), SEEK_SET);
+  return status;
+}
+
+}  // namespace warpcrypt::engine

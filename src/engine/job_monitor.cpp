@@ -1,0 +1,63 @@
+#include "engine/job_monitor.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+// Often enough for a smooth progress bar, rarely enough to cost nothing.
+constexpr int64_t kReportIntervalNs = 50'000'000;
+
+}  // namespace
+
+JobMonitor::JobMonitor(wc_job *job, uint64_t total_bytes) : job_(job), total_(total_bytes) {}
+
+void JobMonitor::fail(wc_status status, int os_error) {
+  std::lock_guard lock(mutex_);
+  if (status_ == WC_OK) {
+    status_ = status;
+    os_error_ = os_error;
+  }
+  stopped_.store(true, std::memory_order_relaxed);
+}
+
+wc_status JobMonitor::status() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
+void JobMonitor::advance(wc_backend backend, uint64_t bytes) {
+  std::atomic<uint64_t> &counter =
+      backend == WC_BACKEND_GPU || backend == WC_BACKEND_GPU_REFERENCE ? gpu_bytes_ : cpu_bytes_;
+  counter.fetch_add(bytes, std::memory_order_relaxed);
+  if (job_ == nullptr || job_->progress == nullptr) return;
+  const int64_t now = (std::chrono::steady_clock::now() - started_).count();
+  int64_t due = next_report_ns_.load(std::memory_order_relaxed);
+  // One thread wins each interval; the others carry on without waiting.
+  if (now < due || !next_report_ns_.compare_exchange_strong(due, now + kReportIntervalNs)) return;
+  report(cpu_bytes_.load() + gpu_bytes_.load());
+}
+
+void JobMonitor::report(uint64_t done) {
+  std::lock_guard lock(mutex_);
+  if (status_ != WC_OK) return;
+  if (job_->progress(job_->progress_user, done, total_) != 0) {
+    status_ = WC_ERR_CANCELLED;
+    stopped_.store(true, std::memory_order_relaxed);
+  }
+}
+
+wc_status JobMonitor::finish(uint64_t bytes_in, uint64_t bytes_out) {
+  if (job_ != nullptr) {
+    // The last call reports completion; it can no longer cancel.
+    if (job_->progress != nullptr && status() == WC_OK) job_->progress(job_->progress_user, bytes_in, total_);
+    job_->bytes_in = bytes_in;
+    job_->bytes_out = bytes_out;
+    job_->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    job_->cpu_bytes = cpu_bytes_.load();
+    job_->gpu_bytes = gpu_bytes_.load();
+  }
+  std::lock_guard lock(mutex_);
+  if (job_ != nullptr) job_->os_error = os_error_;
+  return status_;
+}
+
+}  // namespace warpcrypt::engine

@@ -1,0 +1,49 @@
+// The shared state of one job: progress and its callback, cancellation, the
+// first failure, and the per-backend byte counts the caller gets back.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::engine {
+
+class JobMonitor {
+ public:
+  // `job` may be null; `total_bytes` is 0 when the input's size is unknown.
+  JobMonitor(wc_job *job, uint64_t total_bytes);
+
+  // True once the job failed or was cancelled: lanes stop taking chunks.
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+  // Records the first failure (with errno for WC_ERR_IO) and stops the job.
+  void fail(wc_status status, int os_error = 0);
+  wc_status status() const;
+
+  // Counts `bytes` of input transformed by `backend`, and calls the progress
+  // callback when it is due; a nonzero answer cancels the job.
+  void advance(wc_backend backend, uint64_t bytes);
+  void set_total(uint64_t total_bytes) { total_ = total_bytes; }
+
+  // Fills the caller's wc_job, calls the callback a last time on success and
+  // returns the job's status.
+  wc_status finish(uint64_t bytes_in, uint64_t bytes_out);
+
+ private:
+  void report(uint64_t done);
+
+  wc_job *job_;
+  uint64_t total_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::atomic<bool> stopped_{false};
+  std::atomic<uint64_t> cpu_bytes_{0};
+  std::atomic<uint64_t> gpu_bytes_{0};
+  std::atomic<int64_t> next_report_ns_{0};
+  mutable std::mutex mutex_;  // guards status_, os_error_ and the callback
+  wc_status status_ = WC_OK;
+  int os_error_ = 0;
+};
+
+}  // namespace warpcrypt::engine

@@ -1,0 +1,25 @@
+// The engine's jobs behind the C API's wc_*_buffer, wc_*_fd and wc_*_file
+// calls. Arguments are checked by the caller; failures are recorded in the
+// monitor and returned.
+#pragma once
+
+#include "core/backend.h"
+#include "engine/fd_pipeline.h"
+#include "engine/job_monitor.h"
+
+namespace warpcrypt::engine {
+
+// Host buffer to host buffer: the wc_encrypt semantics (padding, output
+// bound), with the lanes of the resolved backend reporting progress. `out`
+// has room for the whole result.
+wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                         const KeyMaterial &key, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
+                         size_t in_len, JobMonitor &monitor);
+
+// Path to path, atomically: a temporary file beside the target, renamed
+// over it on success and removed on failure.
+wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                       const KeyMaterial &key, const char *out_path, const char *in_path, JobMonitor &monitor,
+                       JobTotals *totals);
+
+}  // namespace warpcrypt::engine

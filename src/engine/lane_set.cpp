@@ -1,0 +1,109 @@
+#include "engine/lane_set.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/thread_pool.h"
+#include "cuda/gpu_backend.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+// Chunks are cut at multiples of 4 KiB (every mode's blocks stay whole, and
+// reads and writes stay page-aligned) and are at most 1 GiB.
+constexpr size_t kChunkAlign = 4096;
+constexpr size_t kMaxChunk = size_t{1} << 30;
+constexpr unsigned kMaxStreams = 64;
+
+bool uses_cpu_lanes(wc_backend backend) { return backend == WC_BACKEND_CPU || backend == WC_BACKEND_HYBRID; }
+bool uses_gpu_lanes(wc_backend backend) { return backend != WC_BACKEND_CPU; }
+
+}  // namespace
+
+wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend) {
+  shape->backend = backend;
+  shape->chunk_bytes = options.chunk_bytes != 0 ? options.chunk_bytes : WC_DEFAULT_CHUNK_BYTES;
+  if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) return WC_ERR_INVALID_ARGUMENT;
+  shape->streams = options.streams != 0 ? options.streams : WC_DEFAULT_STREAMS;
+  if (shape->streams > kMaxStreams) return WC_ERR_INVALID_ARGUMENT;
+  if (options.devices != nullptr || options.device_count != 0) {
+    if (options.devices == nullptr || options.device_count == 0) return WC_ERR_INVALID_ARGUMENT;
+    shape->devices.assign(options.devices, options.devices + options.device_count);
+  } else if (uses_gpu_lanes(backend)) {
+    int count = 0;
+    if (wc_device_count(&count) != WC_OK) count = 0;
+    for (int device = 0; device < count; ++device) shape->devices.push_back(device);
+  }
+  const unsigned cores = cpu::ThreadPool::hardware_threads();
+  const unsigned gpu_lanes = uses_gpu_lanes(backend) ? shape->streams * static_cast<unsigned>(shape->devices.size()) : 0;
+  // Each GPU lane keeps a thread busy with staging copies and file I/O; the
+  // CPU lanes take the cores that are left, unless told how many to use.
+  shape->cpu_lanes = options.threads != 0 ? options.threads : std::max(1u, cores - std::min(cores - 1, gpu_lanes));
+  return WC_OK;
+}
+
+wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shape, const wc_cipher &cipher,
+                          wc_direction direction, const KeyMaterial &key, size_t capacity) {
+  auto set = std::make_unique<LaneSet>();
+  if (uses_gpu_lanes(shape.backend)) {
+    if (shape.devices.empty()) {
+      if (shape.backend != WC_BACKEND_HYBRID) return WC_ERR_NO_DEVICE;
+    }
+    for (int device : shape.devices) {
+      const wc_status status =
+          cuda::make_lanes(&set->lanes_, device, shape.streams,
+                           shape.backend == WC_BACKEND_HYBRID ? WC_BACKEND_GPU : shape.backend, cipher, direction,
+                           key, capacity);
+      if (status == WC_OK) continue;
+      // Hybrid runs on the CPU alone where the GPU cannot help; a bad device
+      // ordinal or a failing device is still an error.
+      const bool gpu_unsuited = status == WC_ERR_NO_DEVICE || status == WC_ERR_BACKEND_UNAVAILABLE;
+      if (shape.backend != WC_BACKEND_HYBRID || !gpu_unsuited) return status;
+      set->lanes_.clear();
+      break;
+    }
+  }
+  if (uses_cpu_lanes(shape.backend)) {
+    for (unsigned i = 0; i < shape.cpu_lanes; ++i) {
+      std::unique_ptr<Lane> lane = cpu::make_lane(cipher, direction, key, capacity);
+      if (!lane) return WC_ERR_OUT_OF_MEMORY;
+      set->lanes_.push_back(std::move(lane));
+    }
+  }
+  *out = std::move(set);
+  return WC_OK;
+}
+
+void LaneSet::run(JobMonitor &monitor, const std::function<wc_status(Lane &, bool *finished)> &step) {
+  std::atomic<bool> gpu_took_part{false};
+  cpu::ThreadPool::instance().parallel_for(lanes_.size(), static_cast<unsigned>(lanes_.size()), [&](size_t index) {
+    Lane &lane = *lanes_[index];
+    bool finished = false;
+    while (!finished && !monitor.stopped()) {
+      const wc_status status = step(lane, &finished);
+      if (status != WC_OK) {
+        monitor.fail(status);
+      } else if (!finished && lane.backend() != WC_BACKEND_CPU) {
+        gpu_took_part.store(true, std::memory_order_relaxed);
+      }
+    }
+  });
+  last_backend_ = WC_BACKEND_CPU;
+  if (gpu_took_part.load()) {
+    const auto gpu = std::find_if(lanes_.begin(), lanes_.end(),
+                                  [](const auto &lane) { return lane->backend() != WC_BACKEND_CPU; });
+    last_backend_ = (*gpu)->backend();
+  }
+}
+
+void LaneSet::run_indexed(size_t count, JobMonitor &monitor, const std::function<wc_status(Lane &, size_t)> &work) {
+  std::atomic<size_t> next{0};
+  run(monitor, [&](Lane &lane, bool *finished) {
+    const size_t index = next.fetch_add(1);
+    *finished = index >= count;
+    return *finished ? WC_OK : work(lane, index);
+  });
+}
+
+}  // namespace warpcrypt::engine
