@@ -27,9 +27,11 @@ constexpr const char *kSpeedUsage =
     "  -seconds S          timed seconds per size, split over the runs (default 3)\n"
     "  -decrypt            measure decryption\n"
     "  --runs N            timed runs per size, at least 5 (default 5)\n"
-    "  --backend NAME      cpu, gpu, gpu-ref or auto (default cpu)\n"
+    "  --backend NAME      cpu, gpu, gpu-ref, hybrid or auto (default cpu)\n"
     "  --resident WHERE    host (default; end to end) or device (kernel only, GPU backends)\n"
-    "  --threads N         CPU threads (default: all cores)\n"
+    "  --memory KIND       host memory: pinned (default where a GPU is involved) or pageable\n"
+    "  --threads N         CPU threads (default: all cores, less the GPU streams)\n"
+    "%s"
     "  --json              machine-readable output\n";
 
 struct SpeedOptions {
@@ -41,6 +43,8 @@ struct SpeedOptions {
   wc_backend backend = WC_BACKEND_CPU;
   Residency residency = Residency::host;
   unsigned threads = 0;
+  EngineFlags engine;
+  bool pageable = false;
   bool json = false;
 };
 
@@ -88,10 +92,16 @@ SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
       o.residency = where == "host" ? Residency::host : Residency::device;
     } else if (arg == "--threads") {
       o.threads = parse_thread_count(value());
+    } else if (parse_engine_flag(args, i, o.engine)) {
+      continue;
+    } else if (arg == "--memory") {
+      const std::string &kind = value();
+      if (kind != "pinned" && kind != "pageable") throw CliError("--memory takes pinned or pageable");
+      o.pageable = kind == "pageable";
     } else if (arg == "--json") {
       o.json = true;
     } else if (arg == "-h" || arg == "-help" || arg == "--help") {
-      std::fputs(kSpeedUsage, stdout);
+      std::printf(kSpeedUsage, kEngineFlagsUsage);
       std::exit(0);
     } else {
       throw CliError("unknown speed option '" + arg + "' (see 'warpcrypt speed --help')");
@@ -112,7 +122,7 @@ Measurement measure(const SpeedOptions &o, const wc_cipher *cipher, size_t reque
   // ECB and CBC take whole blocks with padding off.
   const size_t block = wc_cipher_block_len(cipher);
   const size_t bytes = std::max(block, requested_bytes / block * block);
-  const WorkloadSpec spec{cipher, o.direction, o.backend, o.threads, bytes};
+  const WorkloadSpec spec{cipher, o.direction, o.backend, o.threads, bytes, &o.engine, o.pageable};
   const auto workload = o.residency == Residency::device ? make_device_workload(spec) : make_host_workload(spec);
 
   // Warm-up, then find how many operations fill one run's share of the time.
@@ -156,9 +166,13 @@ void print_table(const SpeedOptions &o, const std::vector<Measurement> &results,
 
 void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, unsigned threads) {
   std::printf("{\"version\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"resident\": \"%s\", "
-              "\"threads\": %u, \"direction\": \"%s\", \"unit\": \"GB/s\", \"results\": [\n",
+              "\"memory\": \"%s\", \"threads\": %u, \"chunk_bytes\": %zu, \"streams\": %u, "
+              "\"direction\": \"%s\", \"unit\": \"GB/s\", \"results\": [\n",
               wc_version(), wc_backend_name(o.backend), device_description(o.backend).c_str(),
-              residency_name(o.residency), threads, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
+              residency_name(o.residency), o.pageable ? "pageable" : "pinned", threads,
+              o.engine.chunk_bytes != 0 ? o.engine.chunk_bytes : WC_DEFAULT_CHUNK_BYTES,
+              o.engine.streams != 0 ? o.engine.streams : WC_DEFAULT_STREAMS,
+              o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   for (size_t i = 0; i < results.size(); ++i) {
     const Measurement &m = results[i];
     std::printf("  {\"cipher\": \"%s\", \"bytes\": %zu, \"median_gbps\": %.4f, \"runs_gbps\": [",

@@ -23,7 +23,8 @@ class HostWorkload final : public Workload {
  public:
   explicit HostWorkload(const WorkloadSpec &spec)
       : bytes_(spec.bytes),
-        buffer_(allocate_host_buffer(spec.bytes, spec.backend != WC_BACKEND_CPU)) {
+        buffer_(spec.pageable ? allocate_pageable_buffer(spec.bytes)
+                              : allocate_host_buffer(spec.bytes, spec.backend != WC_BACKEND_CPU)) {
     std::vector<uint8_t> key(wc_cipher_key_len(spec.cipher));
     std::vector<uint8_t> iv(wc_cipher_iv_len(spec.cipher));
     check(wc_random_bytes(key.data(), key.size()), "random key");
@@ -34,6 +35,7 @@ class HostWorkload final : public Workload {
     options.backend = spec.backend;
     options.threads = spec.threads;
     options.padding = 0;
+    apply_engine_flags(*spec.engine, &options);
     wc_ctx *raw = nullptr;
     check(wc_ctx_new(&raw, &options, spec.cipher, spec.direction, key.data(), key.size(), iv.data(),
                      iv.size()),

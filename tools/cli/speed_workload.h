@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "arguments.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt::cli {
@@ -21,6 +22,8 @@ struct WorkloadSpec {
   wc_backend backend;
   unsigned threads;
   size_t bytes;
+  const EngineFlags *engine;  // chunk size, streams, devices
+  bool pageable;              // host memory from malloc even where a GPU is involved
 };
 
 class Workload {

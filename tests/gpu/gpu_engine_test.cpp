@@ -1,0 +1,228 @@
+// The streaming engine on the GPU: buffer and descriptor jobs through GPU
+// lanes alone and mixed with CPU lanes (hybrid), with one and several
+// streams, one device and the same device listed three times (each entry
+// gets its own lanes, which is how a several-GPU machine is driven), from
+// pageable and page-locked memory. Everything must equal the CPU one-shot
+// result.
+#include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gpu_support.h"
+#include "support/bytes.h"
+#include "support/cipher_table.h"
+#include "support/gpu_modes.h"
+#include "support/test_rng.h"
+#include "support/warpcrypt_calls.h"
+
+namespace wctest {
+namespace {
+
+constexpr size_t kChunk = 64 * 1024;
+
+struct Shape {
+  wc_backend backend;
+  unsigned streams;
+  std::vector<int> devices;
+  std::string name;
+};
+
+std::vector<Shape> shapes() {
+  return {{WC_BACKEND_GPU, 1, {0}, "gpu_1stream"},
+          {WC_BACKEND_GPU, 4, {0}, "gpu_4streams"},
+          {WC_BACKEND_GPU, 2, {0, 0, 0}, "gpu_3devices"},
+          {WC_BACKEND_HYBRID, 3, {0}, "hybrid"},
+          {WC_BACKEND_HYBRID, 2, {0, 0}, "hybrid_2devices"}};
+}
+
+wc_options shape_options(const Shape &shape, bool padding) {
+  wc_options options = make_options(padding, 2, shape.backend);
+  options.chunk_bytes = kChunk;
+  options.streams = shape.streams;
+  options.devices = shape.devices.data();
+  options.device_count = shape.devices.size();
+  return options;
+}
+
+// Host memory of either kind for one job's input and output.
+class HostBuffer {
+ public:
+  HostBuffer(size_t len, bool page_locked) : len_(len), page_locked_(page_locked) {
+    if (page_locked_) {
+      EXPECT_EQ(cudaMallocHost(reinterpret_cast<void **>(&data_), std::max<size_t>(len, 1)), cudaSuccess);
+    } else {
+      data_ = new uint8_t[std::max<size_t>(len, 1)];
+    }
+  }
+  ~HostBuffer() {
+    if (page_locked_) {
+      cudaFreeHost(data_);
+    } else {
+      delete[] data_;
+    }
+  }
+  HostBuffer(const HostBuffer &) = delete;
+  HostBuffer &operator=(const HostBuffer &) = delete;
+  uint8_t *data() { return data_; }
+
+ private:
+  uint8_t *data_ = nullptr;
+  size_t len_;
+  bool page_locked_;
+};
+
+class GpuEngineTest : public ::testing::TestWithParam<GpuMode> {
+ protected:
+  void SetUp() override { WCTEST_REQUIRE_GPU(); }
+};
+
+TEST_P(GpuEngineTest, BufferJobsEqualTheCpuAtChunkBoundaries) {
+  const GpuMode &mode = GetParam();
+  const CipherSpec &spec = cipher_spec(mode.cipher);
+  const wc_cipher *cipher = lookup(mode.cipher);
+  TestRng rng = TestRng::for_current_test();
+  const Bytes key = rng.bytes(spec.key_len);
+  const Bytes iv = rng.bytes(spec.iv_len);
+  // ECB and CBC decryption without padding: whole blocks, every size below is.
+  const std::vector<size_t> sizes = {0, 16, kChunk - 16, kChunk, kChunk + 16, 9 * kChunk + 48, (8 << 20) + 32};
+  for (const Shape &shape : shapes()) {
+    for (bool page_locked : {false, true}) {
+      const wc_options options = shape_options(shape, false);
+      for (size_t size : sizes) {
+        SCOPED_TRACE(shape.name + (page_locked ? ", page-locked" : ", pageable") + ", size " + std::to_string(size));
+        const Bytes in = rng.bytes(size);
+        const LibResult expected = lib_crypt(mode.direction, cipher, key, iv, in, make_options(false, 1, WC_BACKEND_CPU));
+        ASSERT_EQ(expected.status, WC_OK);
+        HostBuffer in_buffer(size, page_locked);
+        HostBuffer out_buffer(size, page_locked);
+        std::copy(in.begin(), in.end(), in_buffer.data());
+        wc_job job;
+        wc_job_init(&job);
+        size_t out_len = 0;
+        const auto call = mode.direction == WC_ENCRYPT ? wc_encrypt_buffer : wc_decrypt_buffer;
+        ASSERT_EQ(call(&options, cipher, &job, out_buffer.data(), size, &out_len, key.data(), key.size(), iv.data(),
+                       iv.size(), in_buffer.data(), size),
+                  WC_OK);
+        ASSERT_TRUE(same_bytes(expected.out, Bytes(out_buffer.data(), out_buffer.data() + out_len)));
+        EXPECT_EQ(job.cpu_bytes + job.gpu_bytes, size);
+        if (shape.backend == WC_BACKEND_GPU) {
+          EXPECT_EQ(job.gpu_bytes, size) << "every byte went through a GPU lane";
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GpuEngineTest, InPlaceBufferJobsEqualTheCpu) {
+  const GpuMode &mode = GetParam();
+  const CipherSpec &spec = cipher_spec(mode.cipher);
+  const wc_cipher *cipher = lookup(mode.cipher);
+  TestRng rng = TestRng::for_current_test();
+  const Bytes key = rng.bytes(spec.key_len);
+  const Bytes iv = rng.bytes(spec.iv_len);
+  const Bytes in = rng.bytes(13 * kChunk + 32);
+  const LibResult expected = lib_crypt(mode.direction, cipher, key, iv, in, make_options(false, 1, WC_BACKEND_CPU));
+  for (const Shape &shape : shapes()) {
+    SCOPED_TRACE(shape.name);
+    const wc_options options = shape_options(shape, false);
+    Bytes data = in;
+    size_t out_len = 0;
+    const auto call = mode.direction == WC_ENCRYPT ? wc_encrypt_buffer : wc_decrypt_buffer;
+    ASSERT_EQ(call(&options, cipher, nullptr, data.data(), data.size(), &out_len, key.data(), key.size(), iv.data(),
+                   iv.size(), data.data(), data.size()),
+              WC_OK);
+    EXPECT_TRUE(same_bytes(expected.out, data));
+  }
+}
+
+// Regular files and pipes, padding on where the mode pads, through GPU lanes
+// reading straight into their pinned staging buffers.
+TEST_P(GpuEngineTest, DescriptorJobsEqualTheCpu) {
+  const GpuMode &mode = GetParam();
+  const CipherSpec &spec = cipher_spec(mode.cipher);
+  const wc_cipher *cipher = lookup(mode.cipher);
+  TestRng rng = TestRng::for_current_test();
+  const Bytes key = rng.bytes(spec.key_len);
+  const Bytes iv = rng.bytes(spec.iv_len);
+  Bytes in = rng.bytes(21 * kChunk + 7);
+  if (mode.direction == WC_DECRYPT && spec.padded) {
+    in = lib_crypt(WC_ENCRYPT, cipher, key, iv, in, make_options(true, 1, WC_BACKEND_CPU)).out;
+  }
+  const LibResult expected = lib_crypt(mode.direction, cipher, key, iv, in, make_options(true, 1, WC_BACKEND_CPU));
+  ASSERT_EQ(expected.status, WC_OK);
+  char in_path[] = "/tmp/wc-gpu-engine-in-XXXXXX";
+  char out_path[] = "/tmp/wc-gpu-engine-out-XXXXXX";
+  const int in_fd = mkstemp(in_path);
+  const int out_fd = mkstemp(out_path);
+  ASSERT_EQ(write(in_fd, in.data(), in.size()), static_cast<ssize_t>(in.size()));
+  const auto call = mode.direction == WC_ENCRYPT ? wc_encrypt_fd : wc_decrypt_fd;
+  for (const Shape &shape : shapes()) {
+    SCOPED_TRACE(shape.name);
+    const wc_options options = shape_options(shape, true);
+    ASSERT_EQ(lseek(in_fd, 0, SEEK_SET), 0);
+    ASSERT_EQ(lseek(out_fd, 0, SEEK_SET), 0);
+    ASSERT_EQ(ftruncate(out_fd, 0), 0);
+    wc_job job;
+    wc_job_init(&job);
+    ASSERT_EQ(call(&options, cipher, &job, out_fd, in_fd, key.data(), key.size(), iv.data(), iv.size()), WC_OK);
+    Bytes out(expected.out.size());
+    ASSERT_EQ(pread(out_fd, out.data(), out.size(), 0), static_cast<ssize_t>(out.size()));
+    EXPECT_TRUE(same_bytes(expected.out, out));
+    EXPECT_GT(job.gpu_bytes, 0u);
+  }
+  close(in_fd);
+  close(out_fd);
+  unlink(in_path);
+  unlink(out_path);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuEngineTest, ::testing::ValuesIn(gpu_modes()), gpu_mode_name);
+
+// Lanes set their device and put the caller's back: a caller working on one
+// device must find it current after a job.
+TEST(GpuEngine, KeepsTheCallersCurrentDevice) {
+  WCTEST_REQUIRE_GPU();
+  int devices = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&devices), cudaSuccess);
+  const int mine = devices - 1;
+  ASSERT_EQ(cudaSetDevice(mine), cudaSuccess);
+  const wc_cipher *cipher = lookup("aes-128-ctr");
+  const Bytes key(16, 1);
+  const Bytes iv(16, 2);
+  Bytes data(4 * kChunk, 3);
+  const int first[1] = {0};
+  wc_options options = make_options(true, 1, WC_BACKEND_GPU);
+  options.devices = first;
+  options.device_count = 1;
+  size_t out_len = 0;
+  ASSERT_EQ(wc_encrypt_buffer(&options, cipher, nullptr, data.data(), data.size(), &out_len, key.data(), 16,
+                              iv.data(), 16, data.data(), data.size()),
+            WC_OK);
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, mine);
+}
+
+TEST(GpuEngine, DeviceOutOfRangeIsAnError) {
+  WCTEST_REQUIRE_GPU();
+  const int missing[1] = {1000};
+  wc_options options = make_options(true, 1, WC_BACKEND_GPU);
+  options.devices = missing;
+  options.device_count = 1;
+  const Bytes key(16, 1);
+  const Bytes iv(16, 2);
+  Bytes data(100, 3);
+  size_t out_len = 0;
+  EXPECT_EQ(wc_encrypt_buffer(&options, lookup("aes-128-ctr"), nullptr, data.data(), data.size(), &out_len,
+                              key.data(), 16, iv.data(), 16, data.data(), data.size()),
+            WC_ERR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+}  // namespace wctest

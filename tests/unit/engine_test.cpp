@@ -1,0 +1,440 @@
+// The streaming engine's jobs (wc_*_buffer, wc_*_fd, wc_*_file): whatever the
+// input (host buffer, regular file, pipe), the chunk size, the thread count
+// and the backend, the output equals the one-shot call's; progress,
+// cancellation, statistics and every failure path behave as documented. The
+// GPU variants are in tests/gpu/gpu_engine_test.cpp.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/bytes.h"
+#include "support/cipher_table.h"
+#include "support/test_rng.h"
+#include "support/warpcrypt_calls.h"
+
+namespace wctest {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The smallest chunk the engine takes, so that a few KiB cross many chunk
+// boundaries.
+constexpr size_t kChunk = 4096;
+
+// A fresh directory per test, removed afterwards.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "wc-engine-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  fs::path operator/(const std::string &name) const { return path_ / name; }
+  // Every entry, temporary files included.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto &entry : fs::directory_iterator(path_)) names.push_back(entry.path().filename().string());
+    return names;
+  }
+
+ private:
+  fs::path path_;
+};
+
+void write_file(const fs::path &path, const Bytes &data) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  close(fd);
+}
+
+Bytes read_file(const fs::path &path) {
+  Bytes data(fs::file_size(path));
+  const int fd = open(path.c_str(), O_RDONLY);
+  EXPECT_EQ(read(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
+  close(fd);
+  return data;
+}
+
+// Everything readable from `fd` until end of file.
+Bytes drain(int fd) {
+  Bytes data;
+  uint8_t buffer[65536];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) data.insert(data.end(), buffer, buffer + n);
+  return data;
+}
+
+enum class Io { buffer, file, pipe };
+
+const char *io_name(Io io) {
+  switch (io) {
+    case Io::buffer: return "buffer";
+    case Io::file: return "file";
+    case Io::pipe: return "pipe";
+  }
+  return "?";
+}
+
+struct JobResult {
+  wc_status status = WC_OK;
+  Bytes out;
+  wc_job job{};
+};
+
+// One job over `in`: a buffer job, a descriptor job between regular files
+// (the output starting after `out_prefix` bytes already written), or a
+// descriptor job between pipes fed and drained by helper threads.
+JobResult run_job(Io io, wc_direction direction, const wc_cipher *cipher, const Bytes &key, const Bytes &iv,
+                  const Bytes &in, const wc_options &options, wc_progress_fn progress = nullptr,
+                  void *progress_user = nullptr) {
+  JobResult result;
+  wc_job_init(&result.job);
+  result.job.progress = progress;
+  result.job.progress_user = progress_user;
+  const auto fd_call = direction == WC_ENCRYPT ? wc_encrypt_fd : wc_decrypt_fd;
+  switch (io) {
+    case Io::buffer: {
+      result.out.resize(direction == WC_ENCRYPT ? wc_encrypt_bound(&options, cipher, in.size()) : in.size());
+      size_t out_len = 0;
+      const auto call = direction == WC_ENCRYPT ? wc_encrypt_buffer : wc_decrypt_buffer;
+      result.status = call(&options, cipher, &result.job, result.out.data(), result.out.size(), &out_len,
+                           key.data(), key.size(), iv.data(), iv.size(), data_or_dummy(in), in.size());
+      result.out.resize(out_len);
+      break;
+    }
+    case Io::file: {
+      const ScratchDir dir;
+      write_file(dir / "in", in);
+      const int in_fd = open((dir / "in").c_str(), O_RDONLY);
+      const int out_fd = open((dir / "out").c_str(), O_RDWR | O_CREAT, 0600);
+      result.status = fd_call(&options, cipher, &result.job, out_fd, in_fd, key.data(), key.size(), iv.data(),
+                              iv.size());
+      // Both offsets end where read() and write() would have left them.
+      if (result.status == WC_OK) {
+        EXPECT_EQ(lseek(in_fd, 0, SEEK_CUR), static_cast<off_t>(in.size()));
+        EXPECT_EQ(lseek(out_fd, 0, SEEK_CUR), static_cast<off_t>(result.job.bytes_out));
+      }
+      close(in_fd);
+      close(out_fd);
+      result.out = read_file(dir / "out");
+      break;
+    }
+    case Io::pipe: {
+      signal(SIGPIPE, SIG_IGN);
+      int in_pipe[2];
+      int out_pipe[2];
+      EXPECT_EQ(pipe(in_pipe), 0);
+      EXPECT_EQ(pipe(out_pipe), 0);
+      std::thread feeder([&] {
+        // Odd-sized writes, so reads see short pipe transfers.
+        for (size_t at = 0; at < in.size();) {
+          const size_t n = std::min<size_t>(in.size() - at, 3001);
+          const ssize_t written = write(in_pipe[1], in.data() + at, n);
+          if (written <= 0) break;
+          at += static_cast<size_t>(written);
+        }
+        close(in_pipe[1]);
+      });
+      std::thread reader([&] { result.out = drain(out_pipe[0]); });
+      result.status = fd_call(&options, cipher, &result.job, out_pipe[1], in_pipe[0], key.data(), key.size(),
+                              iv.data(), iv.size());
+      close(out_pipe[1]);
+      // A job that stopped early leaves the feeder blocked on a full pipe:
+      // closing the read end fails its write (EPIPE; SIGPIPE is ignored).
+      close(in_pipe[0]);
+      feeder.join();
+      reader.join();
+      close(out_pipe[0]);
+      break;
+    }
+  }
+  return result;
+}
+
+struct EngineCase {
+  CipherSpec spec;
+  wc_direction direction;
+  Io io;
+};
+
+std::vector<EngineCase> engine_cases() {
+  std::vector<EngineCase> cases;
+  for (const CipherSpec &spec : all_cipher_specs()) {
+    for (wc_direction direction : {WC_ENCRYPT, WC_DECRYPT}) {
+      for (Io io : {Io::buffer, Io::file, Io::pipe}) cases.push_back({spec, direction, io});
+    }
+  }
+  return cases;
+}
+
+std::string engine_case_name(const ::testing::TestParamInfo<EngineCase> &info) {
+  return identifier_from(info.param.spec.name) + "_" + direction_name(info.param.direction) + "_" +
+         io_name(info.param.io);
+}
+
+class EngineJobTest : public ::testing::TestWithParam<EngineCase> {};
+
+// Sizes around chunk boundaries (a pipe's chunk also carries 16 bytes over),
+// one and several threads, padding on and off, the cpu and hybrid backends
+// (hybrid is the CPU alone here, with or without a device for the mode).
+TEST_P(EngineJobTest, EqualsOneShotAtChunkBoundaries) {
+  const EngineCase &c = GetParam();
+  const wc_cipher *cipher = lookup(c.spec.name);
+  TestRng rng = TestRng::for_current_test();
+  const Bytes key = rng.bytes(c.spec.key_len);
+  const Bytes iv = rng.bytes(c.spec.iv_len);
+  const std::vector<size_t> sizes = {0, 1, 15, 16, 17, kChunk - 1, kChunk, kChunk + 1, kChunk + 16,
+                                     kChunk + 17, 2 * kChunk, 7 * kChunk + 17};
+  for (bool padding : c.spec.padded ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
+    for (unsigned threads : {1u, 3u}) {
+      for (wc_backend backend : {WC_BACKEND_CPU, WC_BACKEND_HYBRID}) {
+        wc_options options = make_options(padding, threads, backend);
+        options.chunk_bytes = kChunk;
+        for (size_t size : sizes) {
+          SCOPED_TRACE("size " + std::to_string(size) + ", threads " + std::to_string(threads) + ", " +
+                       wc_backend_name(backend) + (padding ? "" : ", nopad"));
+          Bytes in = rng.bytes(size);
+          if (c.direction == WC_DECRYPT && padding && c.spec.padded) {
+            // A valid ciphertext, so padding checks pass.
+            in = lib_crypt(WC_ENCRYPT, cipher, key, iv, in, make_options(true, 1, WC_BACKEND_CPU)).out;
+          }
+          const LibResult expected = lib_crypt(c.direction, cipher, key, iv, in, make_options(padding, 1, WC_BACKEND_CPU));
+          const JobResult actual = run_job(c.io, c.direction, cipher, key, iv, in, options);
+          ASSERT_EQ(actual.status, expected.status);
+          if (expected.status != WC_OK) continue;
+          ASSERT_TRUE(same_bytes(expected.out, actual.out));
+          EXPECT_EQ(actual.job.bytes_in, in.size());
+          EXPECT_EQ(actual.job.bytes_out, expected.out.size());
+          EXPECT_EQ(actual.job.gpu_bytes, 0u) << "no GPU lanes here: the engine skipped them or there is no device";
+        }
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ciphers, EngineJobTest, ::testing::ValuesIn(engine_cases()), engine_case_name);
+
+// ------------------------------------------------------------ progress, cancellation
+
+struct ProgressLog {
+  std::vector<uint64_t> done;
+  uint64_t total = 0;
+  size_t cancel_after = SIZE_MAX;  // calls before asking to stop
+};
+
+int record_progress(void *user, uint64_t done, uint64_t total) {
+  auto *log = static_cast<ProgressLog *>(user);
+  log->done.push_back(done);
+  log->total = total;
+  return log->done.size() > log->cancel_after ? 1 : 0;
+}
+
+// A stream cipher whose one-shot output is easy to produce.
+struct Keyed {
+  const wc_cipher *cipher = lookup("aes-128-ctr");
+  Bytes key = Bytes(16, 0x11);
+  Bytes iv = Bytes(16, 0x22);
+};
+
+TEST(EngineProgress, ReportsGrowingCountsAndEndsAtTheTotal) {
+  const Keyed k;
+  TestRng rng = TestRng::for_current_test();
+  const Bytes in = rng.bytes(64 * kChunk);
+  for (Io io : {Io::buffer, Io::file, Io::pipe}) {
+    SCOPED_TRACE(io_name(io));
+    ProgressLog log;
+    wc_options options = make_options(true, 2, WC_BACKEND_CPU);
+    options.chunk_bytes = kChunk;
+    const JobResult result = run_job(io, WC_ENCRYPT, k.cipher, k.key, k.iv, in, options, record_progress, &log);
+    ASSERT_EQ(result.status, WC_OK);
+    ASSERT_FALSE(log.done.empty());
+    EXPECT_EQ(log.done.back(), in.size());
+    EXPECT_TRUE(std::is_sorted(log.done.begin(), log.done.end()));
+    // A pipe's size is unknown until its end.
+    EXPECT_EQ(log.total, io == Io::pipe ? 0u : in.size());
+  }
+}
+
+TEST(EngineProgress, NonzeroAnswerCancels) {
+  const Keyed k;
+  TestRng rng = TestRng::for_current_test();
+  const Bytes in = rng.bytes(4096 * kChunk);  // 16 MiB: long enough to be asked twice
+  for (Io io : {Io::buffer, Io::file, Io::pipe}) {
+    SCOPED_TRACE(io_name(io));
+    ProgressLog log;
+    log.cancel_after = 0;
+    wc_options options = make_options(true, 1, WC_BACKEND_CPU);
+    options.chunk_bytes = kChunk;
+    const JobResult result = run_job(io, WC_ENCRYPT, k.cipher, k.key, k.iv, in, options, record_progress, &log);
+    EXPECT_EQ(result.status, WC_ERR_CANCELLED);
+    EXPECT_LT(result.out.size(), in.size()) << "the job went on after it was cancelled";
+    if (io == Io::buffer) {
+      EXPECT_TRUE(same_bytes(Bytes(result.out.size(), 0), result.out)) << "a failed buffer job zeroes its output";
+    }
+  }
+}
+
+TEST(EngineStats, CountsBytesPerBackend) {
+  const Keyed k;
+  const Bytes in(100 * kChunk + 3, 0x5a);
+  wc_options options = make_options(true, 2, WC_BACKEND_CPU);
+  const JobResult result = run_job(Io::file, WC_ENCRYPT, k.cipher, k.key, k.iv, in, options);
+  ASSERT_EQ(result.status, WC_OK);
+  EXPECT_EQ(result.job.cpu_bytes, in.size());
+  EXPECT_EQ(result.job.gpu_bytes, 0u);
+  EXPECT_GT(result.job.seconds, 0.0);
+}
+
+// ------------------------------------------------------------ files and failures
+
+TEST(EngineFile, WritesAtomicallyAndKeepsAnExistingFilesMode) {
+  const Keyed k;
+  const ScratchDir dir;
+  TestRng rng = TestRng::for_current_test();
+  const Bytes in = rng.bytes(10 * kChunk + 5);
+  write_file(dir / "in", in);
+  write_file(dir / "out", Bytes{1, 2, 3});
+  ASSERT_EQ(chmod((dir / "out").c_str(), 0640), 0);
+  wc_options options = make_options(true, 2, WC_BACKEND_CPU);
+  options.chunk_bytes = kChunk;
+  ASSERT_EQ(wc_encrypt_file(&options, k.cipher, nullptr, (dir / "out").c_str(), (dir / "in").c_str(), k.key.data(),
+                            16, k.iv.data(), 16),
+            WC_OK);
+  EXPECT_TRUE(same_bytes(lib_crypt(WC_ENCRYPT, k.cipher, k.key, k.iv, in, options).out, read_file(dir / "out")));
+  EXPECT_EQ(fs::status(dir / "out").permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  EXPECT_EQ(dir.entries().size(), 2u) << "a temporary file was left behind";
+}
+
+TEST(EngineFile, FailureLeavesTheTargetUntouchedAndNoTemporaryFile) {
+  const wc_cipher *cbc = lookup("aes-256-cbc");
+  const Bytes key(32, 7);
+  const Bytes iv(16, 9);
+  const ScratchDir dir;
+  // Truncated ciphertext: not a whole number of blocks.
+  write_file(dir / "truncated", Bytes(10 * kChunk + 5, 0x33));
+  write_file(dir / "out", Bytes{4, 5, 6});
+  wc_job job;
+  wc_job_init(&job);
+  EXPECT_EQ(wc_decrypt_file(nullptr, cbc, &job, (dir / "out").c_str(), (dir / "truncated").c_str(), key.data(), 32,
+                            iv.data(), 16),
+            WC_ERR_NOT_BLOCK_ALIGNED);
+  EXPECT_TRUE(same_bytes(Bytes{4, 5, 6}, read_file(dir / "out")));
+  // Whole blocks, but a wrong key: the padding check fails at the end.
+  write_file(dir / "garbage", Bytes(10 * kChunk, 0x44));
+  EXPECT_EQ(wc_decrypt_file(nullptr, cbc, &job, (dir / "new").c_str(), (dir / "garbage").c_str(), key.data(), 32,
+                            iv.data(), 16),
+            WC_ERR_BAD_DECRYPT);
+  EXPECT_FALSE(fs::exists(dir / "new"));
+  EXPECT_EQ(dir.entries().size(), 3u) << "a temporary file was left behind";
+}
+
+TEST(EngineFile, CancelledRunLeavesNoOutput) {
+  const Keyed k;
+  const ScratchDir dir;
+  write_file(dir / "in", Bytes(4096 * kChunk, 1));
+  ProgressLog log;
+  log.cancel_after = 0;
+  wc_job job;
+  wc_job_init(&job);
+  job.progress = record_progress;
+  job.progress_user = &log;
+  wc_options options = make_options(true, 1, WC_BACKEND_CPU);
+  options.chunk_bytes = kChunk;
+  EXPECT_EQ(wc_encrypt_file(&options, k.cipher, &job, (dir / "out").c_str(), (dir / "in").c_str(), k.key.data(), 16,
+                            k.iv.data(), 16),
+            WC_ERR_CANCELLED);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  EXPECT_EQ(dir.entries().size(), 1u);
+}
+
+TEST(EngineFile, RefusesToOverwriteItsInput) {
+  const Keyed k;
+  const ScratchDir dir;
+  write_file(dir / "in", Bytes(100, 1));
+  fs::create_symlink(dir / "in", dir / "link");
+  for (const char *out : {"in", "link"}) {
+    EXPECT_EQ(wc_encrypt_file(nullptr, k.cipher, nullptr, (dir / out).c_str(), (dir / "in").c_str(), k.key.data(), 16,
+                              k.iv.data(), 16),
+              WC_ERR_INVALID_ARGUMENT)
+        << out;
+  }
+  EXPECT_TRUE(same_bytes(Bytes(100, 1), read_file(dir / "in")));
+}
+
+TEST(EngineFile, UnreadableInputAndMissingDirectoryGiveTheOsError) {
+  const Keyed k;
+  const ScratchDir dir;
+  wc_job job;
+  wc_job_init(&job);
+  EXPECT_EQ(wc_encrypt_file(nullptr, k.cipher, &job, (dir / "out").c_str(), (dir / "missing").c_str(), k.key.data(),
+                            16, k.iv.data(), 16),
+            WC_ERR_IO);
+  EXPECT_EQ(job.os_error, ENOENT);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  write_file(dir / "in", Bytes(100, 1));
+  EXPECT_EQ(wc_encrypt_file(nullptr, k.cipher, &job, (dir / "no" / "out").c_str(), (dir / "in").c_str(),
+                            k.key.data(), 16, k.iv.data(), 16),
+            WC_ERR_IO);
+  EXPECT_EQ(job.os_error, ENOENT);
+}
+
+TEST(EngineFd, FullDeviceIsAnIoError) {
+  const Keyed k;
+  const ScratchDir dir;
+  write_file(dir / "in", Bytes(10 * kChunk, 1));
+  const int in_fd = open((dir / "in").c_str(), O_RDONLY);
+  const int full = open("/dev/full", O_WRONLY);
+  if (full < 0) GTEST_SKIP() << "no /dev/full";
+  wc_job job;
+  wc_job_init(&job);
+  EXPECT_EQ(wc_encrypt_fd(nullptr, k.cipher, &job, full, in_fd, k.key.data(), 16, k.iv.data(), 16), WC_ERR_IO);
+  EXPECT_EQ(job.os_error, ENOSPC);
+  close(in_fd);
+  close(full);
+}
+
+TEST(EngineOptions, BadEngineFieldsAreInvalidArguments) {
+  const Keyed k;
+  const Bytes in(100, 1);
+  Bytes out(100);
+  size_t out_len = 0;
+  const int no_devices[1] = {0};
+  auto run = [&](const wc_options &options) {
+    return wc_encrypt_buffer(&options, k.cipher, nullptr, out.data(), out.size(), &out_len, k.key.data(), 16,
+                             k.iv.data(), 16, in.data(), in.size());
+  };
+  wc_options options = make_options(true, 0, WC_BACKEND_CPU);
+  options.chunk_bytes = 1000;  // not a multiple of 4 KiB
+  EXPECT_EQ(run(options), WC_ERR_INVALID_ARGUMENT);
+  options = make_options(true, 0, WC_BACKEND_CPU);
+  options.streams = 1000;
+  EXPECT_EQ(run(options), WC_ERR_INVALID_ARGUMENT);
+  options = make_options(true, 0, WC_BACKEND_CPU);
+  options.devices = no_devices;  // a list with no length
+  EXPECT_EQ(run(options), WC_ERR_INVALID_ARGUMENT);
+}
+
+TEST(EngineOptions, GpuBackendWithoutADeviceIsAnError) {
+  int devices = 0;
+  ASSERT_EQ(wc_device_count(&devices), WC_OK);
+  if (devices != 0) GTEST_SKIP() << "a CUDA device is present";
+  const Keyed k;
+  const Bytes in(100, 1);
+  const JobResult result = run_job(Io::file, WC_ENCRYPT, k.cipher, k.key, k.iv, in,
+                                   make_options(true, 0, WC_BACKEND_GPU));
+  EXPECT_EQ(result.status, WC_ERR_NO_DEVICE);
+}
+
+}  // namespace
+}  // namespace wctest
