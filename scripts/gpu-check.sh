@@ -7,6 +7,8 @@
 #   speed     a short `warpcrypt speed` table per GPU mode
 #   bench     the full sweep (bench/sweep.py) and its plots
 #   sass      the kernels' machine code, compressed, for reading offline
+#   engine    the streaming engine's figures (bench/engine_bench.py; ENGINE_PARTS
+#             picks sweep, backends, cli)
 # Logs and results go to $OUT (default: gpu-out/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +52,7 @@ fi
 if want sanitize; then
   # The differential sweeps are long under instrumentation; the vector,
   # in-place, unaligned and batch tests exercise every kernel.
-  gpu_filter='--gtest_filter=*GpuDeviceApi.InPlace*:*GpuDeviceApi.UnalignedPointers*:*GpuDeviceApi.StreamOffsets*:*GpuBatch*:*GpuDispatch*:*GpuCounterCarry*'
+  gpu_filter='--gtest_filter=*GpuDeviceApi.InPlace*:*GpuDeviceApi.UnalignedPointers*:*GpuDeviceApi.StreamOffsets*:*GpuBatch*:*GpuDispatch*:*GpuCounterCarry*:*GpuEngine.*:*GpuEngineTest.InPlace*'
   vector_filter='--gtest_filter=*_gpu:*_gpu_reference'
   for tool in memcheck racecheck; do
     step "$tool-gpu-tests" compute-sanitizer --tool "$tool" --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests "$gpu_filter"
@@ -61,6 +63,10 @@ if want speed; then
   for cipher in aes-128-ctr aes-256-ctr chacha20 salsa20; do
     build-gpu/warpcrypt speed -evp "$cipher" --backend gpu --resident device -bytes 1073741824 -seconds 2
   done 2>&1 | tee "$out/speed.txt"
+fi
+if want engine; then
+  step engine timeout "${ENGINE_SECONDS:-540}" python3 bench/engine_bench.py --binary build-gpu/warpcrypt \
+    --out "$out" ${ENGINE_PARTS:+--parts "$ENGINE_PARTS"}
 fi
 if want sass; then
   cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_objects.dir/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
