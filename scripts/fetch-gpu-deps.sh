@@ -9,6 +9,6 @@ mkdir -p .deps
 (cd .deps && apt-get download libsodium23 libsodium-dev >/dev/null)
 vectors=$(.venv/bin/python -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 rm -rf .deps/vectors && mkdir -p .deps/vectors/cryptography_vectors/ciphers/AES
-cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR} .deps/vectors/cryptography_vectors/ciphers/AES/
+cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR,GCM} .deps/vectors/cryptography_vectors/ciphers/AES/
 cp -r "$vectors"/ciphers/ChaCha20 .deps/vectors/cryptography_vectors/ciphers/
 du -sh .deps

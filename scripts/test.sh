@@ -1,12 +1,20 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what is missing, builds, then the C++
 # tests (ctest, with the NIST/RFC vectors from the cryptography-vectors
-# package), an install check, and the CLI interop tests against the real
-# `openssl enc` (pytest).
+# package), an install check, the CLI interop tests against the real
+# `openssl enc`, and the Python package's tests (pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh "$@"
+
+# The Python package, into .venv, built with the same CMake options as
+# build/. Its build directory persists under build/, so a rerun recompiles
+# only what changed.
+echo "==> Python package (pip install ./python)"
+cmake_args=$(IFS=';'; echo "$*")
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+  -C build-dir="$PWD/build/python" ${cmake_args:+-C "cmake.args=$cmake_args"} ./python
 
 WARPCRYPT_VECTORS_DIR=$(.venv/bin/python -c \
   'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
@@ -19,3 +27,5 @@ echo "==> install check (find_package and pkg-config consumers)"
 tests/install/check-install.sh
 echo "==> CLI tests (pytest)"
 .venv/bin/python -m pytest tests/cli -q
+echo "==> Python package tests (pytest)"
+.venv/bin/python -m pytest tests/python -q

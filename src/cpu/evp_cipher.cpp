@@ -16,47 +16,23 @@ namespace {
 
 // EVP_CIPHER_fetch is slow enough to matter for small messages, and its
 // result is immutable, so each cipher is fetched once per process and freed
-// at exit.
+// at exit. Keyed by the name's address: the names are static table strings.
 class FetchedCiphers {
  public:
   ~FetchedCiphers() {
-    for (auto &[cipher, evp] : fetched_) EVP_CIPHER_free(evp);
+    for (auto &[name, evp] : fetched_) EVP_CIPHER_free(evp);
   }
-  const EVP_CIPHER *get(const wc_cipher &cipher) {
+  const EVP_CIPHER *get(const char *openssl_name) {
     std::lock_guard lock(mutex_);
-    auto [it, inserted] = fetched_.try_emplace(&cipher, nullptr);
-    if (inserted) it->second = EVP_CIPHER_fetch(nullptr, cipher.openssl_name, nullptr);
+    auto [it, inserted] = fetched_.try_emplace(openssl_name, nullptr);
+    if (inserted) it->second = EVP_CIPHER_fetch(nullptr, openssl_name, nullptr);
     return it->second;
   }
 
  private:
   std::mutex mutex_;
-  std::unordered_map<const wc_cipher *, EVP_CIPHER *> fetched_;
+  std::unordered_map<const char *, EVP_CIPHER *> fetched_;
 };
-
-const EVP_CIPHER *fetch_cipher(const wc_cipher &cipher) {
-  static FetchedCiphers ciphers;
-  return ciphers.get(cipher);
-}
-
-struct CtxDeleter {
-  void operator()(EVP_CIPHER_CTX *ctx) const { EVP_CIPHER_CTX_free(ctx); }
-};
-using CtxPtr = std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter>;
-
-// EVP_CipherUpdate counts in int; feed it at most 1 GiB at a time.
-bool update_all(EVP_CIPHER_CTX *ctx, const uint8_t *in, uint8_t *out, size_t len) {
-  constexpr size_t kMaxPiece = size_t{1} << 30;
-  while (len > 0) {
-    const size_t piece = std::min(len, kMaxPiece);
-    int written = 0;
-    if (EVP_CipherUpdate(ctx, out, &written, in, static_cast<int>(piece)) != 1) return false;
-    in += piece;
-    out += piece;
-    len -= piece;
-  }
-  return true;
-}
 
 class EvpRandomAccess final : public RandomAccessCipher {
  public:
@@ -139,11 +115,29 @@ class EvpSequential final : public SequentialCipher {
 
 }  // namespace
 
+const EVP_CIPHER *fetch_evp_cipher(const char *openssl_name) {
+  static FetchedCiphers ciphers;
+  return ciphers.get(openssl_name);
+}
+
+bool update_all(EVP_CIPHER_CTX *ctx, const uint8_t *in, uint8_t *out, size_t len) {
+  constexpr size_t kMaxPiece = size_t{1} << 30;
+  while (len > 0) {
+    const size_t piece = std::min(len, kMaxPiece);
+    int written = 0;
+    if (EVP_CipherUpdate(ctx, out, &written, in, static_cast<int>(piece)) != 1) return false;
+    in += piece;
+    if (out != nullptr) out += piece;
+    len -= piece;
+  }
+  return true;
+}
+
 std::unique_ptr<RandomAccessCipher> make_evp_random_access(const wc_cipher &cipher,
                                                            wc_direction direction,
                                                            const KeyMaterial &key,
                                                            unsigned threads) {
-  const EVP_CIPHER *evp = fetch_cipher(cipher);
+  const EVP_CIPHER *evp = fetch_evp_cipher(cipher.openssl_name);
   if (evp == nullptr) return nullptr;
   return std::make_unique<EvpRandomAccess>(cipher, evp, direction, key, threads);
 }
@@ -151,7 +145,7 @@ std::unique_ptr<RandomAccessCipher> make_evp_random_access(const wc_cipher &ciph
 std::unique_ptr<SequentialCipher> make_evp_sequential(const wc_cipher &cipher,
                                                       wc_direction direction,
                                                       const KeyMaterial &key) {
-  const EVP_CIPHER *evp = fetch_cipher(cipher);
+  const EVP_CIPHER *evp = fetch_evp_cipher(cipher.openssl_name);
   CtxPtr ctx(EVP_CIPHER_CTX_new());
   if (evp == nullptr || !ctx) return nullptr;
   const uint8_t *iv = key.iv.empty() ? nullptr : key.iv.data();

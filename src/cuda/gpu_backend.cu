@@ -13,11 +13,14 @@
 namespace warpcrypt::cuda {
 namespace {
 
-// A lane's CUDA resources: one stream, and a pinned and a device buffer of
-// `capacity` bytes. Pinning memory costs milliseconds, so they are pooled per
-// device and reused by later jobs.
+// A lane's CUDA resources: one stream, an event to wait on, and a pinned and
+// a device buffer of `capacity` bytes. Pinning memory costs milliseconds, so
+// they are pooled per device and reused by later jobs.
 struct LaneBuffers {
   cudaStream_t stream = nullptr;
+  // Waited on with the thread asleep: a stream synchronisation would spin a
+  // core per lane, the cores the hybrid backend's CPU lanes work on.
+  cudaEvent_t done = nullptr;
   uint8_t *pinned = nullptr;
   uint8_t *device = nullptr;
   size_t capacity = 0;
@@ -51,6 +54,7 @@ class LaneBufferPool {
     LaneBuffers fresh;
     fresh.capacity = capacity;
     if (cudaStreamCreateWithFlags(&fresh.stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreateWithFlags(&fresh.done, cudaEventBlockingSync | cudaEventDisableTiming) != cudaSuccess ||
         cudaMallocHost(&fresh.pinned, capacity) != cudaSuccess || cudaMalloc(&fresh.device, capacity) != cudaSuccess) {
       release_memory(fresh);
       return device_status(cudaErrorMemoryAllocation);
@@ -68,6 +72,7 @@ class LaneBufferPool {
   static void release_memory(const LaneBuffers &buffers) {
     if (buffers.device != nullptr) cudaFree(buffers.device);
     if (buffers.pinned != nullptr) cudaFreeHost(buffers.pinned);
+    if (buffers.done != nullptr) cudaEventDestroy(buffers.done);
     if (buffers.stream != nullptr) cudaStreamDestroy(buffers.stream);
     cudaGetLastError();
   }
@@ -137,8 +142,11 @@ class GpuLane final : public Lane {
     if (status == WC_OK) {
       status = device_status(cudaMemcpyAsync(out, buffers_.device, len, cudaMemcpyDeviceToHost, stream));
     }
-    const wc_status synced = device_status(cudaStreamSynchronize(stream));
-    return status != WC_OK ? status : synced;
+    if (status == WC_OK) status = device_status(cudaEventRecord(buffers_.done, stream));
+    if (status == WC_OK) status = device_status(cudaEventSynchronize(buffers_.done));
+    // After a failure the stream may still hold work that uses the buffers.
+    if (status != WC_OK) cudaStreamSynchronize(stream);
+    return status;
   }
 
   wc_backend backend() const override { return backend_; }

@@ -50,6 +50,12 @@ struct AesCtrGenerator {
   __device__ __forceinline__ void keystream(State &state, uint64_t block, uint32_t out[4]) const {
     const uint64_t low = iv_low + block;
     const uint64_t high = iv_high + (low < iv_low ? 1 : 0);
+    encrypt_counter(state, high, low, out);
+  }
+
+  // E(high || low) for any 128-bit counter value: GCM, whose counter wraps
+  // at 32 bits, forms its own counters and comes in here.
+  __device__ __forceinline__ void encrypt_counter(State &state, uint64_t high, uint64_t low, uint32_t out[4]) const {
     // Column words are little-endian, the counter big-endian: byte-swap.
     const uint4 counter = make_uint4(__byte_perm(static_cast<uint32_t>(high >> 32), 0, 0x0123),
                                      __byte_perm(static_cast<uint32_t>(high), 0, 0x0123),

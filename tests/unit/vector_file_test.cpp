@@ -61,6 +61,15 @@ TEST(VectorFileTest, IgnoresOtherBracketedHeadersAndTrailingTextWithoutNewline) 
   EXPECT_EQ(records[0].hex("KEY"), (Bytes{0xff}));
 }
 
+TEST(VectorFileTest, BareUpperCaseWordIsAFlag) {
+  const auto records = parse_vector_text("Count = 1\nTag = 00\nFAIL\n\nCount = 2\nTag = 01\nPT = \n");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_TRUE(records[0].has("FAIL"));
+  EXPECT_EQ(records[0].text("FAIL"), "");
+  EXPECT_FALSE(records[1].has("FAIL"));
+  EXPECT_THROW(parse_vector_text("Count = 1\nFail here\n"), std::runtime_error);
+}
+
 TEST(VectorFileTest, RejectsMalformedLinesAndMissingFields) {
   EXPECT_THROW(parse_vector_text("COUNT = 0\nthis line has no equals sign\n"), std::runtime_error);
   const auto records = parse_vector_text("COUNT = 0\n");

@@ -13,12 +13,6 @@
 namespace warpcrypt::cli {
 namespace {
 
-// A passphrase that is wiped when it goes out of scope.
-struct Passphrase {
-  std::string text;
-  ~Passphrase() { wc_memzero(text.data(), text.size()); }
-};
-
 std::string first_line_of_fd(int fd, const std::string &source_name) {
   std::string line;
   char c = 0;
@@ -32,8 +26,10 @@ std::string first_line_of_fd(int fd, const std::string &source_name) {
   return line;
 }
 
-// The -pass argument forms of openssl(1): pass:, env:, file:, fd:, stdin.
-// Messages name the source, never the passphrase.
+}  // namespace
+
+Passphrase::~Passphrase() { wc_memzero(text.data(), text.size()); }
+
 void read_passphrase(const std::string &source, Passphrase *out) {
   auto starts = [&](const char *prefix) { return source.rfind(prefix, 0) == 0; };
   if (starts("pass:")) {
@@ -59,6 +55,8 @@ void read_passphrase(const std::string &source, Passphrase *out) {
     throw CliError("-pass expects pass:, env:, file:, fd: or stdin");
   }
 }
+
+namespace {
 
 // Decodes a hex flag of an exact length; the message names the flag, never
 // its value.

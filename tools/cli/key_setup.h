@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 
 #include "enc_options.h"
 #include "file_io.h"
@@ -12,6 +13,16 @@
 namespace warpcrypt::cli {
 
 inline constexpr char kSaltMagic[] = "Salted__";
+
+// A passphrase that is wiped when it goes out of scope.
+struct Passphrase {
+  std::string text;
+  ~Passphrase();
+};
+
+// The -pass argument forms of openssl(1): pass:, env:, file:, fd:, stdin.
+// Messages name the source, never the passphrase. `seal` and `open` share it.
+void read_passphrase(const std::string &source, Passphrase *out);
 
 struct KeyMaterialBytes {
   std::array<uint8_t, WC_MAX_KEY_LEN> key{};

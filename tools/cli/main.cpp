@@ -17,6 +17,8 @@ constexpr const char *kUsage =
     "commands:\n"
     "  enc       encrypt or decrypt, a drop-in for `openssl enc` (warpcrypt enc --help)\n"
     "  speed     cipher throughput, in the style of `openssl speed` (warpcrypt speed --help)\n"
+    "  seal      encrypt and authenticate a file with an AEAD (warpcrypt seal --help)\n"
+    "  open      check and decrypt a sealed file, or any byte range of it (warpcrypt open --help)\n"
     "  devices   list the CUDA devices\n"
     "\n"
     "  --help    this text\n"
@@ -41,6 +43,8 @@ int main(int argc, char **argv) {
     if (command == "enc") return run_enc(args);
     if (command == "speed") return run_speed(args);
     if (command == "devices") return run_devices(args);
+    if (command == "seal") return run_seal(args);
+    if (command == "open") return run_open(args);
     throw CliError("unknown command '" + command + "' (see 'warpcrypt --help')");
   } catch (const CliError &error) {
     std::fprintf(stderr, "warpcrypt: %s\n", error.what());

@@ -22,7 +22,7 @@ namespace {
 
 constexpr const char *kSpeedUsage =
     "usage: warpcrypt speed [options]\n"
-    "  -evp NAME           cipher to measure (repeatable; default aes-128-ctr)\n"
+    "  -evp NAME           cipher or AEAD to measure (repeatable; default aes-128-ctr)\n"
     "  -bytes N            message size (repeatable; default: openssl's sizes plus 1 MiB, 16 MiB)\n"
     "  -seconds S          timed seconds per size, split over the runs (default 3)\n"
     "  -decrypt            measure decryption\n"
@@ -34,8 +34,19 @@ constexpr const char *kSpeedUsage =
     "%s"
     "  --json              machine-readable output\n";
 
+// A cipher from `enc -list`, or an AEAD (one message sealed per operation).
+struct Subject {
+  const wc_cipher *cipher = nullptr;
+  const wc_aead *aead = nullptr;
+
+  const char *name() const { return aead != nullptr ? wc_aead_name(aead) : wc_cipher_name(cipher); }
+  // ECB and CBC take whole blocks with padding off.
+  size_t block_len() const { return aead != nullptr ? 1 : wc_cipher_block_len(cipher); }
+  bool operator==(const Subject &) const = default;
+};
+
 struct SpeedOptions {
-  std::vector<const wc_cipher *> ciphers;
+  std::vector<Subject> subjects;
   std::vector<size_t> sizes;
   double seconds = 3.0;
   unsigned runs = 5;
@@ -49,7 +60,7 @@ struct SpeedOptions {
 };
 
 struct Measurement {
-  const wc_cipher *cipher;
+  Subject subject;
   size_t bytes;
   double median_gbps;
   std::vector<double> run_gbps;
@@ -71,9 +82,12 @@ SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
     auto value = [&]() -> const std::string & { return take_value(args, i); };
     if (arg == "-evp") {
       const std::string &name = value();
-      const wc_cipher *cipher = wc_cipher_by_name(name.c_str());
-      if (cipher == nullptr) throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list')");
-      o.ciphers.push_back(cipher);
+      const Subject subject{wc_cipher_by_name(name.c_str()), wc_aead_by_name(name.c_str())};
+      if (subject.cipher == nullptr && subject.aead == nullptr) {
+        throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list'; or aes-128/192/256-gcm, "
+                       "chacha20-poly1305)");
+      }
+      o.subjects.push_back(subject);
     } else if (arg == "-bytes") {
       const auto bytes = static_cast<size_t>(parse_unsigned(value(), "-bytes", SIZE_MAX));
       if (bytes == 0) throw CliError("-bytes must be at least 1");
@@ -107,7 +121,7 @@ SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
       throw CliError("unknown speed option '" + arg + "' (see 'warpcrypt speed --help')");
     }
   }
-  if (o.ciphers.empty()) o.ciphers.push_back(wc_cipher_by_name("aes-128-ctr"));
+  if (o.subjects.empty()) o.subjects.push_back({wc_cipher_by_name("aes-128-ctr"), nullptr});
   if (o.sizes.empty()) o.sizes = {16, 64, 256, 1024, 8192, 16384, 1 << 20, 16 << 20};
   return o;
 }
@@ -118,11 +132,11 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-Measurement measure(const SpeedOptions &o, const wc_cipher *cipher, size_t requested_bytes) {
-  // ECB and CBC take whole blocks with padding off.
-  const size_t block = wc_cipher_block_len(cipher);
+Measurement measure(const SpeedOptions &o, const Subject &subject, size_t requested_bytes) {
+  const size_t block = subject.block_len();
   const size_t bytes = std::max(block, requested_bytes / block * block);
-  const WorkloadSpec spec{cipher, o.direction, o.backend, o.threads, bytes, &o.engine, o.pageable};
+  const WorkloadSpec spec{subject.cipher, o.direction, o.backend, o.threads, bytes, &o.engine, o.pageable,
+                          subject.aead};
   const auto workload = o.residency == Residency::device ? make_device_workload(spec) : make_host_workload(spec);
 
   // Warm-up, then find how many operations fill one run's share of the time.
@@ -136,7 +150,7 @@ Measurement measure(const SpeedOptions &o, const wc_cipher *cipher, size_t reque
   }
   operations = std::max<size_t>(1, static_cast<size_t>(std::ceil(operations * per_run / std::max(seconds, 1e-9))));
 
-  Measurement m{cipher, bytes, 0, {}};
+  Measurement m{subject, bytes, 0, {}};
   for (unsigned r = 0; r < o.runs; ++r) {
     const double run_seconds = workload->time_operations(operations);
     m.run_gbps.push_back(static_cast<double>(bytes) * static_cast<double>(operations) / run_seconds / 1e9);
@@ -152,13 +166,13 @@ void print_table(const SpeedOptions &o, const std::vector<Measurement> &results,
               wc_backend_name(o.backend), device_description(o.backend).c_str(), residency_name(o.residency),
               threads, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   std::printf("The 'numbers' are in GB/s (10^9 bytes/s), median of %u runs.\n", o.runs);
-  std::printf("%-16s", "type");
+  std::printf("%-18s", "type");
   for (const Measurement &m : results) {
-    if (m.cipher == results.front().cipher) std::printf(" %12zu B", m.bytes);
+    if (m.subject == results.front().subject) std::printf(" %12zu B", m.bytes);
   }
   std::printf("\n");
   for (size_t i = 0; i < results.size(); ++i) {
-    if (i % o.sizes.size() == 0) std::printf("%-16s", wc_cipher_name(results[i].cipher));
+    if (i % o.sizes.size() == 0) std::printf("%-18s", results[i].subject.name());
     std::printf(" %14.3f", results[i].median_gbps);
     if (i % o.sizes.size() == o.sizes.size() - 1) std::printf("\n");
   }
@@ -176,7 +190,7 @@ void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, 
   for (size_t i = 0; i < results.size(); ++i) {
     const Measurement &m = results[i];
     std::printf("  {\"cipher\": \"%s\", \"bytes\": %zu, \"median_gbps\": %.4f, \"runs_gbps\": [",
-                wc_cipher_name(m.cipher), m.bytes, m.median_gbps);
+                m.subject.name(), m.bytes, m.median_gbps);
     for (size_t r = 0; r < m.run_gbps.size(); ++r) std::printf("%s%.4f", r ? ", " : "", m.run_gbps[r]);
     std::printf("]}%s\n", i + 1 < results.size() ? "," : "");
   }
@@ -188,8 +202,8 @@ void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, 
 int run_speed(const std::vector<std::string> &args) {
   const SpeedOptions o = parse_speed_options(args);
   std::vector<Measurement> results;
-  for (const wc_cipher *cipher : o.ciphers) {
-    for (size_t size : o.sizes) results.push_back(measure(o, cipher, size));
+  for (const Subject &subject : o.subjects) {
+    for (size_t size : o.sizes) results.push_back(measure(o, subject, size));
   }
   const unsigned threads = o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
   if (o.json) {

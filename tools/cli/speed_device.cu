@@ -2,6 +2,8 @@
 // events, and pinned host memory for the end-to-end figures.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include "cli_error.h"
@@ -70,6 +72,82 @@ class DeviceWorkload final : public Workload {
   uint8_t *buffer_ = nullptr;
 };
 
+// One message per operation, as the host AEAD workload, on device memory:
+// sealing in place with the tag on the device; opening a message sealed
+// once into a second buffer, the verdict on the device.
+class DeviceAeadWorkload final : public Workload {
+ public:
+  explicit DeviceAeadWorkload(const WorkloadSpec &spec) : spec_(spec), keying_(make_aead_keying(spec.aead)) {
+    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
+    check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
+    check_cuda(cudaMalloc(&buffer_, spec.bytes), "cudaMalloc");
+    check_cuda(cudaMalloc(&tag_and_verdict_, WC_AEAD_MAX_TAG_LEN + sizeof(int32_t)), "cudaMalloc");
+    if (spec.direction == WC_DECRYPT) check_cuda(cudaMalloc(&opened_, spec.bytes), "cudaMalloc");
+    const size_t piece = std::min<size_t>(spec.bytes, 64 << 20);
+    std::vector<uint8_t> random(piece);
+    fill_random(random.data(), random.size());
+    for (size_t at = 0; at < spec.bytes; at += piece) {
+      check_cuda(cudaMemcpy(buffer_ + at, random.data(), std::min(piece, spec.bytes - at), cudaMemcpyHostToDevice),
+                 "cudaMemcpy");
+    }
+    wc_options_init(&options_);
+    options_.backend = spec.backend;
+    if (spec.direction == WC_DECRYPT) {
+      seal();
+      check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    }
+  }
+
+  ~DeviceAeadWorkload() override {
+    cudaFree(buffer_);
+    cudaFree(opened_);
+    cudaFree(tag_and_verdict_);
+    cudaEventDestroy(start_);
+    cudaEventDestroy(stop_);
+    cudaStreamDestroy(stream_);
+  }
+
+  double time_operations(size_t operations) override {
+    check_cuda(cudaEventRecord(start_, stream_), "cudaEventRecord");
+    for (size_t i = 0; i < operations; ++i) {
+      if (spec_.direction == WC_ENCRYPT) {
+        seal();
+      } else {
+        check(wc_aead_open_device_async(&options_, spec_.aead, opened_,
+                                        reinterpret_cast<int32_t *>(tag_and_verdict_ + WC_AEAD_MAX_TAG_LEN),
+                                        keying_.key.data(), keying_.key.size(), keying_.nonce.data(),
+                                        keying_.nonce.size(), nullptr, 0, buffer_, spec_.bytes, tag_and_verdict_,
+                                        WC_AEAD_MAX_TAG_LEN, stream_),
+              std::string("device open with ") + wc_aead_name(spec_.aead));
+      }
+    }
+    check_cuda(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+    float milliseconds = 0;
+    check_cuda(cudaEventElapsedTime(&milliseconds, start_, stop_), "cudaEventElapsedTime");
+    return milliseconds / 1e3;
+  }
+
+ private:
+  void seal() {
+    check(wc_aead_seal_device_async(&options_, spec_.aead, buffer_, tag_and_verdict_, WC_AEAD_MAX_TAG_LEN,
+                                    keying_.key.data(), keying_.key.size(), keying_.nonce.data(),
+                                    keying_.nonce.size(), nullptr, 0, buffer_, spec_.bytes, stream_),
+          std::string("device seal with ") + wc_aead_name(spec_.aead));
+  }
+
+  WorkloadSpec spec_;
+  AeadKeying keying_;
+  wc_options options_{};
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  uint8_t *buffer_ = nullptr;
+  uint8_t *opened_ = nullptr;
+  uint8_t *tag_and_verdict_ = nullptr;
+};
+
 bool have_device() {
   int count = 0;
   return wc_device_count(&count) == WC_OK && count > 0;
@@ -82,6 +160,7 @@ std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec) {
   if (spec.backend != WC_BACKEND_GPU && spec.backend != WC_BACKEND_GPU_REFERENCE) {
     throw CliError("--resident device needs --backend gpu or gpu-ref");
   }
+  if (spec.aead != nullptr) return std::make_unique<DeviceAeadWorkload>(spec);
   return std::make_unique<DeviceWorkload>(spec);
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "arguments.h"
 #include "warpcrypt/warpcrypt.h"
@@ -17,13 +18,14 @@ namespace warpcrypt::cli {
 enum class Residency { host, device };
 
 struct WorkloadSpec {
-  const wc_cipher *cipher;
+  const wc_cipher *cipher;  // null when an AEAD is measured
   wc_direction direction;
   wc_backend backend;
   unsigned threads;
   size_t bytes;
   const EngineFlags *engine;  // chunk size, streams, devices
   bool pageable;              // host memory from malloc even where a GPU is involved
+  const wc_aead *aead = nullptr;  // one message sealed (or opened) per operation
 };
 
 class Workload {
@@ -35,6 +37,14 @@ class Workload {
 };
 
 std::unique_ptr<Workload> make_host_workload(const WorkloadSpec &spec);
+// An AEAD's random key and 12-byte nonce, and room for its tag. Every
+// operation of a workload reuses the nonce: fine for timing, never for data.
+struct AeadKeying {
+  std::vector<uint8_t> key;
+  std::vector<uint8_t> nonce;
+  std::vector<uint8_t> tag;
+};
+AeadKeying make_aead_keying(const wc_aead *aead);
 // Throws CliError where the build has no CUDA or there is no device.
 std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec);
 

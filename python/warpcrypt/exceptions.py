@@ -1,0 +1,174 @@
+"""The errors warpcrypt raises: one class per status of the C library.
+
+Every class derives from :class:`Error`, and those that mean "the caller
+passed something wrong" also derive from :class:`ValueError`, as
+pyca/cryptography raises ``ValueError`` for the same mistakes. Each class's
+``status`` is the C library's ``wc_status`` it stands for. Wrong argument
+types raise ``TypeError``, as everywhere in Python.
+"""
+
+from __future__ import annotations
+
+from warpcrypt._native import Status
+
+__all__ = [
+    "Error",
+    "InvalidArgument",
+    "UnknownCipher",
+    "InvalidKey",
+    "InvalidIV",
+    "NotBlockAligned",
+    "BadDecrypt",
+    "OutputTooSmall",
+    "OutOfRange",
+    "Unsupported",
+    "NoDevice",
+    "BackendUnavailable",
+    "AlreadyFinalized",
+    "OutOfMemory",
+    "CryptoLibraryError",
+    "UnknownDigest",
+    "DeviceError",
+    "IOFailure",
+    "Cancelled",
+    "InvalidTag",
+    "Status",
+]
+
+
+class Error(Exception):
+    """Base class of every warpcrypt error."""
+
+    status: Status
+
+
+class InvalidArgument(Error, ValueError):
+    """A bad argument: a non-contiguous or read-only buffer, overlapping
+    buffers, an unknown backend name."""
+
+    status = Status.INVALID_ARGUMENT
+
+
+class UnknownCipher(Error, ValueError):
+    """No cipher by that name; ``warpcrypt.ciphers()`` lists them."""
+
+    status = Status.UNKNOWN_CIPHER
+
+
+class InvalidKey(Error, ValueError):
+    """The key's length differs from the cipher's. Never padded or cut, as
+    ``openssl enc`` would."""
+
+    status = Status.KEY_LEN
+
+
+class InvalidIV(Error, ValueError):
+    """The IV's (or nonce's) length differs from the cipher's."""
+
+    status = Status.IV_LEN
+
+
+class NotBlockAligned(Error, ValueError):
+    """ECB or CBC with padding off, on data that is not whole 16-byte blocks."""
+
+    status = Status.NOT_BLOCK_ALIGNED
+
+
+class BadDecrypt(Error, ValueError):
+    """The PKCS#7 padding check failed: a wrong key or IV, or a corrupt
+    ciphertext."""
+
+    status = Status.BAD_DECRYPT
+
+
+class OutputTooSmall(Error, ValueError):
+    """``out`` or ``buf`` holds fewer bytes than the result needs."""
+
+    status = Status.OUTPUT_TOO_SMALL
+
+
+class OutOfRange(Error, ValueError):
+    """A byte range outside the ciphertext."""
+
+    status = Status.RANGE
+
+
+class Unsupported(Error):
+    """The cipher cannot do this (random access in OFB, for one)."""
+
+    status = Status.UNSUPPORTED
+
+
+class NoDevice(Error):
+    """The GPU was asked for, but no CUDA device is usable, or this build of
+    warpcrypt has no CUDA backend. Never a silent fallback to the CPU."""
+
+    status = Status.NO_DEVICE
+
+
+class BackendUnavailable(Error):
+    """The requested backend cannot run this cipher and direction: the GPU
+    does not run CBC and CFB encryption of one message, CFB8 or OFB."""
+
+    status = Status.BACKEND_UNAVAILABLE
+
+
+class AlreadyFinalized(Error):
+    """A cipher context used after ``finalize()``, or after one of its calls
+    failed. Make a new one."""
+
+    status = Status.CONTEXT_STATE
+
+
+class OutOfMemory(Error, MemoryError):
+    """The library could not allocate memory."""
+
+    status = Status.OUT_OF_MEMORY
+
+
+class CryptoLibraryError(Error):
+    """OpenSSL or libsodium reported a failure."""
+
+    status = Status.CRYPTO_LIBRARY
+
+
+class UnknownDigest(Error, ValueError):
+    """An unknown message digest name for key derivation."""
+
+    status = Status.DIGEST
+
+
+class DeviceError(Error):
+    """A CUDA call failed: a launch, a copy, or an allocation on the device."""
+
+    status = Status.DEVICE
+
+
+class IOFailure(Error, OSError):
+    """Reading the input or writing the output failed."""
+
+    status = Status.IO
+
+
+class Cancelled(Error):
+    """A progress callback asked the work to stop."""
+
+    status = Status.CANCELLED
+
+
+class InvalidTag(Error):
+    """AEAD: the tag does not match, so the ciphertext, its associated data or
+    the key is not what was sealed. No plaintext is released."""
+
+    status = Status.AUTH
+
+
+# The extension raises the class of a failed call's status from this table.
+_BY_STATUS = {
+    cls.status: cls
+    for cls in (
+        InvalidArgument, UnknownCipher, InvalidKey, InvalidIV, NotBlockAligned, BadDecrypt,
+        OutputTooSmall, OutOfRange, Unsupported, NoDevice, BackendUnavailable, AlreadyFinalized,
+        OutOfMemory, CryptoLibraryError, UnknownDigest, DeviceError, IOFailure, Cancelled, InvalidTag,
+    )
+}

@@ -1,0 +1,303 @@
+// The device-pointer AEAD calls against the CPU backend (itself checked
+// against OpenSSL by the unit tests): lengths on every side of the kernels'
+// segment boundaries, in place and unaligned, batches of mixed messages,
+// tampering detected with the whole output zeroed, GCM's 32-bit counter
+// wrapping, and the argument checks. Guard bytes surround every buffer.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "aead_support.h"
+#include "cuda/gf128_device.cuh"
+#include "gpu_support.h"
+#include "support/cipher_table.h"
+#include "support/test_rng.h"
+#include "support/warpcrypt_calls.h"
+
+namespace wctest {
+namespace {
+
+constexpr size_t KiB = 1024;
+
+const wc_aead *aead_of(const std::string &name) { return wc_aead_by_name(name.c_str()); }
+
+// 0 to 4097 bytes, then both sides of every power of two from 16 KiB to
+// 2 MiB: wherever the kernels' segments end, some length straddles it.
+std::vector<size_t> boundary_lengths() {
+  std::vector<size_t> lengths = {0, 1, 15, 16, 17, 63, 64, 65, 1000, 4095, 4096, 4097};
+  for (size_t power = 16 * KiB; power <= 2048 * KiB; power *= 2) {
+    for (long delta : {-65L, -64L, -1L, 0L, 1L, 16L, 64L, 65L}) lengths.push_back(power + delta);
+  }
+  return lengths;
+}
+
+// The device calls' results, downloaded.
+struct DeviceSealed {
+  Bytes ciphertext;
+  Bytes tag;
+};
+
+class AeadDevice : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { WCTEST_REQUIRE_GPU(); }
+  const std::string &name() const { return GetParam(); }
+
+  AeadInput random_input(size_t length) {
+    const size_t nonce_len = is_gcm(name()) && rng_.uniform(0, 2) == 0 ? rng_.uniform(1, WC_AEAD_MAX_NONCE_LEN) : 12;
+    return random_aead_input(rng_, name(), length, rng_.uniform(0, 1) * rng_.uniform(0, 50), nonce_len);
+  }
+
+  // Seals in place in device memory, checking the guard bytes.
+  DeviceSealed seal_on_device(const AeadInput &input) {
+    const size_t length = input.plaintext.size();
+    DeviceBuffer data(length), tag(16);
+    data.upload(input.plaintext);
+    EXPECT_EQ(wc_aead_seal_device_async(nullptr, aead_of(name()), data.at(0), tag.at(0), input.tag_len,
+                                        input.key.data(), input.key.size(), input.nonce.data(), input.nonce.size(),
+                                        data_or_dummy(input.aad), input.aad.size(), data.at(0), length, nullptr),
+              WC_OK);
+    synchronize_device();
+    EXPECT_TRUE(data.guard_bytes_intact(length));
+    EXPECT_TRUE(tag.guard_bytes_intact(input.tag_len));
+    return {data.download(length), tag.download(input.tag_len)};
+  }
+
+  // Opens out of place; returns the verdict and the output buffer.
+  std::pair<int32_t, Bytes> open_on_device(const AeadInput &input, const Bytes &ciphertext, const Bytes &tag) {
+    DeviceBuffer in(ciphertext.size()), out(ciphertext.size()), tag_buffer(tag.size()), verified(sizeof(int32_t));
+    in.upload(ciphertext);
+    tag_buffer.upload(tag);
+    auto *verdict = reinterpret_cast<int32_t *>(verified.at(0));
+    EXPECT_EQ(wc_aead_open_device_async(nullptr, aead_of(name()), out.at(0), verdict, input.key.data(),
+                                        input.key.size(), input.nonce.data(), input.nonce.size(),
+                                        data_or_dummy(input.aad), input.aad.size(), in.at(0), ciphertext.size(),
+                                        tag_buffer.at(0), tag.size(), nullptr),
+              WC_OK);
+    synchronize_device();
+    EXPECT_TRUE(out.guard_bytes_intact(ciphertext.size()));
+    const Bytes verdict_bytes = verified.download(sizeof(int32_t));
+    int32_t result = -1;
+    std::memcpy(&result, verdict_bytes.data(), sizeof result);
+    return {result, out.download(ciphertext.size())};
+  }
+
+  TestRng rng_ = TestRng::for_current_test();
+};
+
+TEST_P(AeadDevice, SealAndOpenAcrossSegmentBoundaries) {
+  for (size_t length : boundary_lengths()) {
+    const AeadInput input = random_input(length);
+    SCOPED_TRACE(name() + " length " + std::to_string(length) + " nonce " + std::to_string(input.nonce.size()));
+    const AeadSealed expected = lib_aead_seal(name(), input, make_options(true, 0, WC_BACKEND_CPU));
+    ASSERT_EQ(expected.status, WC_OK);
+    const DeviceSealed sealed = seal_on_device(input);
+    ASSERT_TRUE(same_bytes(expected.ciphertext, sealed.ciphertext));
+    ASSERT_TRUE(same_bytes(expected.tag, sealed.tag));
+    const auto [verified, plaintext] = open_on_device(input, sealed.ciphertext, sealed.tag);
+    EXPECT_EQ(verified, 1);
+    EXPECT_TRUE(same_bytes(input.plaintext, plaintext));
+  }
+}
+
+// A changed bit anywhere, or the wrong AAD, gives verdict 0 and an output of
+// zeros only, however long the message.
+TEST_P(AeadDevice, TamperingGivesZeroedOutput) {
+  for (size_t length : {size_t{0}, size_t{5}, size_t{64}, 300 * KiB + 7, 2048 * KiB + 64}) {
+    SCOPED_TRACE(name() + " length " + std::to_string(length));
+    const AeadInput input = random_input(length);
+    const DeviceSealed sealed = seal_on_device(input);
+    if (length != 0) {
+      const auto [verified, out] = open_on_device(input, with_bit_flipped(sealed.ciphertext, rng_.uniform(0, 8 * length - 1)), sealed.tag);
+      EXPECT_EQ(verified, 0) << "ciphertext";
+      EXPECT_TRUE(all_zero(out.data(), out.size()));
+    }
+    const auto [tag_verified, tag_out] = open_on_device(input, sealed.ciphertext, with_bit_flipped(sealed.tag, rng_.uniform(0, 127)));
+    EXPECT_EQ(tag_verified, 0) << "tag";
+    EXPECT_TRUE(all_zero(tag_out.data(), tag_out.size()));
+    AeadInput other_aad = input;
+    other_aad.aad.push_back(1);
+    const auto [aad_verified, aad_out] = open_on_device(other_aad, sealed.ciphertext, sealed.tag);
+    EXPECT_EQ(aad_verified, 0) << "aad";
+    EXPECT_TRUE(all_zero(aad_out.data(), aad_out.size()));
+  }
+}
+
+TEST_P(AeadDevice, UnalignedPointers) {
+  for (size_t shift = 1; shift < 16; shift += 2) {
+    const AeadInput input = random_input(rng_.uniform(1, 600 * KiB));
+    const size_t length = input.plaintext.size();
+    const size_t out_shift = 15 - shift;
+    SCOPED_TRACE("in at +" + std::to_string(shift) + ", out at +" + std::to_string(out_shift));
+    const AeadSealed expected = lib_aead_seal(name(), input, make_options(true, 0, WC_BACKEND_CPU));
+    DeviceBuffer in(length + 16), out(length + 16), tag(16);
+    in.upload(input.plaintext, shift);
+    ASSERT_EQ(wc_aead_seal_device_async(nullptr, aead_of(name()), out.at(out_shift), tag.at(0), 16, input.key.data(),
+                                        input.key.size(), input.nonce.data(), input.nonce.size(),
+                                        data_or_dummy(input.aad), input.aad.size(), in.at(shift), length, nullptr),
+              WC_OK);
+    synchronize_device();
+    EXPECT_TRUE(same_bytes(expected.ciphertext, out.download(length, out_shift)));
+    EXPECT_TRUE(same_bytes(expected.tag, tag.download(16)));
+  }
+}
+
+// One launch for many messages: empty, tiny and multi-segment ones mixed,
+// each with its own nonce and AAD, sealed as the CPU seals them one by one;
+// opening flags exactly the tampered ones and zeroes only their outputs.
+TEST_P(AeadDevice, BatchesOfMixedMessages) {
+  const size_t count = 300;
+  const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  std::vector<AeadInput> inputs;
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t length = i % 50 == 7 ? rng_.uniform(300 * KiB, 1200 * KiB) : i % 3 == 0 ? 0 : rng_.uniform(1, 2000);
+    AeadInput input = random_input(length);
+    input.key = key;
+    offsets.push_back(total);
+    total += length;  // back to back: an overrun would show in the next message
+    inputs.push_back(std::move(input));
+  }
+  DeviceBuffer data(total), tags(16 * count), verified(sizeof(int32_t) * count);
+  std::vector<wc_aead_message> messages(count);
+  for (size_t i = 0; i < count; ++i) {
+    data.upload(inputs[i].plaintext, offsets[i]);
+    messages[i] = {data.at(offsets[i]), data.at(offsets[i]), inputs[i].plaintext.size(), inputs[i].nonce.data(),
+                   inputs[i].nonce.size(), data_or_dummy(inputs[i].aad), inputs[i].aad.size(), tags.at(16 * i)};
+  }
+  ASSERT_EQ(wc_aead_seal_batch_device_async(nullptr, aead_of(name()), messages.data(), count, 16, key.data(),
+                                            key.size(), nullptr),
+            WC_OK);
+  synchronize_device();
+  std::vector<Bytes> sealed_tags(count);
+  for (size_t i = 0; i < count; ++i) {
+    const AeadSealed expected = lib_aead_seal(name(), inputs[i], make_options(true, 0, WC_BACKEND_CPU));
+    EXPECT_TRUE(same_bytes(expected.ciphertext, data.download(inputs[i].plaintext.size(), offsets[i])))
+        << "message " << i;
+    sealed_tags[i] = tags.download(16, 16 * i);
+    EXPECT_TRUE(same_bytes(expected.tag, sealed_tags[i])) << "message " << i;
+  }
+  const std::vector<size_t> tampered = {0, 7, 100, 157, 299};
+  for (size_t i : tampered) tags.upload(with_bit_flipped(sealed_tags[i], 3), 16 * i);
+  auto *verdicts = reinterpret_cast<int32_t *>(verified.at(0));
+  ASSERT_EQ(wc_aead_open_batch_device_async(nullptr, aead_of(name()), verdicts, messages.data(), count, 16,
+                                            key.data(), key.size(), nullptr),
+            WC_OK);
+  synchronize_device();
+  const Bytes verdict_bytes = verified.download(sizeof(int32_t) * count);
+  for (size_t i = 0; i < count; ++i) {
+    int32_t verdict = -1;
+    std::memcpy(&verdict, verdict_bytes.data() + sizeof(int32_t) * i, sizeof verdict);
+    const bool was_tampered = std::find(tampered.begin(), tampered.end(), i) != tampered.end();
+    EXPECT_EQ(verdict, was_tampered ? 0 : 1) << "message " << i;
+    const Bytes out = data.download(inputs[i].plaintext.size(), offsets[i]);
+    if (was_tampered) {
+      EXPECT_TRUE(all_zero(out.data(), out.size())) << "message " << i;
+    } else {
+      EXPECT_TRUE(same_bytes(inputs[i].plaintext, out)) << "message " << i;
+    }
+  }
+}
+
+// The caller's stream orders the work: a copy queued after the call on the
+// same stream sees the sealed data without any device-wide synchronisation.
+TEST_P(AeadDevice, RunsOnTheCallersStream) {
+  const AeadInput input = random_input(700 * KiB + 3);
+  const AeadSealed expected = lib_aead_seal(name(), input, make_options(true, 0, WC_BACKEND_CPU));
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  DeviceBuffer data(input.plaintext.size()), tag(16);
+  data.upload(input.plaintext);
+  ASSERT_EQ(wc_aead_seal_device_async(nullptr, aead_of(name()), data.at(0), tag.at(0), 16, input.key.data(),
+                                      input.key.size(), input.nonce.data(), input.nonce.size(),
+                                      data_or_dummy(input.aad), input.aad.size(), data.at(0), input.plaintext.size(),
+                                      reinterpret_cast<wc_cuda_stream>(stream)),
+            WC_OK);
+  Bytes ciphertext(input.plaintext.size()), tag_bytes(16);
+  ASSERT_EQ(cudaMemcpyAsync(ciphertext.data(), data.at(0), ciphertext.size(), cudaMemcpyDeviceToHost, stream),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(tag_bytes.data(), tag.at(0), 16, cudaMemcpyDeviceToHost, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  cudaStreamDestroy(stream);
+  EXPECT_TRUE(same_bytes(expected.ciphertext, ciphertext));
+  EXPECT_TRUE(same_bytes(expected.tag, tag_bytes));
+}
+
+INSTANTIATE_TEST_SUITE_P(Aeads, AeadDevice, ::testing::ValuesIn(aead_names()),
+                         [](const auto &param_info) { return identifier_from(param_info.param); });
+
+// GCM increments only the low 32 bits of its counter. With a 12-byte nonce
+// they start at 1, but a nonce of another length is hashed into J0, whose
+// low word can be anywhere: this one is found so that a 1 MiB message
+// wraps it, and the GPU must wrap where OpenSSL does.
+TEST(AeadDeviceGcm, CounterWrapsAt32Bits) {
+  WCTEST_REQUIRE_GPU();
+  using warpcrypt::cuda::Gf128;
+  TestRng rng = TestRng::for_current_test();
+  const size_t length = 1024 * KiB;
+  const uint64_t blocks = length / 16;
+  AeadInput input = random_aead_input(rng, "aes-256-gcm", length, 16, 16);
+  // H = AES(K, 0^128): one ECB block through the CPU backend.
+  const wc_options cpu = make_options(false, 0, WC_BACKEND_CPU);
+  const LibResult h_block = lib_crypt(WC_ENCRYPT, lookup("aes-256-ecb"), input.key, {}, Bytes(16, 0), cpu);
+  ASSERT_EQ(h_block.status, WC_OK);
+  auto to_element = [](const uint8_t *bytes) {
+    uint4 block;  // four little-endian words, as the kernels load a block
+    std::memcpy(&block, bytes, 16);
+    return warpcrypt::cuda::gf_from_block(block);
+  };
+  const auto h = warpcrypt::cuda::gf_columns(to_element(h_block.out.data()));
+  // J0 = GHASH(nonce || [128 bits]_64 after 64 zero bits) for a 16-byte nonce.
+  const Gf128 lengths{{0, 0, 0, 128}};
+  for (uint64_t tries = 0;; ++tries) {
+    ASSERT_LT(tries, uint64_t{1} << 24) << "no suitable nonce found";
+    const Gf128 j0 = warpcrypt::cuda::gf_multiply(
+        warpcrypt::cuda::gf_add(warpcrypt::cuda::gf_multiply(to_element(input.nonce.data()), h), lengths), h);
+    if (j0.w[3] > 0xffffffffu - blocks) break;
+    input.nonce = rng.bytes(16);
+  }
+  const AeadSealed expected = openssl_aead_seal("aes-256-gcm", input);
+  const AeadSealed got = lib_aead_seal("aes-256-gcm", input, make_options(true, 0, WC_BACKEND_GPU));
+  ASSERT_EQ(got.status, WC_OK);
+  EXPECT_TRUE(same_bytes(expected.ciphertext, got.ciphertext));
+  EXPECT_TRUE(same_bytes(expected.tag, got.tag));
+}
+
+TEST(AeadDeviceErrors, ArgumentsAreCheckedBeforeAnyWork) {
+  WCTEST_REQUIRE_GPU();
+  const wc_aead *gcm = aead_of("aes-128-gcm");
+  const Bytes key(16, 1), nonce(12, 2);
+  DeviceBuffer data(64), tag(16), verified(4);
+  auto *verdict = reinterpret_cast<int32_t *>(verified.at(0));
+  EXPECT_EQ(wc_aead_seal_device_async(nullptr, gcm, data.at(0), tag.at(0), 16, key.data(), 15, nonce.data(), 12,
+                                      nullptr, 0, data.at(0), 64, nullptr),
+            WC_ERR_KEY_LEN);
+  EXPECT_EQ(wc_aead_seal_device_async(nullptr, aead_of("chacha20-poly1305"), data.at(0), tag.at(0), 16,
+                                      Bytes(32, 1).data(), 32, nonce.data(), 8, nullptr, 0, data.at(0), 64, nullptr),
+            WC_ERR_IV_LEN);
+  EXPECT_EQ(wc_aead_seal_device_async(nullptr, gcm, data.at(0), tag.at(0), 2, key.data(), 16, nonce.data(), 12,
+                                      nullptr, 0, data.at(0), 64, nullptr),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_open_device_async(nullptr, gcm, data.at(0), nullptr, key.data(), 16, nonce.data(), 12, nullptr, 0,
+                                      data.at(0), 64, tag.at(0), 16, nullptr),
+            WC_ERR_INVALID_ARGUMENT)
+      << "nowhere to put the verdict";
+  const wc_options reference = make_options(true, 0, WC_BACKEND_GPU_REFERENCE);
+  EXPECT_EQ(wc_aead_open_device_async(&reference, gcm, data.at(0), verdict, key.data(), 16, nonce.data(), 12, nullptr,
+                                      0, data.at(0), 64, tag.at(0), 16, nullptr),
+            WC_ERR_BACKEND_UNAVAILABLE);
+  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, nullptr, 3, 16, key.data(), 16, nullptr),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, nullptr, 0, 16, key.data(), 16, nullptr), WC_OK);
+  synchronize_device();
+  EXPECT_TRUE(data.guard_bytes_intact(64));
+}
+
+}  // namespace
+}  // namespace wctest

@@ -1,0 +1,150 @@
+"""Standard vectors through the Python API: NIST CAVP (AES ECB, CBC, CFB128,
+CFB8, OFB), RFC 3686 (AES-CTR) and RFC 7539 (ChaCha20) from the
+cryptography-vectors package, and djb's Salsa20 specification. Each vector
+runs through the one-shot functions and through a cipher context fed in two
+pieces, on every backend that runs it."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+import salsa20_reference
+import warpcrypt
+from gpu_support import NO_DEVICE_REASON, gpu_runs
+from vector_files import read_records
+from warpcrypt import Cipher, algorithms, modes
+
+# (folder under ciphers/AES, file prefix, our mode name, the modes class)
+CAVP_MODES = [
+    ("ECB", "ECB", "ecb", modes.ECB),
+    ("CBC", "CBC", "cbc", modes.CBC),
+    ("CFB", "CFB128", "cfb", modes.CFB),
+    ("CFB", "CFB8", "cfb8", modes.CFB8),
+    ("OFB", "OFB", "ofb", modes.OFB),
+]
+CAVP_KINDS = ("GFSbox", "KeySbox", "VarKey", "VarTxt", "MMT")
+BACKENDS = ("cpu", "auto", "gpu")
+
+
+def _backend_or_skip(backend: str, name: str, encrypting: bool, has_device: bool) -> bool:
+    """Whether this direction runs on `backend`; skips GPU runs without a device."""
+    if backend != "gpu":
+        return True
+    if not has_device:
+        pytest.skip(NO_DEVICE_REASON)
+    return gpu_runs(name, encrypting)
+
+
+def _both_apis(cipher: Cipher, name: str, key: bytes, iv: bytes, data: bytes, encrypting: bool,
+               backend: str) -> list[bytes]:
+    """The result through warpcrypt.encrypt/decrypt and through a context
+    given the input in two pieces."""
+    one_shot = (warpcrypt.encrypt if encrypting else warpcrypt.decrypt)(
+        name, key, iv, data, padding=False, backend=backend)
+    context = cipher.encryptor() if encrypting else cipher.decryptor()
+    half = len(data) // 2
+    pieces = context.update(data[:half]) + context.update(data[half:]) + context.finalize()
+    return [one_shot, pieces]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("bits", (128, 192, 256))
+@pytest.mark.parametrize("kind", CAVP_KINDS)
+@pytest.mark.parametrize("folder, prefix, mode_name, mode", CAVP_MODES, ids=[m[1] for m in CAVP_MODES])
+def test_nist_cavp(folder, prefix, mode_name, mode, kind, bits, backend, vectors_dir, has_device):
+    path = vectors_dir / "ciphers" / "AES" / folder / f"{prefix}{kind}{bits}.rsp"
+    name = f"aes-{bits}-{mode_name}"
+    encrypt_runs = _backend_or_skip(backend, name, True, has_device)
+    decrypt_runs = _backend_or_skip(backend, name, False, has_device)
+    if not (encrypt_runs or decrypt_runs):
+        pytest.skip(f"the GPU runs {name} in neither direction")
+    counts = {"ENCRYPT": 0, "DECRYPT": 0}
+    for record in read_records(path):
+        encrypting = record.section == "ENCRYPT"
+        if not (encrypt_runs if encrypting else decrypt_runs):
+            continue
+        key, plaintext, ciphertext = record.hex("KEY"), record.hex("PLAINTEXT"), record.hex("CIPHERTEXT")
+        iv = record.hex("IV") if "IV" in record.fields else b""
+        cipher = Cipher(algorithms.AES(key), mode() if mode is modes.ECB else mode(iv),
+                        padding=False, backend=backend)
+        given, expected = (plaintext, ciphertext) if encrypting else (ciphertext, plaintext)
+        for got in _both_apis(cipher, name, key, iv, given, encrypting, backend):
+            assert got == expected, f"{path.name} line {record.line}"
+        counts[record.section] += 1
+    # Every CAVP AES file has both sections; an empty one means a parse error.
+    assert (counts["ENCRYPT"] > 0) == encrypt_runs and (counts["DECRYPT"] > 0) == decrypt_runs
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("bits", (128, 192, 256))
+def test_rfc3686_ctr(bits, backend, vectors_dir, has_device):
+    """The RFC gives encryptions only; decrypting the ciphertext is the same
+    keystream XOR, so each vector also runs backwards."""
+    name = f"aes-{bits}-ctr"
+    _backend_or_skip(backend, name, True, has_device)
+    records = read_records(vectors_dir / "ciphers" / "AES" / "CTR" / f"{name}.txt")
+    assert records
+    for record in records:
+        key, iv = record.hex("KEY"), record.hex("IV")
+        plaintext, ciphertext = record.hex("PLAINTEXT"), record.hex("CIPHERTEXT")
+        cipher = Cipher(algorithms.AES(key), modes.CTR(iv), backend=backend)
+        for encrypting, given, expected in ((True, plaintext, ciphertext), (False, ciphertext, plaintext)):
+            for got in _both_apis(cipher, name, key, iv, given, encrypting, backend):
+                assert got == expected, f"{name}.txt line {record.line}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rfc7539_chacha20(backend, vectors_dir, has_device):
+    """The 16-byte nonce is OpenSSL's: the little-endian initial block
+    counter, then the RFC's 12-byte nonce."""
+    _backend_or_skip(backend, "chacha20", True, has_device)
+    records = read_records(vectors_dir / "ciphers" / "ChaCha20" / "rfc7539.txt")
+    assert records
+    for record in records:
+        key = record.hex("KEY")
+        nonce = struct.pack("<I", int(record.fields["INITIAL_BLOCK_COUNTER"])) + record.hex("NONCE")
+        plaintext, ciphertext = record.hex("PLAINTEXT"), record.hex("CIPHERTEXT")
+        cipher = Cipher(algorithms.ChaCha20(key, nonce), None, backend=backend)
+        for encrypting, given, expected in ((True, plaintext, ciphertext), (False, ciphertext, plaintext)):
+            for got in _both_apis(cipher, "chacha20", key, nonce, given, encrypting, backend):
+                assert got == expected, f"rfc7539.txt line {record.line}"
+
+
+# djb, "Salsa20 specification", section 10 (the expansion function):
+# k0 = 1..16, k1 = 201..216, n = 101..116, where n is the nonce followed by
+# the little-endian block counter.
+SPEC_K0, SPEC_K1, SPEC_N = bytes(range(1, 17)), bytes(range(201, 217)), bytes(range(101, 117))
+SPEC_32 = bytes([
+    69, 37, 68, 39, 41, 15, 107, 193, 255, 139, 122, 6, 170, 233, 217, 98,
+    89, 144, 182, 106, 21, 51, 200, 65, 239, 49, 222, 34, 215, 114, 40, 126,
+    104, 197, 7, 225, 197, 153, 31, 2, 102, 78, 76, 176, 84, 245, 246, 184,
+    177, 160, 133, 130, 6, 72, 149, 119, 192, 195, 132, 236, 234, 103, 246, 74])
+SPEC_16 = bytes([
+    39, 173, 46, 248, 30, 200, 82, 17, 48, 67, 254, 239, 37, 18, 13, 247,
+    241, 200, 61, 144, 10, 55, 50, 185, 6, 47, 246, 253, 143, 86, 187, 225,
+    134, 85, 110, 246, 161, 163, 43, 235, 231, 94, 171, 51, 145, 214, 112, 29,
+    14, 232, 5, 16, 151, 140, 183, 141, 171, 9, 122, 181, 104, 182, 177, 193])
+
+
+@pytest.mark.parametrize("key, expected", [(SPEC_K0 + SPEC_K1, SPEC_32), (SPEC_K0, SPEC_16)],
+                         ids=["32-byte-key", "16-byte-key"])
+def test_salsa20_reference_matches_djb_spec(key, expected):
+    """Guards the Python reference the Salsa20 tests compare against."""
+    assert salsa20_reference.block(key, SPEC_N[:8], int.from_bytes(SPEC_N[8:], "little")) == expected
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("key_size", (32, 16))
+def test_salsa20_matches_reference(key_size, backend, rng, has_device):
+    name = "salsa20" if key_size == 32 else "salsa20-128"
+    _backend_or_skip(backend, name, True, has_device)
+    for size in (0, 1, 63, 64, 65, 200, 4096 + 7):
+        key, nonce = rng.randbytes(key_size), rng.randbytes(8)
+        plaintext = rng.randbytes(size)
+        expected = salsa20_reference.xor(key, nonce, plaintext)
+        cipher = Cipher(algorithms.Salsa20(key, nonce), None, backend=backend)
+        for encrypting, given, want in ((True, plaintext, expected), (False, expected, plaintext)):
+            for got in _both_apis(cipher, name, key, nonce, given, encrypting, backend):
+                assert got == want, f"{name}, {size} bytes"

@@ -1,0 +1,308 @@
+// The AEAD part of the C API apart from its arithmetic: the table, argument
+// checks and their status codes, zeroed outputs on failure, backend rules,
+// and the streaming contexts (split equals whole, state errors).
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "aead_support.h"
+#include "support/cipher_table.h"
+#include "support/gpu_modes.h"
+#include "support/test_rng.h"
+#include "support/warpcrypt_calls.h"
+
+namespace wctest {
+namespace {
+
+const wc_aead *aead(const std::string &name) { return wc_aead_by_name(name.c_str()); }
+
+TEST(AeadRegistry, NamesSizesAndLimits) {
+  ASSERT_EQ(wc_aead_count(), aead_names().size());
+  for (size_t i = 0; i < wc_aead_count(); ++i) {
+    EXPECT_EQ(wc_aead_name(wc_aead_at(i)), aead_names()[i]);
+    EXPECT_EQ(wc_aead_by_name(aead_names()[i].c_str()), wc_aead_at(i));
+  }
+  EXPECT_EQ(wc_aead_at(wc_aead_count()), nullptr);
+  EXPECT_EQ(wc_aead_by_name("AES-256-GCM"), aead("aes-256-gcm"));
+  EXPECT_EQ(wc_aead_by_name("aes-256-ctr"), nullptr);
+  EXPECT_EQ(wc_aead_by_name(nullptr), nullptr);
+  EXPECT_EQ(wc_cipher_by_name("aes-256-gcm"), nullptr) << "AEADs are not enc ciphers";
+
+  EXPECT_EQ(wc_aead_key_len(aead("aes-128-gcm")), 16u);
+  EXPECT_EQ(wc_aead_key_len(aead("aes-192-gcm")), 24u);
+  EXPECT_EQ(wc_aead_key_len(aead("aes-256-gcm")), 32u);
+  EXPECT_EQ(wc_aead_key_len(aead("chacha20-poly1305")), 32u);
+  for (const std::string &name : aead_names()) EXPECT_EQ(wc_aead_nonce_len(aead(name)), 12u);
+
+  EXPECT_TRUE(wc_aead_nonce_len_valid(aead("aes-128-gcm"), 1));
+  EXPECT_TRUE(wc_aead_nonce_len_valid(aead("aes-128-gcm"), WC_AEAD_MAX_NONCE_LEN));
+  EXPECT_FALSE(wc_aead_nonce_len_valid(aead("aes-128-gcm"), 0));
+  EXPECT_FALSE(wc_aead_nonce_len_valid(aead("aes-128-gcm"), WC_AEAD_MAX_NONCE_LEN + 1));
+  EXPECT_TRUE(wc_aead_nonce_len_valid(aead("chacha20-poly1305"), 12));
+  EXPECT_FALSE(wc_aead_nonce_len_valid(aead("chacha20-poly1305"), 8));
+
+  EXPECT_EQ(wc_aead_max_message_len(aead("aes-256-gcm")), (uint64_t{1} << 36) - 32);
+  EXPECT_EQ(wc_aead_max_message_len(aead("chacha20-poly1305")), ((uint64_t{1} << 32) - 1) * 64);
+  EXPECT_EQ(wc_aead_key_len(nullptr), 0u);
+  EXPECT_STRNE(wc_status_string(WC_ERR_AUTH), "unknown status");
+}
+
+// A seal call with one argument changed from a valid set.
+struct SealCall {
+  const wc_aead *aead = wc_aead_by_name("aes-128-gcm");
+  Bytes key = Bytes(16, 1);
+  Bytes nonce = Bytes(12, 2);
+  Bytes aad = Bytes(5, 3);
+  Bytes in = Bytes(40, 4);
+  Bytes out = Bytes(40, 0xEE);
+  Bytes tag = Bytes(16, 0xEE);
+  size_t out_cap = 40;
+  size_t tag_len = 16;
+  wc_options options = make_options();
+
+  wc_status run() {
+    size_t written = 99;
+    const wc_status status = wc_aead_seal(&options, aead, out.data(), out_cap, &written, tag.data(), tag_len,
+                                          key.data(), key.size(), nonce.data(), nonce.size(), aad.data(), aad.size(),
+                                          in.data(), in.size());
+    EXPECT_EQ(written, status == WC_OK ? in.size() : 0u);
+    return status;
+  }
+};
+
+TEST(AeadErrors, SealArgumentsGetTheirStatusAndZeroedOutputs) {
+  auto expect_status = [](SealCall call, wc_status expected, const char *what) {
+    EXPECT_EQ(call.run(), expected) << what;
+    EXPECT_TRUE(all_zero(call.out.data(), std::min(call.out_cap, call.out.size()))) << what;
+    if (call.tag_len >= WC_AEAD_MIN_TAG_LEN && call.tag_len <= WC_AEAD_MAX_TAG_LEN) {
+      EXPECT_TRUE(all_zero(call.tag.data(), call.tag_len)) << what;
+    }
+  };
+  SealCall call;
+  EXPECT_EQ(call.run(), WC_OK);
+
+  call = {};
+  call.aead = nullptr;
+  EXPECT_EQ(call.run(), WC_ERR_UNKNOWN_CIPHER);
+  call = {};
+  call.key.resize(15);
+  expect_status(call, WC_ERR_KEY_LEN, "short key");
+  call = {};
+  call.nonce.clear();
+  expect_status(call, WC_ERR_IV_LEN, "empty GCM nonce");
+  call = {};
+  call.nonce.resize(WC_AEAD_MAX_NONCE_LEN + 1);
+  expect_status(call, WC_ERR_IV_LEN, "GCM nonce too long");
+  call = {};
+  call.aead = aead("chacha20-poly1305");
+  call.key.resize(32);
+  call.nonce.resize(16);
+  expect_status(call, WC_ERR_IV_LEN, "ChaCha20-Poly1305 nonce not 12 bytes");
+  call = {};
+  call.tag_len = 3;
+  expect_status(call, WC_ERR_INVALID_ARGUMENT, "tag too short");
+  call = {};
+  call.tag_len = 17;
+  call.tag.resize(17);
+  expect_status(call, WC_ERR_INVALID_ARGUMENT, "tag too long");
+  call = {};
+  call.out_cap = 39;
+  expect_status(call, WC_ERR_OUTPUT_TOO_SMALL, "output too small");
+  call = {};
+  call.options.backend = WC_BACKEND_GPU_REFERENCE;
+  expect_status(call, WC_ERR_BACKEND_UNAVAILABLE, "no reference AEAD kernels");
+  if (!gpu_available()) {
+    call = {};
+    call.options.backend = WC_BACKEND_GPU;
+    expect_status(call, WC_ERR_NO_DEVICE, "GPU without a device");
+  }
+}
+
+TEST(AeadErrors, OverlapAndNullPointers) {
+  const wc_aead *gcm = aead("aes-128-gcm");
+  const Bytes key(16, 1), nonce(12, 2);
+  Bytes buffer(64, 7), tag(16);
+  size_t written = 0;
+  // Output starting inside the input: neither in place nor separate.
+  EXPECT_EQ(wc_aead_seal(nullptr, gcm, buffer.data() + 1, 40, &written, tag.data(), 16, key.data(), 16, nonce.data(),
+                         12, nullptr, 0, buffer.data(), 40),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_seal(nullptr, gcm, buffer.data(), 40, nullptr, tag.data(), 16, key.data(), 16, nonce.data(), 12,
+                         nullptr, 0, buffer.data(), 40),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_seal(nullptr, gcm, buffer.data(), 40, &written, nullptr, 16, key.data(), 16, nonce.data(), 12,
+                         nullptr, 0, buffer.data(), 40),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_seal(nullptr, gcm, buffer.data(), 40, &written, tag.data(), 16, key.data(), 16, nonce.data(), 12,
+                         nullptr, 5, buffer.data(), 40),
+            WC_ERR_INVALID_ARGUMENT)
+      << "AAD length without AAD";
+  EXPECT_EQ(wc_aead_open(nullptr, gcm, buffer.data(), 40, &written, key.data(), 16, nonce.data(), 12, nullptr, 0,
+                         buffer.data(), 40, nullptr, 16),
+            WC_ERR_INVALID_ARGUMENT)
+      << "no tag to check";
+  // An empty message with no buffers at all is fine.
+  EXPECT_EQ(wc_aead_seal(nullptr, gcm, nullptr, 0, &written, tag.data(), 16, key.data(), 16, nonce.data(), 12,
+                         nullptr, 0, nullptr, 0),
+            WC_OK);
+  EXPECT_EQ(wc_aead_open(nullptr, gcm, nullptr, 0, &written, key.data(), 16, nonce.data(), 12, nullptr, 0, nullptr, 0,
+                         tag.data(), 16),
+            WC_OK);
+}
+
+// A batch with one bad message is refused as a whole before any work.
+TEST(AeadErrors, BatchCheckedBeforeAnyWork) {
+  const wc_aead *gcm = aead("aes-256-gcm");
+  const Bytes key(32, 9), nonce(12, 1), short_nonce;
+  Bytes first(100, 5), second(100, 6), tags(32, 0xEE);
+  const wc_aead_message messages[] = {
+      {first.data(), first.data(), first.size(), nonce.data(), nonce.size(), nullptr, 0, tags.data()},
+      {second.data(), second.data(), second.size(), short_nonce.data(), 0, nullptr, 0, tags.data() + 16}};
+  EXPECT_EQ(wc_aead_seal_batch(nullptr, gcm, messages, 2, 16, key.data(), key.size()), WC_ERR_IV_LEN);
+  EXPECT_EQ(first, Bytes(100, 5)) << "nothing sealed";
+  EXPECT_EQ(wc_aead_seal_batch(nullptr, gcm, nullptr, 0, 16, key.data(), key.size()), WC_OK);
+  EXPECT_EQ(wc_aead_seal_batch(nullptr, gcm, nullptr, 1, 16, key.data(), key.size()), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_open_batch(nullptr, nullptr, nullptr, messages, 1, 16, key.data(), key.size()),
+            WC_ERR_UNKNOWN_CIPHER);
+}
+
+TEST(AeadErrors, DeviceCallsWithoutADevice) {
+  if (gpu_available()) GTEST_SKIP() << "a CUDA device is present; tests/gpu covers the device calls";
+  const wc_aead *gcm = aead("aes-128-gcm");
+  const Bytes key(16, 1), nonce(12, 2);
+  Bytes buffer(32), tag(16);
+  int32_t verified = 7;
+  EXPECT_EQ(wc_aead_seal_device_async(nullptr, gcm, buffer.data(), tag.data(), 16, key.data(), 16, nonce.data(), 12,
+                                      nullptr, 0, buffer.data(), 32, nullptr),
+            WC_ERR_NO_DEVICE);
+  EXPECT_EQ(wc_aead_open_device_async(nullptr, gcm, buffer.data(), &verified, key.data(), 16, nonce.data(), 12,
+                                      nullptr, 0, buffer.data(), 32, tag.data(), 16, nullptr),
+            WC_ERR_NO_DEVICE);
+  const wc_aead_message message{buffer.data(), buffer.data(), 32, nonce.data(), 12, nullptr, 0, tag.data()};
+  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, &message, 1, 16, key.data(), 16, nullptr), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(wc_aead_open_batch_device_async(nullptr, gcm, &verified, &message, 1, 16, key.data(), 16, nullptr),
+            WC_ERR_NO_DEVICE);
+}
+
+// ---- Streaming contexts ----------------------------------------------------
+
+struct CtxDeleter {
+  void operator()(wc_aead_ctx *ctx) const { wc_aead_ctx_free(ctx); }
+};
+using CtxPtr = std::unique_ptr<wc_aead_ctx, CtxDeleter>;
+
+CtxPtr new_ctx(const std::string &name, wc_direction direction, const AeadInput &input,
+               const wc_options &options = make_options()) {
+  wc_aead_ctx *raw = nullptr;
+  EXPECT_EQ(wc_aead_ctx_new(&raw, &options, aead(name), direction, input.key.data(), input.key.size(),
+                            input.nonce.data(), input.nonce.size()),
+            WC_OK);
+  return CtxPtr(raw);
+}
+
+// Feeds `in` through `ctx` in the given pieces; AAD first in `aad_pieces`.
+Bytes stream_through(wc_aead_ctx *ctx, const Bytes &aad, const std::vector<size_t> &aad_pieces, const Bytes &in,
+                     const std::vector<size_t> &pieces) {
+  size_t at = 0;
+  for (size_t piece : aad_pieces) {
+    EXPECT_EQ(wc_aead_ctx_aad(ctx, data_or_dummy(aad) + at, piece), WC_OK);
+    at += piece;
+  }
+  Bytes out(in.size() + 1);
+  at = 0;
+  for (size_t piece : pieces) {
+    size_t written = 0;
+    EXPECT_EQ(wc_aead_ctx_update(ctx, out.data() + at, piece, &written, data_or_dummy(in) + at, piece), WC_OK);
+    EXPECT_EQ(written, piece);
+    at += piece;
+  }
+  out.resize(in.size());
+  return out;
+}
+
+std::vector<size_t> random_pieces(TestRng &rng, size_t total) {
+  std::vector<size_t> pieces;
+  for (size_t left = total; left > 0;) {
+    const size_t piece = std::min(left, rng.uniform(0, 3) == 0 ? size_t{0} : rng.uniform(1, 5000));
+    pieces.push_back(piece);
+    left -= piece;
+  }
+  return pieces;
+}
+
+class AeadStreaming : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(AeadStreaming, SplitEqualsWholeBothWays) {
+  TestRng rng = TestRng::for_current_test();
+  for (size_t length : {size_t{0}, size_t{15}, size_t{64}, size_t{20000}}) {
+    const AeadInput input = random_aead_input(rng, GetParam(), length, rng.uniform(0, 100));
+    const AeadSealed whole = openssl_aead_seal(GetParam(), input);
+
+    const CtxPtr sealer = new_ctx(GetParam(), WC_ENCRYPT, input);
+    EXPECT_EQ(wc_aead_ctx_backend(sealer.get()), WC_BACKEND_CPU);
+    const Bytes ciphertext = stream_through(sealer.get(), input.aad, random_pieces(rng, input.aad.size()),
+                                            input.plaintext, random_pieces(rng, length));
+    Bytes tag(16);
+    ASSERT_EQ(wc_aead_ctx_seal_final(sealer.get(), tag.data(), tag.size()), WC_OK);
+    EXPECT_TRUE(same_bytes(whole.ciphertext, ciphertext));
+    EXPECT_TRUE(same_bytes(whole.tag, tag));
+
+    const CtxPtr opener = new_ctx(GetParam(), WC_DECRYPT, input);
+    const Bytes plaintext = stream_through(opener.get(), input.aad, random_pieces(rng, input.aad.size()),
+                                           whole.ciphertext, random_pieces(rng, length));
+    EXPECT_EQ(wc_aead_ctx_open_final(opener.get(), whole.tag.data(), whole.tag.size()), WC_OK);
+    EXPECT_TRUE(same_bytes(input.plaintext, plaintext));
+
+    const CtxPtr forged = new_ctx(GetParam(), WC_DECRYPT, input);
+    stream_through(forged.get(), input.aad, {input.aad.size()}, whole.ciphertext, {length});
+    const Bytes bad_tag = with_bit_flipped(whole.tag, 5);
+    EXPECT_EQ(wc_aead_ctx_open_final(forged.get(), bad_tag.data(), bad_tag.size()), WC_ERR_AUTH);
+  }
+}
+
+TEST_P(AeadStreaming, StateErrors) {
+  TestRng rng = TestRng::for_current_test();
+  const AeadInput input = random_aead_input(rng, GetParam(), 32, 8);
+  Bytes out(32), tag(16);
+  size_t written = 0;
+
+  CtxPtr ctx = new_ctx(GetParam(), WC_ENCRYPT, input);
+  ASSERT_EQ(wc_aead_ctx_update(ctx.get(), out.data(), 32, &written, input.plaintext.data(), 32), WC_OK);
+  EXPECT_EQ(wc_aead_ctx_aad(ctx.get(), input.aad.data(), input.aad.size()), WC_ERR_CONTEXT_STATE)
+      << "AAD after the message started";
+  EXPECT_EQ(wc_aead_ctx_seal_final(ctx.get(), tag.data(), 16), WC_ERR_CONTEXT_STATE) << "dead after an error";
+
+  ctx = new_ctx(GetParam(), WC_ENCRYPT, input);
+  EXPECT_EQ(wc_aead_ctx_update(ctx.get(), out.data(), 31, &written, input.plaintext.data(), 32),
+            WC_ERR_OUTPUT_TOO_SMALL);
+  EXPECT_TRUE(all_zero(out.data(), 31));
+
+  ctx = new_ctx(GetParam(), WC_ENCRYPT, input);
+  EXPECT_EQ(wc_aead_ctx_open_final(ctx.get(), tag.data(), 16), WC_ERR_CONTEXT_STATE) << "open_final when sealing";
+  ctx = new_ctx(GetParam(), WC_ENCRYPT, input);
+  EXPECT_EQ(wc_aead_ctx_seal_final(ctx.get(), tag.data(), 2), WC_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(wc_aead_ctx_seal_final(ctx.get(), tag.data(), 16), WC_OK);
+  EXPECT_EQ(wc_aead_ctx_update(ctx.get(), out.data(), 32, &written, input.plaintext.data(), 32), WC_ERR_CONTEXT_STATE)
+      << "update after final";
+
+  wc_aead_ctx *raw = nullptr;
+  const wc_options gpu = make_options(true, 0, WC_BACKEND_GPU);
+  EXPECT_EQ(wc_aead_ctx_new(&raw, &gpu, aead(GetParam()), WC_ENCRYPT, input.key.data(), input.key.size(),
+                            input.nonce.data(), input.nonce.size()),
+            WC_ERR_BACKEND_UNAVAILABLE)
+      << "streaming contexts run on the CPU";
+  EXPECT_EQ(raw, nullptr);
+  EXPECT_EQ(wc_aead_ctx_new(&raw, nullptr, aead(GetParam()), WC_ENCRYPT, input.key.data(), input.key.size() - 1,
+                            input.nonce.data(), input.nonce.size()),
+            WC_ERR_KEY_LEN);
+  wc_aead_ctx_free(nullptr);
+}
+
+INSTANTIATE_TEST_SUITE_P(Aeads, AeadStreaming, ::testing::ValuesIn(aead_names()),
+                         [](const auto &param_info) { return identifier_from(param_info.param); });
+
+}  // namespace
+}  // namespace wctest
