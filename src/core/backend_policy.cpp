@@ -91,8 +91,9 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
   return kNever;
 }
 
-wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes) {
-  const bool gpu_wins = is_parallel(cipher, direction) && gpu_can_run(cipher, direction) &&
+wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
+                            bool page_locked) {
+  const bool gpu_wins = page_locked && is_parallel(cipher, direction) && gpu_can_run(cipher, direction) &&
                         input_bytes >= auto_gpu_min_bytes(cipher, direction);
   return gpu_wins ? WC_BACKEND_HYBRID : WC_BACKEND_CPU;
 }

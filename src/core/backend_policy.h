@@ -15,9 +15,13 @@ namespace warpcrypt {
 size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
 
 // The backend of a job (wc_*_buffer, wc_*_fd, wc_*_file) under auto: hybrid
-// where a device runs the mode and the input reaches its break-even size
-// (UINT64_MAX for a pipe of unknown length), else cpu.
-wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes);
+// where input and output are page-locked host memory, a device runs the mode
+// and the input reaches its break-even size; else cpu. Input that must be
+// staged (files, pipes, pageable buffers) stays on the CPU: copying it into
+// pinned memory costs the CPU as much as the cipher does, and the GPU lanes
+// measured slower there (docs/performance.md).
+wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
+                            bool page_locked);
 
 // Builds the cipher for options.backend:
 //  - cpu: always available;

@@ -4,6 +4,7 @@
 #include "core/backend_policy.h"
 #include "core/stream_state.h"
 #include "cpu/cpu_backend.h"
+#include "cuda/gpu_backend.h"
 #include "engine/jobs.h"
 #include "engine/lane_cipher.h"
 
@@ -13,7 +14,9 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
                          const KeyMaterial &key, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                          size_t in_len, JobMonitor &monitor) {
   const wc_backend backend =
-      options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, in_len) : options.backend;
+      options.backend == WC_BACKEND_AUTO
+          ? auto_job_backend(cipher, direction, in_len, cuda::page_locked(in) && cuda::page_locked(out))
+          : options.backend;
   EngineShape shape;
   wc_status status = resolve_shape(&shape, options, backend);
   if (status != WC_OK) return status;

@@ -335,9 +335,9 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
   if (open_endpoint(&in, in_fd) != WC_OK || open_endpoint(&out, out_fd) != WC_OK) return io_error(monitor);
   monitor.set_total(in.size);
 
-  const bool size_known = in.seekable;
+  // Descriptor input is always staged through host memory.
   const wc_backend backend =
-      options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, size_known ? in.size : UINT64_MAX)
+      options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, in.size, /*page_locked=*/false)
                                          : options.backend;
   EngineShape shape;
   wc_status status = resolve_shape(&shape, options, backend);
