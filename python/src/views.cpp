@@ -127,10 +127,21 @@ View View::any(nb::handle object, Access access, const char *role, StreamChoice 
 
 View View::acquire(nb::handle object, Access access, const char *role, StreamChoice *streams) {
   View view;
-  if (PyObject_CheckBuffer(object.ptr())) {
-    view.from_buffer(object, access, role);
+  PyObject *raw = object.ptr();
+  if (PyBytes_Check(raw) || PyByteArray_Check(raw) || PyMemoryView_Check(raw)) {
+    view.from_buffer(object, access, role);  // the common case, recognised cheaply
   } else if (is_torch_tensor(object)) {
     view.from_torch(object, access, role, streams);
+  } else if (nb::hasattr(object, "__cuda_array_interface__")) {
+    // Device arrays before the buffer protocol: CuPy's arrays export a buffer
+    // that refuses device memory. DLPack where offered, as for any array.
+    if (nb::hasattr(object, "__dlpack__")) {
+      view.from_dlpack(object, access, role, streams);
+    } else {
+      view.from_cuda_array_interface(object, access, role, streams);
+    }
+  } else if (PyObject_CheckBuffer(raw)) {
+    view.from_buffer(object, access, role);
   } else if (nb::hasattr(object, "__dlpack__")) {
     view.from_dlpack(object, access, role, streams);
   } else if (nb::hasattr(object, "__cuda_array_interface__")) {
