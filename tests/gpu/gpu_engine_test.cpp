@@ -53,7 +53,7 @@ wc_options shape_options(const Shape &shape, bool padding) {
 // Host memory of either kind for one job's input and output.
 class HostBuffer {
  public:
-  HostBuffer(size_t len, bool page_locked) : len_(len), page_locked_(page_locked) {
+  HostBuffer(size_t len, bool page_locked) : page_locked_(page_locked) {
     if (page_locked_) {
       EXPECT_EQ(cudaMallocHost(reinterpret_cast<void **>(&data_), std::max<size_t>(len, 1)), cudaSuccess);
     } else {
@@ -73,22 +73,26 @@ class HostBuffer {
 
  private:
   uint8_t *data_ = nullptr;
-  size_t len_;
   bool page_locked_;
 };
 
 class GpuEngineTest : public ::testing::TestWithParam<GpuMode> {
  protected:
-  void SetUp() override { WCTEST_REQUIRE_GPU(); }
-};
+  void SetUp() override {
+    WCTEST_REQUIRE_GPU();
+    key = rng.bytes(spec.key_len);
+    iv = rng.bytes(spec.iv_len);
+  }
 
-TEST_P(GpuEngineTest, BufferJobsEqualTheCpuAtChunkBoundaries) {
   const GpuMode &mode = GetParam();
   const CipherSpec &spec = cipher_spec(mode.cipher);
   const wc_cipher *cipher = lookup(mode.cipher);
   TestRng rng = TestRng::for_current_test();
-  const Bytes key = rng.bytes(spec.key_len);
-  const Bytes iv = rng.bytes(spec.iv_len);
+  Bytes key;
+  Bytes iv;
+};
+
+TEST_P(GpuEngineTest, BufferJobsEqualTheCpuAtChunkBoundaries) {
   // ECB and CBC decryption without padding: whole blocks, every size below is.
   const std::vector<size_t> sizes = {0, 16, kChunk - 16, kChunk, kChunk + 16, 9 * kChunk + 48, (8 << 20) + 32};
   for (const Shape &shape : shapes()) {
@@ -120,12 +124,6 @@ TEST_P(GpuEngineTest, BufferJobsEqualTheCpuAtChunkBoundaries) {
 }
 
 TEST_P(GpuEngineTest, InPlaceBufferJobsEqualTheCpu) {
-  const GpuMode &mode = GetParam();
-  const CipherSpec &spec = cipher_spec(mode.cipher);
-  const wc_cipher *cipher = lookup(mode.cipher);
-  TestRng rng = TestRng::for_current_test();
-  const Bytes key = rng.bytes(spec.key_len);
-  const Bytes iv = rng.bytes(spec.iv_len);
   const Bytes in = rng.bytes(13 * kChunk + 32);
   const LibResult expected = lib_crypt(mode.direction, cipher, key, iv, in, make_options(false, 1, WC_BACKEND_CPU));
   for (const Shape &shape : shapes()) {
@@ -144,12 +142,6 @@ TEST_P(GpuEngineTest, InPlaceBufferJobsEqualTheCpu) {
 // Regular files and pipes, padding on where the mode pads, through GPU lanes
 // reading straight into their pinned staging buffers.
 TEST_P(GpuEngineTest, DescriptorJobsEqualTheCpu) {
-  const GpuMode &mode = GetParam();
-  const CipherSpec &spec = cipher_spec(mode.cipher);
-  const wc_cipher *cipher = lookup(mode.cipher);
-  TestRng rng = TestRng::for_current_test();
-  const Bytes key = rng.bytes(spec.key_len);
-  const Bytes iv = rng.bytes(spec.iv_len);
   Bytes in = rng.bytes(21 * kChunk + 7);
   if (mode.direction == WC_DECRYPT && spec.padded) {
     in = lib_crypt(WC_ENCRYPT, cipher, key, iv, in, make_options(true, 1, WC_BACKEND_CPU)).out;

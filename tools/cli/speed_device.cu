@@ -16,13 +16,11 @@ void check_cuda(cudaError_t error, const char *what) {
   if (error != cudaSuccess) throw CliError(std::string(what) + ": " + cudaGetErrorString(error));
 }
 
-class DeviceWorkload final : public Workload {
+// What both device workloads share: a stream, a buffer of random bytes in
+// device memory, and operations timed with CUDA events on that stream.
+class TimedDeviceWorkload : public Workload {
  public:
-  explicit DeviceWorkload(const WorkloadSpec &spec) : spec_(spec) {
-    key_.resize(wc_cipher_key_len(spec.cipher));
-    iv_.resize(wc_cipher_iv_len(spec.cipher));
-    check(wc_random_bytes(key_.data(), key_.size()), "random key");
-    check(wc_random_bytes(iv_.data(), iv_.size()), "random IV");
+  explicit TimedDeviceWorkload(const WorkloadSpec &spec) : spec_(spec) {
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
     check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
@@ -39,7 +37,7 @@ class DeviceWorkload final : public Workload {
     options_.padding = 0;
   }
 
-  ~DeviceWorkload() override {
+  ~TimedDeviceWorkload() override {
     cudaFree(buffer_);
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
@@ -48,12 +46,7 @@ class DeviceWorkload final : public Workload {
 
   double time_operations(size_t operations) override {
     check_cuda(cudaEventRecord(start_, stream_), "cudaEventRecord");
-    for (size_t i = 0; i < operations; ++i) {
-      const auto call = spec_.direction == WC_ENCRYPT ? wc_encrypt_device_async : wc_decrypt_device_async;
-      check(call(&options_, spec_.cipher, buffer_, buffer_, spec_.bytes, key_.data(), key_.size(), iv_.data(),
-                 iv_.size(), 0, stream_),
-            std::string("device ") + wc_cipher_name(spec_.cipher));
-    }
+    for (size_t i = 0; i < operations; ++i) queue_operation();
     check_cuda(cudaEventRecord(stop_, stream_), "cudaEventRecord");
     check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
     float milliseconds = 0;
@@ -61,75 +54,76 @@ class DeviceWorkload final : public Workload {
     return milliseconds / 1e3;
   }
 
- private:
+ protected:
+  // Queues one operation on stream_ without waiting for it.
+  virtual void queue_operation() = 0;
+
   WorkloadSpec spec_;
-  std::vector<uint8_t> key_;
-  std::vector<uint8_t> iv_;
   wc_options options_{};
   cudaStream_t stream_ = nullptr;
+  uint8_t *buffer_ = nullptr;
+
+ private:
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
-  uint8_t *buffer_ = nullptr;
+};
+
+// The cipher in place on the buffer, one call per operation.
+class DeviceWorkload final : public TimedDeviceWorkload {
+ public:
+  explicit DeviceWorkload(const WorkloadSpec &spec) : TimedDeviceWorkload(spec) {
+    key_.resize(wc_cipher_key_len(spec.cipher));
+    iv_.resize(wc_cipher_iv_len(spec.cipher));
+    check(wc_random_bytes(key_.data(), key_.size()), "random key");
+    check(wc_random_bytes(iv_.data(), iv_.size()), "random IV");
+  }
+
+ private:
+  void queue_operation() override {
+    const auto call = spec_.direction == WC_ENCRYPT ? wc_encrypt_device_async : wc_decrypt_device_async;
+    check(call(&options_, spec_.cipher, buffer_, buffer_, spec_.bytes, key_.data(), key_.size(), iv_.data(),
+               iv_.size(), 0, stream_),
+          std::string("device ") + wc_cipher_name(spec_.cipher));
+  }
+
+  std::vector<uint8_t> key_;
+  std::vector<uint8_t> iv_;
 };
 
 // One message per operation, as the host AEAD workload, on device memory:
 // sealing in place with the tag on the device; opening a message sealed
 // once into a second buffer, the verdict on the device.
-class DeviceAeadWorkload final : public Workload {
+class DeviceAeadWorkload final : public TimedDeviceWorkload {
  public:
-  explicit DeviceAeadWorkload(const WorkloadSpec &spec) : spec_(spec), keying_(make_aead_keying(spec.aead)) {
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
-    check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
-    check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
-    check_cuda(cudaMalloc(&buffer_, spec.bytes), "cudaMalloc");
+  explicit DeviceAeadWorkload(const WorkloadSpec &spec)
+      : TimedDeviceWorkload(spec), keying_(make_aead_keying(spec.aead)) {
     check_cuda(cudaMalloc(&tag_and_verdict_, WC_AEAD_MAX_TAG_LEN + sizeof(int32_t)), "cudaMalloc");
-    if (spec.direction == WC_DECRYPT) check_cuda(cudaMalloc(&opened_, spec.bytes), "cudaMalloc");
-    const size_t piece = std::min<size_t>(spec.bytes, 64 << 20);
-    std::vector<uint8_t> random(piece);
-    fill_random(random.data(), random.size());
-    for (size_t at = 0; at < spec.bytes; at += piece) {
-      check_cuda(cudaMemcpy(buffer_ + at, random.data(), std::min(piece, spec.bytes - at), cudaMemcpyHostToDevice),
-                 "cudaMemcpy");
-    }
-    wc_options_init(&options_);
-    options_.backend = spec.backend;
     if (spec.direction == WC_DECRYPT) {
+      check_cuda(cudaMalloc(&opened_, spec.bytes), "cudaMalloc");
       seal();
       check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     }
   }
 
   ~DeviceAeadWorkload() override {
-    cudaFree(buffer_);
     cudaFree(opened_);
     cudaFree(tag_and_verdict_);
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-    cudaStreamDestroy(stream_);
-  }
-
-  double time_operations(size_t operations) override {
-    check_cuda(cudaEventRecord(start_, stream_), "cudaEventRecord");
-    for (size_t i = 0; i < operations; ++i) {
-      if (spec_.direction == WC_ENCRYPT) {
-        seal();
-      } else {
-        check(wc_aead_open_device_async(&options_, spec_.aead, opened_,
-                                        reinterpret_cast<int32_t *>(tag_and_verdict_ + WC_AEAD_MAX_TAG_LEN),
-                                        keying_.key.data(), keying_.key.size(), keying_.nonce.data(),
-                                        keying_.nonce.size(), nullptr, 0, buffer_, spec_.bytes, tag_and_verdict_,
-                                        WC_AEAD_MAX_TAG_LEN, stream_),
-              std::string("device open with ") + wc_aead_name(spec_.aead));
-      }
-    }
-    check_cuda(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize");
-    float milliseconds = 0;
-    check_cuda(cudaEventElapsedTime(&milliseconds, start_, stop_), "cudaEventElapsedTime");
-    return milliseconds / 1e3;
   }
 
  private:
+  void queue_operation() override {
+    if (spec_.direction == WC_ENCRYPT) {
+      seal();
+      return;
+    }
+    check(wc_aead_open_device_async(&options_, spec_.aead, opened_,
+                                    reinterpret_cast<int32_t *>(tag_and_verdict_ + WC_AEAD_MAX_TAG_LEN),
+                                    keying_.key.data(), keying_.key.size(), keying_.nonce.data(),
+                                    keying_.nonce.size(), nullptr, 0, buffer_, spec_.bytes, tag_and_verdict_,
+                                    WC_AEAD_MAX_TAG_LEN, stream_),
+          std::string("device open with ") + wc_aead_name(spec_.aead));
+  }
+
   void seal() {
     check(wc_aead_seal_device_async(&options_, spec_.aead, buffer_, tag_and_verdict_, WC_AEAD_MAX_TAG_LEN,
                                     keying_.key.data(), keying_.key.size(), keying_.nonce.data(),
@@ -137,13 +131,7 @@ class DeviceAeadWorkload final : public Workload {
           std::string("device seal with ") + wc_aead_name(spec_.aead));
   }
 
-  WorkloadSpec spec_;
   AeadKeying keying_;
-  wc_options options_{};
-  cudaStream_t stream_ = nullptr;
-  cudaEvent_t start_ = nullptr;
-  cudaEvent_t stop_ = nullptr;
-  uint8_t *buffer_ = nullptr;
   uint8_t *opened_ = nullptr;
   uint8_t *tag_and_verdict_ = nullptr;
 };
