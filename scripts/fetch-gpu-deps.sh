@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run here, before a GPU run: gathers into .deps/ (git-ignored, carried to the
 # GPU machine) what that machine lacks and cannot download: libsodium as
-# Debian packages, and the NIST/RFC vector files from cryptography-vectors.
+# Debian packages, the NIST/RFC vector files from cryptography-vectors, and
+# an archive of the committed tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
@@ -11,4 +12,8 @@ vectors=$(.venv/bin/python -c 'import cryptography_vectors, os; print(os.path.di
 rm -rf .deps/vectors && mkdir -p .deps/vectors/cryptography_vectors/ciphers/AES
 cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR,GCM} .deps/vectors/cryptography_vectors/ciphers/AES/
 cp -r "$vectors"/ciphers/ChaCha20 .deps/vectors/cryptography_vectors/ciphers/
+# The committed tree, for a run that must test exactly what was committed:
+# the GPU machine's copy of .git can lag behind this checkout. There:
+#   mkdir -p /tmp/wc && tar -xf .deps/head.tar -C /tmp/wc && cp -r .deps /tmp/wc/ && cd /tmp/wc && scripts/gpu-check.sh ...
+git archive --format=tar HEAD >.deps/head.tar
 du -sh .deps
