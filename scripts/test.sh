@@ -8,14 +8,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh "$@"
 
-# The Python package, into .venv, built with the same CMake options as
-# build/. Its build directory persists under build/, so a rerun recompiles
-# only what changed.
-echo "==> Python package (pip install ./python)"
-cmake_args=$(IFS=';'; echo "$*")
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
-  -C build-dir="$PWD/build/python" ${cmake_args:+-C "cmake.args=$cmake_args"} ./python
-
 WARPCRYPT_VECTORS_DIR=$(.venv/bin/python -c \
   'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 export WARPCRYPT_VECTORS_DIR

@@ -16,6 +16,13 @@ wc_status check_key_and_iv(const wc_cipher &cipher, const uint8_t *key, size_t k
   return WC_OK;
 }
 
+size_t held_back_bytes(const wc_cipher &cipher, wc_direction direction, bool padding, uint64_t total) {
+  const size_t granularity = segment_granularity(cipher, direction);
+  size_t held = static_cast<size_t>(total % granularity);
+  if (held == 0 && total != 0 && padding && is_padded(cipher) && direction == WC_DECRYPT) held = granularity;
+  return held;
+}
+
 wc_status StreamState::create(std::unique_ptr<StreamState> *out, const wc_options &options,
                               const wc_cipher &cipher, wc_direction direction,
                               const KeyMaterial &key) {
@@ -97,8 +104,7 @@ wc_status StreamState::update(uint8_t *out, size_t out_cap, size_t *out_len, con
   // Whole blocks only; a padded decryption also keeps its last full block
   // until finish() can see whether it is the last.
   const size_t total = pending_len_ + in_len;
-  size_t hold = total % granularity_;
-  if (hold == 0 && total != 0 && holds_last_block()) hold = granularity_;
+  const size_t hold = held_back_bytes(cipher_, direction_, padding_, total);
   const size_t emit = total - hold;
   if (emit == 0) {
     std::memcpy(pending_.data() + pending_len_, in, in_len);

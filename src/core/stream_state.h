@@ -55,6 +55,12 @@ class StreamState {
   bool dead_ = false;  // after finish() or an error
 };
 
+// The bytes at the end of `total` bytes of input that a stream holds back
+// until it knows whether more follow: a partial block of the block modes,
+// and in padded decryption the last whole block, whose padding is checked
+// at the end.
+size_t held_back_bytes(const wc_cipher &cipher, wc_direction direction, bool padding, uint64_t total);
+
 wc_status check_key_and_iv(const wc_cipher &cipher, const uint8_t *key, size_t key_len,
                            const uint8_t *iv, size_t iv_len);
 

@@ -45,21 +45,6 @@ wc_status open_endpoint(Endpoint *end, int fd) {
   return WC_OK;
 }
 
-wc_status io_error(JobMonitor &monitor) {
-  monitor.fail(WC_ERR_IO, errno);
-  return WC_ERR_IO;
-}
-
-// The bytes at the end of a `total`-byte input that the lanes leave to the
-// edge: a partial block of the block modes, and in padded decryption the
-// last whole block, whose padding must be checked.
-size_t edge_len(const wc_cipher &cipher, wc_direction direction, bool padding, uint64_t total) {
-  const size_t granularity = segment_granularity(cipher, direction);
-  size_t tail = static_cast<size_t>(total % granularity);
-  if (tail == 0 && total != 0 && padding && is_padded(cipher) && direction == WC_DECRYPT) tail = granularity;
-  return tail;
-}
-
 // The stream's end, after the lanes' body: PKCS#7 padding added or checked,
 // a last partial block, through a one-thread CPU stream started where the
 // body ends. Writes at most len + 16 bytes to `out` (which may be `in`).
@@ -70,9 +55,6 @@ class Edge {
     options_.backend = WC_BACKEND_CPU;
     options_.threads = 1;
   }
-
-  // Whether the stream needs an edge after `tail` bytes are left over.
-  bool needed(size_t tail) const { return tail != 0 || (is_padded(cipher_) && options_.padding != 0); }
 
   wc_status run(uint64_t position, const uint8_t chain[16], const uint8_t *in, size_t len, uint8_t *out,
                 size_t *out_len) const {
@@ -103,7 +85,7 @@ class Writer {
 
   wc_status write(size_t chunk, uint64_t position, const uint8_t *data, size_t len) {
     if (out_.seekable) {
-      return pwrite_fully(out_.fd, data, len, out_.base + position) ? WC_OK : io_error(monitor_);
+      return pwrite_fully(out_.fd, data, len, out_.base + position) ? WC_OK : monitor_.fail_io(errno);
     }
     std::unique_lock lock(mutex_);
     // A stopped job never writes this chunk's turn away: poll for the stop.
@@ -114,7 +96,7 @@ class Writer {
     const bool written = write_fully(out_.fd, data, len);
     ++next_;
     turn_.notify_all();
-    return written ? WC_OK : io_error(monitor_);
+    return written ? WC_OK : monitor_.fail_io(errno);
   }
 
  private:
@@ -162,7 +144,7 @@ class Pipeline {
   // chunk's place follow from it, and lanes read at their own offsets.
   void run_known_size(LaneSet &lanes, size_t chunk, JobTotals *totals) {
     const uint64_t total = in_.size;
-    const size_t tail = edge_len(cipher_, direction_, padding_, total);
+    const size_t tail = held_back_bytes(cipher_, direction_, padding_, total);
     const uint64_t body_end = total - tail;
     const size_t count = std::max<uint64_t>(1, (body_end + chunk - 1) / chunk);
     totals->bytes_in = total;
@@ -177,16 +159,13 @@ class Pipeline {
       if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
       size_t got = 0;
       if (!pread_fully(in_.fd, buffer, work.body + work.tail, in_.base + work.position, &got)) {
-        return io_error(monitor_);
+        return monitor_.fail_io(errno);
       }
-      if (got != work.body + work.tail) {
-        errno = 0;  // the file shrank while it was read
-        return io_error(monitor_);
-      }
+      if (got != work.body + work.tail) return monitor_.fail_io(0);  // the file shrank while it was read
       work.chain = iv_;
       if (chains_on_ciphertext(cipher_) && work.position >= 16) {
         if (!pread_fully(in_.fd, work.chain.data(), 16, in_.base + work.position - 16, &got) || got != 16) {
-          return io_error(monitor_);
+          return monitor_.fail_io(errno);
         }
       }
       work.edge_chain = edge_chain_of(work, buffer);
@@ -220,13 +199,13 @@ class Pipeline {
         std::memcpy(buffer, carry.data(), carry_len);
         const size_t wanted = chunk + 16 - carry_len;
         size_t got = 0;
-        if (!read_fully(in_.fd, buffer + carry_len, wanted, &got)) return io_error(monitor_);
+        if (!read_fully(in_.fd, buffer + carry_len, wanted, &got)) return monitor_.fail_io(errno);
         const size_t have = carry_len + got;
         work.index = next_index++;
         work.position = position;
         work.last = got < wanted;
         if (work.last) {
-          work.tail = edge_len(cipher_, direction_, padding_, have);
+          work.tail = held_back_bytes(cipher_, direction_, padding_, have);
           work.body = have - work.tail;
           ended = true;
         } else {
@@ -259,7 +238,7 @@ class Pipeline {
   wc_status process(Lane &lane, const ChunkWork &work, uint8_t *buffer) {
     wc_status status = lane.transform(work.position, work.chain.data(), buffer, buffer, work.body);
     size_t produced = work.body;
-    if (status == WC_OK && work.last && edge_.needed(work.tail)) {
+    if (status == WC_OK && work.last) {
       size_t edge_out = 0;
       status = edge_.run(work.position + work.body, work.edge_chain.data(), buffer + work.body, work.tail,
                          buffer + work.body, &edge_out);
@@ -298,14 +277,14 @@ wc_status run_sequential(const wc_options &options, const wc_cipher &cipher, wc_
     const bool ok = out.seekable ? pwrite_fully(out.fd, out_buffer.data(), len, out.base + totals->bytes_out)
                                  : write_fully(out.fd, out_buffer.data(), len);
     totals->bytes_out += len;
-    return ok ? WC_OK : io_error(monitor);
+    return ok ? WC_OK : monitor.fail_io(errno);
   };
   bool ended = false;
   while (status == WC_OK && !ended && !monitor.stopped()) {
     size_t got = 0;
     if (!(in.seekable ? pread_fully(in.fd, in_buffer.data(), chunk, in.base + totals->bytes_in, &got)
                       : read_fully(in.fd, in_buffer.data(), chunk, &got))) {
-      status = io_error(monitor);
+      status = monitor.fail_io(errno);
       break;
     }
     ended = got < chunk;
@@ -332,7 +311,7 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
                      const KeyMaterial &key, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
-  if (open_endpoint(&in, in_fd) != WC_OK || open_endpoint(&out, out_fd) != WC_OK) return io_error(monitor);
+  if (open_endpoint(&in, in_fd) != WC_OK || open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(errno);
   monitor.set_total(in.size);
 
   // Descriptor input is always staged through host memory.

@@ -32,11 +32,6 @@ class Descriptor {
   int fd_;
 };
 
-wc_status io_error(JobMonitor &monitor, int error) {
-  monitor.fail(WC_ERR_IO, error);
-  return WC_ERR_IO;
-}
-
 // A new file beside `target`, named .<name>.warpcrypt-<random>, created
 // with `mode` (the process umask applies, as for any new file).
 int create_temporary(const std::string &target, mode_t mode, std::string *temp_path) {
@@ -62,12 +57,12 @@ wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_di
                        JobTotals *totals) {
   const Descriptor input(open(in_path, O_RDONLY | O_CLOEXEC));
   struct stat in_status{};
-  if (input.get() < 0 || fstat(input.get(), &in_status) != 0) return io_error(monitor, errno);
-  if (S_ISDIR(in_status.st_mode)) return io_error(monitor, EISDIR);
+  if (input.get() < 0 || fstat(input.get(), &in_status) != 0) return monitor.fail_io(errno);
+  if (S_ISDIR(in_status.st_mode)) return monitor.fail_io(EISDIR);
 
   struct stat out_status{};
   const bool exists = stat(out_path, &out_status) == 0;
-  if (exists && S_ISDIR(out_status.st_mode)) return io_error(monitor, EISDIR);
+  if (exists && S_ISDIR(out_status.st_mode)) return monitor.fail_io(EISDIR);
   if (exists && S_ISREG(out_status.st_mode) && out_status.st_dev == in_status.st_dev &&
       out_status.st_ino == in_status.st_ino) {
     return WC_ERR_INVALID_ARGUMENT;  // the rename would destroy the input
@@ -75,7 +70,7 @@ wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_di
   if (exists && !S_ISREG(out_status.st_mode)) {
     // A device or pipe is written in place: a rename would replace the node.
     const Descriptor output(open(out_path, O_WRONLY | O_CLOEXEC));
-    if (output.get() < 0) return io_error(monitor, errno);
+    if (output.get() < 0) return monitor.fail_io(errno);
     return run_fd_job(options, cipher, direction, key, output.get(), input.get(), monitor, totals);
   }
 
@@ -83,21 +78,21 @@ wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_di
   std::string target = out_path;
   if (exists) {
     char resolved[PATH_MAX];
-    if (realpath(out_path, resolved) == nullptr) return io_error(monitor, errno);
+    if (realpath(out_path, resolved) == nullptr) return monitor.fail_io(errno);
     target = resolved;
   }
   std::string temp_path;
   Descriptor output(create_temporary(target, exists ? out_status.st_mode & 07777 : 0666, &temp_path));
-  if (output.get() < 0) return io_error(monitor, errno);
+  if (output.get() < 0) return monitor.fail_io(errno);
   // An existing file keeps its permissions exactly, umask or not.
   if (exists && fchmod(output.get(), out_status.st_mode & 07777) != 0) {
     const int error = errno;
     unlink(temp_path.c_str());
-    return io_error(monitor, error);
+    return monitor.fail_io(error);
   }
   wc_status status = run_fd_job(options, cipher, direction, key, output.get(), input.get(), monitor, totals);
-  if (status == WC_OK && !output.close_checked()) status = io_error(monitor, errno);
-  if (status == WC_OK && rename(temp_path.c_str(), target.c_str()) != 0) status = io_error(monitor, errno);
+  if (status == WC_OK && !output.close_checked()) status = monitor.fail_io(errno);
+  if (status == WC_OK && rename(temp_path.c_str(), target.c_str()) != 0) status = monitor.fail_io(errno);
   if (status != WC_OK) unlink(temp_path.c_str());
   return status;
 }

@@ -20,6 +20,12 @@ class JobMonitor {
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
   // Records the first failure (with errno for WC_ERR_IO) and stops the job.
   void fail(wc_status status, int os_error = 0);
+  // fail(WC_ERR_IO, os_error), returning WC_ERR_IO; os_error 0 means the
+  // input ended early (it changed size while it was read).
+  wc_status fail_io(int os_error) {
+    fail(WC_ERR_IO, os_error);
+    return WC_ERR_IO;
+  }
   wc_status status() const;
 
   // Counts `bytes` of input transformed by `backend`, and calls the progress

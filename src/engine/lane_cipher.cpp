@@ -49,7 +49,7 @@ wc_status LaneCipher::transform_at(uint64_t position, const uint8_t chain[16], c
     if (status == WC_OK) monitor.advance(lane.backend(), n);
     return status;
   });
-  return monitor_ != nullptr ? monitor_->status() : call_monitor.status();
+  return monitor.status();
 }
 
 wc_status make_lane_cipher(std::unique_ptr<RandomAccessCipher> *out, const EngineShape &shape,

@@ -47,9 +47,7 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
                           wc_direction direction, const KeyMaterial &key, size_t capacity) {
   auto set = std::make_unique<LaneSet>();
   if (uses_gpu_lanes(shape.backend)) {
-    if (shape.devices.empty()) {
-      if (shape.backend != WC_BACKEND_HYBRID) return WC_ERR_NO_DEVICE;
-    }
+    if (shape.devices.empty() && shape.backend != WC_BACKEND_HYBRID) return WC_ERR_NO_DEVICE;
     for (int device : shape.devices) {
       const wc_status status =
           cuda::make_lanes(&set->lanes_, device, shape.streams,
@@ -67,7 +65,7 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
   if (uses_cpu_lanes(shape.backend)) {
     for (unsigned i = 0; i < shape.cpu_lanes; ++i) {
       std::unique_ptr<Lane> lane = cpu::make_lane(cipher, direction, key, capacity);
-      if (!lane) return WC_ERR_OUT_OF_MEMORY;
+      if (!lane) return WC_ERR_CRYPTO_LIBRARY;  // OpenSSL refused the key
       set->lanes_.push_back(std::move(lane));
     }
   }
@@ -76,7 +74,8 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
 }
 
 void LaneSet::run(JobMonitor &monitor, const std::function<wc_status(Lane &, bool *finished)> &step) {
-  std::atomic<bool> gpu_took_part{false};
+  // The backend of a GPU lane that did work, else cpu.
+  std::atomic<wc_backend> ran{WC_BACKEND_CPU};
   cpu::ThreadPool::instance().parallel_for(lanes_.size(), static_cast<unsigned>(lanes_.size()), [&](size_t index) {
     Lane &lane = *lanes_[index];
     bool finished = false;
@@ -85,16 +84,11 @@ void LaneSet::run(JobMonitor &monitor, const std::function<wc_status(Lane &, boo
       if (status != WC_OK) {
         monitor.fail(status);
       } else if (!finished && lane.backend() != WC_BACKEND_CPU) {
-        gpu_took_part.store(true, std::memory_order_relaxed);
+        ran.store(lane.backend(), std::memory_order_relaxed);
       }
     }
   });
-  last_backend_ = WC_BACKEND_CPU;
-  if (gpu_took_part.load()) {
-    const auto gpu = std::find_if(lanes_.begin(), lanes_.end(),
-                                  [](const auto &lane) { return lane->backend() != WC_BACKEND_CPU; });
-    last_backend_ = (*gpu)->backend();
-  }
+  last_backend_ = ran.load();
 }
 
 void LaneSet::run_indexed(size_t count, JobMonitor &monitor, const std::function<wc_status(Lane &, size_t)> &work) {
