@@ -65,7 +65,8 @@ typedef enum wc_status {
   WC_ERR_DEVICE,             /* a CUDA call failed (launch, copy, allocation on the device) */
   WC_ERR_IO,                 /* reading the input or writing the output failed (wc_job.os_error says why) */
   WC_ERR_CANCELLED,          /* the progress callback asked the job to stop */
-  WC_ERR_AUTH                /* AEAD open: the tag does not match; the output was zeroed */
+  WC_ERR_AUTH,               /* AEAD open: the tag does not match; the output was zeroed */
+  WC_ERR_FORMAT              /* not a sealed file, or a damaged or unknown header (wc_job.detail says which field) */
 } wc_status;
 
 /* A static English description of `status`; never NULL. */
@@ -273,6 +274,11 @@ typedef struct wc_job {
   uint64_t cpu_bytes; /* bytes the CPU transformed (a padding block included) */
   uint64_t gpu_bytes; /* bytes the GPUs transformed */
   int os_error;       /* errno of a failed read or write (WC_ERR_IO), else 0 */
+  /* A static, secret-free sentence on what failed where the status alone
+   * does not say (WC_ERR_FORMAT: the header field; WC_ERR_AUTH: which
+   * chunk), else NULL. Sealed-file calls fill it. */
+  const char *detail;
+  uint64_t failed_chunk; /* WC_ERR_AUTH in a sealed file: the first chunk that failed */
 } wc_job;
 
 WC_API void wc_job_init(wc_job *job);
@@ -610,6 +616,96 @@ WC_API wc_status wc_aead_open_batch_device_async(const wc_options *options, cons
                                                  const wc_aead_message *messages, size_t count,
                                                  size_t tag_len, const uint8_t *key, size_t key_len,
                                                  wc_cuda_stream stream);
+
+/* ------------------------------------------------------------------------ */
+/* Sealed files (docs/format.md)                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The chunked AEAD file format of `warpcrypt seal` / `warpcrypt open`: a
+ * 48-byte header, then fixed-size chunks, each sealed under a nonce that
+ * holds its index and a last-chunk flag, so truncation, reordering and
+ * splicing are detected. Chunks run on the streaming engine: regular files
+ * are read and written at many offsets at once, by every lane.
+ *
+ * The secret is a passphrase (PBKDF2, parameters in the header) or a key of
+ * the AEAD's length (HKDF with the file's random salt: one key can seal any
+ * number of files). A reader takes the key source from the header.
+ */
+
+typedef enum wc_seal_key_source {
+  WC_SEAL_PASSPHRASE = 1, /* PBKDF2-HMAC(secret, salt, iterations) */
+  WC_SEAL_KEY = 2         /* HKDF(secret, salt): the secret is a key of the AEAD's length */
+} wc_seal_key_source;
+
+#define WC_SEAL_HEADER_LEN 48
+#define WC_SEAL_TAG_LEN 16
+#define WC_SEAL_DEFAULT_CHUNK_BYTES (1u << 20)
+#define WC_SEAL_DEFAULT_ITERATIONS 600000u
+/* Above this a header's iteration count is taken for damage, not a choice. */
+#define WC_SEAL_MAX_ITERATIONS 100000000u
+
+typedef struct wc_seal_params {
+  const wc_aead *aead;           /* default aes-256-gcm */
+  wc_seal_key_source key_source; /* default WC_SEAL_PASSPHRASE */
+  uint32_t iterations;           /* PBKDF2's, up to WC_SEAL_MAX_ITERATIONS; default WC_SEAL_DEFAULT_ITERATIONS */
+  const char *digest;            /* the KDF's: "sha256" (default) or "sha512" */
+  uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from 4 KiB to 1 GiB */
+} wc_seal_params;
+
+WC_API void wc_seal_params_init(wc_seal_params *params);
+
+/* What a sealed file's header says, and, for a regular file, its size. */
+typedef struct wc_sealed_info {
+  const wc_aead *aead;
+  wc_seal_key_source key_source;
+  const char *digest;      /* "sha256" or "sha512" */
+  uint32_t iterations;     /* 0 for WC_SEAL_KEY */
+  uint64_t chunk_bytes;
+  uint64_t chunks;         /* UINT64_MAX when the size is unknown (a pipe) */
+  uint64_t plaintext_len;  /* likewise */
+  uint8_t salt[16];
+  uint8_t nonce_prefix[7];
+} wc_sealed_info;
+
+/* Reads and checks the header at `fd`'s current offset, without moving it,
+ * and the size of what follows; `fd` must be a regular file (a pipe's header
+ * cannot be read back: WC_ERR_INVALID_ARGUMENT). WC_ERR_FORMAT (job->detail
+ * says why) for anything that is not a valid header or an impossible size.
+ * `job` may be NULL. */
+WC_API wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job);
+
+/* Seals everything from in_fd's offset to its end into out_fd at its offset:
+ * the header, then the chunks. On failure the output may hold part of the
+ * result (wc_seal_file removes it). */
+WC_API wc_status wc_seal_fd(const wc_options *options, const wc_seal_params *params, wc_job *job,
+                            int out_fd, int in_fd, const uint8_t *secret, size_t secret_len);
+
+/* Opens the sealed file read from in_fd's offset into out_fd at its offset.
+ * `key_source` says what the secret is; a file sealed from the other kind
+ * of secret is WC_ERR_INVALID_ARGUMENT (job->detail says which it needs).
+ * Every byte written has been authenticated. Plaintext bytes [offset,
+ * offset + length) only: offset 0 and length UINT64_MAX is the whole file;
+ * any other range needs a regular input file (WC_ERR_INVALID_ARGUMENT) and
+ * reads and authenticates only the chunks that hold it. A range past the
+ * end is cut at the end; an empty one still authenticates the last chunk,
+ * so a wrong secret or a truncated file fails all the same. WC_ERR_AUTH
+ * names the first chunk that failed in job->failed_chunk. A streamed
+ * (non-file) output may hold the chunks authenticated before a failure. */
+WC_API wc_status wc_open_fd(const wc_options *options, wc_job *job, int out_fd, int in_fd,
+                            wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len,
+                            uint64_t offset, uint64_t length);
+
+/* Path to path, atomically: a temporary file beside out_path, renamed over
+ * it on success, removed on any failure, so a failed open leaves no
+ * plaintext behind. out_path must not name in_path. */
+WC_API wc_status wc_seal_file(const wc_options *options, const wc_seal_params *params, wc_job *job,
+                              const char *out_path, const char *in_path,
+                              const uint8_t *secret, size_t secret_len);
+WC_API wc_status wc_open_file(const wc_options *options, wc_job *job,
+                              const char *out_path, const char *in_path,
+                              wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len,
+                              uint64_t offset, uint64_t length);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,7 @@ const char *identifier(wc_status status) {
     case WC_ERR_IO: return "IO";
     case WC_ERR_CANCELLED: return "CANCELLED";
     case WC_ERR_AUTH: return "AUTH";
+    case WC_ERR_FORMAT: return "FORMAT";
   }
   return nullptr;
 }

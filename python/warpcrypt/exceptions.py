@@ -32,6 +32,7 @@ __all__ = [
     "IOFailure",
     "Cancelled",
     "InvalidTag",
+    "FormatError",
     "Status",
 ]
 
@@ -163,6 +164,13 @@ class InvalidTag(Error):
     status = Status.AUTH
 
 
+class FormatError(Error, ValueError):
+    """Not a sealed file, or its header is damaged or of an unknown version
+    (docs/format.md)."""
+
+    status = Status.FORMAT
+
+
 # The extension raises the class of a failed call's status from this table.
 _BY_STATUS = {
     cls.status: cls
@@ -170,5 +178,6 @@ _BY_STATUS = {
         InvalidArgument, UnknownCipher, InvalidKey, InvalidIV, NotBlockAligned, BadDecrypt,
         OutputTooSmall, OutOfRange, Unsupported, NoDevice, BackendUnavailable, AlreadyFinalized,
         OutOfMemory, CryptoLibraryError, UnknownDigest, DeviceError, IOFailure, Cancelled, InvalidTag,
+        FormatError,
     )
 }

@@ -38,9 +38,11 @@ wc_status crypt_file(wc_direction direction, const wc_options *options, const wc
                      const uint8_t *iv, size_t iv_len) {
   return run_job(cipher, job, key, key_len, iv, iv_len, out_path != nullptr && in_path != nullptr,
                  [&](JobMonitor &monitor, JobTotals &totals) {
-                   return warpcrypt::engine::run_file_job(warpcrypt::options_or_default(options), *cipher,
-                                                          direction, warpcrypt::key_material(key, key_len, iv, iv_len),
-                                                          out_path, in_path, monitor, &totals);
+                   return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
+                     return warpcrypt::engine::run_fd_job(warpcrypt::options_or_default(options), *cipher, direction,
+                                                          warpcrypt::key_material(key, key_len, iv, iv_len), out_fd,
+                                                          in_fd, monitor, &totals);
+                   });
                  });
 }
 

@@ -29,6 +29,7 @@ const char *wc_status_string(wc_status status) {
     case WC_ERR_DEVICE: return "a CUDA operation failed";
     case WC_ERR_IO: return "reading the input or writing the output failed";
     case WC_ERR_CANCELLED: return "cancelled";
+    case WC_ERR_FORMAT: return "not a sealed file, or its header is damaged or of an unknown version";
     case WC_ERR_AUTH: return "authentication failed: wrong key, nonce or associated data, or tampered data";
   }
   return "unknown status";

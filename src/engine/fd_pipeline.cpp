@@ -1,6 +1,5 @@
 #include "engine/fd_pipeline.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,7 +7,6 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -16,34 +14,12 @@
 
 #include "core/backend_policy.h"
 #include "core/stream_state.h"
+#include "engine/endpoint.h"
 #include "engine/fd_io.h"
 #include "engine/lane_set.h"
 
 namespace warpcrypt::engine {
 namespace {
-
-// One end of the job: a regular file is addressed by offset from `base`;
-// anything else (pipe, terminal, socket, device) in order.
-struct Endpoint {
-  int fd = -1;
-  bool seekable = false;
-  uint64_t base = 0;
-  uint64_t size = 0;  // regular files: the bytes from base to the end
-};
-
-wc_status open_endpoint(Endpoint *end, int fd) {
-  struct stat status{};
-  if (fstat(fd, &status) != 0) return WC_ERR_IO;
-  end->fd = fd;
-  end->seekable = S_ISREG(status.st_mode);
-  if (end->seekable) {
-    const off_t offset = lseek(fd, 0, SEEK_CUR);
-    if (offset < 0) return WC_ERR_IO;
-    end->base = static_cast<uint64_t>(offset);
-    end->size = static_cast<uint64_t>(std::max<off_t>(0, status.st_size - offset));
-  }
-  return WC_OK;
-}
 
 // The stream's end, after the lanes' body: PKCS#7 padding added or checked,
 // a last partial block, through a one-thread CPU stream started where the
@@ -75,36 +51,6 @@ class Edge {
   const wc_cipher &cipher_;
   wc_direction direction_;
   const KeyMaterial &key_;
-};
-
-// Output in chunk order for descriptors that have no offsets; at each
-// chunk's offset for regular files, from any lane at any time.
-class Writer {
- public:
-  Writer(const Endpoint &out, JobMonitor &monitor) : out_(out), monitor_(monitor) {}
-
-  wc_status write(size_t chunk, uint64_t position, const uint8_t *data, size_t len) {
-    if (out_.seekable) {
-      return pwrite_fully(out_.fd, data, len, out_.base + position) ? WC_OK : monitor_.fail_io(errno);
-    }
-    std::unique_lock lock(mutex_);
-    // A stopped job never writes this chunk's turn away: poll for the stop.
-    while (next_ != chunk) {
-      if (monitor_.stopped()) return WC_OK;
-      turn_.wait_for(lock, std::chrono::milliseconds(20));
-    }
-    const bool written = write_fully(out_.fd, data, len);
-    ++next_;
-    turn_.notify_all();
-    return written ? WC_OK : monitor_.fail_io(errno);
-  }
-
- private:
-  const Endpoint &out_;
-  JobMonitor &monitor_;
-  std::mutex mutex_;
-  std::condition_variable turn_;
-  size_t next_ = 0;
 };
 
 // What one lane does with one chunk once its input sits in the lane's
@@ -259,7 +205,7 @@ class Pipeline {
   std::array<uint8_t, 16> iv_{};
   const Endpoint &in_;
   Edge edge_;
-  Writer writer_;
+  OrderedWriter writer_;
   JobMonitor &monitor_;
   std::atomic<uint64_t> bytes_out_{0};
 };

@@ -52,9 +52,7 @@ int create_temporary(const std::string &target, mode_t mode, std::string *temp_p
 
 }  // namespace
 
-wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
-                       const KeyMaterial &key, const char *out_path, const char *in_path, JobMonitor &monitor,
-                       JobTotals *totals) {
+wc_status run_file_job(const char *out_path, const char *in_path, JobMonitor &monitor, const DescriptorJob &job) {
   const Descriptor input(open(in_path, O_RDONLY | O_CLOEXEC));
   struct stat in_status{};
   if (input.get() < 0 || fstat(input.get(), &in_status) != 0) return monitor.fail_io(errno);
@@ -71,7 +69,7 @@ wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_di
     // A device or pipe is written in place: a rename would replace the node.
     const Descriptor output(open(out_path, O_WRONLY | O_CLOEXEC));
     if (output.get() < 0) return monitor.fail_io(errno);
-    return run_fd_job(options, cipher, direction, key, output.get(), input.get(), monitor, totals);
+    return job(output.get(), input.get());
   }
 
   // Through a symlink to the file it names, which the rename then replaces.
@@ -90,7 +88,7 @@ wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_di
     unlink(temp_path.c_str());
     return monitor.fail_io(error);
   }
-  wc_status status = run_fd_job(options, cipher, direction, key, output.get(), input.get(), monitor, totals);
+  wc_status status = job(output.get(), input.get());
   if (status == WC_OK && !output.close_checked()) status = monitor.fail_io(errno);
   if (status == WC_OK && rename(temp_path.c_str(), target.c_str()) != 0) status = monitor.fail_io(errno);
   if (status != WC_OK) unlink(temp_path.c_str());

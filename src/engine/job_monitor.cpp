@@ -1,5 +1,7 @@
 #include "engine/job_monitor.h"
 
+#include <algorithm>
+
 namespace warpcrypt::engine {
 namespace {
 
@@ -16,6 +18,26 @@ void JobMonitor::fail(wc_status status, int os_error) {
     status_ = status;
     os_error_ = os_error;
   }
+  stopped_.store(true, std::memory_order_relaxed);
+}
+
+void JobMonitor::fail_with_detail(wc_status status, const char *detail) {
+  std::lock_guard lock(mutex_);
+  if (status_ == WC_OK) {
+    status_ = status;
+    detail_ = detail;
+  }
+  stopped_.store(true, std::memory_order_relaxed);
+}
+
+void JobMonitor::fail_chunk(uint64_t chunk) {
+  std::lock_guard lock(mutex_);
+  if (status_ == WC_OK) {
+    status_ = WC_ERR_AUTH;
+    detail_ = "a chunk did not authenticate: wrong passphrase or key, or the file was modified, truncated or reordered";
+  }
+  // Lanes run chunks out of order: report the first, not the first found.
+  if (status_ == WC_ERR_AUTH) failed_chunk_ = std::min(failed_chunk_, chunk);
   stopped_.store(true, std::memory_order_relaxed);
 }
 
@@ -56,7 +78,11 @@ wc_status JobMonitor::finish(uint64_t bytes_in, uint64_t bytes_out) {
     job_->gpu_bytes = gpu_bytes_.load();
   }
   std::lock_guard lock(mutex_);
-  if (job_ != nullptr) job_->os_error = os_error_;
+  if (job_ != nullptr) {
+    job_->os_error = os_error_;
+    job_->detail = detail_;
+    job_->failed_chunk = failed_chunk_;
+  }
   return status_;
 }
 

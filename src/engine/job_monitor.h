@@ -26,6 +26,11 @@ class JobMonitor {
     fail(WC_ERR_IO, os_error);
     return WC_ERR_IO;
   }
+  // fail() with a static, secret-free sentence for wc_job.detail.
+  void fail_with_detail(wc_status status, const char *detail);
+  // A sealed-file chunk that did not authenticate: the job fails with
+  // WC_ERR_AUTH and reports the lowest such chunk.
+  void fail_chunk(uint64_t chunk);
   wc_status status() const;
 
   // Counts `bytes` of input transformed by `backend`, and calls the progress
@@ -50,6 +55,8 @@ class JobMonitor {
   mutable std::mutex mutex_;  // guards status_, os_error_ and the callback
   wc_status status_ = WC_OK;
   int os_error_ = 0;
+  const char *detail_ = nullptr;
+  uint64_t failed_chunk_ = UINT64_MAX;
 };
 
 }  // namespace warpcrypt::engine

@@ -3,6 +3,8 @@
 // monitor and returned.
 #pragma once
 
+#include <functional>
+
 #include "core/backend.h"
 #include "engine/fd_pipeline.h"
 #include "engine/job_monitor.h"
@@ -16,10 +18,12 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
                          const KeyMaterial &key, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                          size_t in_len, JobMonitor &monitor);
 
-// Path to path, atomically: a temporary file beside the target, renamed
-// over it on success and removed on failure.
-wc_status run_file_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
-                       const KeyMaterial &key, const char *out_path, const char *in_path, JobMonitor &monitor,
-                       JobTotals *totals);
+// A job from one open descriptor to another (run_fd_job, a sealed-file job).
+using DescriptorJob = std::function<wc_status(int out_fd, int in_fd)>;
+
+// Path to path, atomically: `job` writes a temporary file beside the target,
+// which is renamed over it on success and removed on failure. An output that
+// is a device or pipe is written in place; one that is the input is refused.
+wc_status run_file_job(const char *out_path, const char *in_path, JobMonitor &monitor, const DescriptorJob &job);
 
 }  // namespace warpcrypt::engine

@@ -1,0 +1,137 @@
+// The C API's sealed-file calls: argument checks, then sealed/.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <span>
+
+#include "core/api_args.h"
+#include "engine/jobs.h"
+#include "sealed/sealed_job.h"
+
+namespace {
+
+using warpcrypt::engine::JobMonitor;
+using warpcrypt::engine::JobTotals;
+namespace sealed = warpcrypt::sealed;
+
+bool secret_valid(const uint8_t *secret, size_t secret_len) { return secret != nullptr || secret_len == 0; }
+
+// Runs `body` with a monitor when `valid`, and fills the caller's wc_job,
+// failures included.
+template <typename Body>
+wc_status run_job(wc_job *job, bool valid, Body body) {
+  JobMonitor monitor(job, 0);
+  JobTotals totals;
+  wc_status status = valid ? body(monitor, totals) : WC_ERR_INVALID_ARGUMENT;
+  if (status != WC_OK) monitor.fail(status);
+  return monitor.finish(totals.bytes_in, totals.bytes_out);
+}
+
+// The new file's header, or the reason the parameters cannot make one.
+wc_status seal_header(const wc_seal_params *params, JobMonitor &monitor, sealed::Header *header) {
+  wc_seal_params defaults;
+  wc_seal_params_init(&defaults);
+  const char *detail = nullptr;
+  const wc_status status = sealed::make_header(params != nullptr ? *params : defaults, header, &detail);
+  if (status != WC_OK) monitor.fail_with_detail(status, detail);
+  return status;
+}
+
+}  // namespace
+
+extern "C" {
+
+void wc_seal_params_init(wc_seal_params *params) {
+  if (params == nullptr) return;
+  *params = wc_seal_params{};
+  params->aead = wc_aead_by_name("aes-256-gcm");
+  params->key_source = WC_SEAL_PASSPHRASE;
+  params->iterations = WC_SEAL_DEFAULT_ITERATIONS;
+  params->digest = "sha256";
+  params->chunk_bytes = WC_SEAL_DEFAULT_CHUNK_BYTES;
+}
+
+wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job) {
+  return run_job(job, fd >= 0 && info != nullptr, [&](JobMonitor &monitor, JobTotals &) {
+    struct stat status{};
+    if (fstat(fd, &status) != 0) return monitor.fail_io(errno);
+    if (!S_ISREG(status.st_mode)) return WC_ERR_INVALID_ARGUMENT;  // reading a pipe's header would consume it
+    sealed::Header header;
+    std::array<uint8_t, sealed::kHeaderLen> bytes{};
+    const char *detail = nullptr;
+    wc_status result = sealed::read_header(fd, &header, &bytes, &detail);
+    if (result == WC_ERR_IO) return monitor.fail_io(errno);
+    const off_t offset = lseek(fd, 0, SEEK_CUR);
+    sealed::Layout layout;
+    if (result == WC_OK) {
+      const uint64_t body = static_cast<uint64_t>(status.st_size - offset) - sealed::kHeaderLen;
+      result = sealed::layout_of(header, body, &layout, &detail);
+    }
+    if (result != WC_OK) {
+      monitor.fail_with_detail(result, detail);
+      return result;
+    }
+    *info = wc_sealed_info{};
+    info->aead = header.aead;
+    info->key_source = header.key_source;
+    info->digest = sealed::digest_name(header.digest);
+    info->iterations = header.iterations;
+    info->chunk_bytes = header.chunk_size();
+    info->chunks = layout.chunks;
+    info->plaintext_len = layout.plaintext_len;
+    std::copy(header.salt.begin(), header.salt.end(), info->salt);
+    std::copy(header.nonce_prefix.begin(), header.nonce_prefix.end(), info->nonce_prefix);
+    return WC_OK;
+  });
+}
+
+wc_status wc_seal_fd(const wc_options *options, const wc_seal_params *params, wc_job *job, int out_fd, int in_fd,
+                     const uint8_t *secret, size_t secret_len) {
+  const bool valid = out_fd >= 0 && in_fd >= 0 && secret_valid(secret, secret_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
+    sealed::Header header;
+    const wc_status status = seal_header(params, monitor, &header);
+    if (status != WC_OK) return status;
+    return sealed::run_seal_fd(warpcrypt::options_or_default(options), header, {secret, secret_len}, out_fd, in_fd,
+                               monitor, &totals);
+  });
+}
+
+wc_status wc_open_fd(const wc_options *options, wc_job *job, int out_fd, int in_fd, wc_seal_key_source key_source,
+                     const uint8_t *secret, size_t secret_len, uint64_t offset, uint64_t length) {
+  const bool valid = out_fd >= 0 && in_fd >= 0 && secret_valid(secret, secret_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
+    return sealed::run_open_fd(warpcrypt::options_or_default(options), key_source, {secret, secret_len}, offset, length, out_fd,
+                               in_fd, monitor, &totals);
+  });
+}
+
+wc_status wc_seal_file(const wc_options *options, const wc_seal_params *params, wc_job *job, const char *out_path,
+                       const char *in_path, const uint8_t *secret, size_t secret_len) {
+  const bool valid = out_path != nullptr && in_path != nullptr && secret_valid(secret, secret_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
+    sealed::Header header;
+    const wc_status status = seal_header(params, monitor, &header);
+    if (status != WC_OK) return status;
+    return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
+      return sealed::run_seal_fd(warpcrypt::options_or_default(options), header, {secret, secret_len}, out_fd, in_fd,
+                                 monitor, &totals);
+    });
+  });
+}
+
+wc_status wc_open_file(const wc_options *options, wc_job *job, const char *out_path, const char *in_path,
+                       wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len, uint64_t offset,
+                       uint64_t length) {
+  const bool valid = out_path != nullptr && in_path != nullptr && secret_valid(secret, secret_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
+    return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
+      return sealed::run_open_fd(warpcrypt::options_or_default(options), key_source, {secret, secret_len}, offset, length,
+                                 out_fd, in_fd, monitor, &totals);
+    });
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,203 @@
+#include "sealed/sealed_format.h"
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
+namespace warpcrypt::sealed {
+namespace {
+
+// The HKDF info string binds the derived key to this use and version.
+constexpr char kHkdfInfo[] = "warpcrypt seal v1 file key";
+
+constexpr const char *kAeadById[] = {nullptr, "aes-128-gcm", "aes-192-gcm", "aes-256-gcm", "chacha20-poly1305"};
+
+void store_be32(uint8_t *out, uint32_t value) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<uint8_t>(value >> (24 - 8 * i));
+}
+uint32_t load_be32(const uint8_t *in) {
+  return uint32_t{in[0]} << 24 | uint32_t{in[1]} << 16 | uint32_t{in[2]} << 8 | in[3];
+}
+
+bool all_zero(const uint8_t *bytes, size_t len) {
+  return std::all_of(bytes, bytes + len, [](uint8_t b) { return b == 0; });
+}
+
+const wc_aead *aead_for_id(uint8_t id) {
+  return id < std::size(kAeadById) && kAeadById[id] != nullptr ? wc_aead_by_name(kAeadById[id]) : nullptr;
+}
+
+uint8_t id_for_aead(const wc_aead *aead) {
+  for (uint8_t id = 1; id < std::size(kAeadById); ++id) {
+    if (aead_for_id(id) == aead) return id;
+  }
+  return 0;
+}
+
+wc_status hkdf(const Header &header, std::span<const uint8_t> ikm, FileKey *key) {
+  std::unique_ptr<EVP_KDF, decltype(&EVP_KDF_free)> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr), &EVP_KDF_free);
+  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(kdf ? EVP_KDF_CTX_new(kdf.get()) : nullptr,
+                                                               &EVP_KDF_CTX_free);
+  if (!ctx) return WC_ERR_CRYPTO_LIBRARY;
+  // OSSL_PARAM wants writable buffers; these copies are what it gets.
+  std::array<uint8_t, kSaltLen> salt = header.salt;
+  std::array<char, sizeof kHkdfInfo> info{};
+  std::memcpy(info.data(), kHkdfInfo, sizeof kHkdfInfo);
+  char digest[8] = {};
+  std::snprintf(digest, sizeof digest, "%s", header.digest == Digest::sha512 ? "SHA512" : "SHA256");
+  std::array<uint8_t, WC_MAX_KEY_LEN> secret{};
+  std::copy(ikm.begin(), ikm.end(), secret.begin());
+  const OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, secret.data(), ikm.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt.data(), salt.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), sizeof kHkdfInfo - 1),
+      OSSL_PARAM_construct_end()};
+  const bool ok = EVP_KDF_derive(ctx.get(), key->bytes.data(), key->len, params) == 1;
+  wc_memzero(secret.data(), secret.size());
+  return ok ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
+}
+
+wc_status pbkdf2(const Header &header, std::span<const uint8_t> passphrase, FileKey *key) {
+  const EVP_MD *md = header.digest == Digest::sha512 ? EVP_sha512() : EVP_sha256();
+  // OpenSSL reads the passphrase through a char pointer; an empty one still
+  // needs a valid pointer.
+  static const char kEmpty[] = "";
+  const char *text = passphrase.empty() ? kEmpty : reinterpret_cast<const char *>(passphrase.data());
+  return PKCS5_PBKDF2_HMAC(text, static_cast<int>(passphrase.size()), header.salt.data(),
+                           static_cast<int>(header.salt.size()), static_cast<int>(header.iterations), md,
+                           static_cast<int>(key->len), key->bytes.data()) == 1
+             ? WC_OK
+             : WC_ERR_CRYPTO_LIBRARY;
+}
+
+}  // namespace
+
+const char *digest_name(Digest digest) { return digest == Digest::sha512 ? "sha512" : "sha256"; }
+
+wc_status make_header(const wc_seal_params &params, Header *header, const char **detail) {
+  auto invalid = [detail](const char *why) {
+    *detail = why;
+    return WC_ERR_INVALID_ARGUMENT;
+  };
+  header->aead = params.aead != nullptr ? params.aead : wc_aead_by_name("aes-256-gcm");
+  if (id_for_aead(header->aead) == 0) return invalid("the format has no id for this AEAD");
+  const uint64_t chunk = params.chunk_bytes != 0 ? params.chunk_bytes : WC_SEAL_DEFAULT_CHUNK_BYTES;
+  header->chunk_log2 = 0;
+  for (unsigned log2 = kMinChunkLog2; log2 <= kMaxChunkLog2; ++log2) {
+    if (chunk == uint64_t{1} << log2) header->chunk_log2 = log2;
+  }
+  if (header->chunk_log2 == 0) return invalid("the chunk size must be a power of two from 4 KiB to 1 GiB");
+  header->key_source = params.key_source;
+  if (header->key_source == WC_SEAL_PASSPHRASE) {
+    header->iterations = params.iterations != 0 ? params.iterations : WC_SEAL_DEFAULT_ITERATIONS;
+    if (header->iterations > kMaxIterations) return invalid("PBKDF2 iterations must be 1 to 100,000,000");
+  } else if (header->key_source == WC_SEAL_KEY) {
+    header->iterations = 0;
+  } else {
+    return invalid("the key source must be WC_SEAL_PASSPHRASE or WC_SEAL_KEY");
+  }
+  const std::string_view digest = params.digest != nullptr ? params.digest : "sha256";
+  if (digest == "sha256") {
+    header->digest = Digest::sha256;
+  } else if (digest == "sha512") {
+    header->digest = Digest::sha512;
+  } else {
+    *detail = "the format's KDF digest is sha256 or sha512";
+    return WC_ERR_DIGEST;
+  }
+  if (wc_random_bytes(header->salt.data(), header->salt.size()) != WC_OK ||
+      wc_random_bytes(header->nonce_prefix.data(), header->nonce_prefix.size()) != WC_OK) {
+    return WC_ERR_CRYPTO_LIBRARY;
+  }
+  return WC_OK;
+}
+
+std::array<uint8_t, kHeaderLen> encode(const Header &header) {
+  std::array<uint8_t, kHeaderLen> out{};
+  std::copy(kMagic.begin(), kMagic.end(), out.begin());
+  out[8] = kVersion;
+  out[9] = id_for_aead(header.aead);
+  out[10] = static_cast<uint8_t>(header.chunk_log2);
+  out[11] = kTagLen;
+  out[12] = static_cast<uint8_t>(header.key_source);
+  out[13] = static_cast<uint8_t>(header.digest);
+  store_be32(&out[16], header.iterations);
+  std::copy(header.salt.begin(), header.salt.end(), out.begin() + 20);
+  std::copy(header.nonce_prefix.begin(), header.nonce_prefix.end(), out.begin() + 36);
+  return out;
+}
+
+wc_status decode(std::span<const uint8_t, kHeaderLen> in, Header *header, const char **detail) {
+  auto bad = [detail](const char *why) {
+    *detail = why;
+    return WC_ERR_FORMAT;
+  };
+  if (!std::equal(kMagic.begin(), kMagic.end(), in.begin())) {
+    return bad("not a sealed file: bad magic number (was it made by 'warpcrypt seal'?)");
+  }
+  if (in[8] != kVersion) return bad("unsupported sealed-file version");
+  header->aead = aead_for_id(in[9]);
+  if (header->aead == nullptr) return bad("bad header: unknown AEAD id");
+  header->chunk_log2 = in[10];
+  if (header->chunk_log2 < kMinChunkLog2 || header->chunk_log2 > kMaxChunkLog2) {
+    return bad("bad header: chunk size out of range");
+  }
+  if (in[11] != kTagLen) return bad("bad header: tag length is not 16");
+  if (in[12] != WC_SEAL_PASSPHRASE && in[12] != WC_SEAL_KEY) return bad("bad header: unknown key source");
+  header->key_source = static_cast<wc_seal_key_source>(in[12]);
+  if (in[13] != static_cast<uint8_t>(Digest::sha256) && in[13] != static_cast<uint8_t>(Digest::sha512)) {
+    return bad("bad header: unknown digest");
+  }
+  header->digest = static_cast<Digest>(in[13]);
+  header->iterations = load_be32(&in[16]);
+  const bool iterations_valid = header->key_source == WC_SEAL_PASSPHRASE
+                                    ? header->iterations >= 1 && header->iterations <= kMaxIterations
+                                    : header->iterations == 0;
+  if (!iterations_valid) return bad("bad header: implausible iteration count");
+  if (!all_zero(&in[14], 2) || !all_zero(&in[43], 5)) return bad("bad header: reserved bytes are not zero");
+  std::copy_n(in.begin() + 20, kSaltLen, header->salt.begin());
+  std::copy_n(in.begin() + 36, kNoncePrefixLen, header->nonce_prefix.begin());
+  return WC_OK;
+}
+
+std::array<uint8_t, 12> chunk_nonce(const Header &header, uint64_t index, bool last) {
+  std::array<uint8_t, 12> nonce{};
+  std::copy(header.nonce_prefix.begin(), header.nonce_prefix.end(), nonce.begin());
+  store_be32(&nonce[kNoncePrefixLen], static_cast<uint32_t>(index));
+  nonce[11] = last ? 1 : 0;
+  return nonce;
+}
+
+FileKey::~FileKey() { wc_memzero(bytes.data(), bytes.size()); }
+
+wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret, FileKey *key) {
+  key->len = wc_aead_key_len(header.aead);
+  if (header.key_source == WC_SEAL_PASSPHRASE) return pbkdf2(header, secret, key);
+  if (secret.size() != key->len) return WC_ERR_KEY_LEN;
+  return hkdf(header, secret, key);
+}
+
+wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, const char **detail) {
+  auto bad = [detail](const char *why) {
+    *detail = why;
+    return WC_ERR_FORMAT;
+  };
+  const uint64_t sealed_chunk = header.sealed_chunk_size();
+  if (body_len < kTagLen) return bad("truncated sealed file: no complete chunk after the header");
+  layout->chunks = (body_len + sealed_chunk - 1) / sealed_chunk;
+  const uint64_t last_sealed = body_len - (layout->chunks - 1) * sealed_chunk;
+  if (last_sealed < kTagLen) return bad("truncated sealed file: the last chunk is shorter than its tag");
+  if (layout->chunks > kMaxChunks) return bad("sealed file too long: more than 2^32 chunks");
+  layout->last_chunk_len = last_sealed - kTagLen;
+  layout->plaintext_len = (layout->chunks - 1) * header.chunk_size() + layout->last_chunk_len;
+  return WC_OK;
+}
+
+}  // namespace warpcrypt::sealed

@@ -1,0 +1,82 @@
+// The sealed-file format (docs/format.md): a 48-byte header, then the
+// plaintext in fixed-size chunks, each sealed with the AEAD under nonce =
+// prefix || chunk index || last-chunk flag and the header as associated
+// data. Everything here is the format itself; running it over descriptors
+// is sealed_job's business.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::sealed {
+
+inline constexpr std::array<uint8_t, 8> kMagic = {'W', 'A', 'R', 'P', 'S', 'E', 'A', 'L'};
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kHeaderLen = WC_SEAL_HEADER_LEN;
+inline constexpr size_t kTagLen = WC_SEAL_TAG_LEN;
+inline constexpr size_t kSaltLen = 16;
+inline constexpr size_t kNoncePrefixLen = 7;
+inline constexpr unsigned kMinChunkLog2 = 12;  // 4 KiB
+inline constexpr unsigned kMaxChunkLog2 = 30;  // 1 GiB
+// A flipped high bit must not make `open` run PBKDF2 for hours.
+inline constexpr uint32_t kMaxIterations = WC_SEAL_MAX_ITERATIONS;
+// The chunk index is 32 bits.
+inline constexpr uint64_t kMaxChunks = uint64_t{1} << 32;
+
+enum class Digest : uint8_t { sha256 = 1, sha512 = 2 };
+
+struct Header {
+  const wc_aead *aead = nullptr;
+  unsigned chunk_log2 = 20;
+  wc_seal_key_source key_source = WC_SEAL_PASSPHRASE;
+  Digest digest = Digest::sha256;
+  uint32_t iterations = 0;  // PBKDF2's; 0 with a key
+  std::array<uint8_t, kSaltLen> salt{};
+  std::array<uint8_t, kNoncePrefixLen> nonce_prefix{};
+
+  uint64_t chunk_size() const { return uint64_t{1} << chunk_log2; }
+  uint64_t sealed_chunk_size() const { return chunk_size() + kTagLen; }
+};
+
+// A new file's header from the caller's parameters, with a fresh random
+// salt and nonce prefix. WC_ERR_INVALID_ARGUMENT (and *detail) for a
+// parameter the format cannot hold.
+wc_status make_header(const wc_seal_params &params, Header *header, const char **detail);
+
+std::array<uint8_t, kHeaderLen> encode(const Header &header);
+// WC_ERR_FORMAT with *detail naming the first field that is not valid.
+wc_status decode(std::span<const uint8_t, kHeaderLen> bytes, Header *header, const char **detail);
+
+// prefix || big-endian 32-bit index || 1 for the last chunk, else 0.
+std::array<uint8_t, 12> chunk_nonce(const Header &header, uint64_t index, bool last);
+
+const char *digest_name(Digest digest);
+
+// The file key, wiped on destruction.
+struct FileKey {
+  std::array<uint8_t, WC_MAX_KEY_LEN> bytes{};
+  size_t len = 0;
+  ~FileKey();
+};
+
+// PBKDF2-HMAC(passphrase, salt, iterations) or HKDF(key, salt, info), with
+// the header's digest, as long as the AEAD's key. A key of the wrong length
+// is WC_ERR_KEY_LEN.
+wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret, FileKey *key);
+
+// What a body of `body_len` bytes (the file after the header) holds: every
+// chunk but the last is chunk_size + 16 bytes; the last is the rest, at
+// least a tag.
+struct Layout {
+  uint64_t chunks = 0;
+  uint64_t last_chunk_len = 0;  // plaintext bytes in the last chunk
+  uint64_t plaintext_len = 0;
+};
+// WC_ERR_FORMAT (and *detail) for a body no sealing could have produced.
+wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, const char **detail);
+
+}  // namespace warpcrypt::sealed

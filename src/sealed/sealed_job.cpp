@@ -1,0 +1,453 @@
+#include "sealed/sealed_job.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <cerrno>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/aead_backend.h"
+#include "cpu/evp_aead.h"
+#include "cpu/thread_pool.h"
+#include "cuda/aead_gpu.h"
+#include "engine/endpoint.h"
+#include "engine/fd_io.h"
+#include "engine/lane_set.h"
+
+namespace warpcrypt::sealed {
+namespace {
+
+using engine::Endpoint;
+using engine::JobMonitor;
+using engine::JobTotals;
+
+// All workers' window buffers together stay below this, so 1 GiB chunks do
+// not ask for a window per core.
+constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
+
+// One worker: an AEAD bound to the file key, and its window's buffers.
+struct Worker {
+  std::unique_ptr<AeadCipher> cipher;
+  wc_backend backend = WC_BACKEND_CPU;
+  std::vector<uint8_t> in;
+  std::vector<uint8_t> out;
+  std::vector<wc_aead_message> messages;
+  std::vector<std::array<uint8_t, 12>> nonces;
+  std::vector<wc_status> results;
+
+  ~Worker() {
+    // Plaintext passed through one of the two.
+    wc_memzero(in.data(), in.size());
+    wc_memzero(out.data(), out.size());
+  }
+};
+
+// What the engine options ask for: the CPU workers (auto and staged input
+// stay there, as for every descriptor job), GPU workers on the current
+// device (`streams` of them), or both; each window is whole chunks, about
+// the engine's chunk size.
+struct Workforce {
+  std::vector<std::unique_ptr<Worker>> workers;
+  uint64_t window_chunks = 1;
+};
+
+wc_status hire(const wc_options &options, const Header &header, const FileKey &key, Workforce *force) {
+  const wc_backend backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
+  if (backend == WC_BACKEND_GPU_REFERENCE) return WC_ERR_BACKEND_UNAVAILABLE;
+  engine::EngineShape shape;
+  wc_status status = engine::resolve_shape(&shape, options, backend);
+  if (status != WC_OK) return status;
+  force->window_chunks = std::max<uint64_t>(1, shape.chunk_bytes / header.chunk_size());
+  const uint64_t window_bytes = force->window_chunks * header.sealed_chunk_size();
+  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * window_bytes));
+  const std::span<const uint8_t> key_bytes(key.bytes.data(), key.len);
+
+  const bool gpu = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
+  const bool cpu = backend == WC_BACKEND_CPU || backend == WC_BACKEND_HYBRID;
+  if (gpu) {
+    for (unsigned i = 0; i < shape.streams && force->workers.size() < affordable; ++i) {
+      auto worker = std::make_unique<Worker>();
+      status = cuda::make_aead(&worker->cipher, *header.aead, key_bytes);
+      // Hybrid carries on with the CPU alone where there is no GPU.
+      if (status != WC_OK && backend == WC_BACKEND_HYBRID && status == WC_ERR_NO_DEVICE) break;
+      if (status != WC_OK) return status;
+      worker->backend = WC_BACKEND_GPU;
+      force->workers.push_back(std::move(worker));
+    }
+  }
+  if (cpu) {
+    for (unsigned i = 0; i < shape.cpu_lanes && (i == 0 || force->workers.size() < affordable); ++i) {
+      auto worker = std::make_unique<Worker>();
+      worker->cipher = cpu::make_evp_aead(*header.aead, key_bytes, 1);
+      if (!worker->cipher) return WC_ERR_CRYPTO_LIBRARY;
+      force->workers.push_back(std::move(worker));
+    }
+  }
+  return WC_OK;
+}
+
+void run_workers(Workforce &force, JobMonitor &monitor, const std::function<wc_status(Worker &, bool *)> &step) {
+  const auto count = static_cast<unsigned>(force.workers.size());
+  cpu::ThreadPool::instance().parallel_for(count, count, [&](size_t index) {
+    Worker &worker = *force.workers[index];
+    bool finished = false;
+    while (!finished && !monitor.stopped()) {
+      const wc_status status = step(worker, &finished);
+      if (status != WC_OK) monitor.fail(status);
+    }
+  });
+}
+
+// A pipe's bytes in windows of `window_bytes`, in order, under a lock. One
+// byte beyond each window is read and carried into the next, so the window
+// that ends the input knows it: the last chunk's nonce says so.
+class WindowReader {
+ public:
+  WindowReader(int fd, uint64_t window_bytes) : fd_(fd), window_bytes_(window_bytes) {}
+
+  // Fills `buffer` (window_bytes + 1 long). *finished once the input ended
+  // in an earlier window.
+  wc_status next(uint8_t *buffer, uint64_t *index, size_t *len, bool *last, bool *finished, JobMonitor &monitor) {
+    std::lock_guard lock(mutex_);
+    *finished = ended_;
+    if (ended_) return WC_OK;
+    size_t have = 0;
+    if (carrying_) buffer[have++] = carry_;
+    size_t got = 0;
+    if (!engine::read_fully(fd_, buffer + have, window_bytes_ + 1 - have, &got)) return monitor.fail_io(errno);
+    have += got;
+    *index = next_index_++;
+    *last = have <= window_bytes_;
+    *len = std::min<size_t>(have, window_bytes_);
+    carrying_ = !*last;
+    if (carrying_) carry_ = buffer[window_bytes_];
+    ended_ = *last;
+    return WC_OK;
+  }
+
+ private:
+  int fd_;
+  size_t window_bytes_;
+  std::mutex mutex_;
+  uint64_t next_index_ = 0;
+  bool ended_ = false;
+  bool carrying_ = false;
+  uint8_t carry_ = 0;
+};
+
+// Leaves the descriptors' offsets where read() and write() would have.
+void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &totals) {
+  if (in.seekable) lseek(in.fd, static_cast<off_t>(in.base + totals.bytes_in), SEEK_SET);
+  if (out.seekable) lseek(out.fd, static_cast<off_t>(out.base + totals.bytes_out), SEEK_SET);
+}
+
+// ---- seal ------------------------------------------------------------------
+
+class Sealer {
+ public:
+  Sealer(const Header &header, const std::array<uint8_t, kHeaderLen> &header_bytes, const Endpoint &out,
+         JobMonitor &monitor)
+      : header_(header), header_bytes_(header_bytes), writer_(out, monitor), monitor_(monitor) {}
+
+  // Seals the plaintext window in worker.in (`len` bytes), the chunks from
+  // `first_chunk` on, and writes it as the window'th piece of the body.
+  wc_status seal(Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) {
+    const uint64_t chunk = header_.chunk_size();
+    // An empty input still gets its one, empty, last chunk.
+    const uint64_t count = std::max<uint64_t>((len + chunk - 1) / chunk, ends_file && first_chunk == 0 ? 1 : 0);
+    if (first_chunk + count > kMaxChunks) return WC_ERR_RANGE;
+    worker.messages.resize(count);
+    worker.nonces.resize(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t begin = i * chunk;
+      const size_t piece = static_cast<size_t>(std::min<uint64_t>(chunk, len - begin));
+      uint8_t *sealed = worker.out.data() + i * header_.sealed_chunk_size();
+      worker.nonces[i] = chunk_nonce(header_, first_chunk + i, ends_file && i + 1 == count);
+      worker.messages[i] = {sealed,  worker.in.data() + begin, piece,       worker.nonces[i].data(),
+                            12,      header_bytes_.data(),     kHeaderLen,  sealed + piece};
+    }
+    const wc_status status = worker.cipher->seal(worker.messages, kTagLen);
+    if (status != WC_OK) return status;
+    const size_t sealed_len = len + count * kTagLen;
+    const uint64_t position = kHeaderLen + first_chunk * header_.sealed_chunk_size();
+    const wc_status written = writer_.write(window, position, worker.out.data(), sealed_len);
+    if (written != WC_OK) return written;
+    bytes_in_.fetch_add(len);
+    bytes_out_.fetch_add(sealed_len);
+    monitor_.advance(worker.backend, len);
+    return WC_OK;
+  }
+
+  void add_totals(JobTotals *totals) const {
+    totals->bytes_in += bytes_in_.load();
+    totals->bytes_out += bytes_out_.load();
+  }
+
+ private:
+  const Header &header_;
+  const std::array<uint8_t, kHeaderLen> &header_bytes_;
+  engine::OrderedWriter writer_;
+  JobMonitor &monitor_;
+  std::atomic<uint64_t> bytes_in_{0};
+  std::atomic<uint64_t> bytes_out_{0};
+};
+
+// ---- open ------------------------------------------------------------------
+
+class Opener {
+ public:
+  // Plaintext [begin, end) goes out; the rest of each window is dropped.
+  Opener(const Header &header, const std::array<uint8_t, kHeaderLen> &header_bytes, const Endpoint &out,
+         uint64_t begin, uint64_t end, JobMonitor &monitor)
+      : header_(header), header_bytes_(header_bytes), writer_(out, monitor), begin_(begin), end_(end),
+        monitor_(monitor) {}
+
+  // Opens the sealed window in worker.in (`len` bytes), the chunks from
+  // `first_chunk` on, and writes the part of the range it holds.
+  wc_status open(Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) {
+    const uint64_t sealed_chunk = header_.sealed_chunk_size();
+    const uint64_t count = (len + sealed_chunk - 1) / sealed_chunk;
+    if (count == 0 || len - (count - 1) * sealed_chunk < kTagLen) {
+      monitor_.fail_with_detail(WC_ERR_FORMAT, "truncated sealed file: the last chunk is shorter than its tag");
+      return WC_ERR_FORMAT;
+    }
+    if (first_chunk + count > kMaxChunks) {
+      monitor_.fail_with_detail(WC_ERR_FORMAT, "sealed file too long: more than 2^32 chunks");
+      return WC_ERR_FORMAT;
+    }
+    worker.messages.resize(count);
+    worker.nonces.resize(count);
+    worker.results.assign(count, WC_OK);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t at = i * sealed_chunk;
+      const size_t piece = static_cast<size_t>(std::min<uint64_t>(sealed_chunk, len - at) - kTagLen);
+      worker.nonces[i] = chunk_nonce(header_, first_chunk + i, ends_file && i + 1 == count);
+      // The tag member is only read when opening.
+      worker.messages[i] = {worker.out.data() + i * header_.chunk_size(),
+                            worker.in.data() + at,
+                            piece,
+                            worker.nonces[i].data(),
+                            12,
+                            header_bytes_.data(),
+                            kHeaderLen,
+                            worker.in.data() + at + piece};
+    }
+    const wc_status status = worker.cipher->open(worker.messages, kTagLen, worker.results.data());
+    if (status == WC_ERR_AUTH) {
+      for (uint64_t i = 0; i < count; ++i) {
+        if (worker.results[i] == WC_ERR_AUTH) monitor_.fail_chunk(first_chunk + i);
+      }
+      return WC_ERR_AUTH;
+    }
+    if (status != WC_OK) return status;
+    const uint64_t plain_len = len - count * kTagLen;
+    const uint64_t window_begin = first_chunk * header_.chunk_size();
+    const uint64_t from = std::clamp(begin_, window_begin, window_begin + plain_len);
+    const uint64_t to = std::clamp(end_, window_begin, window_begin + plain_len);
+    const wc_status written =
+        writer_.write(window, from - begin_, worker.out.data() + (from - window_begin), static_cast<size_t>(to - from));
+    if (written != WC_OK) return written;
+    bytes_in_.fetch_add(len);
+    bytes_out_.fetch_add(to - from);
+    monitor_.advance(worker.backend, to - from);
+    return WC_OK;
+  }
+
+  void add_totals(JobTotals *totals) const {
+    totals->bytes_in += bytes_in_.load();
+    totals->bytes_out += bytes_out_.load();
+  }
+
+ private:
+  const Header &header_;
+  const std::array<uint8_t, kHeaderLen> &header_bytes_;
+  engine::OrderedWriter writer_;
+  uint64_t begin_;
+  uint64_t end_;
+  JobMonitor &monitor_;
+  std::atomic<uint64_t> bytes_in_{0};
+  std::atomic<uint64_t> bytes_out_{0};
+};
+
+wc_status size_buffers(Workforce &force, uint64_t in_bytes, uint64_t out_bytes) {
+  try {
+    for (auto &worker : force.workers) {
+      worker->in.resize(in_bytes + 1);  // the pipe reader's look-ahead byte
+      worker->out.resize(out_bytes);
+    }
+  } catch (const std::bad_alloc &) {
+    return WC_ERR_OUT_OF_MEMORY;
+  }
+  return WC_OK;
+}
+
+}  // namespace
+
+wc_status read_header(int fd, Header *header, std::array<uint8_t, kHeaderLen> *bytes, const char **detail) {
+  Endpoint in;
+  if (engine::open_endpoint(&in, fd) != WC_OK) return WC_ERR_IO;
+  size_t got = 0;
+  const bool read = in.seekable ? engine::pread_fully(fd, bytes->data(), kHeaderLen, in.base, &got)
+                                : engine::read_fully(fd, bytes->data(), kHeaderLen, &got);
+  if (!read) return WC_ERR_IO;
+  if (got != kHeaderLen) {
+    *detail = "not a sealed file: shorter than the 48-byte header";
+    return WC_ERR_FORMAT;
+  }
+  return decode(*bytes, header, detail);
+}
+
+wc_status run_seal_fd(const wc_options &options, const Header &header, std::span<const uint8_t> secret, int out_fd,
+                      int in_fd, JobMonitor &monitor, JobTotals *totals) {
+  Endpoint in;
+  Endpoint out;
+  if (engine::open_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
+    return monitor.fail_io(errno);
+  }
+  monitor.set_total(in.size);
+  FileKey key;
+  wc_status status = derive_file_key(header, secret, &key);
+  if (status != WC_OK) return status;
+  Workforce force;
+  status = hire(options, header, key, &force);
+  if (status != WC_OK) return status;
+  const uint64_t chunk = header.chunk_size();
+  const uint64_t window_plain = force.window_chunks * chunk;
+  status = size_buffers(force, window_plain, force.window_chunks * header.sealed_chunk_size());
+  if (status != WC_OK) return status;
+
+  const std::array<uint8_t, kHeaderLen> header_bytes = encode(header);
+  const bool header_written = out.seekable ? engine::pwrite_fully(out_fd, header_bytes.data(), kHeaderLen, out.base)
+                                           : engine::write_fully(out_fd, header_bytes.data(), kHeaderLen);
+  if (!header_written) return monitor.fail_io(errno);
+  totals->bytes_out = kHeaderLen;
+
+  Sealer sealer(header, header_bytes, out, monitor);
+  if (in.seekable) {
+    const uint64_t chunks = std::max<uint64_t>(1, (in.size + chunk - 1) / chunk);
+    if (chunks > kMaxChunks) return WC_ERR_RANGE;
+    const uint64_t windows = (chunks + force.window_chunks - 1) / force.window_chunks;
+    std::atomic<uint64_t> next{0};
+    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
+      const uint64_t window = next.fetch_add(1);
+      *finished = window >= windows;
+      if (*finished) return WC_OK;
+      const uint64_t begin = window * window_plain;
+      const auto len = static_cast<size_t>(std::min(window_plain, in.size - begin));
+      size_t got = 0;
+      if (!engine::pread_fully(in_fd, worker.in.data(), len, in.base + begin, &got)) return monitor.fail_io(errno);
+      if (got != len) return monitor.fail_io(0);  // the file shrank while it was read
+      return sealer.seal(worker, window, window * force.window_chunks, len, window + 1 == windows);
+    });
+  } else {
+    WindowReader reader(in_fd, window_plain);
+    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
+      uint64_t window = 0;
+      size_t len = 0;
+      bool last = false;
+      const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
+      if (read != WC_OK || *finished) return read;
+      return sealer.seal(worker, window, window * force.window_chunks, len, last);
+    });
+  }
+  sealer.add_totals(totals);
+  settle_offsets(in, out, *totals);
+  return monitor.status();
+}
+
+wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, std::span<const uint8_t> secret,
+                      uint64_t offset, uint64_t length, int out_fd, int in_fd, JobMonitor &monitor,
+                      JobTotals *totals) {
+  Endpoint in;
+  Endpoint out;
+  if (engine::open_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
+    return monitor.fail_io(errno);
+  }
+  const bool whole = offset == 0 && length == UINT64_MAX;
+  if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
+  Header header;
+  std::array<uint8_t, kHeaderLen> header_bytes{};
+  const char *detail = nullptr;
+  wc_status status = read_header(in_fd, &header, &header_bytes, &detail);
+  if (status == WC_ERR_IO) return monitor.fail_io(errno);
+  if (status != WC_OK) {
+    monitor.fail_with_detail(status, detail);
+    return status;
+  }
+  totals->bytes_in = kHeaderLen;
+  if (header.key_source != key_source) {
+    monitor.fail_with_detail(WC_ERR_INVALID_ARGUMENT, header.key_source == WC_SEAL_PASSPHRASE
+                                                          ? "this file was sealed with a passphrase"
+                                                          : "this file was sealed with a key");
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  FileKey key;
+  status = derive_file_key(header, secret, &key);
+  if (status != WC_OK) return status;
+  Workforce force;
+  status = hire(options, header, key, &force);
+  if (status != WC_OK) return status;
+  const uint64_t chunk = header.chunk_size();
+  const uint64_t sealed_chunk = header.sealed_chunk_size();
+  const uint64_t window_sealed = force.window_chunks * sealed_chunk;
+  status = size_buffers(force, window_sealed, force.window_chunks * chunk);
+  if (status != WC_OK) return status;
+
+  if (in.seekable) {
+    Layout layout;
+    status = layout_of(header, in.size - kHeaderLen, &layout, &detail);
+    if (status != WC_OK) {
+      monitor.fail_with_detail(status, detail);
+      return status;
+    }
+    const uint64_t begin = std::min(offset, layout.plaintext_len);
+    const uint64_t end = begin + std::min(length, layout.plaintext_len - begin);
+    monitor.set_total(end - begin);
+    // An empty range still opens the last chunk, so that a wrong key or a
+    // damaged file fails as it would for a full read.
+    const uint64_t first = begin < end ? begin / chunk : layout.chunks - 1;
+    const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
+    const uint64_t windows = (last - first) / force.window_chunks + 1;
+    Opener opener(header, header_bytes, out, begin, end, monitor);
+    std::atomic<uint64_t> next{0};
+    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
+      const uint64_t window = next.fetch_add(1);
+      *finished = window >= windows;
+      if (*finished) return WC_OK;
+      const uint64_t first_chunk = first + window * force.window_chunks;
+      const uint64_t count = std::min(force.window_chunks, last + 1 - first_chunk);
+      const bool ends_file = first_chunk + count == layout.chunks;
+      const uint64_t at = first_chunk * sealed_chunk;
+      const auto len = static_cast<size_t>(std::min(count * sealed_chunk, in.size - kHeaderLen - at));
+      size_t got = 0;
+      if (!engine::pread_fully(in_fd, worker.in.data(), len, in.base + kHeaderLen + at, &got)) {
+        return monitor.fail_io(errno);
+      }
+      if (got != len) return monitor.fail_io(0);
+      return opener.open(worker, window, first_chunk, len, ends_file);
+    });
+    opener.add_totals(totals);
+    totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
+  } else {
+    monitor.set_total(0);
+    Opener opener(header, header_bytes, out, 0, UINT64_MAX, monitor);
+    WindowReader reader(in_fd, window_sealed);
+    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
+      uint64_t window = 0;
+      size_t len = 0;
+      bool last = false;
+      const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
+      if (read != WC_OK || *finished) return read;
+      return opener.open(worker, window, window * force.window_chunks, len, last);
+    });
+    opener.add_totals(totals);
+  }
+  settle_offsets(in, out, *totals);
+  return monitor.status();
+}
+
+}  // namespace warpcrypt::sealed

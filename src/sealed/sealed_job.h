@@ -1,0 +1,32 @@
+// Sealing and opening files of the sealed format on the engine's terms:
+// workers, each an AEAD bound to the file key, claim windows of whole
+// chunks; regular files are read and written at each window's offset by all
+// workers at once, pipes in order. Arguments are checked by the caller;
+// failures are recorded in the monitor and returned.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "engine/fd_pipeline.h"
+#include "engine/job_monitor.h"
+#include "sealed/sealed_format.h"
+
+namespace warpcrypt::sealed {
+
+// Reads the header at fd's current offset without moving it (pread for a
+// regular file; a pipe is consumed, so only the jobs below read pipes).
+wc_status read_header(int fd, Header *header, std::array<uint8_t, kHeaderLen> *bytes, const char **detail);
+
+wc_status run_seal_fd(const wc_options &options, const Header &header, std::span<const uint8_t> secret, int out_fd,
+                      int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
+
+// Plaintext [offset, offset + length), cut at the end; the whole file when
+// offset is 0 and length UINT64_MAX (the only range a pipe allows).
+// `key_source` is the kind of secret the caller holds; it must be the file's.
+wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, std::span<const uint8_t> secret,
+                      uint64_t offset, uint64_t length, int out_fd, int in_fd, engine::JobMonitor &monitor,
+                      engine::JobTotals *totals);
+
+}  // namespace warpcrypt::sealed
