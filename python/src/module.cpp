@@ -13,6 +13,7 @@
 
 #include "device.h"
 #include "errors.h"
+#include "files.h"
 #include "views.h"
 #include "warpcrypt/warpcrypt.h"
 
@@ -341,6 +342,7 @@ NB_MODULE(_native, m) {
   using namespace wcpy;
   m.doc() = "The warpcrypt C library, for the warpcrypt package; use the package, not this module.";
   bind_errors(m);
+  bind_files(m);
 
   m.attr("ENCRYPT") = static_cast<int>(WC_ENCRYPT);
   m.attr("DECRYPT") = static_cast<int>(WC_DECRYPT);

@@ -18,6 +18,7 @@ See docs/python.md for GPU arrays, streams, padding and errors.
 from warpcrypt import _native, algorithms, modes
 from warpcrypt._cipher import Cipher
 from warpcrypt._devices import Device, built_with_cuda, devices
+from warpcrypt._files import JobStats, SealedInfo, decrypt_file, encrypt_file, open_file, seal_file, sealed_info
 from warpcrypt._native import CipherContext, CipherInfo
 from warpcrypt._oneshot import decrypt, encrypt
 from warpcrypt._table import backends, cipher_info, ciphers
@@ -31,14 +32,21 @@ __all__ = [
     "CipherContext",
     "CipherInfo",
     "Device",
+    "JobStats",
+    "SealedInfo",
     "algorithms",
     "backends",
     "built_with_cuda",
     "cipher_info",
     "ciphers",
     "decrypt",
+    "decrypt_file",
     "devices",
     "encrypt",
+    "encrypt_file",
     "modes",
+    "open_file",
+    "seal_file",
+    "sealed_info",
     *_exception_names,
 ]

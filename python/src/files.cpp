@@ -1,0 +1,194 @@
+#include "files.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include "errors.h"
+#include "views.h"
+#include "warpcrypt/warpcrypt.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace wcpy {
+namespace {
+
+// A job's progress callback into Python. The library calls it from its
+// worker threads without the GIL; an exception it raises cancels the job and
+// is raised again once the call returns.
+class Progress {
+ public:
+  explicit Progress(nb::object callback) : callback_(std::move(callback)) {}
+
+  void attach(wc_job *job) {
+    if (callback_.is_none()) return;
+    job->progress = &Progress::call;
+    job->progress_user = this;
+  }
+
+  // After the job: the callback's exception, if it raised one.
+  void rethrow() {
+    if (error_) {
+      nb::gil_scoped_acquire gil;
+      error_->restore();
+      throw nb::python_error();
+    }
+  }
+
+ private:
+  static int call(void *self, uint64_t done, uint64_t total) {
+    auto *progress = static_cast<Progress *>(self);
+    nb::gil_scoped_acquire gil;
+    try {
+      return nb::cast<bool>(nb::bool_(progress->callback_(done, total))) ? 1 : 0;
+    } catch (nb::python_error &error) {
+      progress->error_.emplace(std::move(error));
+      return 1;
+    }
+  }
+
+  nb::object callback_;
+  std::optional<nb::python_error> error_;
+};
+
+wc_options make_options(int backend, unsigned threads) {
+  wc_options options;
+  wc_options_init(&options);
+  options.backend = static_cast<wc_backend>(backend);
+  options.threads = threads;
+  return options;
+}
+
+// The statistics a finished job leaves: bytes in and out, seconds, and the
+// bytes each backend took.
+nb::tuple stats(const wc_job &job) {
+  return nb::make_tuple(job.bytes_in, job.bytes_out, job.seconds, job.cpu_bytes, job.gpu_bytes);
+}
+
+// Raises for a failed job in the caller's terms: the file the I/O failed on,
+// the chunk that did not authenticate, the header field that is wrong.
+void check_job(wc_status status, const wc_job &job, const std::string &what) {
+  if (status == WC_OK) return;
+  std::string message = what + ": " + wc_status_string(status);
+  if (status == WC_ERR_IO) {
+    message = what + ": " + (job.os_error != 0 ? std::strerror(job.os_error) : "the input changed size while it was read");
+  } else if (status == WC_ERR_AUTH && job.failed_chunk != UINT64_MAX) {
+    message = what + ": authentication failed at chunk " + std::to_string(job.failed_chunk) +
+              ": wrong passphrase or key, or the file was modified, truncated or reordered";
+  } else if (job.detail != nullptr) {
+    message = what + ": " + job.detail;
+  }
+  throw Failure(status, message);
+}
+
+nb::tuple crypt_file(int direction, const std::string &cipher_name, nb::handle key_object, nb::handle iv_object,
+                     const std::string &source, const std::string &target, bool padding, int backend,
+                     unsigned threads, nb::object callback) {
+  const wc_cipher *cipher = wc_cipher_by_name(cipher_name.c_str());
+  if (cipher == nullptr) throw Failure(WC_ERR_UNKNOWN_CIPHER, "unknown cipher '" + cipher_name + "'");
+  const View key = View::host(key_object, Access::read, "key");
+  std::optional<View> iv;
+  if (!iv_object.is_none()) iv.emplace(View::host(iv_object, Access::read, "iv"));
+  wc_options options = make_options(backend, threads);
+  options.padding = padding ? 1 : 0;
+  wc_job job;
+  wc_job_init(&job);
+  Progress progress(std::move(callback));
+  progress.attach(&job);
+  wc_status status;
+  {
+    nb::gil_scoped_release released;
+    const auto run = direction == WC_ENCRYPT ? wc_encrypt_file : wc_decrypt_file;
+    status = run(&options, cipher, &job, target.c_str(), source.c_str(), key.data(), key.size(),
+                 iv ? iv->data() : nullptr, iv ? iv->size() : 0);
+  }
+  progress.rethrow();
+  check_job(status, job, std::string(direction == WC_ENCRYPT ? "encrypting " : "decrypting ") + source);
+  return stats(job);
+}
+
+nb::tuple seal_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
+                    const std::string &aead_name, uint64_t chunk_bytes, uint32_t iterations,
+                    const std::string &digest, int backend, unsigned threads, nb::object callback) {
+  const wc_aead *aead = wc_aead_by_name(aead_name.c_str());
+  if (aead == nullptr) throw Failure(WC_ERR_UNKNOWN_CIPHER, "unknown AEAD '" + aead_name + "'");
+  const View secret = View::host(secret_object, Access::read, "secret");
+  wc_seal_params params;
+  wc_seal_params_init(&params);
+  params.aead = aead;
+  params.key_source = static_cast<wc_seal_key_source>(key_source);
+  params.chunk_bytes = chunk_bytes;
+  params.iterations = iterations;
+  params.digest = digest.c_str();
+  const wc_options options = make_options(backend, threads);
+  wc_job job;
+  wc_job_init(&job);
+  Progress progress(std::move(callback));
+  progress.attach(&job);
+  wc_status status;
+  {
+    nb::gil_scoped_release released;
+    status = wc_seal_file(&options, &params, &job, target.c_str(), source.c_str(), secret.data(), secret.size());
+  }
+  progress.rethrow();
+  check_job(status, job, "sealing " + source);
+  return stats(job);
+}
+
+nb::tuple open_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
+                    uint64_t offset, uint64_t length, int backend, unsigned threads, nb::object callback) {
+  const View secret = View::host(secret_object, Access::read, "secret");
+  const wc_options options = make_options(backend, threads);
+  wc_job job;
+  wc_job_init(&job);
+  Progress progress(std::move(callback));
+  progress.attach(&job);
+  wc_status status;
+  {
+    nb::gil_scoped_release released;
+    status = wc_open_file(&options, &job, target.c_str(), source.c_str(), static_cast<wc_seal_key_source>(key_source),
+                          secret.data(), secret.size(), offset, length);
+  }
+  progress.rethrow();
+  check_job(status, job, "opening " + source);
+  return stats(job);
+}
+
+nb::tuple sealed_info(const std::string &path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Failure(WC_ERR_IO, path + ": " + std::strerror(errno));
+  wc_sealed_info info{};
+  wc_job job;
+  wc_job_init(&job);
+  const wc_status status = wc_sealed_inspect(fd, &info, &job);
+  close(fd);
+  check_job(status, job, path);
+  return nb::make_tuple(wc_aead_name(info.aead), static_cast<int>(info.key_source), info.digest, info.iterations,
+                        info.chunk_bytes, info.chunks, info.plaintext_len,
+                        nb::bytes(reinterpret_cast<const char *>(info.salt), sizeof info.salt),
+                        nb::bytes(reinterpret_cast<const char *>(info.nonce_prefix), sizeof info.nonce_prefix));
+}
+
+}  // namespace
+
+void bind_files(nb::module_ &m) {
+  m.attr("SEAL_PASSPHRASE") = static_cast<int>(WC_SEAL_PASSPHRASE);
+  m.attr("SEAL_KEY") = static_cast<int>(WC_SEAL_KEY);
+  m.def("crypt_file", &crypt_file, "direction"_a, "cipher"_a, "key"_a, "iv"_a.none(), "source"_a, "target"_a,
+        "padding"_a, "backend"_a, "threads"_a, "progress"_a.none());
+  m.def("seal_file", &seal_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "aead"_a, "chunk_bytes"_a,
+        "iterations"_a, "digest"_a, "backend"_a, "threads"_a, "progress"_a.none());
+  m.def("open_file", &open_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "offset"_a, "length"_a,
+        "backend"_a, "threads"_a, "progress"_a.none());
+  m.def("sealed_info", &sealed_info, "path"_a);
+}
+
+}  // namespace wcpy

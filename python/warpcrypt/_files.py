@@ -1,0 +1,147 @@
+"""Whole files through the library's streaming engine: every worker reads,
+transforms and writes its own chunks of a regular file at once, and the
+output appears atomically (a temporary file beside it, renamed on success,
+removed on failure).
+
+``encrypt_file`` / ``decrypt_file`` write what ``openssl enc`` writes for the
+same cipher, key and IV (no salt header). ``seal_file`` / ``open_file`` use
+the authenticated, chunked sealed-file format of docs/format.md, which
+``warpcrypt seal`` and ``warpcrypt open`` read and write too.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable, Optional, Union
+
+from warpcrypt import _native, _table
+from warpcrypt.exceptions import InvalidArgument
+
+PathLike = Union[str, "os.PathLike[str]"]
+# progress(done_bytes, total_bytes); a true result cancels the job, which
+# then raises warpcrypt.Cancelled. It runs on the library's worker threads.
+ProgressCallback = Callable[[int, int], object]
+
+__all__ = ["JobStats", "SealedInfo", "decrypt_file", "encrypt_file", "open_file", "seal_file", "sealed_info"]
+
+
+@dataclass(frozen=True)
+class JobStats:
+    """What a file job did: bytes read and written, its wall time, and the
+    input bytes each backend transformed."""
+
+    bytes_in: int
+    bytes_out: int
+    seconds: float
+    cpu_bytes: int
+    gpu_bytes: int
+
+    @property
+    def backend(self) -> str:
+        """``"cpu"``, ``"gpu"`` or ``"hybrid"``: who did the work."""
+        if self.gpu_bytes and self.cpu_bytes:
+            return "hybrid"
+        return "gpu" if self.gpu_bytes else "cpu"
+
+    @property
+    def throughput(self) -> float:
+        """Input bytes per second (0 for an instant job)."""
+        return self.bytes_in / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class SealedInfo:
+    """A sealed file's header, and what its size says about it."""
+
+    aead: str
+    key_source: str  # "passphrase" or "key"
+    digest: str
+    iterations: int  # PBKDF2's; 0 for a key
+    chunk_size: int
+    chunks: int
+    plaintext_len: int
+    salt: bytes
+    nonce_prefix: bytes
+
+
+def encrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding: bool = True,
+                 backend: str = "auto", threads: int = 0,
+                 progress: Optional[ProgressCallback] = None) -> JobStats:
+    """Encrypts the file ``src`` into ``dst``, byte-identical to ``openssl enc
+    -<cipher> -K <key> -iv <iv> [-nopad]``. Raises IOFailure (an OSError)
+    when a file cannot be read or written, and leaves no ``dst`` behind."""
+    return _crypt_file(_native.ENCRYPT, cipher, key, iv, src, dst, padding, backend, threads, progress)
+
+
+def decrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding: bool = True,
+                 backend: str = "auto", threads: int = 0,
+                 progress: Optional[ProgressCallback] = None) -> JobStats:
+    """Decrypts the file ``src`` into ``dst``; the inverse of
+    :func:`encrypt_file`. A wrong key with padding on raises BadDecrypt."""
+    return _crypt_file(_native.DECRYPT, cipher, key, iv, src, dst, padding, backend, threads, progress)
+
+
+def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
+              aead: str = "aes-256-gcm", chunk_size: int = 1 << 20, iterations: int = 600_000,
+              digest: str = "sha256", backend: str = "auto", threads: int = 0,
+              progress: Optional[ProgressCallback] = None) -> JobStats:
+    """Seals the file ``src`` into ``dst`` in the sealed-file format.
+
+    Give exactly one secret: ``key``, random bytes of the AEAD's key length
+    (one key may seal any number of files: each file's key is derived from
+    it and the file's own random salt), or ``passphrase`` (PBKDF2 with
+    ``iterations`` and ``digest``, stored in the header). ``chunk_size`` is
+    the plaintext per authenticated chunk, a power of two from 4 KiB to
+    1 GiB.
+    """
+    key_source, secret = _secret(key, passphrase)
+    return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size, iterations,
+                                       digest, _table.backend_value(backend), threads, progress))
+
+
+def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
+              offset: int = 0, length: Optional[int] = None, backend: str = "auto", threads: int = 0,
+              progress: Optional[ProgressCallback] = None) -> JobStats:
+    """Opens the sealed file ``src`` into ``dst``, with the secret it was
+    sealed with. Every byte written has been authenticated; on any failure
+    (InvalidTag, naming the first chunk that failed; FormatError for a file
+    that is not sealed or a damaged header) no ``dst`` is left behind.
+
+    ``offset`` and ``length`` select plaintext bytes ``[offset, offset +
+    length)``, cut at the end of the file; only the chunks holding them are
+    read and authenticated.
+    """
+    key_source, secret = _secret(key, passphrase)
+    if offset < 0 or (length is not None and length < 0):
+        raise InvalidArgument("offset and length must not be negative")
+    return JobStats(*_native.open_file(_path(src), _path(dst), key_source, secret, offset,
+                                       (1 << 64) - 1 if length is None else length, _table.backend_value(backend),
+                                       threads, progress))
+
+
+def sealed_info(path: PathLike) -> SealedInfo:
+    """Reads and checks a sealed file's header (FormatError if it is not
+    one). Needs no secret: the header is public, only authenticated."""
+    aead, key_source, *rest = _native.sealed_info(_path(path))
+    return SealedInfo(aead, "passphrase" if key_source == _native.SEAL_PASSPHRASE else "key", *rest)
+
+
+def _crypt_file(direction, cipher, key, iv, src, dst, padding, backend, threads, progress) -> JobStats:
+    return JobStats(*_native.crypt_file(direction, cipher, key, iv, _path(src), _path(dst), padding,
+                                        _table.backend_value(backend), threads, progress))
+
+
+def _path(path: PathLike) -> str:
+    path = os.fspath(path)
+    if not isinstance(path, str):
+        raise TypeError("paths must be str or os.PathLike[str]")
+    return path
+
+
+def _secret(key, passphrase) -> tuple[int, object]:
+    if (key is None) == (passphrase is None):
+        raise InvalidArgument("give exactly one of key= and passphrase=")
+    if key is not None:
+        return _native.SEAL_KEY, key
+    return _native.SEAL_PASSPHRASE, passphrase.encode() if isinstance(passphrase, str) else passphrase
