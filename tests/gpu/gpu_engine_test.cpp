@@ -216,5 +216,73 @@ TEST(GpuEngine, DeviceOutOfRangeIsAnError) {
             WC_ERR_INVALID_ARGUMENT);
 }
 
+// Sealed files on GPU workers, alone and beside CPU workers: a file sealed
+// there opens on the CPU and the other way round, a range included, and a
+// damaged chunk is named whichever worker opened it.
+TEST(GpuEngine, SealedFilesInteroperateWithTheCpu) {
+  WCTEST_REQUIRE_GPU();
+  TestRng rng = TestRng::for_current_test();
+  const Bytes plaintext = rng.bytes(37 * kChunk + 11);
+  char plain_path[] = "/tmp/wc-gpu-sealed-plain-XXXXXX";
+  close(mkstemp(plain_path));
+  const std::string sealed_path = std::string(plain_path) + ".sealed";
+  const std::string opened_path = std::string(plain_path) + ".opened";
+  {
+    FILE *f = std::fopen(plain_path, "wb");
+    ASSERT_EQ(std::fwrite(plaintext.data(), 1, plaintext.size(), f), plaintext.size());
+    std::fclose(f);
+  }
+  auto read_all = [](const std::string &path) {
+    Bytes data;
+    FILE *f = std::fopen(path.c_str(), "rb");
+    for (int c; f != nullptr && (c = std::fgetc(f)) != EOF;) data.push_back(static_cast<uint8_t>(c));
+    if (f != nullptr) std::fclose(f);
+    return data;
+  };
+  const wc_options cpu = make_options(true, 2, WC_BACKEND_CPU);
+  for (const char *aead : {"aes-256-gcm", "chacha20-poly1305"}) {
+    for (wc_backend backend : {WC_BACKEND_GPU, WC_BACKEND_HYBRID}) {
+      SCOPED_TRACE(std::string(aead) + " on " + wc_backend_name(backend));
+      wc_options options = make_options(true, 2, backend);
+      options.chunk_bytes = 4 * kChunk;  // windows of four 64 KiB chunks
+      wc_seal_params params;
+      wc_seal_params_init(&params);
+      params.aead = wc_aead_by_name(aead);
+      params.key_source = WC_SEAL_KEY;
+      params.chunk_bytes = kChunk;
+      const Bytes key = rng.bytes(32);
+      wc_job job;
+      wc_job_init(&job);
+      ASSERT_EQ(wc_seal_file(&options, &params, &job, sealed_path.c_str(), plain_path, key.data(), key.size()), WC_OK);
+      EXPECT_GT(job.gpu_bytes, 0u);
+      ASSERT_EQ(wc_open_file(&cpu, nullptr, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY, key.data(),
+                             key.size(), 0, UINT64_MAX),
+                WC_OK);
+      EXPECT_TRUE(same_bytes(plaintext, read_all(opened_path)));
+
+      ASSERT_EQ(wc_seal_file(&cpu, &params, nullptr, sealed_path.c_str(), plain_path, key.data(), key.size()), WC_OK);
+      ASSERT_EQ(wc_open_file(&options, nullptr, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY, key.data(),
+                             key.size(), 5 * kChunk + 3, 20 * kChunk),
+                WC_OK);
+      EXPECT_TRUE(same_bytes(Bytes(plaintext.begin() + 5 * kChunk + 3, plaintext.begin() + 25 * kChunk + 3),
+                             read_all(opened_path)));
+
+      Bytes damaged = read_all(sealed_path);
+      damaged[WC_SEAL_HEADER_LEN + 30 * (kChunk + 16) + 100] ^= 1;
+      FILE *f = std::fopen(sealed_path.c_str(), "wb");
+      ASSERT_EQ(std::fwrite(damaged.data(), 1, damaged.size(), f), damaged.size());
+      std::fclose(f);
+      wc_job_init(&job);
+      EXPECT_EQ(wc_open_file(&options, &job, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY, key.data(),
+                             key.size(), 0, UINT64_MAX),
+                WC_ERR_AUTH);
+      EXPECT_EQ(job.failed_chunk, 30u);
+    }
+  }
+  unlink(plain_path);
+  unlink(sealed_path.c_str());
+  unlink(opened_path.c_str());
+}
+
 }  // namespace
 }  // namespace wctest

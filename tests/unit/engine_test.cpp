@@ -19,6 +19,7 @@
 
 #include "support/bytes.h"
 #include "support/cipher_table.h"
+#include "support/scratch_files.h"
 #include "support/test_rng.h"
 #include "support/warpcrypt_calls.h"
 
@@ -30,49 +31,6 @@ namespace fs = std::filesystem;
 // The smallest chunk the engine takes, so that a few KiB cross many chunk
 // boundaries.
 constexpr size_t kChunk = 4096;
-
-// A fresh directory per test, removed afterwards.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (fs::temp_directory_path() / "wc-engine-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  fs::path operator/(const std::string &name) const { return path_ / name; }
-  // Every entry, temporary files included.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto &entry : fs::directory_iterator(path_)) names.push_back(entry.path().filename().string());
-    return names;
-  }
-
- private:
-  fs::path path_;
-};
-
-void write_file(const fs::path &path, const Bytes &data) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(write(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
-  close(fd);
-}
-
-Bytes read_file(const fs::path &path) {
-  Bytes data(fs::file_size(path));
-  const int fd = open(path.c_str(), O_RDONLY);
-  EXPECT_EQ(read(fd, data.data(), data.size()), static_cast<ssize_t>(data.size()));
-  close(fd);
-  return data;
-}
-
-// Everything readable from `fd` until end of file.
-Bytes drain(int fd) {
-  Bytes data;
-  uint8_t buffer[65536];
-  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) data.insert(data.end(), buffer, buffer + n);
-  return data;
-}
 
 enum class Io { buffer, file, pipe };
 
