@@ -127,11 +127,47 @@ def cli(binary, cipher, size, scratch):
     return figures
 
 
+def sealed(binary, size, scratch):
+    """`warpcrypt seal` and `open` against `warpcrypt enc` with the matching
+    unauthenticated cipher on the same file in the page cache: to /dev/null
+    and to a file."""
+    source = os.path.join(scratch, "sealed-bench.bin")
+    sealed_file = os.path.join(scratch, "sealed-bench.sealed")
+    target = os.path.join(scratch, "sealed-bench.out")
+    key_file = os.path.join(scratch, "sealed-bench.key")
+    subprocess.run(f"head -c {size} /dev/urandom > {source}", shell=True, check=True)
+    with open(key_file, "wb") as f:
+        f.write(bytes(range(32)))
+    commands = {}
+    for aead, cipher in (("aes-256-gcm", "aes-256-ctr"), ("chacha20-poly1305", "chacha20")):
+        iv = "11" * 16
+        enc = f"{binary} enc -{cipher} -K {'00' * 32} -iv {iv} -in {source}"
+        seal = f"{binary} seal -{aead} -kfile {key_file} -in {source}"
+        opener = f"{binary} open -kfile {key_file} -in {sealed_file}-{aead}"
+        subprocess.run(f"{seal} -out {sealed_file}-{aead}", shell=True, check=True)
+        for sink, out in (("devnull", "/dev/null"), ("file", target)):
+            commands[f"enc-{cipher}-{sink}"] = f"{enc} -out {out}"
+            commands[f"seal-{aead}-{sink}"] = f"{seal} -out {out}"
+            commands[f"open-{aead}-{sink}"] = f"{opener} -out {out}"
+        for backend in ("gpu", "hybrid"):
+            commands[f"seal-{aead}-{backend}-devnull"] = f"{seal} --backend {backend} -out /dev/null"
+            commands[f"open-{aead}-{backend}-devnull"] = f"{opener} --backend {backend} -out /dev/null"
+    figures = {}
+    for name, command in commands.items():
+        seconds = wall(command, runs=3)
+        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9)
+        print(f"sealed {name}: {seconds:.3f} s, {size / seconds / 1e9:.2f} GB/s", flush=True)
+    for path in (source, target, key_file, f"{sealed_file}-aes-256-gcm", f"{sealed_file}-chacha20-poly1305"):
+        if os.path.exists(path):
+            os.remove(path)
+    return figures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default="build/warpcrypt")
     parser.add_argument("--out", default=".")
-    parser.add_argument("--parts", default="sweep,backends,cli")
+    parser.add_argument("--parts", default="sweep,backends,cli,sealed")
     parser.add_argument("--seconds", type=float, default=1.5, help="timed seconds per speed figure")
     parser.add_argument("--scratch", default="/tmp", help="where the CLI's test file goes (page cache)")
     args = parser.parse_args()
@@ -143,6 +179,8 @@ def main():
         figures["backends"] = {c: backends(args.binary, c, GIB, args.seconds) for c in ("aes-128-ctr", "aes-256-ctr")}
     if "cli" in parts:
         figures["cli"] = cli(args.binary, "aes-256-ctr", 4 * GIB, args.scratch)
+    if "sealed" in parts:
+        figures["sealed"] = sealed(args.binary, 4 * GIB, args.scratch)
     with open(os.path.join(args.out, "engine_figures.json"), "w") as f:
         json.dump(figures, f, indent=1)
 

@@ -8,7 +8,8 @@
 #   bench     the full sweep (bench/sweep.py) and its plots
 #   sass      the kernels' machine code, compressed, for reading offline
 #   engine    the streaming engine's figures (bench/engine_bench.py; ENGINE_PARTS
-#             picks sweep, backends, cli)
+#             picks sweep, backends, cli, sealed)
+#   racecheck-aead  racecheck on the AEAD kernels alone, on short messages
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, and bench/python_overhead.py (JSON in python-overhead.log)
 # Logs and results go to $OUT (default: gpu-out/).
@@ -54,7 +55,7 @@ fi
 if want sanitize; then
   # The differential sweeps are long under instrumentation; the vector,
   # in-place, unaligned and batch tests exercise every kernel.
-  gpu_filter='--gtest_filter=*GpuDeviceApi.InPlace*:*GpuDeviceApi.UnalignedPointers*:*GpuDeviceApi.StreamOffsets*:*GpuBatch*:*GpuDispatch*:*GpuCounterCarry*:*AeadDevice*'
+  gpu_filter='--gtest_filter=*GpuDeviceApi.InPlace*:*GpuDeviceApi.UnalignedPointers*:*GpuDeviceApi.StreamOffsets*:*GpuBatch*:*GpuDispatch*:*GpuCounterCarry*'
   # The engine's lanes add host threads, streams and copies but no kernels:
   # memcheck only, racecheck has nothing new to find there.
   engine_filter='--gtest_filter=*GpuEngine.*:*GpuEngineTest.InPlace*'
@@ -66,6 +67,14 @@ if want sanitize; then
     step "$tool-vectors" compute-sanitizer --tool "$tool" --error-exitcode 1 build-gpu/tests/warpcrypt_unit_tests "$vector_filter"
   done
   step memcheck-engine compute-sanitizer --tool memcheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests "$engine_filter"
+  step memcheck-aead compute-sanitizer --tool memcheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests \
+    '--gtest_filter=*AeadDevice*:*AeadArithmetic*'
+fi
+if want racecheck-aead; then
+  # Racecheck instruments every shared-memory access (the T-table's too), so
+  # it takes the tests whose messages stay short: a few segments each.
+  step racecheck-aead timeout "${RACECHECK_SECONDS:-500}" compute-sanitizer --tool racecheck --error-exitcode 1 \
+    build-gpu/tests/warpcrypt_gpu_tests '--gtest_filter=*AeadDevice.UnalignedPointers*:*AeadDeviceGcm*:*AeadArithmetic*'
 fi
 if want speed; then
   for cipher in aes-128-ctr aes-256-ctr aes-256-gcm chacha20 chacha20-poly1305 salsa20; do
