@@ -55,6 +55,33 @@ void order_after(uintptr_t consumer, uintptr_t producer) {
   if (error != cudaSuccess) device_failure(error);
 }
 
+void clear_async(void *pointer, size_t bytes, uintptr_t stream) {
+  const cudaError_t error = cudaMemsetAsync(pointer, 0, bytes, reinterpret_cast<cudaStream_t>(stream));
+  if (error != cudaSuccess) device_failure(error);
+}
+
+DeviceInts::DeviceInts(size_t count, uintptr_t stream) : count_(count), stream_(stream) {
+  void *memory = nullptr;
+  const cudaError_t error = cudaMallocAsync(&memory, sizeof(int32_t) * (count == 0 ? 1 : count),
+                                            reinterpret_cast<cudaStream_t>(stream));
+  if (error != cudaSuccess) device_failure(error);
+  data_ = static_cast<int32_t *>(memory);
+}
+
+DeviceInts::~DeviceInts() {
+  if (cudaFreeAsync(data_, reinterpret_cast<cudaStream_t>(stream_)) != cudaSuccess) cudaGetLastError();
+}
+
+std::vector<int32_t> DeviceInts::read() const {
+  // A copy into pageable memory returns once it is done, which is once the
+  // stream has run everything queued before it.
+  std::vector<int32_t> values(count_);
+  const cudaError_t error = cudaMemcpyAsync(values.data(), data_, sizeof(int32_t) * count_, cudaMemcpyDeviceToHost,
+                                            reinterpret_cast<cudaStream_t>(stream_));
+  if (error != cudaSuccess) device_failure(error);
+  return values;
+}
+
 #else  // a build without the CUDA backend has no devices
 
 int device_of(const void *) { fail(WC_ERR_NO_DEVICE); }
@@ -64,6 +91,14 @@ DeviceScope::DeviceScope(int) {}
 DeviceScope::~DeviceScope() = default;
 
 void order_after(uintptr_t, uintptr_t) {}
+
+void clear_async(void *, size_t, uintptr_t) { fail(WC_ERR_NO_DEVICE); }
+
+DeviceInts::DeviceInts(size_t, uintptr_t) { fail(WC_ERR_NO_DEVICE); }
+
+DeviceInts::~DeviceInts() = default;
+
+std::vector<int32_t> DeviceInts::read() const { fail(WC_ERR_NO_DEVICE); }
 
 #endif
 

@@ -5,7 +5,9 @@
 // the library sees.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace wcpy {
 
@@ -29,5 +31,30 @@ class DeviceScope {
 // Makes work queued later on `consumer` wait for the work queued so far on
 // `producer` (both cudaStream_t values), without blocking the host.
 void order_after(uintptr_t consumer, uintptr_t producer);
+
+// Queues zeros over `bytes` bytes of device memory at `pointer` on `stream`.
+void clear_async(void *pointer, size_t bytes, uintptr_t stream);
+
+// int32 values in device memory, from the stream-ordered allocator, that
+// work queued on `stream` writes (the verdicts of an AEAD open on the GPU).
+// Allocated and freed in stream order, so no other stream waits for them.
+// Make it where the stream's device is current.
+class DeviceInts {
+ public:
+  DeviceInts(size_t count, uintptr_t stream);
+  ~DeviceInts();
+  DeviceInts(const DeviceInts &) = delete;
+  DeviceInts &operator=(const DeviceInts &) = delete;
+
+  int32_t *data() const { return data_; }
+  // Waits until the stream has passed the work queued so far, then returns
+  // the values; call it without the GIL.
+  std::vector<int32_t> read() const;
+
+ private:
+  int32_t *data_ = nullptr;
+  size_t count_ = 0;
+  uintptr_t stream_ = 0;
+};
 
 }  // namespace wcpy

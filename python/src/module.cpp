@@ -11,6 +11,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "aead.h"
 #include "device.h"
 #include "errors.h"
 #include "files.h"
@@ -342,6 +343,7 @@ NB_MODULE(_native, m) {
   using namespace wcpy;
   m.doc() = "The warpcrypt C library, for the warpcrypt package; use the package, not this module.";
   bind_errors(m);
+  bind_aead(m);
   bind_files(m);
 
   m.attr("ENCRYPT") = static_cast<int>(WC_ENCRYPT);

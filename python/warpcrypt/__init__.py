@@ -15,7 +15,7 @@ Cipher objects are shaped like pyca/cryptography's::
 See docs/python.md for GPU arrays, streams, padding and errors.
 """
 
-from warpcrypt import _native, algorithms, modes
+from warpcrypt import _native, aead, algorithms, modes
 from warpcrypt._cipher import Cipher
 from warpcrypt._devices import Device, built_with_cuda, devices
 from warpcrypt._files import JobStats, SealedInfo, decrypt_file, encrypt_file, open_file, seal_file, sealed_info
@@ -34,6 +34,7 @@ __all__ = [
     "Device",
     "JobStats",
     "SealedInfo",
+    "aead",
     "algorithms",
     "backends",
     "built_with_cuda",

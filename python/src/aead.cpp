@@ -1,0 +1,659 @@
+// warpcrypt.aead's native half. Host memory goes to the library's one-shot
+// and batch calls (wc_aead_seal, wc_aead_open_batch, ...), GPU arrays to its
+// device-pointer calls, queued on the caller's stream as crypt_into queues
+// the ciphers. A tag is either attached after the ciphertext, as
+// pyca/cryptography lays it out, or detached in an array of its own.
+#include "aead.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "device.h"
+#include "errors.h"
+#include "views.h"
+#include "warpcrypt/warpcrypt.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace wcpy {
+namespace {
+
+enum class Way { seal, open };
+
+// An entry of the library's static AEAD table.
+struct AeadInfo {
+  const wc_aead *aead;
+};
+
+std::string nonce_rule(const wc_aead *aead) {
+  const std::string recommended = std::to_string(wc_aead_nonce_len(aead));
+  // GCM hashes a nonce of any other length into its first counter block;
+  // ChaCha20-Poly1305 has no such step.
+  if (wc_aead_nonce_len_valid(aead, 1) != 0) {
+    return "a nonce of 1 to " + std::to_string(WC_AEAD_MAX_NONCE_LEN) + " bytes (" + recommended + " recommended)";
+  }
+  return "a " + recommended + "-byte nonce";
+}
+
+bool given(nb::handle object) { return object.is_valid() && !object.is_none(); }
+
+// "data" for a single message, "messages[3]" for one of a batch.
+std::string role(const char *single, const char *batch, std::optional<size_t> index) {
+  return index ? std::string(batch) + "[" + std::to_string(*index) + "]" : std::string(single);
+}
+
+nb::bytes new_bytes(size_t size) {
+  PyObject *object = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+  if (object == nullptr) throw nb::python_error();
+  return nb::steal<nb::bytes>(object);
+}
+
+// The _into calls take None for buf only to say so in these words.
+void require_buf(nb::handle buf) {
+  if (!given(buf)) throw nb::type_error("buf must be a writable buffer or array, not None");
+}
+
+wc_cuda_stream as_stream(uintptr_t handle) { return reinterpret_cast<wc_cuda_stream>(handle); }
+
+// What one call works on: the caller's objects, exported for the call's
+// length, and the byte ranges the work reads and writes.
+class Call {
+ public:
+  enum class Part { in, out, tag, verdicts };
+
+  Call(std::optional<uintptr_t> stream, nb::handle resolver) : streams_{stream, resolver} {}
+  Call(const Call &) = delete;
+  Call &operator=(const Call &) = delete;
+
+  // A nonce or associated data: host memory, which the library has read by
+  // the time it returns. `optional` lets None stand for empty.
+  std::pair<const uint8_t *, size_t> host(nb::handle object, const std::string &role, bool optional) {
+    if (optional && object.is_none()) return {nullptr, 0};
+    const View &view = host_.emplace_back(View::host(object, Access::read, role.c_str()));
+    return {view.data(), view.size()};
+  }
+
+  // A message, output, tag or verdict array: host or GPU memory.
+  const View &array(nb::handle object, Access access, std::string role) {
+    View view = View::any(object, access, role.c_str(), streams_);
+    return arrays_.emplace_back(Array{std::move(view), std::move(role)}).view;
+  }
+
+  void record(const uint8_t *start, size_t len, bool written, Part part, size_t message, const std::string &role) {
+    if (len == 0) return;
+    const auto at = reinterpret_cast<uintptr_t>(start);
+    ranges_.push_back({at, at + len, written, part, message, role});
+  }
+
+  struct Placement {
+    bool on_device = false;
+    int device = -1;  // -1 where every GPU array is empty
+  };
+
+  // Where the work runs: the library takes every buffer of a call in host
+  // memory or every one on one GPU. Also refuses outputs that overlap other
+  // buffers, which would make the result depend on the order of the work.
+  Placement settle() const {
+    Placement where;
+    const Array *on_a_device = nullptr;
+    for (const Array &entry : arrays_) {
+      const Array &first = arrays_.front();
+      if (entry.view.on_device() != first.view.on_device()) {
+        const Array &gpu = entry.view.on_device() ? entry : first;
+        const Array &host = entry.view.on_device() ? first : entry;
+        throw Failure(WC_ERR_INVALID_ARGUMENT, gpu.role + " is in GPU memory and " + host.role +
+                                                   " in host memory: a call's buffers must all be in host "
+                                                   "memory or all on one GPU");
+      }
+      if (entry.view.device() < 0) continue;
+      if (on_a_device != nullptr && entry.view.device() != on_a_device->view.device()) {
+        throw Failure(WC_ERR_INVALID_ARGUMENT, on_a_device->role + " is on GPU " +
+                                                   std::to_string(on_a_device->view.device()) + " and " +
+                                                   entry.role + " on GPU " + std::to_string(entry.view.device()) +
+                                                   ": a call's buffers must all be on one device");
+      }
+      on_a_device = &entry;
+    }
+    where.on_device = !arrays_.empty() && arrays_.front().view.on_device();
+    where.device = on_a_device != nullptr ? on_a_device->view.device() : -1;
+    check_overlaps();
+    return where;
+  }
+
+  // The call's stream, settled by its first GPU array.
+  uintptr_t stream() const { return streams_.handle.value_or(0); }
+
+  // Orders the work after what the arrays' frameworks queued on other
+  // streams; once per such stream, however many arrays share it.
+  void wait_for_producers(uintptr_t stream) const {
+    std::vector<uintptr_t> awaited;
+    for (const Array &entry : arrays_) {
+      const std::optional<uintptr_t> ready = entry.view.ready_on();
+      if (!ready || std::find(awaited.begin(), awaited.end(), *ready) != awaited.end()) continue;
+      order_after(stream, *ready);
+      awaited.push_back(*ready);
+    }
+  }
+
+ private:
+  struct Array {
+    View view;
+    std::string role;
+  };
+
+  struct Range {
+    uintptr_t start, end;
+    bool written;
+    Part part;
+    size_t message;
+    std::string role;
+  };
+
+  // Written ranges must be disjoint. A read range may meet a written one only
+  // as a message's input meets its own output, exactly: work in place.
+  void check_overlaps() const {
+    std::vector<const Range *> written;
+    for (const Range &range : ranges_) {
+      if (range.written) written.push_back(&range);
+    }
+    std::sort(written.begin(), written.end(), [](const Range *a, const Range *b) { return a->start < b->start; });
+    for (size_t i = 1; i < written.size(); ++i) {
+      if (written[i - 1]->end > written[i]->start) refuse_overlap(*written[i - 1], *written[i]);
+    }
+    // Disjoint and sorted by start, the written ranges are sorted by end too.
+    for (const Range &read : ranges_) {
+      if (read.written) continue;
+      const auto hit = std::lower_bound(written.begin(), written.end(), read.start,
+                                        [](const Range *range, uintptr_t at) { return range->end <= at; });
+      if (hit == written.end() || (*hit)->start >= read.end) continue;
+      const bool in_place = read.part == Part::in && (*hit)->part == Part::out && read.message == (*hit)->message &&
+                            read.start == (*hit)->start;
+      if (!in_place) refuse_overlap(**hit, read);
+    }
+  }
+
+  [[noreturn]] static void refuse_overlap(const Range &a, const Range &b) {
+    throw Failure(WC_ERR_INVALID_ARGUMENT, a.role + " and " + b.role +
+                                               " overlap: each output needs memory of its own, except that a "
+                                               "message may be worked on in place (the same memory as input "
+                                               "and output)");
+  }
+
+  StreamChoice streams_;
+  // Deques: views stay where they are as more are added.
+  std::deque<View> host_;
+  std::deque<Array> arrays_;
+  std::vector<Range> ranges_;
+};
+
+// One message as the caller passed it. Without buf the result is a new
+// bytes object; without tag the tag is attached after the ciphertext.
+struct MessageArgs {
+  nb::handle nonce, data, aad, buf, tag;
+};
+
+// One message, ready for the library.
+struct Message {
+  wc_aead_message c{};
+  // Opening an attached tag from fewer bytes than the tag has: nothing can
+  // authenticate that, so it fails without a call.
+  bool too_short = false;
+  nb::object result;  // the bytes result, where the call makes one
+};
+
+// Calls `open(first, count)` for each run of messages between those too
+// short to open, so that every verdict lands at its message's index. Stops
+// at the first status other than WC_OK or WC_ERR_AUTH, and returns it, else
+// WC_ERR_AUTH if any run had a failed tag.
+template <class Open>
+wc_status for_each_run(const std::vector<Message> &batch, Open &&open) {
+  wc_status combined = WC_OK;
+  size_t first = 0;
+  for (size_t end = 0; end <= batch.size(); ++end) {
+    if (end < batch.size() && !batch[end].too_short) continue;
+    if (end > first) {
+      const wc_status status = open(first, end - first);
+      if (status == WC_ERR_AUTH) {
+        combined = WC_ERR_AUTH;
+      } else if (status != WC_OK) {
+        return status;
+      }
+    }
+    first = end + 1;
+  }
+  return combined;
+}
+
+std::vector<wc_aead_message> descriptors(const std::vector<Message> &batch) {
+  std::vector<wc_aead_message> all;
+  all.reserve(batch.size());
+  for (const Message &message : batch) all.push_back(message.c);
+  return all;
+}
+
+// The bytes results of a batch; None where the caller gave bufs.
+nb::object batch_results(const std::vector<Message> &batch, bool into_bufs) {
+  if (into_bufs) return nb::none();
+  nb::list results;
+  for (const Message &message : batch) results.append(message.result);
+  return results;
+}
+
+// A key bound to one AEAD and tag length, with the options its calls run
+// under. Its methods only read it, so threads may share it. The key is wiped
+// when the object is collected.
+class Aead {
+ public:
+  Aead(const AeadInfo &info, nb::handle key, size_t tag_len, int backend, unsigned threads)
+      : aead_(info.aead), tag_len_(tag_len) {
+    if (tag_len < WC_AEAD_MIN_TAG_LEN || tag_len > WC_AEAD_MAX_TAG_LEN) {
+      throw Failure(WC_ERR_INVALID_ARGUMENT, "tags are " + std::to_string(WC_AEAD_MIN_TAG_LEN) + " to " +
+                                                 std::to_string(WC_AEAD_MAX_TAG_LEN) + " bytes, not " +
+                                                 std::to_string(tag_len));
+    }
+    const View key_view = View::host(key, Access::read, "key");
+    if (key_view.size() != wc_aead_key_len(aead_)) {
+      throw Failure(WC_ERR_KEY_LEN, name() + " takes a " + std::to_string(wc_aead_key_len(aead_)) +
+                                        "-byte key, not " + std::to_string(key_view.size()) + " bytes");
+    }
+    key_.assign(key_view.data(), key_view.data() + key_view.size());
+    wc_options_init(&options_);
+    options_.backend = static_cast<wc_backend>(backend);
+    options_.threads = threads;
+  }
+  ~Aead() { wc_memzero(key_.data(), key_.size()); }
+  Aead(const Aead &) = delete;
+  Aead &operator=(const Aead &) = delete;
+
+  AeadInfo info() const { return {aead_}; }
+  size_t tag_len() const { return tag_len_; }
+
+  nb::bytes seal(nb::handle nonce, nb::handle data, nb::handle aad, nb::handle resolver) const {
+    Call call(std::nullopt, resolver);
+    const Message message = prepare(call, Way::seal, {nonce, data, aad, {}, {}}, std::nullopt);
+    seal_one(call, message);
+    return nb::borrow<nb::bytes>(message.result);
+  }
+
+  nb::bytes open(nb::handle nonce, nb::handle data, nb::handle aad, nb::handle resolver) const {
+    Call call(std::nullopt, resolver);
+    const Message message = prepare(call, Way::open, {nonce, data, aad, {}, {}}, std::nullopt);
+    open_one(call, message, nullptr);
+    return nb::borrow<nb::bytes>(message.result);
+  }
+
+  // Returns the bytes written to buf: the ciphertext, and an attached tag.
+  size_t seal_into(nb::handle nonce, nb::handle data, nb::handle aad, nb::handle buf, nb::handle tag,
+                   std::optional<uintptr_t> stream, nb::handle resolver) const {
+    require_buf(buf);
+    Call call(stream, resolver);
+    const Message message = prepare(call, Way::seal, {nonce, data, aad, buf, tag}, std::nullopt);
+    seal_one(call, message);
+    return message.c.len + (given(tag) ? 0 : tag_len_);
+  }
+
+  // Returns the plaintext bytes written to buf.
+  size_t open_into(nb::handle nonce, nb::handle data, nb::handle aad, nb::handle buf, nb::handle tag,
+                   nb::handle verified, std::optional<uintptr_t> stream, nb::handle resolver) const {
+    require_buf(buf);
+    Call call(stream, resolver);
+    const Message message = prepare(call, Way::open, {nonce, data, aad, buf, tag}, std::nullopt);
+    open_one(call, message, verdict_array(call, verified, 1));
+    return message.c.len;
+  }
+
+  // A list of bytes without bufs, else None.
+  nb::object seal_batch(const nb::list &nonces, const nb::list &messages, const std::optional<nb::list> &aads,
+                        const std::optional<nb::list> &bufs, const std::optional<nb::list> &tags,
+                        std::optional<uintptr_t> stream, nb::handle resolver) const {
+    Call call(stream, resolver);
+    const std::vector<Message> batch = prepare_batch(call, Way::seal, nonces, messages, aads, bufs, tags);
+    const std::vector<wc_aead_message> all = descriptors(batch);
+    const Call::Placement where = call.settle();
+    wc_status status;
+    if (!where.on_device) {
+      nb::gil_scoped_release unlocked;
+      status = wc_aead_seal_batch(&options_, aead_, all.data(), all.size(), tag_len_, key_.data(), key_.size());
+    } else {
+      const DeviceScope scope(where.device);
+      const uintptr_t handle = call.stream();
+      call.wait_for_producers(handle);
+      nb::gil_scoped_release unlocked;
+      status = wc_aead_seal_batch_device_async(&options_, aead_, all.data(), all.size(), tag_len_, key_.data(),
+                                               key_.size(), as_stream(handle));
+    }
+    if (status != WC_OK) fail(status);
+    return batch_results(batch, bufs.has_value());
+  }
+
+  // (results, failed): the results as seal_batch's; `failed`, the indices of
+  // the messages that failed authentication, whose outputs are zeroed. With
+  // `verified` the verdicts arrive there instead, and `failed` is empty.
+  nb::tuple open_batch(const nb::list &nonces, const nb::list &messages, const std::optional<nb::list> &aads,
+                       const std::optional<nb::list> &bufs, const std::optional<nb::list> &tags, nb::handle verified,
+                       std::optional<uintptr_t> stream, nb::handle resolver) const {
+    Call call(stream, resolver);
+    const std::vector<Message> batch = prepare_batch(call, Way::open, nonces, messages, aads, bufs, tags);
+    const View *verdicts = verdict_array(call, verified, batch.size());
+    const std::vector<wc_aead_message> all = descriptors(batch);
+    const Call::Placement where = call.settle();
+    const std::vector<size_t> failed =
+        where.on_device ? open_batch_on_device(call, where, batch, all, verdicts) : open_batch_on_host(batch, all);
+    return nb::make_tuple(batch_results(batch, bufs.has_value()), failed);
+  }
+
+ private:
+  std::string name() const { return wc_aead_name(aead_); }
+
+  Message prepare(Call &call, Way way, const MessageArgs &args, std::optional<size_t> index) const {
+    Message message;
+    const std::string nonce_role = role("nonce", "nonces", index);
+    const auto [nonce, nonce_len] = call.host(args.nonce, nonce_role, false);
+    if (wc_aead_nonce_len_valid(aead_, nonce_len) == 0) {
+      throw Failure(WC_ERR_IV_LEN, name() + " takes " + nonce_rule(aead_) + ", not " + std::to_string(nonce_len) +
+                                       " bytes" + (index ? " (" + nonce_role + ")" : ""));
+    }
+    const auto [aad, aad_len] = call.host(args.aad, role("associated_data", "associated_data", index), true);
+
+    const std::string in_role = role("data", "messages", index);
+    const std::string out_role = role("buf", "bufs", index);
+    const std::string tag_role = role("tag", "tags", index);
+    const View *out = given(args.buf) ? &call.array(args.buf, Access::write, out_role) : nullptr;
+    // In place, one view serves both roles: one export, one stream handshake.
+    const View &in = out != nullptr && args.data.is(args.buf) ? *out : call.array(args.data, Access::read, in_role);
+    if (out == nullptr && in.on_device()) {
+      throw Failure(WC_ERR_INVALID_ARGUMENT,
+                    in_role + " is in GPU memory, and results as bytes are host memory: " +
+                        (index ? "pass bufs= to work on GPU arrays"
+                               : "use encrypt_into() or decrypt_into() to work on GPU arrays"));
+    }
+    const View *tag = nullptr;
+    if (given(args.tag)) {
+      tag = &call.array(args.tag, way == Way::seal ? Access::write : Access::read, tag_role);
+      if (tag->size() != tag_len_) {
+        throw Failure(WC_ERR_INVALID_ARGUMENT, tag_role + " holds " + std::to_string(tag->size()) +
+                                                   " bytes; this AEAD's tags are " + std::to_string(tag_len_) +
+                                                   " bytes (tag_length)");
+      }
+    }
+
+    size_t len = in.size();
+    if (way == Way::open && tag == nullptr) {
+      if (len < tag_len_) {
+        message.too_short = true;
+        message.result = new_bytes(0);
+        return message;
+      }
+      len -= tag_len_;
+    }
+    if (len > wc_aead_max_message_len(aead_)) {
+      throw Failure(WC_ERR_RANGE, in_role + " holds " + std::to_string(len) + " bytes; " + name() +
+                                      " seals at most " + std::to_string(wc_aead_max_message_len(aead_)) +
+                                      " under one nonce");
+    }
+    const bool attached_output_tag = way == Way::seal && tag == nullptr;
+    const size_t room = attached_output_tag ? len + tag_len_ : len;
+    uint8_t *out_data = nullptr;
+    if (out != nullptr) {
+      if (out->size() < room) {
+        // In place, data and buf are one array, which has no room for the tag.
+        const std::string hint = out == &in ? std::string(" (in place, pass the tag an array of its own: ") +
+                                                  (index ? "tags=)" : "tag=)")
+                                            : "";
+        throw Failure(WC_ERR_OUTPUT_TOO_SMALL, out_role + " holds " + std::to_string(out->size()) +
+                                                   " bytes; the result needs " + std::to_string(room) + hint);
+      }
+      out_data = out->data();
+    } else {
+      message.result = new_bytes(room);
+      out_data = reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(message.result.ptr()));
+    }
+    uint8_t *tag_data = tag != nullptr ? tag->data() : way == Way::seal ? out_data + len : in.data() + len;
+    message.c = {out_data, in.data(), len, nonce, nonce_len, aad, aad_len, tag_data};
+
+    // A new bytes result cannot overlap anything, so only the caller's
+    // memory is recorded.
+    const size_t at = index.value_or(0);
+    call.record(in.data(), len, false, Call::Part::in, at, in_role);
+    if (out != nullptr) call.record(out_data, len, true, Call::Part::out, at, out_role);
+    if (tag != nullptr) {
+      call.record(tag_data, tag_len_, way == Way::seal, Call::Part::tag, at, tag_role);
+    } else if (way == Way::open) {
+      call.record(tag_data, tag_len_, false, Call::Part::tag, at, in_role);
+    } else if (out != nullptr) {
+      call.record(tag_data, tag_len_, true, Call::Part::tag, at, out_role);
+    }
+    return message;
+  }
+
+  std::vector<Message> prepare_batch(Call &call, Way way, const nb::list &nonces, const nb::list &messages,
+                                     const std::optional<nb::list> &aads, const std::optional<nb::list> &bufs,
+                                     const std::optional<nb::list> &tags) const {
+    const size_t count = nb::len(messages);
+    const auto check_count = [count](const nb::list &list, const char *what) {
+      if (nb::len(list) != count) {
+        throw Failure(WC_ERR_INVALID_ARGUMENT, "len(" + std::string(what) + ") is " + std::to_string(nb::len(list)) +
+                                                   " and len(messages) " + std::to_string(count) +
+                                                   ": one for each message");
+      }
+    };
+    check_count(nonces, "nonces");
+    if (aads) check_count(*aads, "associated_data");
+    if (bufs) check_count(*bufs, "bufs");
+    if (tags) check_count(*tags, "tags");
+    if (tags && !bufs) {
+      throw Failure(WC_ERR_INVALID_ARGUMENT, "tags= needs bufs=: results as bytes carry their tags attached");
+    }
+    // Borrowed items: the lists, which the caller cannot reach during the
+    // call, hold them.
+    const auto item = [](const std::optional<nb::list> &list, size_t i) {
+      return list ? nb::handle(PyList_GET_ITEM(list->ptr(), i)) : nb::handle(Py_None);
+    };
+    std::vector<Message> batch;
+    batch.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      const MessageArgs args{PyList_GET_ITEM(nonces.ptr(), i), PyList_GET_ITEM(messages.ptr(), i), item(aads, i),
+                             item(bufs, i), item(tags, i)};
+      batch.push_back(prepare(call, way, args, i));
+    }
+    return batch;
+  }
+
+  // The caller's array for the verdicts of an asynchronous open on the GPU:
+  // an int32 per message, 1 where it is authentic, 0 where not.
+  const View *verdict_array(Call &call, nb::handle verified, size_t count) const {
+    if (!given(verified)) return nullptr;
+    const View &view = call.array(verified, Access::write, "verified");
+    if (!view.on_device()) {
+      throw Failure(WC_ERR_INVALID_ARGUMENT, "verified is in host memory: it is for GPU work, whose verdicts "
+                                             "arrive as the stream runs it; host memory is opened at once, and "
+                                             "a failure raises InvalidTag");
+    }
+    const size_t needed = sizeof(int32_t) * count;
+    if (view.size() < needed) {
+      throw Failure(WC_ERR_OUTPUT_TOO_SMALL, "verified holds " + std::to_string(view.size()) + " bytes; " +
+                                                 std::to_string(count) + " int32 verdicts need " +
+                                                 std::to_string(needed));
+    }
+    if (reinterpret_cast<uintptr_t>(view.data()) % alignof(int32_t) != 0) {
+      throw Failure(WC_ERR_INVALID_ARGUMENT, "verified is not 4-byte aligned: it receives int32 verdicts");
+    }
+    call.record(view.data(), needed, true, Call::Part::verdicts, 0, "verified");
+    return &view;
+  }
+
+  // Where the GPU writes the verdicts: the caller's array, else device
+  // memory of the call's own, which `own` holds and reads back.
+  static int32_t *verdicts_at(const View *verdicts, std::optional<DeviceInts> &own, size_t count, uintptr_t stream) {
+    if (verdicts != nullptr) return reinterpret_cast<int32_t *>(verdicts->data());
+    return own.emplace(count, stream).data();
+  }
+
+  void seal_one(Call &call, const Message &message) const {
+    const Call::Placement where = call.settle();
+    const wc_aead_message &m = message.c;
+    wc_status status;
+    if (!where.on_device) {
+      size_t written = 0;
+      nb::gil_scoped_release unlocked;
+      status = wc_aead_seal(&options_, aead_, m.out, m.len, &written, m.tag, tag_len_, key_.data(), key_.size(),
+                            m.nonce, m.nonce_len, m.aad, m.aad_len, m.in, m.len);
+    } else {
+      const DeviceScope scope(where.device);
+      const uintptr_t handle = call.stream();
+      call.wait_for_producers(handle);
+      nb::gil_scoped_release unlocked;
+      status = wc_aead_seal_device_async(&options_, aead_, m.out, m.tag, tag_len_, key_.data(), key_.size(),
+                                         m.nonce, m.nonce_len, m.aad, m.aad_len, m.in, m.len, as_stream(handle));
+    }
+    if (status != WC_OK) fail(status);
+  }
+
+  // Raises InvalidTag for a failed tag. On the GPU without `verdicts`, that
+  // means waiting for the stream; with them, the call returns once queued.
+  void open_one(Call &call, const Message &message, const View *verdicts) const {
+    if (message.too_short) {
+      throw Failure(WC_ERR_AUTH, "authentication failed: the data is shorter than its " + std::to_string(tag_len_) +
+                                     "-byte tag");
+    }
+    const Call::Placement where = call.settle();
+    const wc_aead_message &m = message.c;
+    wc_status status;
+    if (!where.on_device) {
+      size_t written = 0;
+      {
+        nb::gil_scoped_release unlocked;
+        status = wc_aead_open(&options_, aead_, m.out, m.len, &written, key_.data(), key_.size(), m.nonce,
+                              m.nonce_len, m.aad, m.aad_len, m.in, m.len, m.tag, tag_len_);
+      }
+      if (status != WC_OK) fail(status);
+      return;
+    }
+    const DeviceScope scope(where.device);
+    const uintptr_t handle = call.stream();
+    call.wait_for_producers(handle);
+    std::optional<DeviceInts> own;
+    int32_t *verdict = verdicts_at(verdicts, own, 1, handle);
+    std::vector<int32_t> known;
+    {
+      nb::gil_scoped_release unlocked;
+      status = wc_aead_open_device_async(&options_, aead_, m.out, verdict, key_.data(), key_.size(), m.nonce,
+                                         m.nonce_len, m.aad, m.aad_len, m.in, m.len, m.tag, tag_len_,
+                                         as_stream(handle));
+      if (status == WC_OK && own) known = own->read();
+    }
+    if (status != WC_OK) fail(status);
+    if (own && known[0] != 1) fail(WC_ERR_AUTH);
+  }
+
+  std::vector<size_t> open_batch_on_host(const std::vector<Message> &batch,
+                                         const std::vector<wc_aead_message> &all) const {
+    std::vector<wc_status> results(batch.size(), WC_ERR_AUTH);
+    wc_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = for_each_run(batch, [&](size_t first, size_t count) {
+        return wc_aead_open_batch(&options_, aead_, results.data() + first, all.data() + first, count, tag_len_,
+                                  key_.data(), key_.size());
+      });
+    }
+    if (status != WC_OK && status != WC_ERR_AUTH) fail(status);
+    std::vector<size_t> failed;
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (results[i] != WC_OK) failed.push_back(i);
+    }
+    return failed;
+  }
+
+  std::vector<size_t> open_batch_on_device(const Call &call, const Call::Placement &where,
+                                           const std::vector<Message> &batch, const std::vector<wc_aead_message> &all,
+                                           const View *verdicts) const {
+    const DeviceScope scope(where.device);
+    const uintptr_t handle = call.stream();
+    call.wait_for_producers(handle);
+    std::optional<DeviceInts> own;
+    int32_t *verdict = verdicts_at(verdicts, own, batch.size(), handle);
+    std::vector<int32_t> known;
+    wc_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      status = for_each_run(batch, [&](size_t first, size_t count) {
+        return wc_aead_open_batch_device_async(&options_, aead_, verdict + first, all.data() + first, count,
+                                               tag_len_, key_.data(), key_.size(), as_stream(handle));
+      });
+      // A message too short for its tag fails as one whose tag did not match.
+      for (size_t i = 0; i < batch.size() && status == WC_OK; ++i) {
+        if (batch[i].too_short) clear_async(verdict + i, sizeof(int32_t), handle);
+      }
+      if (status == WC_OK && own) known = own->read();
+    }
+    if (status != WC_OK) fail(status);
+    std::vector<size_t> failed;
+    for (size_t i = 0; i < known.size(); ++i) {
+      if (known[i] != 1) failed.push_back(i);
+    }
+    return failed;
+  }
+
+  const wc_aead *aead_;
+  size_t tag_len_;
+  std::vector<uint8_t> key_;
+  wc_options options_{};
+};
+
+}  // namespace
+
+void bind_aead(nb::module_ &m) {
+  m.attr("AEAD_MIN_TAG_SIZE") = WC_AEAD_MIN_TAG_LEN;
+  m.attr("AEAD_MAX_TAG_SIZE") = WC_AEAD_MAX_TAG_LEN;
+  m.attr("AEAD_MAX_NONCE_SIZE") = WC_AEAD_MAX_NONCE_LEN;
+
+  nb::class_<AeadInfo>(m, "AeadInfo", "An AEAD of the library's table and its sizes in bytes.")
+      .def_prop_ro("name", [](const AeadInfo &a) { return wc_aead_name(a.aead); })
+      .def_prop_ro("key_size", [](const AeadInfo &a) { return wc_aead_key_len(a.aead); })
+      .def_prop_ro("nonce_size", [](const AeadInfo &a) { return wc_aead_nonce_len(a.aead); },
+                   "The recommended nonce length.")
+      .def_prop_ro("max_message_size", [](const AeadInfo &a) { return wc_aead_max_message_len(a.aead); },
+                   "The longest message one nonce may seal.")
+      .def("__repr__", [](const AeadInfo &a) { return std::string("<AeadInfo ") + wc_aead_name(a.aead) + ">"; });
+  m.def("aead_infos", [] {
+    std::vector<AeadInfo> all;
+    for (size_t i = 0; i < wc_aead_count(); ++i) all.push_back({wc_aead_at(i)});
+    return all;
+  });
+
+  nb::class_<Aead>(m, "Aead",
+                   "A key bound to one AEAD and tag length (warpcrypt.aead's classes hold one). Threads may share "
+                   "it; the key is wiped when it is collected.")
+      .def(nb::init<const AeadInfo &, nb::handle, size_t, int, unsigned>(), "info"_a, "key"_a, "tag_size"_a,
+           "backend"_a, "threads"_a)
+      .def_prop_ro("info", &Aead::info)
+      .def_prop_ro("tag_size", &Aead::tag_len)
+      .def("seal", &Aead::seal, "nonce"_a.none(), "data"_a.none(), "aad"_a.none(), "resolver"_a,
+           "Host memory in; the ciphertext with the tag attached, as bytes.")
+      .def("open", &Aead::open, "nonce"_a.none(), "data"_a.none(), "aad"_a.none(), "resolver"_a,
+           "The ciphertext with its tag attached in; the plaintext as bytes, or InvalidTag.")
+      .def("seal_into", &Aead::seal_into, "nonce"_a.none(), "data"_a.none(), "aad"_a.none(), "buf"_a.none(),
+           "tag"_a.none(), "stream"_a.none(), "resolver"_a,
+           "Into buf (host or GPU memory), the tag attached or into `tag`; returns the bytes written to buf.")
+      .def("open_into", &Aead::open_into, "nonce"_a.none(), "data"_a.none(), "aad"_a.none(), "buf"_a.none(),
+           "tag"_a.none(), "verified"_a.none(), "stream"_a.none(), "resolver"_a,
+           "Into buf, the tag attached to data or in `tag`; returns the plaintext bytes written to buf.")
+      .def("seal_batch", &Aead::seal_batch, "nonces"_a, "messages"_a, "aads"_a.none(), "bufs"_a.none(),
+           "tags"_a.none(), "stream"_a.none(), "resolver"_a,
+           "Many messages in one library call; a list of bytes without bufs, else None.")
+      .def("open_batch", &Aead::open_batch, "nonces"_a, "messages"_a, "aads"_a.none(), "bufs"_a.none(),
+           "tags"_a.none(), "verified"_a.none(), "stream"_a.none(), "resolver"_a,
+           "(results, indices of the messages that failed authentication).");
+}
+
+}  // namespace wcpy
