@@ -395,6 +395,16 @@ def test_random_access_needs_a_regular_file(sample, expect_failure, workdir):
 # ----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("window", ("4K", "12K", "1M"))
+def test_worker_windows_change_nothing_but_speed(window, run_cli, random_bytes, tmp_path):
+    plaintext = random_bytes(9 * 4096 + 5, f"window-{window}")
+    args = ("-pass", "pass:x", "-iter", "1000", "--threads", "3", "--window", window)
+    sealed = seal(run_cli, plaintext, "--chunk-size", "4K", *args, tmp=tmp_path)
+    assert_same_bytes(reference_open(sealed, passphrase="x"), plaintext, f"sealed with --window {window}")
+    opened = open_file(run_cli, sealed, *args[:2], *args[4:], tmp=tmp_path).check().stdout
+    assert_same_bytes(opened, plaintext, f"opened with --window {window}")
+
+
 @pytest.mark.parametrize("aead", ("aes-256-gcm", "chacha20-poly1305"))
 def test_gpu_backend_interoperates(aead, run_cli, backend_args, random_bytes, tmp_path):
     plaintext = random_bytes(3 * (1 << 20) + 11, f"gpu-seal-{aead}")
@@ -423,6 +433,8 @@ def test_gpu_backend_without_a_device(cuda_device_present, expect_failure, workd
     (("-pass", "pass:x", "--chunk-size", "2K"), "power of two"),
     (("-pass", "pass:x", "-iter", "0"), "at least 1"),
     (("-pass", "pass:x", "-md", "md5"), "sha256 or sha512"),
+    (("-pass", "pass:x", "--window", "5000"), "multiple of 4K"),
+    (("-pass", "pass:x", "--window", "2G"), "multiple of 4K"),
     (("-passpass:secret",), "starting with '-pass'"),
 ))
 def test_bad_seal_invocations(args, message, expect_failure, workdir):

@@ -31,8 +31,9 @@ constexpr const char *kSealUsage =
     "  -md sha256|sha512      the KDF's digest (default sha256)\n"
     "  --chunk-size N[K|M|G]  plaintext per chunk, a power of two from 4K to 1G (default 1M)\n"
     "  -in FILE, -out FILE    default stdin and stdout; output to a file is written atomically\n"
-    "  --backend auto|cpu|gpu where the chunks are sealed (default auto: the CPU)\n"
-    "  --threads N            CPU threads (default: all cores)\n"
+    "  --backend auto|cpu|gpu|hybrid  where the chunks are sealed (default auto: the CPU)\n"
+    "  --threads N            CPU workers (default: all cores)\n"
+    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 8M)\n"
     "  -v, -q                 verbose / quiet\n";
 
 constexpr const char *kOpenUsage =
@@ -41,8 +42,9 @@ constexpr const char *kOpenUsage =
     "  -in FILE, -out FILE    default stdin and stdout; output to a file is written atomically\n"
     "  --offset N, --length M plaintext bytes [N, N + M) only; reads and authenticates only\n"
     "                         the chunks holding them (the input must be a regular file)\n"
-    "  --backend auto|cpu|gpu where the chunks are opened (default auto: the CPU)\n"
-    "  --threads N            CPU threads (default: all cores)\n"
+    "  --backend auto|cpu|gpu|hybrid  where the chunks are opened (default auto: the CPU)\n"
+    "  --threads N            CPU workers (default: all cores)\n"
+    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 8M)\n"
     "  -v, -q                 verbose / quiet\n"
     "Every byte written has been authenticated; a failure leaves no output file.\n";
 
@@ -61,6 +63,7 @@ struct SealOptions {
   std::optional<uint64_t> length;
   wc_backend backend = WC_BACKEND_AUTO;
   unsigned threads = 0;
+  uint64_t window = 0;  // the engine's chunk size: 0 for its default
   bool verbose = false;
 };
 
@@ -69,6 +72,15 @@ uint64_t parse_chunk_bytes(const std::string &text) {
   const bool power_of_two = bytes != 0 && (bytes & (bytes - 1)) == 0;
   if (!power_of_two || bytes < 4096 || bytes > (uint64_t{1} << 30)) {
     throw CliError("--chunk-size must be a power of two from 4K to 1G");
+  }
+  return bytes;
+}
+
+// The engine takes chunks of whole 4 KiB pages up to 1 GiB.
+uint64_t parse_window(const std::string &text) {
+  const uint64_t bytes = parse_size(text, "--window");
+  if (bytes == 0 || bytes % 4096 != 0 || bytes > (uint64_t{1} << 30)) {
+    throw CliError("--window must be a multiple of 4K, up to 1G");
   }
   return bytes;
 }
@@ -90,6 +102,7 @@ SealOptions parse_options(const std::vector<std::string> &args, bool sealing) {
     else if (arg == "-out") o.out_path = value();
     else if (arg == "--backend") o.backend = parse_backend(value());
     else if (arg == "--threads") o.threads = parse_thread_count(value());
+    else if (arg == "--window") o.window = parse_window(value());
     else if (arg == "-v") o.verbose = true;
     else if (arg == "-q") o.verbose = false;
     else if (arg == "-h" || arg == "-help" || arg == "--help") o.help = true;
@@ -153,6 +166,7 @@ wc_options library_options(const SealOptions &o) {
   wc_options_init(&options);
   options.backend = o.backend;
   options.threads = o.threads;
+  options.chunk_bytes = o.window;
   return options;
 }
 
