@@ -7,6 +7,9 @@ side by side in one run on one machine.
            from here); engine_sweep.csv and engine_sweep.png
   backends host -> host at one size for cpu, gpu and hybrid, pinned and
            pageable, next to `openssl speed -multi N -evp` on all cores
+  windows  seal/open with each worker window, beside enc
+  sealed   seal/open against enc with the matching cipher, to /dev/null
+           and to a file, on the CPU and on GPU and hybrid workers
   cli      `warpcrypt enc` on a file in the page cache, to /dev/null and to a
            file, next to `openssl enc`, `cat` and `cp` on the same file
 
@@ -163,6 +166,30 @@ def sealed(binary, size, scratch):
     return figures
 
 
+def windows(binary, size, scratch):
+    """seal and open (aes-256-gcm, 1 MiB chunks) with each worker window,
+    beside enc -aes-256-ctr, on a page-cached file to /dev/null."""
+    source = os.path.join(scratch, "window-bench.bin")
+    sealed_file = os.path.join(scratch, "window-bench.sealed")
+    key_file = os.path.join(scratch, "window-bench.key")
+    subprocess.run(f"head -c {size} /dev/urandom > {source}", shell=True, check=True)
+    with open(key_file, "wb") as f:
+        f.write(bytes(range(32)))
+    subprocess.run(f"{binary} seal -kfile {key_file} -in {source} -out {sealed_file}", shell=True, check=True)
+    commands = {"enc-aes-256-ctr": f"{binary} enc -aes-256-ctr -K {'00' * 32} -iv {'11' * 16} -in {source} -out /dev/null"}
+    for window in ("1M", "2M", "4M", "8M", "32M"):
+        commands[f"seal-{window}"] = f"{binary} seal -kfile {key_file} --window {window} -in {source} -out /dev/null"
+        commands[f"open-{window}"] = f"{binary} open -kfile {key_file} --window {window} -in {sealed_file} -out /dev/null"
+    figures = {}
+    for name, command in commands.items():
+        seconds = wall(command, runs=3)
+        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9)
+        print(f"windows {name}: {seconds:.3f} s, {size / seconds / 1e9:.2f} GB/s", flush=True)
+    for path in (source, sealed_file, key_file):
+        os.remove(path)
+    return figures
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default="build/warpcrypt")
@@ -179,6 +206,8 @@ def main():
         figures["backends"] = {c: backends(args.binary, c, GIB, args.seconds) for c in ("aes-128-ctr", "aes-256-ctr")}
     if "cli" in parts:
         figures["cli"] = cli(args.binary, "aes-256-ctr", 4 * GIB, args.scratch)
+    if "windows" in parts:
+        figures["windows"] = windows(args.binary, 4 * GIB, args.scratch)
     if "sealed" in parts:
         figures["sealed"] = sealed(args.binary, 4 * GIB, args.scratch)
     with open(os.path.join(args.out, "engine_figures.json"), "w") as f:
