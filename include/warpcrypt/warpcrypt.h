@@ -631,6 +631,12 @@ WC_API wc_status wc_aead_open_batch_device_async(const wc_options *options, cons
  * The secret is a passphrase (PBKDF2, parameters in the header) or a key of
  * the AEAD's length (HKDF with the file's random salt: one key can seal any
  * number of files). A reader takes the key source from the header.
+ *
+ * Engine options: `backend` cpu (auto), gpu or hybrid picks the workers:
+ * `threads` CPU workers, `streams` GPU workers on the current device. Each
+ * worker claims whole chunks at a time, about `chunk_bytes` of them; left at
+ * 0 that is 1 MiB for CPU workers alone (it stays in a core's cache) and
+ * WC_DEFAULT_CHUNK_BYTES with GPU workers.
  */
 
 typedef enum wc_seal_key_source {

@@ -33,7 +33,8 @@ constexpr const char *kSealUsage =
     "  -in FILE, -out FILE    default stdin and stdout; output to a file is written atomically\n"
     "  --backend auto|cpu|gpu|hybrid  where the chunks are sealed (default auto: the CPU)\n"
     "  --threads N            CPU workers (default: all cores)\n"
-    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 8M)\n"
+    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 1M on\n"
+    "                         the CPU, 8M with GPU workers)\n"
     "  -v, -q                 verbose / quiet\n";
 
 constexpr const char *kOpenUsage =
@@ -44,7 +45,8 @@ constexpr const char *kOpenUsage =
     "                         the chunks holding them (the input must be a regular file)\n"
     "  --backend auto|cpu|gpu|hybrid  where the chunks are opened (default auto: the CPU)\n"
     "  --threads N            CPU workers (default: all cores)\n"
-    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 8M)\n"
+    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 1M on\n"
+    "                         the CPU, 8M with GPU workers)\n"
     "  -v, -q                 verbose / quiet\n"
     "Every byte written has been authenticated; a failure leaves no output file.\n";
 
