@@ -7,7 +7,8 @@ side by side in one run on one machine.
            from here); engine_sweep.csv and engine_sweep.png
   backends host -> host at one size for cpu, gpu and hybrid, pinned and
            pageable, next to `openssl speed -multi N -evp` on all cores
-  windows  seal/open with each worker window, beside enc
+  windows  seal/open with each worker window, and enc with each chunk size,
+           on the CPU
   sealed   seal/open against enc with the matching cipher, to /dev/null
            and to a file, on the CPU and on GPU and hybrid workers
   cli      `warpcrypt enc` on a file in the page cache, to /dev/null and to a
@@ -168,7 +169,8 @@ def sealed(binary, size, scratch):
 
 def windows(binary, size, scratch):
     """seal and open (aes-256-gcm, 1 MiB chunks) with each worker window,
-    beside enc -aes-256-ctr, on a page-cached file to /dev/null."""
+    and enc -aes-256-ctr with each engine chunk, all on the CPU, on a
+    page-cached file to /dev/null."""
     source = os.path.join(scratch, "window-bench.bin")
     sealed_file = os.path.join(scratch, "window-bench.sealed")
     key_file = os.path.join(scratch, "window-bench.key")
@@ -176,8 +178,10 @@ def windows(binary, size, scratch):
     with open(key_file, "wb") as f:
         f.write(bytes(range(32)))
     subprocess.run(f"{binary} seal -kfile {key_file} -in {source} -out {sealed_file}", shell=True, check=True)
-    commands = {"enc-aes-256-ctr": f"{binary} enc -aes-256-ctr -K {'00' * 32} -iv {'11' * 16} -in {source} -out /dev/null"}
-    for window in ("1M", "2M", "4M", "8M", "32M"):
+    enc = f"{binary} enc -aes-256-ctr -K {'00' * 32} -iv {'11' * 16} -in {source} -out /dev/null"
+    commands = {}
+    for window in ("256K", "1M", "2M", "4M", "8M", "32M"):
+        commands[f"enc-aes-256-ctr-{window}"] = f"{enc} --chunk-size {window}"
         commands[f"seal-{window}"] = f"{binary} seal -kfile {key_file} --window {window} -in {source} -out /dev/null"
         commands[f"open-{window}"] = f"{binary} open -kfile {key_file} --window {window} -in {sealed_file} -out /dev/null"
     figures = {}
