@@ -21,14 +21,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import dask
 import dask.array as da
 import distributed
 import numpy as np
 import pytest
 
 import warpcrypt
+import warpcrypt.aead
 from warpcrypt.dask import (
     MANIFEST_NAME,
+    EncryptedArray,
+    JobReport,
     ManifestMismatch,
     decrypt_array,
     decrypt_files,
@@ -50,10 +54,9 @@ LARGE_SIZE = 50 << 20
 HEADER, TAG = 48, 16
 
 
-def _cluster(**options) -> distributed.LocalCluster:
+def _cluster() -> distributed.LocalCluster:
     # One Dask thread per worker process, as the command line starts them.
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                    dashboard_address=None, **options)
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +103,7 @@ def dataset(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
 
 
 @pytest.fixture(scope="module")
-def sealed(client, dataset, tmp_path_factory) -> tuple[Path, object]:
+def sealed(client, dataset, tmp_path_factory) -> tuple[Path, JobReport]:
     """The dataset sealed with aes-256-gcm in 4 KiB chunks, once for the
     module; tests that damage it work on a copy."""
     root, _ = dataset
@@ -172,13 +175,14 @@ def test_sealed_round_trip(client, dataset, sealed, tmp_path):
 
     manifest = read_manifest(out / MANIFEST_NAME)
     assert manifest["operation"] == "encrypt" and manifest["cipher"] == "aes-256-gcm"
+    workers = client.scheduler_info()["workers"]
     for name, data in contents.items():
         entry = manifest["files"][name]
         chunks = max(1, -(-len(data) // 4096))
         assert entry["status"] == "done" and entry["authentication"] == "sealed"
         assert entry["input_size"] == len(data)
         assert entry["output_size"] == (out / entry["output"]).stat().st_size == HEADER + len(data) + TAG * chunks
-        assert entry["worker"] in client.scheduler_info()["workers"]
+        assert entry["worker"] in workers
 
     restored = tmp_path / "restored"
     back = decrypt_files(out, restored, key=MASTER_KEY, client=client)
@@ -216,7 +220,7 @@ def test_rerun_is_a_no_op_and_redoes_only_missing_outputs(client, dataset, seale
     assert warpcrypt.sealed_info(out / "small/empty.bin.wcs").plaintext_len == 0
 
 
-def test_rerun_with_another_key_is_refused(client, dataset, sealed):
+def test_rerun_with_another_key_and_bad_arguments_are_refused(client, dataset, sealed):
     root, _ = dataset
     out, _ = sealed
     before = _stamps(out)
@@ -226,8 +230,10 @@ def test_rerun_with_another_key_is_refused(client, dataset, sealed):
         encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="chacha20-poly1305")
     with pytest.raises(ManifestMismatch, match="another master key"):
         decrypt_files(out, out.parent / "never-written", key=OTHER_KEY, client=client)
+    with pytest.raises(ValueError, match="power of two"):
+        encrypt_files(root, out, key=MASTER_KEY, client=client, chunk_size=5000)
     assert _stamps(out) == before
-    assert not (out.parent / "never-written" / MANIFEST_NAME).exists()
+    assert not (out.parent / "never-written").exists()
 
 
 def test_sealed_output_opens_with_the_cli_and_the_derived_key(cli, dataset, sealed, tmp_path):
@@ -276,13 +282,13 @@ def test_plain_cipher_refuses_to_reencrypt_a_changed_input(client, tmp_path):
     root, out = tmp_path / "in", tmp_path / "out"
     _write_files(root, {"a.bin": 5000, "b.bin": 6000}, "changed input")
     assert encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="chacha20").ok
-    old_output = (out / "a.bin.enc").read_bytes()
     (out / "a.bin.enc").unlink()
     (root / "a.bin").write_bytes(b"new contents under the same path")
 
     report = encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="chacha20")
     assert list(report.failed) == ["a.bin"] and "nonce is spent" in report.failed["a.bin"]
-    assert not (out / "a.bin.enc").exists() and old_output
+    assert (report.processed, report.skipped) == (0, 1)
+    assert not (out / "a.bin.enc").exists()
     assert read_manifest(out / MANIFEST_NAME)["files"]["a.bin"]["status"] == "failed"
 
 
@@ -322,13 +328,21 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
         assert (restored / name).read_bytes() == contents[name]
 
 
-def _slow_down_sealing(seconds_per_progress_call: float) -> None:
-    """Run on each worker: sealing calls back `progress` and sleeps there, so
-    that a file takes long enough to kill its worker in the middle of it."""
+def _slow_down_sealing(seconds: float) -> None:
+    """Run on each worker: sealing pauses in its first progress report, which
+    the library makes once it has begun writing (after its first window of
+    chunks), so that a worker can be killed while its output is part-written."""
     original = warpcrypt.seal_file
 
     def slow_seal_file(*args, **kwargs):
-        return original(*args, progress=lambda done, total: time.sleep(seconds_per_progress_call), **kwargs)
+        reports = []
+
+        def pause_once(done: int, total: int) -> None:
+            if not reports:
+                time.sleep(seconds)
+            reports.append(done)
+
+        return original(*args, progress=pause_once, **kwargs)
 
     warpcrypt.seal_file = slow_seal_file
 
@@ -343,13 +357,19 @@ def _wait_for(condition, timeout: float = 60.0):
 
 def test_worker_killed_mid_file_leaves_no_partial_output(tmp_path):
     root, out = tmp_path / "in", tmp_path / "out"
-    contents = _write_files(root, {f"f{i}.bin": 4 << 20 for i in range(6)}, "killed worker")
+    size, chunk = 24 << 20, 64 << 10
+    contents = _write_files(root, {f"f{i}.bin": size for i in range(4)}, "killed worker")
+    sealed_size = HEADER + (size // chunk) * (chunk + TAG)
     staging = out / STAGING_NAME
+
+    def part_written() -> list[Path]:
+        return [p for p in staging.rglob("*") if p.is_file() and 0 < p.stat().st_size < sealed_size]
+
     with _cluster() as cluster, distributed.Client(cluster) as client, ThreadPoolExecutor(1) as pool:
-        client.run(_slow_down_sealing, 0.02)
-        job = pool.submit(encrypt_files, root, out, key=MASTER_KEY, client=client, chunk_size=1 << 16)
-        # Both workers are part-way through a file: whichever dies, dies mid-file.
-        _wait_for(lambda: len([p for p in staging.rglob("*") if p.is_file()]) >= 2)
+        client.run(_slow_down_sealing, 1.0)
+        job = pool.submit(encrypt_files, root, out, key=MASTER_KEY, client=client, chunk_size=chunk, threads=1)
+        # Both workers hold a part-written output: whichever dies, dies mid-file.
+        _wait_for(lambda: len(part_written()) >= 2)
         victim = next(address for address, keys in client.processing().items() if keys)
         os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
         report = job.result(timeout=120)
@@ -367,42 +387,90 @@ def test_worker_killed_mid_file_leaves_no_partial_output(tmp_path):
 # ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("cipher", ["aes-256-ctr", "chacha20"])
+def _layout_aad(array: np.ndarray, chunks: tuple[tuple[int, ...], ...]) -> bytes:
+    """The associated data docs/dask.md specifies for every chunk."""
+    description = json.dumps({"shape": list(array.shape), "chunks": [list(c) for c in chunks],
+                              "dtype": array.dtype.str}, separators=(",", ":"))
+    return b"warpcrypt-dask v1 array layout\0" + hashlib.sha256(description.encode()).digest()
+
+
+def _block(chunks: tuple[tuple[int, ...], ...], index: tuple[int, ...]) -> tuple[slice, ...]:
+    return tuple(slice(sum(c[:i]), sum(c[: i + 1])) for c, i in zip(chunks, index))
+
+
+@pytest.mark.parametrize("cipher", ["aes-256-gcm", "chacha20-poly1305", "aes-256-ctr"])
 def test_array_round_trip_with_a_key_per_chunk(client, cipher):
     plain = np.random.default_rng(7).integers(0, 256, size=(300, 170), dtype=np.uint8)
     array = da.from_array(plain, chunks=(64, 50))
-    encrypted, array_id = encrypt_array(array, MASTER_KEY, cipher=cipher, chunk_bytes=None)
-    assert encrypted.chunks == array.chunks and encrypted.dtype == array.dtype
-    ciphertext = encrypted.compute()
+    encrypted = encrypt_array(array, MASTER_KEY, cipher=cipher, chunk_bytes=None)
+    assert encrypted.ciphertext.chunks == array.chunks and encrypted.ciphertext.dtype == array.dtype
+    ciphertext, tags = dask.compute(encrypted.ciphertext, encrypted.tags)
     assert not np.array_equal(ciphertext, plain)
 
-    # Each chunk is the cipher under its own derived key and IV.
+    # Each chunk is the cipher under its own derived key and nonce, with the
+    # array's layout as associated data (AEADs).
+    aead = {"aes-256-gcm": warpcrypt.aead.AESGCM, "chacha20-poly1305": warpcrypt.aead.ChaCha20Poly1305}.get(cipher)
     keys = set()
     for index in np.ndindex(*array.numblocks):
-        derived = derive_chunk_key(MASTER_KEY, array_id, index, cipher=cipher)
+        derived = derive_chunk_key(MASTER_KEY, encrypted.array_id, index, cipher=cipher)
         keys.add(derived)
-        block = tuple(slice(sum(c[:i]), sum(c[: i + 1])) for c, i in zip(array.chunks, index))
-        expected = warpcrypt.encrypt(cipher, derived.key, derived.iv, np.ascontiguousarray(plain[block]))
-        assert ciphertext[block].tobytes() == expected
+        chunk = np.ascontiguousarray(plain[_block(array.chunks, index)])
+        if aead is None:
+            assert tags is None
+            expected = warpcrypt.encrypt(cipher, derived.key, derived.iv, chunk)
+        else:
+            sealed = aead(derived.key).encrypt(derived.iv, chunk, _layout_aad(plain, array.chunks))
+            expected, tag = sealed[:-16], sealed[-16:]
+            assert tags[index].tobytes() == tag
+        assert ciphertext[_block(array.chunks, index)].tobytes() == expected
     assert len(keys) == np.prod(array.numblocks)
 
-    restored = decrypt_array(da.from_array(ciphertext, chunks=encrypted.chunks), MASTER_KEY,
-                             array_id=array_id, cipher=cipher)
-    assert np.array_equal(restored.compute(), plain)
+    stored = EncryptedArray(da.from_array(ciphertext, chunks=array.chunks),
+                            None if tags is None else da.from_array(tags), encrypted.array_id, cipher)
+    assert np.array_equal(decrypt_array(stored, MASTER_KEY).compute(), plain)
 
 
-def test_array_rechunking_ids_and_dtypes(client):
+def test_tampered_or_rechunked_aead_arrays_do_not_decrypt(client):
+    plain = np.arange(40 * 30, dtype=np.int32).reshape(40, 30)
+    encrypted = encrypt_array(da.from_array(plain, chunks=(10, 15)), MASTER_KEY, chunk_bytes=None)
+    ciphertext, tags = dask.compute(encrypted.ciphertext, encrypted.tags)
+
+    def decrypt(ciphertext, tags, chunks=(10, 15), array_id=encrypted.array_id):
+        stored = EncryptedArray(da.from_array(ciphertext, chunks=chunks), da.from_array(tags), array_id,
+                                encrypted.cipher)
+        return decrypt_array(stored, MASTER_KEY).compute()
+
+    assert np.array_equal(decrypt(ciphertext, tags), plain)
+    flipped = ciphertext.copy()
+    flipped[25, 20] ^= 1
+    with pytest.raises(warpcrypt.InvalidTag, match=r"chunk \(2, 1\)"):
+        decrypt(flipped, tags)
+    swapped = ciphertext.copy()
+    swapped[:10], swapped[10:20] = ciphertext[10:20], ciphertext[:10]
+    with pytest.raises(warpcrypt.InvalidTag):
+        decrypt(swapped, tags)
+    with pytest.raises(warpcrypt.InvalidTag):
+        decrypt(ciphertext, tags, array_id=bytes(16))
+    # The same chunk grid with the last row of chunks dropped: the layout changed.
+    with pytest.raises(warpcrypt.InvalidTag):
+        decrypt(ciphertext[:30], tags[:3])
+    with pytest.raises(ValueError, match="needs the tags array"):
+        decrypt_array(EncryptedArray(encrypted.ciphertext, None, encrypted.array_id, encrypted.cipher), MASTER_KEY)
+
+
+def test_array_rechunking_ids_and_refusals(client):
     plain = np.arange(1 << 18, dtype=np.float32).reshape(512, 512)
     array = da.from_array(plain, chunks=(16, 512))
-    encrypted, array_id = encrypt_array(array, MASTER_KEY, chunk_bytes=256 << 10)
-    assert encrypted.chunksize == (128, 512) and encrypted.dtype == np.float32
-    again, other_id = encrypt_array(array, MASTER_KEY, chunk_bytes=256 << 10)
-    assert other_id != array_id and not np.array_equal(again.compute().view(np.uint8),
-                                                       encrypted.compute().view(np.uint8))
-    restored = decrypt_array(encrypted, MASTER_KEY, array_id=array_id).compute()
-    assert restored.tobytes() == plain.tobytes()
+    encrypted = encrypt_array(array, MASTER_KEY, chunk_bytes=256 << 10)
+    assert encrypted.ciphertext.chunksize == (128, 512) and encrypted.ciphertext.dtype == np.float32
+    assert encrypted.tags.shape == (4, 1, 16)
+    again = encrypt_array(array, MASTER_KEY, chunk_bytes=256 << 10)
+    assert again.array_id != encrypted.array_id
+    assert decrypt_array(encrypted, MASTER_KEY).compute().tobytes() == plain.tobytes()
     with pytest.raises(warpcrypt.InvalidArgument, match="keep a chunk's size"):
         encrypt_array(array, MASTER_KEY, cipher="aes-256-cbc")
+    with pytest.raises(TypeError, match="objects"):
+        encrypt_array(da.from_array(np.array([b"x"], dtype=object), chunks=1), MASTER_KEY)
 
 
 # ----------------------------------------------------------------------------

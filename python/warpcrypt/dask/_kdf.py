@@ -1,0 +1,145 @@
+"""Key derivation for warpcrypt.dask: HKDF-SHA256 (RFC 5869) over the master
+key, so that every file and every array chunk gets a key (and, for the plain
+ciphers, an IV) of its own. docs/dask.md gives the exact inputs.
+
+HKDF is written here on the standard library's HMAC, which calls OpenSSL's
+SHA-256: the package must not depend on pyca/cryptography, which the GPU
+machines lack.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from typing import NamedTuple
+
+import warpcrypt
+
+# Each use has its own label, so that no two derivations can ever yield the
+# same bytes for different purposes.
+SEALED_FILE_LABEL = b"warpcrypt-dask v1 sealed file key"
+PLAIN_FILE_LABEL = b"warpcrypt-dask v1 plain file key and iv"
+ARRAY_CHUNK_LABEL = b"warpcrypt-dask v1 array chunk key and nonce"
+KEY_CHECK_LABEL = b"warpcrypt-dask v1 key check"
+
+# The AEADs of the sealed-file format (docs/format.md) and their key lengths.
+SEALED_AEADS = {"aes-128-gcm": 16, "aes-192-gcm": 24, "aes-256-gcm": 32, "chacha20-poly1305": 32}
+SEALED_SECRET_LEN = 32  # the longest AEAD key; shorter keys are its prefix
+
+AEAD_NONCE_LEN = 12  # GCM's and RFC 8439's nonce
+JOB_ID_LEN = 16
+MIN_MASTER_KEY_LEN = 16
+
+
+class DerivedKey(NamedTuple):
+    """A derived key and, for the plain ciphers, its IV (None for sealed
+    files, whose format draws its own nonces)."""
+
+    key: bytes
+    iv: bytes | None
+
+
+def hkdf_sha256(ikm: bytes, salt: bytes, info: bytes, length: int) -> bytes:
+    """HKDF-SHA256 (RFC 5869): extract, then expand to `length` bytes."""
+    if not 0 < length <= 255 * hashlib.sha256().digest_size:
+        raise ValueError(f"HKDF-SHA256 cannot produce {length} bytes")
+    # An empty salt stands for HashLen zero bytes (RFC 5869, section 2.2).
+    pseudorandom_key = hmac.digest(salt or bytes(hashlib.sha256().digest_size), ikm, "sha256")
+    output, block, counter = b"", b"", 1
+    while len(output) < length:
+        block = hmac.digest(pseudorandom_key, block + info + bytes([counter]), "sha256")
+        output += block
+        counter += 1
+    return output[:length]
+
+
+def check_master_key(key: bytes) -> bytes:
+    """The master key as bytes; refuses keys too short to stand for 128 bits."""
+    if not isinstance(key, (bytes, bytearray, memoryview)):
+        raise TypeError(f"the master key must be bytes, not {type(key).__name__}")
+    key = bytes(key)
+    if len(key) < MIN_MASTER_KEY_LEN:
+        raise warpcrypt.InvalidKey(
+            f"the master key has {len(key)} bytes; it needs at least {MIN_MASTER_KEY_LEN} random bytes")
+    return key
+
+
+def key_check_value(master_key: bytes) -> str:
+    """A value that identifies the master key without revealing it (a PRF
+    output): the manifest stores it, so a rerun with another key is refused."""
+    return hmac.digest(master_key, KEY_CHECK_LABEL, "sha256").hex()
+
+
+def new_id() -> bytes:
+    """A fresh random job or array id."""
+    return os.urandom(JOB_ID_LEN)
+
+
+def is_sealed_cipher(cipher: str) -> bool:
+    return cipher.lower() in SEALED_AEADS
+
+
+def plain_cipher_info(cipher: str) -> warpcrypt.CipherInfo:
+    """The table entry of a plain cipher usable with derived nonces; ECB,
+    which takes no IV and shows equal blocks as equal, is refused."""
+    info = warpcrypt.cipher_info(cipher)
+    if info.iv_size == 0:
+        raise warpcrypt.InvalidArgument(f"{info.name} takes no IV; choose a mode with one, such as aes-256-ctr")
+    return info
+
+
+def sealed_file_secret(master_key: bytes, identifier: str) -> bytes:
+    """The 32 bytes from which a sealed file's key is cut: its first L bytes
+    for an AEAD with L-byte keys. (HKDF-SHA256's output up to 32 bytes is one
+    block, so this equals HKDF with length L, and opening a file needs no
+    knowledge of its AEAD before the worker reads its header.)"""
+    return hkdf_sha256(master_key, b"", SEALED_FILE_LABEL + b"\0" + os.fsencode(identifier), SEALED_SECRET_LEN)
+
+
+def derive_file_key(master_key: bytes, identifier: str, *, cipher: str = "aes-256-gcm",
+                    job_id: bytes | None = None) -> DerivedKey:
+    """The key (and IV) of one file of a job.
+
+    `identifier` is the file's path relative to the job's input root, with
+    "/" between its parts, as the manifest lists it. Sealed files
+    (`cipher` an AEAD of the sealed format) need no `job_id`: the format gives
+    each file a random salt and nonce prefix. Plain ciphers need the job's
+    `job_id` (the manifest's "job_id"), which keeps two jobs that encrypt the
+    same path under one master key from sharing a nonce.
+    """
+    master_key = check_master_key(master_key)
+    name = cipher.lower()
+    if is_sealed_cipher(name):
+        return DerivedKey(sealed_file_secret(master_key, identifier)[: SEALED_AEADS[name]], None)
+    if job_id is None or len(job_id) != JOB_ID_LEN:
+        raise warpcrypt.InvalidArgument(f"a plain cipher needs the job's {JOB_ID_LEN}-byte job_id")
+    info = plain_cipher_info(name)
+    material = hkdf_sha256(master_key, bytes(job_id),
+                           PLAIN_FILE_LABEL + b"\0" + info.name.encode() + b"\0" + os.fsencode(identifier),
+                           info.key_size + info.iv_size)
+    return DerivedKey(material[: info.key_size], material[info.key_size:])
+
+
+def chunk_cipher_sizes(cipher: str) -> tuple[str, int, int]:
+    """(name, key length, nonce or IV length) of a cipher for array chunks:
+    an AEAD of the sealed format, or a plain cipher with an IV."""
+    name = cipher.lower()
+    if is_sealed_cipher(name):
+        return name, SEALED_AEADS[name], AEAD_NONCE_LEN
+    info = plain_cipher_info(name)
+    return info.name, info.key_size, info.iv_size
+
+
+def derive_chunk_key(master_key: bytes, array_id: bytes, block_index: tuple[int, ...], *,
+                     cipher: str = "aes-256-gcm") -> DerivedKey:
+    """The key and nonce (or IV) of the array chunk at `block_index` (its
+    place in the chunk grid, as dask's ``block_id``) of the array
+    `array_id`, for `cipher`: an AEAD ("aes-256-gcm", 12-byte nonce) or a
+    plain cipher ("aes-256-ctr", its IV)."""
+    master_key = check_master_key(master_key)
+    name, key_size, nonce_size = chunk_cipher_sizes(cipher)
+    position = bytes([len(block_index)]) + b"".join(i.to_bytes(8, "big") for i in block_index)
+    material = hkdf_sha256(master_key, bytes(array_id),
+                           ARRAY_CHUNK_LABEL + b"\0" + name.encode() + b"\0" + position, key_size + nonce_size)
+    return DerivedKey(material[:key_size], material[key_size:])
