@@ -143,7 +143,9 @@ typedef struct wc_options {
 
   /* The streaming engine, which moves host memory and files through the GPU
    * (backends gpu, hybrid and auto). Zero values take the defaults. */
-  /* Bytes per chunk handed to one CPU thread or GPU stream. */
+  /* Bytes per chunk handed to one CPU thread or GPU stream; 0 takes
+   * WC_DEFAULT_CPU_CHUNK_BYTES for CPU threads alone, WC_DEFAULT_CHUNK_BYTES
+   * where GPU streams take part. */
   size_t chunk_bytes;
   /* CUDA streams per device, each with its own pinned and device buffers. */
   unsigned streams;
@@ -154,8 +156,10 @@ typedef struct wc_options {
 } wc_options;
 
 /* The defaults of wc_options: chosen from the chunk-size and stream-count
- * sweep on the H100 machine (docs/performance.md). */
+ * sweep on the H100 machine (docs/performance.md). A CPU thread's chunk is
+ * smaller: it stays in the core's cache from the read to the write. */
 #define WC_DEFAULT_CHUNK_BYTES ((size_t)8 << 20)
+#define WC_DEFAULT_CPU_CHUNK_BYTES ((size_t)1 << 20)
 #define WC_DEFAULT_STREAMS 4
 
 /* Fills `options` with the defaults: auto backend, all cores, padding on,
@@ -634,9 +638,8 @@ WC_API wc_status wc_aead_open_batch_device_async(const wc_options *options, cons
  *
  * Engine options: `backend` cpu (auto), gpu or hybrid picks the workers:
  * `threads` CPU workers, `streams` GPU workers on the current device. Each
- * worker claims whole chunks at a time, about `chunk_bytes` of them; left at
- * 0 that is 1 MiB for CPU workers alone (it stays in a core's cache) and
- * WC_DEFAULT_CHUNK_BYTES with GPU workers.
+ * worker claims whole chunks at a time, about `chunk_bytes` of them (the
+ * engine's defaults when 0).
  */
 
 typedef enum wc_seal_key_source {

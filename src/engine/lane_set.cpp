@@ -23,7 +23,10 @@ bool uses_gpu_lanes(wc_backend backend) { return backend != WC_BACKEND_CPU; }
 
 wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend) {
   shape->backend = backend;
-  shape->chunk_bytes = options.chunk_bytes != 0 ? options.chunk_bytes : WC_DEFAULT_CHUNK_BYTES;
+  // On the H100 host, enc -aes-256-ctr on a page-cached 4 GiB file ran at
+  // 26 GB/s with 1 MiB CPU chunks and 16 GB/s with 8 MiB ones.
+  const size_t default_chunk = backend == WC_BACKEND_CPU ? WC_DEFAULT_CPU_CHUNK_BYTES : WC_DEFAULT_CHUNK_BYTES;
+  shape->chunk_bytes = options.chunk_bytes != 0 ? options.chunk_bytes : default_chunk;
   if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) return WC_ERR_INVALID_ARGUMENT;
   shape->streams = options.streams != 0 ? options.streams : WC_DEFAULT_STREAMS;
   if (shape->streams > kMaxStreams) return WC_ERR_INVALID_ARGUMENT;

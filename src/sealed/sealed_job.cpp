@@ -28,11 +28,6 @@ using engine::JobTotals;
 // All workers' window buffers together stay below this, so 1 GiB chunks do
 // not ask for a window per core.
 constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
-// A CPU worker's window when the options leave it open: small enough that
-// its buffers stay in the core's cache between the read, the AEAD and the
-// write. On the H100 host (16 cores, 4 GiB page-cached file, aes-256-gcm)
-// 1 MiB windows sealed at 29 GB/s, 2 MiB at 23, 8 MiB at 12.
-constexpr uint64_t kCpuWindowBytes = uint64_t{1} << 20;
 
 // One worker: an AEAD bound to the file key, and its window's buffers.
 struct Worker {
@@ -54,8 +49,10 @@ struct Worker {
 // What the engine options ask for: the CPU workers (auto and staged input
 // stay there, as for every descriptor job), GPU workers on the current
 // device (`streams` of them), or both. Each window is whole chunks, about
-// the engine's chunk size (which GPU workers need to fill a launch), or
-// kCpuWindowBytes for CPU workers alone.
+// the engine's chunk size: small for CPU workers alone, whose window stays
+// in the core's cache (on the H100 host, 1 MiB windows sealed at 29 GB/s,
+// 8 MiB ones at 12), large enough to fill a launch where GPU workers take
+// part.
 struct Workforce {
   std::vector<std::unique_ptr<Worker>> workers;
   uint64_t window_chunks = 1;
@@ -69,8 +66,7 @@ wc_status hire(const wc_options &options, const Header &header, const FileKey &k
   if (status != WC_OK) return status;
   const bool gpu = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
   const bool cpu = backend == WC_BACKEND_CPU || backend == WC_BACKEND_HYBRID;
-  const uint64_t window = options.chunk_bytes != 0 || gpu ? shape.chunk_bytes : kCpuWindowBytes;
-  force->window_chunks = std::max<uint64_t>(1, window / header.chunk_size());
+  force->window_chunks = std::max<uint64_t>(1, shape.chunk_bytes / header.chunk_size());
   const uint64_t window_bytes = force->window_chunks * header.sealed_chunk_size();
   const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * window_bytes));
   const std::span<const uint8_t> key_bytes(key.bytes.data(), key.len);

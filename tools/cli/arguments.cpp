@@ -43,6 +43,7 @@ namespace warpcrypt::cli {
 
 const char *const kEngineFlagsUsage =
     "  --chunk-size N[K|M|G] bytes per chunk handed to a CPU thread or GPU stream\n"
+    "                        (default 1M on CPU threads alone, else 8M)\n"
     "  --streams N           CUDA streams per device\n"
     "  --devices all|0,1     the GPUs to use (default all)\n";
 

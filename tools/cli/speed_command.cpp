@@ -184,7 +184,9 @@ void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, 
               "\"direction\": \"%s\", \"unit\": \"GB/s\", \"results\": [\n",
               wc_version(), wc_backend_name(o.backend), device_description(o.backend).c_str(),
               residency_name(o.residency), o.pageable ? "pageable" : "pinned", threads,
-              o.engine.chunk_bytes != 0 ? o.engine.chunk_bytes : WC_DEFAULT_CHUNK_BYTES,
+              o.engine.chunk_bytes != 0       ? o.engine.chunk_bytes
+              : o.backend == WC_BACKEND_CPU ? WC_DEFAULT_CPU_CHUNK_BYTES
+                                            : WC_DEFAULT_CHUNK_BYTES,
               o.engine.streams != 0 ? o.engine.streams : WC_DEFAULT_STREAMS,
               o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   for (size_t i = 0; i < results.size(); ++i) {
