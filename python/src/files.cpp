@@ -89,6 +89,24 @@ void check_job(wc_status status, const wc_job &job, const std::string &what) {
   throw Failure(status, message);
 }
 
+// Runs `call(&job)` without the GIL, with the caller's progress callback
+// attached, and returns the job's statistics or raises for its failure.
+template <typename Call>
+nb::tuple run_job(nb::object callback, const std::string &what, Call call) {
+  wc_job job;
+  wc_job_init(&job);
+  Progress progress(std::move(callback));
+  progress.attach(&job);
+  wc_status status;
+  {
+    nb::gil_scoped_release released;
+    status = call(&job);
+  }
+  progress.rethrow();
+  check_job(status, job, what);
+  return stats(job);
+}
+
 nb::tuple crypt_file(int direction, const std::string &cipher_name, nb::handle key_object, nb::handle iv_object,
                      const std::string &source, const std::string &target, bool padding, int backend,
                      unsigned threads, nb::object callback) {
@@ -99,20 +117,12 @@ nb::tuple crypt_file(int direction, const std::string &cipher_name, nb::handle k
   if (!iv_object.is_none()) iv.emplace(View::host(iv_object, Access::read, "iv"));
   wc_options options = make_options(backend, threads);
   options.padding = padding ? 1 : 0;
-  wc_job job;
-  wc_job_init(&job);
-  Progress progress(std::move(callback));
-  progress.attach(&job);
-  wc_status status;
-  {
-    nb::gil_scoped_release released;
-    const auto run = direction == WC_ENCRYPT ? wc_encrypt_file : wc_decrypt_file;
-    status = run(&options, cipher, &job, target.c_str(), source.c_str(), key.data(), key.size(),
-                 iv ? iv->data() : nullptr, iv ? iv->size() : 0);
-  }
-  progress.rethrow();
-  check_job(status, job, std::string(direction == WC_ENCRYPT ? "encrypting " : "decrypting ") + source);
-  return stats(job);
+  const auto run = direction == WC_ENCRYPT ? wc_encrypt_file : wc_decrypt_file;
+  return run_job(std::move(callback), std::string(direction == WC_ENCRYPT ? "encrypting " : "decrypting ") + source,
+                 [&](wc_job *job) {
+                   return run(&options, cipher, job, target.c_str(), source.c_str(), key.data(), key.size(),
+                              iv ? iv->data() : nullptr, iv ? iv->size() : 0);
+                 });
 }
 
 nb::tuple seal_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
@@ -129,37 +139,19 @@ nb::tuple seal_file(const std::string &source, const std::string &target, int ke
   params.iterations = iterations;
   params.digest = digest.c_str();
   const wc_options options = make_options(backend, threads);
-  wc_job job;
-  wc_job_init(&job);
-  Progress progress(std::move(callback));
-  progress.attach(&job);
-  wc_status status;
-  {
-    nb::gil_scoped_release released;
-    status = wc_seal_file(&options, &params, &job, target.c_str(), source.c_str(), secret.data(), secret.size());
-  }
-  progress.rethrow();
-  check_job(status, job, "sealing " + source);
-  return stats(job);
+  return run_job(std::move(callback), "sealing " + source, [&](wc_job *job) {
+    return wc_seal_file(&options, &params, job, target.c_str(), source.c_str(), secret.data(), secret.size());
+  });
 }
 
 nb::tuple open_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
                     uint64_t offset, uint64_t length, int backend, unsigned threads, nb::object callback) {
   const View secret = View::host(secret_object, Access::read, "secret");
   const wc_options options = make_options(backend, threads);
-  wc_job job;
-  wc_job_init(&job);
-  Progress progress(std::move(callback));
-  progress.attach(&job);
-  wc_status status;
-  {
-    nb::gil_scoped_release released;
-    status = wc_open_file(&options, &job, target.c_str(), source.c_str(), static_cast<wc_seal_key_source>(key_source),
-                          secret.data(), secret.size(), offset, length);
-  }
-  progress.rethrow();
-  check_job(status, job, "opening " + source);
-  return stats(job);
+  return run_job(std::move(callback), "opening " + source, [&](wc_job *job) {
+    return wc_open_file(&options, job, target.c_str(), source.c_str(), static_cast<wc_seal_key_source>(key_source),
+                        secret.data(), secret.size(), offset, length);
+  });
 }
 
 nb::tuple sealed_info(const std::string &path) {

@@ -105,6 +105,24 @@ void run_workers(Workforce &force, JobMonitor &monitor, const std::function<wc_s
   });
 }
 
+// run_workers over the window indices [0, windows), each claimed once.
+void run_windows(Workforce &force, JobMonitor &monitor, uint64_t windows,
+                 const std::function<wc_status(Worker &, uint64_t window)> &work) {
+  std::atomic<uint64_t> next{0};
+  run_workers(force, monitor, [&](Worker &worker, bool *finished) {
+    const uint64_t window = next.fetch_add(1);
+    *finished = window >= windows;
+    return *finished ? WC_OK : work(worker, window);
+  });
+}
+
+// Exactly `len` bytes at `offset` of a regular file into the worker's buffer.
+wc_status read_window(Worker &worker, int fd, size_t len, uint64_t offset, JobMonitor &monitor) {
+  size_t got = 0;
+  if (!engine::pread_fully(fd, worker.in.data(), len, offset, &got)) return monitor.fail_io(errno);
+  return got == len ? WC_OK : monitor.fail_io(0);  // the file shrank while it was read
+}
+
 // A pipe's bytes in windows of `window_bytes`, in order, under a lock. One
 // byte beyond each window is read and carried into the next, so the window
 // that ends the input knows it: the last chunk's nonce says so.
@@ -141,6 +159,21 @@ class WindowReader {
   bool carrying_ = false;
   uint8_t carry_ = 0;
 };
+
+// A pipe's windows in order, each handed to `process` (a Sealer's seal or
+// an Opener's open) with its first chunk and whether it ends the input.
+template <typename Process>
+void run_streamed(Workforce &force, JobMonitor &monitor, int fd, uint64_t window_bytes, Process process) {
+  WindowReader reader(fd, window_bytes);
+  run_workers(force, monitor, [&](Worker &worker, bool *finished) {
+    uint64_t window = 0;
+    size_t len = 0;
+    bool last = false;
+    const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
+    if (read != WC_OK || *finished) return read;
+    return process(worker, window, window * force.window_chunks, len, last);
+  });
+}
 
 // Leaves the descriptors' offsets where read() and write() would have.
 void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &totals) {
@@ -334,28 +367,18 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
     const uint64_t chunks = std::max<uint64_t>(1, (in.size + chunk - 1) / chunk);
     if (chunks > kMaxChunks) return WC_ERR_RANGE;
     const uint64_t windows = (chunks + force.window_chunks - 1) / force.window_chunks;
-    std::atomic<uint64_t> next{0};
-    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
-      const uint64_t window = next.fetch_add(1);
-      *finished = window >= windows;
-      if (*finished) return WC_OK;
+    run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
       const uint64_t begin = window * window_plain;
       const auto len = static_cast<size_t>(std::min(window_plain, in.size - begin));
-      size_t got = 0;
-      if (!engine::pread_fully(in_fd, worker.in.data(), len, in.base + begin, &got)) return monitor.fail_io(errno);
-      if (got != len) return monitor.fail_io(0);  // the file shrank while it was read
+      const wc_status read = read_window(worker, in_fd, len, in.base + begin, monitor);
+      if (read != WC_OK) return read;
       return sealer.seal(worker, window, window * force.window_chunks, len, window + 1 == windows);
     });
   } else {
-    WindowReader reader(in_fd, window_plain);
-    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
-      uint64_t window = 0;
-      size_t len = 0;
-      bool last = false;
-      const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
-      if (read != WC_OK || *finished) return read;
-      return sealer.seal(worker, window, window * force.window_chunks, len, last);
-    });
+    run_streamed(force, monitor, in_fd, window_plain,
+                 [&](Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool last) {
+                   return sealer.seal(worker, window, first_chunk, len, last);
+                 });
   }
   sealer.add_totals(totals);
   settle_offsets(in, out, *totals);
@@ -416,21 +439,14 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
     const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
     const uint64_t windows = (last - first) / force.window_chunks + 1;
     Opener opener(header, header_bytes, out, begin, end, monitor);
-    std::atomic<uint64_t> next{0};
-    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
-      const uint64_t window = next.fetch_add(1);
-      *finished = window >= windows;
-      if (*finished) return WC_OK;
+    run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
       const uint64_t first_chunk = first + window * force.window_chunks;
       const uint64_t count = std::min(force.window_chunks, last + 1 - first_chunk);
       const bool ends_file = first_chunk + count == layout.chunks;
       const uint64_t at = first_chunk * sealed_chunk;
       const auto len = static_cast<size_t>(std::min(count * sealed_chunk, in.size - kHeaderLen - at));
-      size_t got = 0;
-      if (!engine::pread_fully(in_fd, worker.in.data(), len, in.base + kHeaderLen + at, &got)) {
-        return monitor.fail_io(errno);
-      }
-      if (got != len) return monitor.fail_io(0);
+      const wc_status read = read_window(worker, in_fd, len, in.base + kHeaderLen + at, monitor);
+      if (read != WC_OK) return read;
       return opener.open(worker, window, first_chunk, len, ends_file);
     });
     opener.add_totals(totals);
@@ -438,15 +454,10 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
   } else {
     monitor.set_total(0);
     Opener opener(header, header_bytes, out, 0, UINT64_MAX, monitor);
-    WindowReader reader(in_fd, window_sealed);
-    run_workers(force, monitor, [&](Worker &worker, bool *finished) {
-      uint64_t window = 0;
-      size_t len = 0;
-      bool last = false;
-      const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
-      if (read != WC_OK || *finished) return read;
-      return opener.open(worker, window, window * force.window_chunks, len, last);
-    });
+    run_streamed(force, monitor, in_fd, window_sealed,
+                 [&](Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool last) {
+                   return opener.open(worker, window, first_chunk, len, last);
+                 });
     opener.add_totals(totals);
   }
   settle_offsets(in, out, *totals);

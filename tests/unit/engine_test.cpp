@@ -8,11 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -87,34 +85,11 @@ JobResult run_job(Io io, wc_direction direction, const wc_cipher *cipher, const 
       result.out = read_file(dir / "out");
       break;
     }
-    case Io::pipe: {
-      signal(SIGPIPE, SIG_IGN);
-      int in_pipe[2];
-      int out_pipe[2];
-      EXPECT_EQ(pipe(in_pipe), 0);
-      EXPECT_EQ(pipe(out_pipe), 0);
-      std::thread feeder([&] {
-        // Odd-sized writes, so reads see short pipe transfers.
-        for (size_t at = 0; at < in.size();) {
-          const size_t n = std::min<size_t>(in.size() - at, 3001);
-          const ssize_t written = write(in_pipe[1], in.data() + at, n);
-          if (written <= 0) break;
-          at += static_cast<size_t>(written);
-        }
-        close(in_pipe[1]);
-      });
-      std::thread reader([&] { result.out = drain(out_pipe[0]); });
-      result.status = fd_call(&options, cipher, &result.job, out_pipe[1], in_pipe[0], key.data(), key.size(),
-                              iv.data(), iv.size());
-      close(out_pipe[1]);
-      // A job that stopped early leaves the feeder blocked on a full pipe:
-      // closing the read end fails its write (EPIPE; SIGPIPE is ignored).
-      close(in_pipe[0]);
-      feeder.join();
-      reader.join();
-      close(out_pipe[0]);
+    case Io::pipe:
+      result.out = through_pipes(in, [&](int out_fd, int in_fd) {
+        return fd_call(&options, cipher, &result.job, out_fd, in_fd, key.data(), key.size(), iv.data(), iv.size());
+      }, &result.status);
       break;
-    }
   }
   return result;
 }

@@ -10,9 +10,7 @@
 #include <openssl/kdf.h>
 #include <unistd.h>
 
-#include <csignal>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -54,27 +52,7 @@ JobRun run_fd(Io io, const Bytes &in, Call call) {
     run.out = read_file(dir / "out");
     return run;
   }
-  signal(SIGPIPE, SIG_IGN);
-  int in_pipe[2];
-  int out_pipe[2];
-  EXPECT_EQ(pipe(in_pipe), 0);
-  EXPECT_EQ(pipe(out_pipe), 0);
-  std::thread feeder([&] {
-    // Odd-sized writes, so reads see short pipe transfers.
-    for (size_t at = 0; at < in.size();) {
-      const ssize_t written = write(in_pipe[1], in.data() + at, std::min<size_t>(in.size() - at, 3001));
-      if (written <= 0) break;
-      at += static_cast<size_t>(written);
-    }
-    close(in_pipe[1]);
-  });
-  std::thread reader([&] { run.out = drain(out_pipe[0]); });
-  run.status = call(&run.job, out_pipe[1], in_pipe[0]);
-  close(out_pipe[1]);
-  close(in_pipe[0]);  // a job that stopped early leaves the feeder blocked
-  feeder.join();
-  reader.join();
-  close(out_pipe[0]);
+  run.out = through_pipes(in, [&](int out_fd, int in_fd) { return call(&run.job, out_fd, in_fd); }, &run.status);
   return run;
 }
 

@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <csignal>
 #include <cstdlib>
+#include <thread>
 
 namespace wctest {
 
@@ -42,6 +45,33 @@ Bytes drain(int fd) {
   uint8_t buffer[65536];
   for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) data.insert(data.end(), buffer, buffer + n);
   return data;
+}
+
+Bytes through_pipes(const Bytes &in, const std::function<wc_status(int out_fd, int in_fd)> &job, wc_status *status) {
+  signal(SIGPIPE, SIG_IGN);
+  int in_pipe[2];
+  int out_pipe[2];
+  EXPECT_EQ(pipe(in_pipe), 0);
+  EXPECT_EQ(pipe(out_pipe), 0);
+  std::thread feeder([&] {
+    for (size_t at = 0; at < in.size();) {
+      const ssize_t written = write(in_pipe[1], in.data() + at, std::min<size_t>(in.size() - at, 3001));
+      if (written <= 0) break;
+      at += static_cast<size_t>(written);
+    }
+    close(in_pipe[1]);
+  });
+  Bytes out;
+  std::thread reader([&] { out = drain(out_pipe[0]); });
+  *status = job(out_pipe[1], in_pipe[0]);
+  close(out_pipe[1]);
+  // A job that stopped early leaves the feeder blocked on a full pipe:
+  // closing the read end fails its write (EPIPE; SIGPIPE is ignored).
+  close(in_pipe[0]);
+  feeder.join();
+  reader.join();
+  close(out_pipe[0]);
+  return out;
 }
 
 }  // namespace wctest

@@ -4,8 +4,11 @@
 #define WARPCRYPT_TESTS_UNIT_SUPPORT_SCRATCH_FILES_H
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <warpcrypt/warpcrypt.h>
 
 #include "support/bytes.h"
 
@@ -30,6 +33,11 @@ void write_file(const std::filesystem::path &path, const Bytes &data);
 Bytes read_file(const std::filesystem::path &path);
 // Everything readable from `fd` until end of file.
 Bytes drain(int fd);
+
+// Runs `job(out_fd, in_fd)` between two pipes: a thread feeds `in` in
+// odd-sized writes (so reads see short transfers), another drains the
+// output, which is returned; *status gets the job's result.
+Bytes through_pipes(const Bytes &in, const std::function<wc_status(int out_fd, int in_fd)> &job, wc_status *status);
 
 }  // namespace wctest
 
