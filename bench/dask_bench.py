@@ -5,6 +5,7 @@ CPU workers, and with a GPU worker added, written as JSON.
 
     python bench/dask_bench.py --out bench-results/dask.json
     python bench/dask_bench.py --total 2G --cpu-workers 1,2 --no-gpu    # a quick look
+    python bench/dask_bench.py --plot-from docs/bench/dask_h100.json --plot docs/bench/dask_scaling.png
 
 Each CPU worker is a process with CUDA hidden from it (CUDA_VISIBLE_DEVICES
 empty), one Dask thread and --threads library threads per file (by default
@@ -137,6 +138,29 @@ def run_configuration(args, inputs: Path, cpu_workers: int, gpu_index: str | Non
             "median_seconds": median, "median_gb_per_s": runs[0]["bytes"] / median / 1e9, "runs": runs}
 
 
+def plot_scaling(report: dict, path: Path) -> None:
+    """GB/s against CPU workers, without and with the GPU worker."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for gpu_workers, label in ((0, "CPU workers"), (1, "CPU workers + 1 GPU worker")):
+        points = sorted((r["cpu_workers"], r["median_gb_per_s"]) for r in report["results"]
+                        if r["gpu_workers"] == gpu_workers)
+        if points:
+            ax.plot(*zip(*points), marker="o", label=label)
+    ax.set_xlabel("CPU workers")
+    ax.set_ylabel("GB/s (10^9 B/s of input)")
+    gib = report["total_bytes"] / (1 << 30)
+    ax.set_title(f"warpcrypt.dask encrypt_files, {report['cipher']}, {gib:.0f} GiB in {report['files']} files")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    print(f"plotted: {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--total", type=parse_size, default=16 << 30, help="bytes of input (default 16G)")
@@ -154,7 +178,12 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/warpcrypt-dask-bench"),
                         help="scratch folder for inputs and outputs (default /tmp/warpcrypt-dask-bench)")
     parser.add_argument("--out", type=Path, default=Path("bench-results/dask.json"), help="the JSON to write")
+    parser.add_argument("--plot", type=Path, help="also draw the scaling curve into this PNG (needs matplotlib)")
+    parser.add_argument("--plot-from", type=Path, help="draw --plot from this earlier JSON instead of running")
     args = parser.parse_args()
+    if args.plot_from:
+        plot_scaling(json.loads(args.plot_from.read_text()), args.plot or args.plot_from.with_suffix(".png"))
+        return
 
     cpu_counts = [int(n) for n in args.cpu_workers.split(",") if n]
     cores = os.cpu_count() or 1
@@ -192,6 +221,8 @@ def main() -> None:
     for result in results:
         print(f"{result['config']:>14} {result['median_gb_per_s']:8.3f}")
     print(f"written: {args.out}")
+    if args.plot:
+        plot_scaling(report, args.plot)
 
 
 if __name__ == "__main__":
