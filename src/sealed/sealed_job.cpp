@@ -309,7 +309,11 @@ class Opener {
   std::atomic<uint64_t> bytes_out_{0};
 };
 
-wc_status size_buffers(Workforce &force, uint64_t in_bytes, uint64_t out_bytes) {
+// Keeps at most `windows` workers (a small file gives the rest nothing to
+// do, and their buffers would cost more than the file) and sizes their
+// window buffers.
+wc_status staff(Workforce &force, uint64_t windows, uint64_t in_bytes, uint64_t out_bytes) {
+  if (force.workers.size() > windows) force.workers.resize(static_cast<size_t>(windows));
   try {
     for (auto &worker : force.workers) {
       worker->in.resize(in_bytes + 1);  // the pipe reader's look-ahead byte
@@ -353,8 +357,7 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
   if (status != WC_OK) return status;
   const uint64_t chunk = header.chunk_size();
   const uint64_t window_plain = force.window_chunks * chunk;
-  status = size_buffers(force, window_plain, force.window_chunks * header.sealed_chunk_size());
-  if (status != WC_OK) return status;
+  const uint64_t window_sealed = force.window_chunks * header.sealed_chunk_size();
 
   const std::array<uint8_t, kHeaderLen> header_bytes = encode(header);
   const bool header_written = out.seekable ? engine::pwrite_fully(out_fd, header_bytes.data(), kHeaderLen, out.base)
@@ -367,6 +370,8 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
     const uint64_t chunks = std::max<uint64_t>(1, (in.size + chunk - 1) / chunk);
     if (chunks > kMaxChunks) return WC_ERR_RANGE;
     const uint64_t windows = (chunks + force.window_chunks - 1) / force.window_chunks;
+    status = staff(force, windows, window_plain, window_sealed);
+    if (status != WC_OK) return status;
     run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
       const uint64_t begin = window * window_plain;
       const auto len = static_cast<size_t>(std::min(window_plain, in.size - begin));
@@ -375,6 +380,8 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
       return sealer.seal(worker, window, window * force.window_chunks, len, window + 1 == windows);
     });
   } else {
+    status = staff(force, UINT64_MAX, window_plain, window_sealed);
+    if (status != WC_OK) return status;
     run_streamed(force, monitor, in_fd, window_plain,
                  [&](Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool last) {
                    return sealer.seal(worker, window, first_chunk, len, last);
@@ -420,8 +427,7 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
   const uint64_t chunk = header.chunk_size();
   const uint64_t sealed_chunk = header.sealed_chunk_size();
   const uint64_t window_sealed = force.window_chunks * sealed_chunk;
-  status = size_buffers(force, window_sealed, force.window_chunks * chunk);
-  if (status != WC_OK) return status;
+  const uint64_t window_plain = force.window_chunks * chunk;
 
   if (in.seekable) {
     Layout layout;
@@ -438,6 +444,8 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
     const uint64_t first = begin < end ? begin / chunk : layout.chunks - 1;
     const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
     const uint64_t windows = (last - first) / force.window_chunks + 1;
+    status = staff(force, windows, window_sealed, window_plain);
+    if (status != WC_OK) return status;
     Opener opener(header, header_bytes, out, begin, end, monitor);
     run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
       const uint64_t first_chunk = first + window * force.window_chunks;
@@ -453,6 +461,8 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
     totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
   } else {
     monitor.set_total(0);
+    status = staff(force, UINT64_MAX, window_sealed, window_plain);
+    if (status != WC_OK) return status;
     Opener opener(header, header_bytes, out, 0, UINT64_MAX, monitor);
     run_streamed(force, monitor, in_fd, window_sealed,
                  [&](Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool last) {
