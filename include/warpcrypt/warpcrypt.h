@@ -630,7 +630,7 @@ WC_API wc_status wc_aead_open_batch_device_async(const wc_options *options, cons
  * 48-byte header, then fixed-size chunks, each sealed under a nonce that
  * holds its index and a last-chunk flag, so truncation, reordering and
  * splicing are detected. Chunks run on the streaming engine: regular files
- * are read and written at many offsets at once, by every lane.
+ * are read and written at many offsets at once, by every worker.
  *
  * The secret is a passphrase (PBKDF2, parameters in the header) or a key of
  * the AEAD's length (HKDF with the file's random salt: one key can seal any
@@ -659,20 +659,23 @@ typedef struct wc_seal_params {
   wc_seal_key_source key_source; /* default WC_SEAL_PASSPHRASE */
   uint32_t iterations;           /* PBKDF2's, up to WC_SEAL_MAX_ITERATIONS; default WC_SEAL_DEFAULT_ITERATIONS */
   const char *digest;            /* the KDF's: "sha256" (default) or "sha512" */
-  uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from 4 KiB to 1 GiB */
+  uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from 4 KiB to 1 GiB;
+                                    default WC_SEAL_DEFAULT_CHUNK_BYTES */
 } wc_seal_params;
 
+/* Fills `params` with the defaults above. A NULL params pointer in the
+ * calls below means the same. */
 WC_API void wc_seal_params_init(wc_seal_params *params);
 
-/* What a sealed file's header says, and, for a regular file, its size. */
+/* What a sealed file's header says, and what its size implies. */
 typedef struct wc_sealed_info {
   const wc_aead *aead;
   wc_seal_key_source key_source;
   const char *digest;      /* "sha256" or "sha512" */
   uint32_t iterations;     /* 0 for WC_SEAL_KEY */
   uint64_t chunk_bytes;
-  uint64_t chunks;         /* UINT64_MAX when the size is unknown (a pipe) */
-  uint64_t plaintext_len;  /* likewise */
+  uint64_t chunks;
+  uint64_t plaintext_len;
   uint8_t salt[16];
   uint8_t nonce_prefix[7];
 } wc_sealed_info;
