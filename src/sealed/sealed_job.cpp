@@ -183,11 +183,47 @@ void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &to
 
 // ---- seal ------------------------------------------------------------------
 
-class Sealer {
+// What sealing and opening share: the file's header, the output written in
+// window order (or at each window's offset), and the byte counts.
+class WindowJob {
+ public:
+  void add_totals(JobTotals *totals) const {
+    totals->bytes_in += bytes_in_.load();
+    totals->bytes_out += bytes_out_.load();
+  }
+
+ protected:
+  WindowJob(const Header &header, const std::array<uint8_t, kHeaderLen> &header_bytes, const Endpoint &out,
+            JobMonitor &monitor)
+      : header_(header), header_bytes_(header_bytes), monitor_(monitor), writer_(out, monitor) {}
+
+  // Writes a window's `len` result bytes at output `position`, and counts
+  // the `consumed` input bytes and the `plaintext` bytes progress reports.
+  wc_status emit(const Worker &worker, uint64_t window, uint64_t position, const uint8_t *data, size_t len,
+                 uint64_t consumed, uint64_t plaintext) {
+    const wc_status written = writer_.write(window, position, data, len);
+    if (written != WC_OK) return written;
+    bytes_in_.fetch_add(consumed);
+    bytes_out_.fetch_add(len);
+    monitor_.advance(worker.backend, plaintext);
+    return WC_OK;
+  }
+
+  const Header &header_;
+  const std::array<uint8_t, kHeaderLen> &header_bytes_;
+  JobMonitor &monitor_;
+
+ private:
+  engine::OrderedWriter writer_;
+  std::atomic<uint64_t> bytes_in_{0};
+  std::atomic<uint64_t> bytes_out_{0};
+};
+
+class Sealer : public WindowJob {
  public:
   Sealer(const Header &header, const std::array<uint8_t, kHeaderLen> &header_bytes, const Endpoint &out,
          JobMonitor &monitor)
-      : header_(header), header_bytes_(header_bytes), writer_(out, monitor), monitor_(monitor) {}
+      : WindowJob(header, header_bytes, out, monitor) {}
 
   // Seals the plaintext window in worker.in (`len` bytes), the chunks from
   // `first_chunk` on, and writes it as the window'th piece of the body.
@@ -208,39 +244,19 @@ class Sealer {
     }
     const wc_status status = worker.cipher->seal(worker.messages, kTagLen);
     if (status != WC_OK) return status;
-    const size_t sealed_len = len + count * kTagLen;
     const uint64_t position = kHeaderLen + first_chunk * header_.sealed_chunk_size();
-    const wc_status written = writer_.write(window, position, worker.out.data(), sealed_len);
-    if (written != WC_OK) return written;
-    bytes_in_.fetch_add(len);
-    bytes_out_.fetch_add(sealed_len);
-    monitor_.advance(worker.backend, len);
-    return WC_OK;
+    return emit(worker, window, position, worker.out.data(), len + count * kTagLen, len, len);
   }
-
-  void add_totals(JobTotals *totals) const {
-    totals->bytes_in += bytes_in_.load();
-    totals->bytes_out += bytes_out_.load();
-  }
-
- private:
-  const Header &header_;
-  const std::array<uint8_t, kHeaderLen> &header_bytes_;
-  engine::OrderedWriter writer_;
-  JobMonitor &monitor_;
-  std::atomic<uint64_t> bytes_in_{0};
-  std::atomic<uint64_t> bytes_out_{0};
 };
 
 // ---- open ------------------------------------------------------------------
 
-class Opener {
+class Opener : public WindowJob {
  public:
   // Plaintext [begin, end) goes out; the rest of each window is dropped.
   Opener(const Header &header, const std::array<uint8_t, kHeaderLen> &header_bytes, const Endpoint &out,
          uint64_t begin, uint64_t end, JobMonitor &monitor)
-      : header_(header), header_bytes_(header_bytes), writer_(out, monitor), begin_(begin), end_(end),
-        monitor_(monitor) {}
+      : WindowJob(header, header_bytes, out, monitor), begin_(begin), end_(end) {}
 
   // Opens the sealed window in worker.in (`len` bytes), the chunks from
   // `first_chunk` on, and writes the part of the range it holds.
@@ -284,29 +300,13 @@ class Opener {
     const uint64_t window_begin = first_chunk * header_.chunk_size();
     const uint64_t from = std::clamp(begin_, window_begin, window_begin + plain_len);
     const uint64_t to = std::clamp(end_, window_begin, window_begin + plain_len);
-    const wc_status written =
-        writer_.write(window, from - begin_, worker.out.data() + (from - window_begin), static_cast<size_t>(to - from));
-    if (written != WC_OK) return written;
-    bytes_in_.fetch_add(len);
-    bytes_out_.fetch_add(to - from);
-    monitor_.advance(worker.backend, to - from);
-    return WC_OK;
-  }
-
-  void add_totals(JobTotals *totals) const {
-    totals->bytes_in += bytes_in_.load();
-    totals->bytes_out += bytes_out_.load();
+    return emit(worker, window, from - begin_, worker.out.data() + (from - window_begin),
+                static_cast<size_t>(to - from), len, to - from);
   }
 
  private:
-  const Header &header_;
-  const std::array<uint8_t, kHeaderLen> &header_bytes_;
-  engine::OrderedWriter writer_;
   uint64_t begin_;
   uint64_t end_;
-  JobMonitor &monitor_;
-  std::atomic<uint64_t> bytes_in_{0};
-  std::atomic<uint64_t> bytes_out_{0};
 };
 
 // Keeps at most `windows` workers (a small file gives the rest nothing to
