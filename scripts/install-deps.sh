@@ -27,7 +27,7 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "==> creating Python venv in .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import pytest, cryptography_vectors, cryptography, numpy, nanobind, scikit_build_core' \
+if ! .venv/bin/python -c 'import pytest, cryptography_vectors, cryptography, numpy, nanobind, scikit_build_core, dask, distributed' \
     2>/dev/null; then
   echo "==> installing Python test dependencies"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
