@@ -104,10 +104,38 @@ def wall(command, runs=5):
     return statistics.median(times)
 
 
-def cli(binary, cipher, size, scratch):
-    source = os.path.join(scratch, "engine-bench.bin")
-    target = os.path.join(scratch, "engine-bench.out")
+def scratch_files(scratch, stem, size, *names):
+    """A `size`-byte random file (read once, so it sits in the page cache) and
+    the paths for the named companions, all under `scratch`."""
+    source = os.path.join(scratch, f"{stem}.bin")
     subprocess.run(f"head -c {size} /dev/urandom > {source}", shell=True, check=True)
+    return source, *(os.path.join(scratch, f"{stem}.{name}") for name in names)
+
+
+def key_file_at(path):
+    with open(path, "wb") as f:
+        f.write(bytes(range(32)))
+    return path
+
+
+def time_commands(part, commands, size, runs):
+    """The median wall time of each command, printed as it comes."""
+    figures = {}
+    for name, command in commands.items():
+        seconds = wall(command, runs)
+        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9)
+        print(f"{part} {name}: {seconds:.3f} s, {size / seconds / 1e9:.2f} GB/s", flush=True)
+    return figures
+
+
+def remove(*paths):
+    for path in paths:
+        if os.path.exists(path):
+            os.remove(path)
+
+
+def cli(binary, cipher, size, scratch):
+    source, target = scratch_files(scratch, "engine-bench", size, "out")
     key = "00" * 32
     iv = "11" * 16
     commands = {
@@ -120,14 +148,8 @@ def cli(binary, cipher, size, scratch):
         run = f"{binary} enc -{cipher} -K {key} -iv {iv} --backend {backend} -in {source}"
         commands[f"warpcrypt-{backend}-devnull"] = f"{run} -out /dev/null"
         commands[f"warpcrypt-{backend}-file"] = f"{run} -out {target}"
-    figures = {}
-    for name, command in commands.items():
-        seconds = wall(command)
-        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9)
-        print(f"cli {name}: {seconds:.3f} s, {size / seconds / 1e9:.2f} GB/s", flush=True)
-    os.remove(source)
-    if os.path.exists(target):
-        os.remove(target)
+    figures = time_commands("cli", commands, size, runs=5)
+    remove(source, target)
     return figures
 
 
@@ -135,17 +157,12 @@ def sealed(binary, size, scratch):
     """`warpcrypt seal` and `open` against `warpcrypt enc` with the matching
     unauthenticated cipher on the same file in the page cache: to /dev/null
     and to a file."""
-    source = os.path.join(scratch, "sealed-bench.bin")
-    sealed_file = os.path.join(scratch, "sealed-bench.sealed")
-    target = os.path.join(scratch, "sealed-bench.out")
-    key_file = os.path.join(scratch, "sealed-bench.key")
-    subprocess.run(f"head -c {size} /dev/urandom > {source}", shell=True, check=True)
-    with open(key_file, "wb") as f:
-        f.write(bytes(range(32)))
+    source, sealed_file, target, key_file = scratch_files(scratch, "sealed-bench", size, "sealed", "out", "key")
+    key_file_at(key_file)
     commands = {}
-    for aead, cipher in (("aes-256-gcm", "aes-256-ctr"), ("chacha20-poly1305", "chacha20")):
-        iv = "11" * 16
-        enc = f"{binary} enc -{cipher} -K {'00' * 32} -iv {iv} -in {source}"
+    pairs = (("aes-256-gcm", "aes-256-ctr"), ("chacha20-poly1305", "chacha20"))
+    for aead, cipher in pairs:
+        enc = f"{binary} enc -{cipher} -K {'00' * 32} -iv {'11' * 16} -in {source}"
         seal = f"{binary} seal -{aead} -kfile {key_file} -in {source}"
         opener = f"{binary} open -kfile {key_file} -in {sealed_file}-{aead}"
         subprocess.run(f"{seal} -out {sealed_file}-{aead}", shell=True, check=True)
@@ -156,14 +173,8 @@ def sealed(binary, size, scratch):
         for backend in ("gpu", "hybrid"):
             commands[f"seal-{aead}-{backend}-devnull"] = f"{seal} --backend {backend} -out /dev/null"
             commands[f"open-{aead}-{backend}-devnull"] = f"{opener} --backend {backend} -out /dev/null"
-    figures = {}
-    for name, command in commands.items():
-        seconds = wall(command, runs=3)
-        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9)
-        print(f"sealed {name}: {seconds:.3f} s, {size / seconds / 1e9:.2f} GB/s", flush=True)
-    for path in (source, target, key_file, f"{sealed_file}-aes-256-gcm", f"{sealed_file}-chacha20-poly1305"):
-        if os.path.exists(path):
-            os.remove(path)
+    figures = time_commands("sealed", commands, size, runs=3)
+    remove(source, target, key_file, *(f"{sealed_file}-{aead}" for aead, _ in pairs))
     return figures
 
 
@@ -171,12 +182,8 @@ def windows(binary, size, scratch):
     """seal and open (aes-256-gcm, 1 MiB chunks) with each worker window,
     and enc -aes-256-ctr with each engine chunk, all on the CPU, on a
     page-cached file to /dev/null."""
-    source = os.path.join(scratch, "window-bench.bin")
-    sealed_file = os.path.join(scratch, "window-bench.sealed")
-    key_file = os.path.join(scratch, "window-bench.key")
-    subprocess.run(f"head -c {size} /dev/urandom > {source}", shell=True, check=True)
-    with open(key_file, "wb") as f:
-        f.write(bytes(range(32)))
+    source, sealed_file, key_file = scratch_files(scratch, "window-bench", size, "sealed", "key")
+    key_file_at(key_file)
     subprocess.run(f"{binary} seal -kfile {key_file} -in {source} -out {sealed_file}", shell=True, check=True)
     enc = f"{binary} enc -aes-256-ctr -K {'00' * 32} -iv {'11' * 16} -in {source} -out /dev/null"
     commands = {}
@@ -184,13 +191,8 @@ def windows(binary, size, scratch):
         commands[f"enc-aes-256-ctr-{window}"] = f"{enc} --chunk-size {window}"
         commands[f"seal-{window}"] = f"{binary} seal -kfile {key_file} --window {window} -in {source} -out /dev/null"
         commands[f"open-{window}"] = f"{binary} open -kfile {key_file} --window {window} -in {sealed_file} -out /dev/null"
-    figures = {}
-    for name, command in commands.items():
-        seconds = wall(command, runs=3)
-        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9)
-        print(f"windows {name}: {seconds:.3f} s, {size / seconds / 1e9:.2f} GB/s", flush=True)
-    for path in (source, sealed_file, key_file):
-        os.remove(path)
+    figures = time_commands("windows", commands, size, runs=3)
+    remove(source, sealed_file, key_file)
     return figures
 
 

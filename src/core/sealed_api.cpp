@@ -1,7 +1,4 @@
 // The C API's sealed-file calls: argument checks, then sealed/.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <span>
@@ -55,20 +52,16 @@ void wc_seal_params_init(wc_seal_params *params) {
 
 wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job) {
   return run_job(job, fd >= 0 && info != nullptr, [&](JobMonitor &monitor, JobTotals &) {
-    struct stat status{};
-    if (fstat(fd, &status) != 0) return monitor.fail_io(errno);
-    if (!S_ISREG(status.st_mode)) return WC_ERR_INVALID_ARGUMENT;  // reading a pipe's header would consume it
+    warpcrypt::engine::Endpoint in;
+    if (warpcrypt::engine::open_endpoint(&in, fd) != WC_OK) return monitor.fail_io(errno);
+    if (!in.seekable) return WC_ERR_INVALID_ARGUMENT;  // reading a pipe's header would consume it
     sealed::Header header;
     std::array<uint8_t, sealed::kHeaderLen> bytes{};
     const char *detail = nullptr;
-    wc_status result = sealed::read_header(fd, &header, &bytes, &detail);
+    wc_status result = sealed::read_header(in, &header, &bytes, &detail);
     if (result == WC_ERR_IO) return monitor.fail_io(errno);
-    const off_t offset = lseek(fd, 0, SEEK_CUR);
     sealed::Layout layout;
-    if (result == WC_OK) {
-      const uint64_t body = static_cast<uint64_t>(status.st_size - offset) - sealed::kHeaderLen;
-      result = sealed::layout_of(header, body, &layout, &detail);
-    }
+    if (result == WC_OK) result = sealed::layout_of(header, in.size - sealed::kHeaderLen, &layout, &detail);
     if (result != WC_OK) {
       monitor.fail_with_detail(result, detail);
       return result;

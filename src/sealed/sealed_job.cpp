@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <functional>
 #include <cerrno>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -55,40 +55,58 @@ struct Worker {
 // part.
 struct Workforce {
   std::vector<std::unique_ptr<Worker>> workers;
+  wc_backend backend = WC_BACKEND_CPU;  // cpu, gpu or hybrid
+  unsigned gpu_workers = 0;             // planned
+  unsigned cpu_workers = 0;             // planned
   uint64_t window_chunks = 1;
 };
 
-wc_status hire(const wc_options &options, const Header &header, const FileKey &key, Workforce *force) {
-  const wc_backend backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
-  if (backend == WC_BACKEND_GPU_REFERENCE) return WC_ERR_BACKEND_UNAVAILABLE;
+// Settles the backend, how many workers of each kind and the window.
+wc_status plan(const wc_options &options, const Header &header, Workforce *force) {
+  force->backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
+  if (force->backend == WC_BACKEND_GPU_REFERENCE) return WC_ERR_BACKEND_UNAVAILABLE;
   engine::EngineShape shape;
-  wc_status status = engine::resolve_shape(&shape, options, backend);
+  const wc_status status = engine::resolve_shape(&shape, options, force->backend);
   if (status != WC_OK) return status;
-  const bool gpu = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
-  const bool cpu = backend == WC_BACKEND_CPU || backend == WC_BACKEND_HYBRID;
+  const bool hybrid = force->backend == WC_BACKEND_HYBRID;
+  force->gpu_workers = force->backend == WC_BACKEND_GPU || hybrid ? shape.streams : 0;
+  force->cpu_workers = force->backend == WC_BACKEND_CPU || hybrid ? shape.cpu_lanes : 0;
   force->window_chunks = std::max<uint64_t>(1, shape.chunk_bytes / header.chunk_size());
-  const uint64_t window_bytes = force->window_chunks * header.sealed_chunk_size();
-  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * window_bytes));
-  const std::span<const uint8_t> key_bytes(key.bytes.data(), key.len);
+  return WC_OK;
+}
 
-  if (gpu) {
-    for (unsigned i = 0; i < shape.streams && force->workers.size() < affordable; ++i) {
-      auto worker = std::make_unique<Worker>();
-      status = cuda::make_aead(&worker->cipher, *header.aead, key_bytes);
-      // Hybrid carries on with the CPU alone where there is no GPU.
-      if (status != WC_OK && backend == WC_BACKEND_HYBRID && status == WC_ERR_NO_DEVICE) break;
-      if (status != WC_OK) return status;
-      worker->backend = WC_BACKEND_GPU;
-      force->workers.push_back(std::move(worker));
-    }
+// Hires the planned workers, each an AEAD bound to the file key with window
+// buffers of the given sizes: no more than `windows` (a small file gives the
+// rest nothing to do, and their buffers would cost more than the file), and
+// no more than kBufferBudget affords, but hybrid keeps a CPU worker.
+wc_status hire(Workforce &force, const Header &header, const FileKey &key, uint64_t windows, uint64_t in_bytes,
+               uint64_t out_bytes) {
+  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * std::max(in_bytes, out_bytes)));
+  const std::span<const uint8_t> key_bytes(key.bytes.data(), key.len);
+  for (unsigned i = 0; i < force.gpu_workers && force.workers.size() < std::min(windows, affordable); ++i) {
+    auto worker = std::make_unique<Worker>();
+    const wc_status status = cuda::make_aead(&worker->cipher, *header.aead, key_bytes);
+    // Hybrid carries on with the CPU alone where there is no GPU.
+    if (status == WC_ERR_NO_DEVICE && force.backend == WC_BACKEND_HYBRID) break;
+    if (status != WC_OK) return status;
+    worker->backend = WC_BACKEND_GPU;
+    force.workers.push_back(std::move(worker));
   }
-  if (cpu) {
-    for (unsigned i = 0; i < shape.cpu_lanes && (i == 0 || force->workers.size() < affordable); ++i) {
-      auto worker = std::make_unique<Worker>();
-      worker->cipher = cpu::make_evp_aead(*header.aead, key_bytes, 1);
-      if (!worker->cipher) return WC_ERR_CRYPTO_LIBRARY;
-      force->workers.push_back(std::move(worker));
+  for (unsigned i = 0; i < force.cpu_workers && force.workers.size() < windows &&
+                       (i == 0 || force.workers.size() < affordable);
+       ++i) {
+    auto worker = std::make_unique<Worker>();
+    worker->cipher = cpu::make_evp_aead(*header.aead, key_bytes, 1);
+    if (!worker->cipher) return WC_ERR_CRYPTO_LIBRARY;
+    force.workers.push_back(std::move(worker));
+  }
+  try {
+    for (auto &worker : force.workers) {
+      worker->in.resize(in_bytes + 1);  // the pipe reader's look-ahead byte
+      worker->out.resize(out_bytes);
     }
+  } catch (const std::bad_alloc &) {
+    return WC_ERR_OUT_OF_MEMORY;
   }
   return WC_OK;
 }
@@ -160,21 +178,6 @@ class WindowReader {
   uint8_t carry_ = 0;
 };
 
-// A pipe's windows in order, each handed to `process` (a Sealer's seal or
-// an Opener's open) with its first chunk and whether it ends the input.
-template <typename Process>
-void run_streamed(Workforce &force, JobMonitor &monitor, int fd, uint64_t window_bytes, Process process) {
-  WindowReader reader(fd, window_bytes);
-  run_workers(force, monitor, [&](Worker &worker, bool *finished) {
-    uint64_t window = 0;
-    size_t len = 0;
-    bool last = false;
-    const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
-    if (read != WC_OK || *finished) return read;
-    return process(worker, window, window * force.window_chunks, len, last);
-  });
-}
-
 // Leaves the descriptors' offsets where read() and write() would have.
 void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &totals) {
   if (in.seekable) lseek(in.fd, static_cast<off_t>(in.base + totals.bytes_in), SEEK_SET);
@@ -187,6 +190,11 @@ void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &to
 // window order (or at each window's offset), and the byte counts.
 class WindowJob {
  public:
+  // Seals or opens the window in worker.in (`len` bytes), the chunks from
+  // `first_chunk` on, the last of them the file's last when `ends_file`,
+  // and writes the result as the window'th piece of the output.
+  virtual wc_status process(Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) = 0;
+
   void add_totals(JobTotals *totals) const {
     totals->bytes_in += bytes_in_.load();
     totals->bytes_out += bytes_out_.load();
@@ -196,6 +204,7 @@ class WindowJob {
   WindowJob(const Header &header, const std::array<uint8_t, kHeaderLen> &header_bytes, const Endpoint &out,
             JobMonitor &monitor)
       : header_(header), header_bytes_(header_bytes), monitor_(monitor), writer_(out, monitor) {}
+  ~WindowJob() = default;
 
   // Writes a window's `len` result bytes at output `position`, and counts
   // the `consumed` input bytes and the `plaintext` bytes progress reports.
@@ -225,9 +234,8 @@ class Sealer : public WindowJob {
          JobMonitor &monitor)
       : WindowJob(header, header_bytes, out, monitor) {}
 
-  // Seals the plaintext window in worker.in (`len` bytes), the chunks from
-  // `first_chunk` on, and writes it as the window'th piece of the body.
-  wc_status seal(Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) {
+  // The plaintext window becomes the window'th piece of the body.
+  wc_status process(Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) override {
     const uint64_t chunk = header_.chunk_size();
     // An empty input still gets its one, empty, last chunk.
     const uint64_t count = std::max<uint64_t>((len + chunk - 1) / chunk, ends_file && first_chunk == 0 ? 1 : 0);
@@ -258,9 +266,8 @@ class Opener : public WindowJob {
          uint64_t begin, uint64_t end, JobMonitor &monitor)
       : WindowJob(header, header_bytes, out, monitor), begin_(begin), end_(end) {}
 
-  // Opens the sealed window in worker.in (`len` bytes), the chunks from
-  // `first_chunk` on, and writes the part of the range it holds.
-  wc_status open(Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) {
+  // The sealed window's plaintext, the part of the range it holds, goes out.
+  wc_status process(Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) override {
     const uint64_t sealed_chunk = header_.sealed_chunk_size();
     const uint64_t count = (len + sealed_chunk - 1) / sealed_chunk;
     if (count == 0 || len - (count - 1) * sealed_chunk < kTagLen) {
@@ -309,30 +316,27 @@ class Opener : public WindowJob {
   uint64_t end_;
 };
 
-// Keeps at most `windows` workers (a small file gives the rest nothing to
-// do, and their buffers would cost more than the file) and sizes their
-// window buffers.
-wc_status staff(Workforce &force, uint64_t windows, uint64_t in_bytes, uint64_t out_bytes) {
-  if (force.workers.size() > windows) force.workers.resize(static_cast<size_t>(windows));
-  try {
-    for (auto &worker : force.workers) {
-      worker->in.resize(in_bytes + 1);  // the pipe reader's look-ahead byte
-      worker->out.resize(out_bytes);
-    }
-  } catch (const std::bad_alloc &) {
-    return WC_ERR_OUT_OF_MEMORY;
-  }
-  return WC_OK;
+// A pipe's windows in order, each handed to `job` with its first chunk and
+// whether it ends the input.
+void run_streamed(Workforce &force, JobMonitor &monitor, int fd, uint64_t window_bytes, WindowJob &job) {
+  WindowReader reader(fd, window_bytes);
+  run_workers(force, monitor, [&](Worker &worker, bool *finished) {
+    uint64_t window = 0;
+    size_t len = 0;
+    bool last = false;
+    const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
+    if (read != WC_OK || *finished) return read;
+    return job.process(worker, window, window * force.window_chunks, len, last);
+  });
 }
 
 }  // namespace
 
-wc_status read_header(int fd, Header *header, std::array<uint8_t, kHeaderLen> *bytes, const char **detail) {
-  Endpoint in;
-  if (engine::open_endpoint(&in, fd) != WC_OK) return WC_ERR_IO;
+wc_status read_header(const Endpoint &in, Header *header, std::array<uint8_t, kHeaderLen> *bytes,
+                      const char **detail) {
   size_t got = 0;
-  const bool read = in.seekable ? engine::pread_fully(fd, bytes->data(), kHeaderLen, in.base, &got)
-                                : engine::read_fully(fd, bytes->data(), kHeaderLen, &got);
+  const bool read = in.seekable ? engine::pread_fully(in.fd, bytes->data(), kHeaderLen, in.base, &got)
+                                : engine::read_fully(in.fd, bytes->data(), kHeaderLen, &got);
   if (!read) return WC_ERR_IO;
   if (got != kHeaderLen) {
     *detail = "not a sealed file: shorter than the 48-byte header";
@@ -353,7 +357,7 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
   wc_status status = derive_file_key(header, secret, &key);
   if (status != WC_OK) return status;
   Workforce force;
-  status = hire(options, header, key, &force);
+  status = plan(options, header, &force);
   if (status != WC_OK) return status;
   const uint64_t chunk = header.chunk_size();
   const uint64_t window_plain = force.window_chunks * chunk;
@@ -370,22 +374,19 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
     const uint64_t chunks = std::max<uint64_t>(1, (in.size + chunk - 1) / chunk);
     if (chunks > kMaxChunks) return WC_ERR_RANGE;
     const uint64_t windows = (chunks + force.window_chunks - 1) / force.window_chunks;
-    status = staff(force, windows, window_plain, window_sealed);
+    status = hire(force, header, key, windows, window_plain, window_sealed);
     if (status != WC_OK) return status;
     run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
       const uint64_t begin = window * window_plain;
       const auto len = static_cast<size_t>(std::min(window_plain, in.size - begin));
       const wc_status read = read_window(worker, in_fd, len, in.base + begin, monitor);
       if (read != WC_OK) return read;
-      return sealer.seal(worker, window, window * force.window_chunks, len, window + 1 == windows);
+      return sealer.process(worker, window, window * force.window_chunks, len, window + 1 == windows);
     });
   } else {
-    status = staff(force, UINT64_MAX, window_plain, window_sealed);
+    status = hire(force, header, key, UINT64_MAX, window_plain, window_sealed);
     if (status != WC_OK) return status;
-    run_streamed(force, monitor, in_fd, window_plain,
-                 [&](Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool last) {
-                   return sealer.seal(worker, window, first_chunk, len, last);
-                 });
+    run_streamed(force, monitor, in_fd, window_plain, sealer);
   }
   sealer.add_totals(totals);
   settle_offsets(in, out, *totals);
@@ -405,7 +406,7 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
   Header header;
   std::array<uint8_t, kHeaderLen> header_bytes{};
   const char *detail = nullptr;
-  wc_status status = read_header(in_fd, &header, &header_bytes, &detail);
+  wc_status status = read_header(in, &header, &header_bytes, &detail);
   if (status == WC_ERR_IO) return monitor.fail_io(errno);
   if (status != WC_OK) {
     monitor.fail_with_detail(status, detail);
@@ -422,7 +423,7 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
   status = derive_file_key(header, secret, &key);
   if (status != WC_OK) return status;
   Workforce force;
-  status = hire(options, header, key, &force);
+  status = plan(options, header, &force);
   if (status != WC_OK) return status;
   const uint64_t chunk = header.chunk_size();
   const uint64_t sealed_chunk = header.sealed_chunk_size();
@@ -444,7 +445,7 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
     const uint64_t first = begin < end ? begin / chunk : layout.chunks - 1;
     const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
     const uint64_t windows = (last - first) / force.window_chunks + 1;
-    status = staff(force, windows, window_sealed, window_plain);
+    status = hire(force, header, key, windows, window_sealed, window_plain);
     if (status != WC_OK) return status;
     Opener opener(header, header_bytes, out, begin, end, monitor);
     run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
@@ -455,19 +456,16 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
       const auto len = static_cast<size_t>(std::min(count * sealed_chunk, in.size - kHeaderLen - at));
       const wc_status read = read_window(worker, in_fd, len, in.base + kHeaderLen + at, monitor);
       if (read != WC_OK) return read;
-      return opener.open(worker, window, first_chunk, len, ends_file);
+      return opener.process(worker, window, first_chunk, len, ends_file);
     });
     opener.add_totals(totals);
     totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
   } else {
     monitor.set_total(0);
-    status = staff(force, UINT64_MAX, window_sealed, window_plain);
+    status = hire(force, header, key, UINT64_MAX, window_sealed, window_plain);
     if (status != WC_OK) return status;
     Opener opener(header, header_bytes, out, 0, UINT64_MAX, monitor);
-    run_streamed(force, monitor, in_fd, window_sealed,
-                 [&](Worker &worker, uint64_t window, uint64_t first_chunk, size_t len, bool last) {
-                   return opener.open(worker, window, first_chunk, len, last);
-                 });
+    run_streamed(force, monitor, in_fd, window_sealed, opener);
     opener.add_totals(totals);
   }
   settle_offsets(in, out, *totals);

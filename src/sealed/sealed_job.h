@@ -9,15 +9,17 @@
 #include <cstdint>
 #include <span>
 
+#include "engine/endpoint.h"
 #include "engine/fd_pipeline.h"
 #include "engine/job_monitor.h"
 #include "sealed/sealed_format.h"
 
 namespace warpcrypt::sealed {
 
-// Reads the header at fd's current offset without moving it (pread for a
-// regular file; a pipe is consumed, so only the jobs below read pipes).
-wc_status read_header(int fd, Header *header, std::array<uint8_t, kHeaderLen> *bytes, const char **detail);
+// Reads the header at the endpoint's offset: pread for a regular file, which
+// leaves the offset alone; a pipe's header is consumed.
+wc_status read_header(const engine::Endpoint &in, Header *header, std::array<uint8_t, kHeaderLen> *bytes,
+                      const char **detail);
 
 wc_status run_seal_fd(const wc_options &options, const Header &header, std::span<const uint8_t> secret, int out_fd,
                       int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
