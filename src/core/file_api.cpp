@@ -8,19 +8,14 @@ namespace {
 using warpcrypt::engine::JobMonitor;
 using warpcrypt::engine::JobTotals;
 
-// Checks what every job needs, then runs `body` with a monitor and fills the
-// caller's wc_job, failures included.
+// Checks what every descriptor and file job needs, then runs `body`.
 template <typename Body>
 wc_status run_job(const wc_cipher *cipher, wc_job *job, const uint8_t *key, size_t key_len, const uint8_t *iv,
                   size_t iv_len, bool endpoints_valid, Body body) {
-  JobMonitor monitor(job, 0);
-  JobTotals totals;
-  wc_status status = cipher == nullptr ? WC_ERR_UNKNOWN_CIPHER
-                                       : warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
-  if (status == WC_OK && !endpoints_valid) status = WC_ERR_INVALID_ARGUMENT;
-  if (status == WC_OK) status = body(monitor, totals);
-  if (status != WC_OK) monitor.fail(status);
-  return monitor.finish(totals.bytes_in, totals.bytes_out);
+  wc_status checked = cipher == nullptr ? WC_ERR_UNKNOWN_CIPHER
+                                        : warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
+  if (checked == WC_OK && !endpoints_valid) checked = WC_ERR_INVALID_ARGUMENT;
+  return warpcrypt::engine::run_monitored(job, checked, body);
 }
 
 wc_status crypt_fd(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,

@@ -15,15 +15,10 @@ namespace sealed = warpcrypt::sealed;
 
 bool secret_valid(const uint8_t *secret, size_t secret_len) { return secret != nullptr || secret_len == 0; }
 
-// Runs `body` with a monitor when `valid`, and fills the caller's wc_job,
-// failures included.
+// Runs `body` with a monitor when `valid`, and fills the caller's wc_job.
 template <typename Body>
 wc_status run_job(wc_job *job, bool valid, Body body) {
-  JobMonitor monitor(job, 0);
-  JobTotals totals;
-  wc_status status = valid ? body(monitor, totals) : WC_ERR_INVALID_ARGUMENT;
-  if (status != WC_OK) monitor.fail(status);
-  return monitor.finish(totals.bytes_in, totals.bytes_out);
+  return warpcrypt::engine::run_monitored(job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, body);
 }
 
 // The new file's header, or the reason the parameters cannot make one.

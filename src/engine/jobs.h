@@ -18,6 +18,18 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
                          const KeyMaterial &key, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                          size_t in_len, JobMonitor &monitor);
 
+// The C API's job calls: runs `body(monitor, totals)` unless the caller's
+// argument checks (`checked`) failed, and fills the caller's wc_job (which
+// may be null), failures included.
+template <typename Body>
+wc_status run_monitored(wc_job *job, wc_status checked, Body body) {
+  JobMonitor monitor(job, 0);
+  JobTotals totals;
+  const wc_status status = checked == WC_OK ? body(monitor, totals) : checked;
+  if (status != WC_OK) monitor.fail(status);
+  return monitor.finish(totals.bytes_in, totals.bytes_out);
+}
+
 // A job from one open descriptor to another (run_fd_job, a sealed-file job).
 using DescriptorJob = std::function<wc_status(int out_fd, int in_fd)>;
 
