@@ -316,12 +316,13 @@ WC_API wc_status wc_decrypt_fd(const wc_options *options, const wc_cipher *ciphe
                                const uint8_t *iv, size_t iv_len);
 
 /*
- * File to file. The output is written to a new temporary file in the target's
- * directory and renamed over `out_path` only on success; on any failure,
- * cancellation included, the temporary file is removed and `out_path` is
- * left as it was. An output naming the input is refused
- * (WC_ERR_INVALID_ARGUMENT). The temporary file is not removed if the process
- * dies by a signal: a program that needs that installs its own handlers.
+ * File to file. The output is written as wc_output_open describes: to a new
+ * temporary file in the target's directory, renamed over `out_path` only on
+ * success; on any failure, cancellation included, the temporary file is
+ * removed and `out_path` is left as it was. An output naming the input is
+ * refused (WC_ERR_INVALID_ARGUMENT). The temporary file is not removed if the
+ * process dies by a signal: a program that needs that installs its own
+ * handlers (wc_output_temp_path).
  */
 WC_API wc_status wc_encrypt_file(const wc_options *options, const wc_cipher *cipher, wc_job *job,
                                  const char *out_path, const char *in_path,
@@ -331,6 +332,48 @@ WC_API wc_status wc_decrypt_file(const wc_options *options, const wc_cipher *cip
                                  const char *out_path, const char *in_path,
                                  const uint8_t *key, size_t key_len,
                                  const uint8_t *iv, size_t iv_len);
+
+/* ------------------------------------------------------------------------ */
+/* Output files, written atomically                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * How every call that takes an output path writes it, for programs that
+ * stream into a named file themselves (the CLI does):
+ * - The data goes to a temporary file beside the target, mode 0600 until
+ *   wc_output_commit gives it the final mode (an existing target's, else
+ *   0666 less the umask) and renames it over the target. wc_output_free
+ *   before that removes it and leaves the target as it was.
+ * - An existing target the caller may not write is refused (WC_ERR_IO,
+ *   EACCES), as open(2) would refuse it. A replaced file keeps its mode; its
+ *   owner becomes the caller unless the caller may give it back (root).
+ *   Other hard links to it keep the old contents: the name gets a new file.
+ * - Symbolic links are followed only where the kernel's protected_symlinks
+ *   rule allows, whatever that setting is on this machine: a link in a
+ *   sticky, world-writable directory (such as /tmp) that belongs to neither
+ *   the caller nor the directory's owner is refused (EACCES). A dangling
+ *   link is refused (ENOENT). Either way *detail says so.
+ * - A device, FIFO or socket is written in place (no temporary file).
+ * - A target that is the same file as `input_fd` (-1 for none) is refused
+ *   (WC_ERR_INVALID_ARGUMENT): the rename would destroy the input.
+ * Failures are WC_ERR_IO with *os_error (errno) and, where errno alone would
+ * mislead, a static sentence in *detail; both may be NULL.
+ */
+typedef struct wc_output wc_output;
+
+WC_API wc_status wc_output_open(wc_output **output, const char *path, int input_fd, int *os_error,
+                                const char **detail);
+/* The descriptor to write the data to. */
+WC_API int wc_output_fd(const wc_output *output);
+/* The temporary file's path, for a signal handler that must remove it;
+ * NULL when the target is written in place. */
+WC_API const char *wc_output_temp_path(const wc_output *output);
+/* Final mode, a checked close (delayed write errors, such as a full disk on
+ * NFS) and the rename. On failure the temporary file is removed. The output
+ * must still be freed. */
+WC_API wc_status wc_output_commit(wc_output *output, int *os_error);
+/* Removes the temporary file unless committed, and frees. NULL is a no-op. */
+WC_API void wc_output_free(wc_output *output);
 
 /* ------------------------------------------------------------------------ */
 /* Keys from passphrases, as `openssl enc` derives them                     */
@@ -657,15 +700,37 @@ typedef enum wc_seal_key_source {
 typedef struct wc_seal_params {
   const wc_aead *aead;           /* default aes-256-gcm */
   wc_seal_key_source key_source; /* default WC_SEAL_PASSPHRASE */
-  uint32_t iterations;           /* PBKDF2's, up to WC_SEAL_MAX_ITERATIONS; default WC_SEAL_DEFAULT_ITERATIONS */
+  uint32_t iterations;           /* PBKDF2's, 1 to WC_SEAL_MAX_ITERATIONS; default WC_SEAL_DEFAULT_ITERATIONS */
   const char *digest;            /* the KDF's: "sha256" (default) or "sha512" */
   uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from 4 KiB to 1 GiB;
                                     default WC_SEAL_DEFAULT_CHUNK_BYTES */
 } wc_seal_params;
 
 /* Fills `params` with the defaults above. A NULL params pointer in the
- * calls below means the same. */
+ * calls below means the same. A zero field is an invalid value, not a
+ * default (WC_ERR_INVALID_ARGUMENT): start from wc_seal_params_init. */
 WC_API void wc_seal_params_init(wc_seal_params *params);
+
+/* The most PBKDF2 iterations wc_open_* run for a file's header unless told
+ * otherwise: the header is not authenticated until the KDF has run, so a
+ * forged count must not buy hours of CPU. About 1.3 s (SHA-256) to 2.2 s
+ * (SHA-512) on one core; seal's default is 600,000. */
+#define WC_OPEN_DEFAULT_MAX_ITERATIONS 2000000u
+
+typedef struct wc_open_params {
+  /* Plaintext bytes [offset, offset + length) only: the defaults, 0 and
+   * UINT64_MAX, are the whole file. */
+  uint64_t offset;
+  uint64_t length;
+  /* A file whose header asks for more PBKDF2 iterations is refused
+   * (WC_ERR_FORMAT) before the KDF runs; 1 to WC_SEAL_MAX_ITERATIONS,
+   * default WC_OPEN_DEFAULT_MAX_ITERATIONS. */
+  uint32_t max_iterations;
+} wc_open_params;
+
+/* Fills `params` with the defaults above; a NULL params pointer in the
+ * calls below means the same. */
+WC_API void wc_open_params_init(wc_open_params *params);
 
 /* What a sealed file's header says, and what its size implies. */
 typedef struct wc_sealed_info {
@@ -688,36 +753,41 @@ typedef struct wc_sealed_info {
 WC_API wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job);
 
 /* Seals everything from in_fd's offset to its end into out_fd at its offset:
- * the header, then the chunks. On failure the output may hold part of the
- * result (wc_seal_file removes it). */
+ * the header, then the chunks. The input is read to its end, whatever its
+ * size claims (/proc files report 0); a file that changes size while it is
+ * read is WC_ERR_IO with job->detail saying so. An empty passphrase is
+ * refused (WC_ERR_INVALID_ARGUMENT): it would protect nothing. On failure
+ * the output may hold part of the result (wc_seal_file removes it). */
 WC_API wc_status wc_seal_fd(const wc_options *options, const wc_seal_params *params, wc_job *job,
                             int out_fd, int in_fd, const uint8_t *secret, size_t secret_len);
 
 /* Opens the sealed file read from in_fd's offset into out_fd at its offset.
  * `key_source` says what the secret is; a file sealed from the other kind
  * of secret is WC_ERR_INVALID_ARGUMENT (job->detail says which it needs).
- * Every byte written has been authenticated. Plaintext bytes [offset,
- * offset + length) only: offset 0 and length UINT64_MAX is the whole file;
- * any other range needs a regular input file (WC_ERR_INVALID_ARGUMENT) and
- * reads and authenticates only the chunks that hold it. A range past the
- * end is cut at the end; an empty one still authenticates the last chunk,
- * so a wrong secret or a truncated file fails all the same. WC_ERR_AUTH
- * names the first chunk that failed in job->failed_chunk. A streamed
- * (non-file) output may hold the chunks authenticated before a failure. */
-WC_API wc_status wc_open_fd(const wc_options *options, wc_job *job, int out_fd, int in_fd,
-                            wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len,
-                            uint64_t offset, uint64_t length);
+ * Every byte written has been authenticated. A reader that reaches the end
+ * authenticates the final chunk with its last-chunk flag, so a file cut at
+ * a chunk boundary (with or without bytes appended) is WC_ERR_FORMAT or
+ * WC_ERR_AUTH. params->offset and ->length select a plaintext range; any
+ * range but the whole file needs a regular input file
+ * (WC_ERR_INVALID_ARGUMENT) and reads and authenticates only the chunks
+ * that hold it, the final one included whenever the range reaches the end.
+ * A range past the end is cut at the end; an empty one still authenticates
+ * the last chunk, so a wrong secret or a truncated file fails all the same.
+ * WC_ERR_AUTH names the first chunk that failed in job->failed_chunk. A
+ * streamed (non-file) output may hold the chunks authenticated before a
+ * failure. Memory follows what the input holds, never the header alone. */
+WC_API wc_status wc_open_fd(const wc_options *options, const wc_open_params *params, wc_job *job, int out_fd,
+                            int in_fd, wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len);
 
-/* Path to path, atomically: a temporary file beside out_path, renamed over
- * it on success, removed on any failure, so a failed open leaves no
- * plaintext behind. out_path must not name in_path. */
+/* Path to path, atomically (wc_output_open): a temporary file beside
+ * out_path, renamed over it on success, removed on any failure, so a failed
+ * open leaves no plaintext behind. out_path must not name in_path. */
 WC_API wc_status wc_seal_file(const wc_options *options, const wc_seal_params *params, wc_job *job,
                               const char *out_path, const char *in_path,
                               const uint8_t *secret, size_t secret_len);
-WC_API wc_status wc_open_file(const wc_options *options, wc_job *job,
+WC_API wc_status wc_open_file(const wc_options *options, const wc_open_params *params, wc_job *job,
                               const char *out_path, const char *in_path,
-                              wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len,
-                              uint64_t offset, uint64_t length);
+                              wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len);
 
 #ifdef __cplusplus
 }

@@ -145,12 +145,18 @@ nb::tuple seal_file(const std::string &source, const std::string &target, int ke
 }
 
 nb::tuple open_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
-                    uint64_t offset, uint64_t length, int backend, unsigned threads, nb::object callback) {
+                    uint64_t offset, uint64_t length, uint32_t max_iterations, int backend, unsigned threads,
+                    nb::object callback) {
   const View secret = View::host(secret_object, Access::read, "secret");
   const wc_options options = make_options(backend, threads);
+  wc_open_params params;
+  wc_open_params_init(&params);
+  params.offset = offset;
+  params.length = length;
+  params.max_iterations = max_iterations;
   return run_job(std::move(callback), "opening " + source, [&](wc_job *job) {
-    return wc_open_file(&options, job, target.c_str(), source.c_str(), static_cast<wc_seal_key_source>(key_source),
-                        secret.data(), secret.size(), offset, length);
+    return wc_open_file(&options, &params, job, target.c_str(), source.c_str(),
+                        static_cast<wc_seal_key_source>(key_source), secret.data(), secret.size());
   });
 }
 
@@ -174,12 +180,15 @@ nb::tuple sealed_info(const std::string &path) {
 void bind_files(nb::module_ &m) {
   m.attr("SEAL_PASSPHRASE") = static_cast<int>(WC_SEAL_PASSPHRASE);
   m.attr("SEAL_KEY") = static_cast<int>(WC_SEAL_KEY);
+  m.attr("SEAL_DEFAULT_CHUNK_BYTES") = WC_SEAL_DEFAULT_CHUNK_BYTES;
+  m.attr("SEAL_DEFAULT_ITERATIONS") = WC_SEAL_DEFAULT_ITERATIONS;
+  m.attr("OPEN_DEFAULT_MAX_ITERATIONS") = WC_OPEN_DEFAULT_MAX_ITERATIONS;
   m.def("crypt_file", &crypt_file, "direction"_a, "cipher"_a, "key"_a, "iv"_a.none(), "source"_a, "target"_a,
         "padding"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("seal_file", &seal_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "aead"_a, "chunk_bytes"_a,
         "iterations"_a, "digest"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("open_file", &open_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "offset"_a, "length"_a,
-        "backend"_a, "threads"_a, "progress"_a.none());
+        "max_iterations"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("sealed_info", &sealed_info, "path"_a);
 }
 

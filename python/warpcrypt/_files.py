@@ -83,7 +83,8 @@ def decrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding:
 
 
 def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
-              aead: str = "aes-256-gcm", chunk_size: int = 1 << 20, iterations: int = 600_000,
+              aead: str = "aes-256-gcm", chunk_size: int = _native.SEAL_DEFAULT_CHUNK_BYTES,
+              iterations: int = _native.SEAL_DEFAULT_ITERATIONS,
               digest: str = "sha256", backend: str = "auto", threads: int = 0,
               progress: Optional[ProgressCallback] = None) -> JobStats:
     """Seals the file ``src`` into ``dst`` in the sealed-file format.
@@ -91,9 +92,10 @@ def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
     Give exactly one secret: ``key``, random bytes of the AEAD's key length
     (one key may seal any number of files: each file's key is derived from
     it and the file's own random salt), or ``passphrase`` (PBKDF2 with
-    ``iterations`` and ``digest``, stored in the header). ``chunk_size`` is
-    the plaintext per authenticated chunk, a power of two from 4 KiB to
-    1 GiB.
+    ``iterations`` and ``digest``, stored in the header; an empty passphrase
+    is refused). ``chunk_size`` is the plaintext per authenticated chunk, a
+    power of two from 4 KiB to 1 GiB. A value out of range, zero included,
+    raises InvalidArgument; it never stands for the default.
     """
     key_source, secret = _secret(key, passphrase)
     return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size, iterations,
@@ -101,7 +103,8 @@ def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
 
 
 def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
-              offset: int = 0, length: Optional[int] = None, backend: str = "auto", threads: int = 0,
+              offset: int = 0, length: Optional[int] = None,
+              max_iterations: int = _native.OPEN_DEFAULT_MAX_ITERATIONS, backend: str = "auto", threads: int = 0,
               progress: Optional[ProgressCallback] = None) -> JobStats:
     """Opens the sealed file ``src`` into ``dst``, with the secret it was
     sealed with. Every byte written has been authenticated; on any failure
@@ -110,14 +113,20 @@ def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
 
     ``offset`` and ``length`` select plaintext bytes ``[offset, offset +
     length)``, cut at the end of the file; only the chunks holding them are
-    read and authenticated.
+    read and authenticated, the final chunk included whenever the range
+    reaches the end, so a truncated file fails.
+
+    A passphrase file whose header asks for more than ``max_iterations``
+    PBKDF2 iterations raises FormatError before the KDF runs: the header is
+    not yet authenticated, and a forged count must not cost minutes. Raise
+    it only for a file you expect to need it.
     """
     key_source, secret = _secret(key, passphrase)
     if offset < 0 or (length is not None and length < 0):
         raise InvalidArgument("offset and length must not be negative")
     return JobStats(*_native.open_file(_path(src), _path(dst), key_source, secret, offset,
-                                       (1 << 64) - 1 if length is None else length, _table.backend_value(backend),
-                                       threads, progress))
+                                       (1 << 64) - 1 if length is None else length, max_iterations,
+                                       _table.backend_value(backend), threads, progress))
 
 
 def sealed_info(path: PathLike) -> SealedInfo:
@@ -136,6 +145,10 @@ def _path(path: PathLike) -> str:
     path = os.fspath(path)
     if not isinstance(path, str):
         raise TypeError("paths must be str or os.PathLike[str]")
+    # The library takes C strings, which would end at the NUL and name
+    # another file; open() refuses such paths the same way.
+    if "\0" in path:
+        raise ValueError("embedded null byte")
     return path
 
 

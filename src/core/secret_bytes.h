@@ -6,6 +6,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <span>
 
 #include "warpcrypt/warpcrypt.h"
@@ -14,8 +16,14 @@ namespace warpcrypt {
 
 class SecretBytes {
  public:
-  explicit SecretBytes(std::span<const uint8_t> bytes)
-      : len_(std::min(bytes.size(), bytes_.size())) {
+  // Every key and IV is length-checked at the API before it gets here, so a
+  // longer one is a bug in the library; cutting it short would silently
+  // change the key, so the process stops instead.
+  explicit SecretBytes(std::span<const uint8_t> bytes) : len_(bytes.size()) {
+    if (len_ > bytes_.size()) {
+      std::fputs("warpcrypt: internal error: key material longer than WC_MAX_KEY_LEN\n", stderr);
+      std::abort();
+    }
     std::copy_n(bytes.begin(), len_, bytes_.begin());
   }
   ~SecretBytes() { wc_memzero(bytes_.data(), bytes_.size()); }

@@ -87,8 +87,11 @@ class EvpRandomAccess final : public RandomAccessCipher {
       return WC_ERR_CRYPTO_LIBRARY;
     }
     if (skip != 0) {
+      // Encrypting zeros leaves raw keystream here: wiped before it goes.
       std::array<uint8_t, kStreamBlock> discard{};
-      if (!update_all(ctx.get(), discard.data(), discard.data(), skip)) return WC_ERR_CRYPTO_LIBRARY;
+      const bool skipped = update_all(ctx.get(), discard.data(), discard.data(), skip);
+      wc_memzero(discard.data(), discard.size());
+      if (!skipped) return WC_ERR_CRYPTO_LIBRARY;
     }
     return update_all(ctx.get(), in, out, len) ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
   }

@@ -16,12 +16,23 @@ struct Endpoint {
   int fd = -1;
   bool seekable = false;
   uint64_t base = 0;  // the descriptor's offset when the job began
-  uint64_t size = 0;  // regular files: the bytes from base to the end
+  uint64_t size = 0;  // seekable input: the bytes from base to the end
 };
 
 // Fills `end` from fstat and the current offset; WC_ERR_IO with errno set
-// on failure.
+// on failure. A regular file is seekable, with the size fstat gives.
 wc_status open_endpoint(Endpoint *end, int fd);
+// open_endpoint for the input a job reads: seekable only when fstat's size
+// can be trusted. Files of /proc, /sys and their kin report 0 or a page
+// where they hold more or less, so they (and any file reporting 0 bytes)
+// are read in order to their end, like a pipe.
+wc_status open_input_endpoint(Endpoint *end, int fd);
+
+// After a seekable input was read at offsets up to its size: fails the job
+// (WC_ERR_IO, detail) if the file has grown since, so a growing file never
+// gives a silently short result. A file that shrank already failed its reads
+// (fail_io(0)).
+wc_status confirm_input_end(const Endpoint &in, JobMonitor &monitor);
 
 // Output in chunk order for descriptors that have no offsets; at each
 // chunk's offset (from the endpoint's base) for regular files, from any

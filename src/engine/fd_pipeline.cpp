@@ -257,7 +257,7 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
                      const KeyMaterial &key, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
-  if (open_endpoint(&in, in_fd) != WC_OK || open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(errno);
+  if (open_input_endpoint(&in, in_fd) != WC_OK || open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(errno);
   monitor.set_total(in.size);
 
   // Descriptor input is always staged through host memory.
@@ -281,6 +281,7 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
     Pipeline pipeline(options, cipher, direction, key, in, out, monitor);
     status = pipeline.run(*lanes, shape.chunk_bytes, totals);
   }
+  if (status == WC_OK) status = confirm_input_end(in, monitor);
   // Leave the offsets where read() and write() would have.
   if (in.seekable) lseek(in_fd, static_cast<off_t>(in.base + totals->bytes_in), SEEK_SET);
   if (out.seekable) lseek(out_fd, static_cast<off_t>(out.base + totals->bytes_out), SEEK_SET);

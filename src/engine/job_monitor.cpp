@@ -13,18 +13,26 @@ constexpr int64_t kReportIntervalNs = 50'000'000;
 JobMonitor::JobMonitor(wc_job *job, uint64_t total_bytes) : job_(job), total_(total_bytes) {}
 
 void JobMonitor::fail(wc_status status, int os_error) {
+  record(status, os_error,
+         status == WC_ERR_IO && os_error == 0 ? "the input changed size while it was read" : nullptr);
+}
+
+wc_status JobMonitor::fail_io(int os_error, const char *detail) {
+  if (detail != nullptr) {
+    record(WC_ERR_IO, os_error, detail);
+  } else {
+    fail(WC_ERR_IO, os_error);
+  }
+  return WC_ERR_IO;
+}
+
+void JobMonitor::fail_with_detail(wc_status status, const char *detail) { record(status, 0, detail); }
+
+void JobMonitor::record(wc_status status, int os_error, const char *detail) {
   std::lock_guard lock(mutex_);
   if (status_ == WC_OK) {
     status_ = status;
     os_error_ = os_error;
-  }
-  stopped_.store(true, std::memory_order_relaxed);
-}
-
-void JobMonitor::fail_with_detail(wc_status status, const char *detail) {
-  std::lock_guard lock(mutex_);
-  if (status_ == WC_OK) {
-    status_ = status;
     detail_ = detail;
   }
   stopped_.store(true, std::memory_order_relaxed);

@@ -21,11 +21,9 @@ class JobMonitor {
   // Records the first failure (with errno for WC_ERR_IO) and stops the job.
   void fail(wc_status status, int os_error = 0);
   // fail(WC_ERR_IO, os_error), returning WC_ERR_IO; os_error 0 means the
-  // input ended early (it changed size while it was read).
-  wc_status fail_io(int os_error) {
-    fail(WC_ERR_IO, os_error);
-    return WC_ERR_IO;
-  }
+  // input changed size while it was read. `detail`, if given, says more
+  // than errno can (a refused symlink).
+  wc_status fail_io(int os_error, const char *detail = nullptr);
   // fail() with a static, secret-free sentence for wc_job.detail.
   void fail_with_detail(wc_status status, const char *detail);
   // A sealed-file chunk that did not authenticate: the job fails with
@@ -43,6 +41,8 @@ class JobMonitor {
   wc_status finish(uint64_t bytes_in, uint64_t bytes_out);
 
  private:
+  // The first failure wins; every later one only stops the job again.
+  void record(wc_status status, int os_error, const char *detail);
   void report(uint64_t done);
 
   wc_job *job_;

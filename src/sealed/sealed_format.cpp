@@ -88,16 +88,20 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
   };
   header->aead = params.aead != nullptr ? params.aead : wc_aead_by_name("aes-256-gcm");
   if (id_for_aead(header->aead) == 0) return invalid("the format has no id for this AEAD");
-  const uint64_t chunk = params.chunk_bytes != 0 ? params.chunk_bytes : WC_SEAL_DEFAULT_CHUNK_BYTES;
+  // Zero is as invalid as any other wrong value: wc_seal_params_init gives
+  // the defaults, and a zero that silently became one would hide a caller's
+  // mistake.
   header->chunk_log2 = 0;
   for (unsigned log2 = kMinChunkLog2; log2 <= kMaxChunkLog2; ++log2) {
-    if (chunk == uint64_t{1} << log2) header->chunk_log2 = log2;
+    if (params.chunk_bytes == uint64_t{1} << log2) header->chunk_log2 = log2;
   }
   if (header->chunk_log2 == 0) return invalid("the chunk size must be a power of two from 4 KiB to 1 GiB");
   header->key_source = params.key_source;
   if (header->key_source == WC_SEAL_PASSPHRASE) {
-    header->iterations = params.iterations != 0 ? params.iterations : WC_SEAL_DEFAULT_ITERATIONS;
-    if (header->iterations > kMaxIterations) return invalid("PBKDF2 iterations must be 1 to 100,000,000");
+    header->iterations = params.iterations;
+    if (header->iterations == 0 || header->iterations > kMaxIterations) {
+      return invalid("PBKDF2 iterations must be 1 to 100,000,000");
+    }
   } else if (header->key_source == WC_SEAL_KEY) {
     header->iterations = 0;
   } else {
@@ -197,7 +201,13 @@ wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, con
   if (layout->chunks > kMaxChunks) return bad("sealed file too long: more than 2^32 chunks");
   layout->last_chunk_len = last_sealed - kTagLen;
   layout->plaintext_len = (layout->chunks - 1) * header.chunk_size() + layout->last_chunk_len;
-  return WC_OK;
+  return check_final_chunk(layout->chunks - 1, layout->last_chunk_len, detail);
+}
+
+wc_status check_final_chunk(uint64_t index, uint64_t plaintext_len, const char **detail) {
+  if (index == 0 || plaintext_len != 0) return WC_OK;
+  *detail = "truncated sealed file: an empty final chunk after chunk 0 (only an empty file ends with one)";
+  return WC_ERR_FORMAT;
 }
 
 }  // namespace warpcrypt::sealed

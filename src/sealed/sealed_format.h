@@ -79,4 +79,10 @@ struct Layout {
 // WC_ERR_FORMAT (and *detail) for a body no sealing could have produced.
 wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, const char **detail);
 
+// The STREAM rule a reader checks when it reaches the end: the final chunk
+// is empty only when the whole plaintext is. Without it, a file cut after
+// any chunk and given 16 bytes of "empty final chunk" would look whole to a
+// reader that skips empty chunks. WC_ERR_FORMAT (and *detail) if broken.
+wc_status check_final_chunk(uint64_t index, uint64_t plaintext_len, const char **detail);
+
 }  // namespace warpcrypt::sealed

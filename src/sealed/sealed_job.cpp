@@ -29,7 +29,9 @@ using engine::JobTotals;
 // not ask for a window per core.
 constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
 
-// One worker: an AEAD bound to the file key, and its window's buffers.
+// One worker: an AEAD bound to the file key, and its window's buffers,
+// which grow to what the input holds as it arrives, never to what the
+// (unauthenticated) header's chunk size alone asks for.
 struct Worker {
   std::unique_ptr<AeadCipher> cipher;
   wc_backend backend = WC_BACKEND_CPU;
@@ -75,13 +77,12 @@ wc_status plan(const wc_options &options, const Header &header, Workforce *force
   return WC_OK;
 }
 
-// Hires the planned workers, each an AEAD bound to the file key with window
-// buffers of the given sizes: no more than `windows` (a small file gives the
-// rest nothing to do, and their buffers would cost more than the file), and
-// no more than kBufferBudget affords, but hybrid keeps a CPU worker.
-wc_status hire(Workforce &force, const Header &header, const FileKey &key, uint64_t windows, uint64_t in_bytes,
-               uint64_t out_bytes) {
-  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * std::max(in_bytes, out_bytes)));
+// Hires the planned workers, each an AEAD bound to the file key: no more
+// than `windows` (a small file gives the rest nothing to do), and no more
+// than kBufferBudget affords with windows of up to `window_bytes`, but
+// hybrid keeps a CPU worker.
+wc_status hire(Workforce &force, const Header &header, const FileKey &key, uint64_t windows, uint64_t window_bytes) {
+  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * std::max<uint64_t>(1, window_bytes)));
   const std::span<const uint8_t> key_bytes(key.bytes.data(), key.len);
   for (unsigned i = 0; i < force.gpu_workers && force.workers.size() < std::min(windows, affordable); ++i) {
     auto worker = std::make_unique<Worker>();
@@ -100,11 +101,13 @@ wc_status hire(Workforce &force, const Header &header, const FileKey &key, uint6
     if (!worker->cipher) return WC_ERR_CRYPTO_LIBRARY;
     force.workers.push_back(std::move(worker));
   }
+  return WC_OK;
+}
+
+// Makes `buffer` at least `len` bytes; WC_ERR_OUT_OF_MEMORY if it cannot.
+wc_status reserve(std::vector<uint8_t> &buffer, size_t len) {
   try {
-    for (auto &worker : force.workers) {
-      worker->in.resize(in_bytes + 1);  // the pipe reader's look-ahead byte
-      worker->out.resize(out_bytes);
-    }
+    if (buffer.size() < len) buffer.resize(len);
   } catch (const std::bad_alloc &) {
     return WC_ERR_OUT_OF_MEMORY;
   }
@@ -117,7 +120,12 @@ void run_workers(Workforce &force, JobMonitor &monitor, const std::function<wc_s
     Worker &worker = *force.workers[index];
     bool finished = false;
     while (!finished && !monitor.stopped()) {
-      const wc_status status = step(worker, &finished);
+      wc_status status = WC_OK;
+      try {
+        status = step(worker, &finished);
+      } catch (const std::bad_alloc &) {
+        status = WC_ERR_OUT_OF_MEMORY;
+      }
       if (status != WC_OK) monitor.fail(status);
     }
   });
@@ -136,6 +144,8 @@ void run_windows(Workforce &force, JobMonitor &monitor, uint64_t windows,
 
 // Exactly `len` bytes at `offset` of a regular file into the worker's buffer.
 wc_status read_window(Worker &worker, int fd, size_t len, uint64_t offset, JobMonitor &monitor) {
+  const wc_status room = reserve(worker.in, len);
+  if (room != WC_OK) return room;
   size_t got = 0;
   if (!engine::pread_fully(fd, worker.in.data(), len, offset, &got)) return monitor.fail_io(errno);
   return got == len ? WC_OK : monitor.fail_io(0);  // the file shrank while it was read
@@ -148,17 +158,27 @@ class WindowReader {
  public:
   WindowReader(int fd, uint64_t window_bytes) : fd_(fd), window_bytes_(window_bytes) {}
 
-  // Fills `buffer` (window_bytes + 1 long). *finished once the input ended
-  // in an earlier window.
-  wc_status next(uint8_t *buffer, uint64_t *index, size_t *len, bool *last, bool *finished, JobMonitor &monitor) {
+  // Fills `buffer`, grown as bytes arrive up to window_bytes + 1, so a short
+  // input costs little memory whatever chunk size its header claims.
+  // *finished once the input ended in an earlier window.
+  wc_status next(std::vector<uint8_t> &buffer, uint64_t *index, size_t *len, bool *last, bool *finished,
+                 JobMonitor &monitor) {
     std::lock_guard lock(mutex_);
     *finished = ended_;
     if (ended_) return WC_OK;
+    const size_t want = window_bytes_ + 1;
     size_t have = 0;
-    if (carrying_) buffer[have++] = carry_;
-    size_t got = 0;
-    if (!engine::read_fully(fd_, buffer + have, window_bytes_ + 1 - have, &got)) return monitor.fail_io(errno);
-    have += got;
+    if (carrying_) {
+      if (reserve(buffer, 1) != WC_OK) return WC_ERR_OUT_OF_MEMORY;
+      buffer[have++] = carry_;
+    }
+    for (size_t step = std::min<size_t>(want, kFirstRead); have < want; step = std::min(want, 2 * step)) {
+      if (reserve(buffer, step) != WC_OK) return WC_ERR_OUT_OF_MEMORY;
+      size_t got = 0;
+      if (!engine::read_fully(fd_, buffer.data() + have, step - have, &got)) return monitor.fail_io(errno);
+      have += got;
+      if (have < step) break;  // the end of the input
+    }
     *index = next_index_++;
     *last = have <= window_bytes_;
     *len = std::min<size_t>(have, window_bytes_);
@@ -169,6 +189,8 @@ class WindowReader {
   }
 
  private:
+  static constexpr size_t kFirstRead = size_t{64} << 10;
+
   int fd_;
   size_t window_bytes_;
   std::mutex mutex_;
@@ -240,6 +262,8 @@ class Sealer : public WindowJob {
     // An empty input still gets its one, empty, last chunk.
     const uint64_t count = std::max<uint64_t>((len + chunk - 1) / chunk, ends_file && first_chunk == 0 ? 1 : 0);
     if (first_chunk + count > kMaxChunks) return WC_ERR_RANGE;
+    const wc_status room = reserve(worker.out, len + count * kTagLen);
+    if (room != WC_OK) return room;
     worker.messages.resize(count);
     worker.nonces.resize(count);
     for (uint64_t i = 0; i < count; ++i) {
@@ -278,6 +302,14 @@ class Opener : public WindowJob {
       monitor_.fail_with_detail(WC_ERR_FORMAT, "sealed file too long: more than 2^32 chunks");
       return WC_ERR_FORMAT;
     }
+    const char *detail = nullptr;
+    const uint64_t final_len = len - (count - 1) * sealed_chunk - kTagLen;
+    if (ends_file && check_final_chunk(first_chunk + count - 1, final_len, &detail) != WC_OK) {
+      monitor_.fail_with_detail(WC_ERR_FORMAT, detail);
+      return WC_ERR_FORMAT;
+    }
+    const wc_status room = reserve(worker.out, len - count * kTagLen);
+    if (room != WC_OK) return room;
     worker.messages.resize(count);
     worker.nonces.resize(count);
     worker.results.assign(count, WC_OK);
@@ -324,7 +356,7 @@ void run_streamed(Workforce &force, JobMonitor &monitor, int fd, uint64_t window
     uint64_t window = 0;
     size_t len = 0;
     bool last = false;
-    const wc_status read = reader.next(worker.in.data(), &window, &len, &last, finished, monitor);
+    const wc_status read = reader.next(worker.in, &window, &len, &last, finished, monitor);
     if (read != WC_OK || *finished) return read;
     return job.process(worker, window, window * force.window_chunks, len, last);
   });
@@ -349,7 +381,7 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
                       int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
-  if (engine::open_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
+  if (engine::open_input_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
     return monitor.fail_io(errno);
   }
   monitor.set_total(in.size);
@@ -374,7 +406,7 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
     const uint64_t chunks = std::max<uint64_t>(1, (in.size + chunk - 1) / chunk);
     if (chunks > kMaxChunks) return WC_ERR_RANGE;
     const uint64_t windows = (chunks + force.window_chunks - 1) / force.window_chunks;
-    status = hire(force, header, key, windows, window_plain, window_sealed);
+    status = hire(force, header, key, windows, std::min(window_sealed, in.size + kTagLen));
     if (status != WC_OK) return status;
     run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
       const uint64_t begin = window * window_plain;
@@ -384,24 +416,25 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
       return sealer.process(worker, window, window * force.window_chunks, len, window + 1 == windows);
     });
   } else {
-    status = hire(force, header, key, UINT64_MAX, window_plain, window_sealed);
+    status = hire(force, header, key, UINT64_MAX, window_sealed);
     if (status != WC_OK) return status;
     run_streamed(force, monitor, in_fd, window_plain, sealer);
   }
+  engine::confirm_input_end(in, monitor);
   sealer.add_totals(totals);
   settle_offsets(in, out, *totals);
   return monitor.status();
 }
 
-wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, std::span<const uint8_t> secret,
-                      uint64_t offset, uint64_t length, int out_fd, int in_fd, JobMonitor &monitor,
+wc_status run_open_fd(const wc_options &options, const wc_open_params &params, wc_seal_key_source key_source,
+                      std::span<const uint8_t> secret, int out_fd, int in_fd, JobMonitor &monitor,
                       JobTotals *totals) {
   Endpoint in;
   Endpoint out;
-  if (engine::open_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
+  if (engine::open_input_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
     return monitor.fail_io(errno);
   }
-  const bool whole = offset == 0 && length == UINT64_MAX;
+  const bool whole = params.offset == 0 && params.length == UINT64_MAX;
   if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
   Header header;
   std::array<uint8_t, kHeaderLen> header_bytes{};
@@ -419,6 +452,12 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
                                                           : "this file was sealed with a key");
     return WC_ERR_INVALID_ARGUMENT;
   }
+  if (header.iterations > params.max_iterations) {
+    monitor.fail_with_detail(WC_ERR_FORMAT,
+                             "the header asks for more PBKDF2 iterations than this reader's limit "
+                             "(raise the limit only for a file you expect)");
+    return WC_ERR_FORMAT;
+  }
   FileKey key;
   status = derive_file_key(header, secret, &key);
   if (status != WC_OK) return status;
@@ -428,7 +467,6 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
   const uint64_t chunk = header.chunk_size();
   const uint64_t sealed_chunk = header.sealed_chunk_size();
   const uint64_t window_sealed = force.window_chunks * sealed_chunk;
-  const uint64_t window_plain = force.window_chunks * chunk;
 
   if (in.seekable) {
     Layout layout;
@@ -437,15 +475,17 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
       monitor.fail_with_detail(status, detail);
       return status;
     }
-    const uint64_t begin = std::min(offset, layout.plaintext_len);
-    const uint64_t end = begin + std::min(length, layout.plaintext_len - begin);
+    const uint64_t begin = std::min(params.offset, layout.plaintext_len);
+    const uint64_t end = begin + std::min(params.length, layout.plaintext_len - begin);
     monitor.set_total(end - begin);
     // An empty range still opens the last chunk, so that a wrong key or a
-    // damaged file fails as it would for a full read.
+    // damaged file fails as it would for a full read. A range that reaches
+    // the end always holds the final chunk: layout_of refused an empty one
+    // after chunk 0, so the final chunk holds the last plaintext byte.
     const uint64_t first = begin < end ? begin / chunk : layout.chunks - 1;
     const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
     const uint64_t windows = (last - first) / force.window_chunks + 1;
-    status = hire(force, header, key, windows, window_sealed, window_plain);
+    status = hire(force, header, key, windows, std::min(window_sealed, in.size - kHeaderLen));
     if (status != WC_OK) return status;
     Opener opener(header, header_bytes, out, begin, end, monitor);
     run_windows(force, monitor, windows, [&](Worker &worker, uint64_t window) {
@@ -460,9 +500,10 @@ wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, 
     });
     opener.add_totals(totals);
     totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
+    engine::confirm_input_end(in, monitor);
   } else {
     monitor.set_total(0);
-    status = hire(force, header, key, UINT64_MAX, window_sealed, window_plain);
+    status = hire(force, header, key, UINT64_MAX, window_sealed);
     if (status != WC_OK) return status;
     Opener opener(header, header_bytes, out, 0, UINT64_MAX, monitor);
     run_streamed(force, monitor, in_fd, window_sealed, opener);

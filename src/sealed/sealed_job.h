@@ -24,11 +24,13 @@ wc_status read_header(const engine::Endpoint &in, Header *header, std::array<uin
 wc_status run_seal_fd(const wc_options &options, const Header &header, std::span<const uint8_t> secret, int out_fd,
                       int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
 
-// Plaintext [offset, offset + length), cut at the end; the whole file when
-// offset is 0 and length UINT64_MAX (the only range a pipe allows).
-// `key_source` is the kind of secret the caller holds; it must be the file's.
-wc_status run_open_fd(const wc_options &options, wc_seal_key_source key_source, std::span<const uint8_t> secret,
-                      uint64_t offset, uint64_t length, int out_fd, int in_fd, engine::JobMonitor &monitor,
+// Plaintext [params.offset, params.offset + params.length), cut at the end;
+// the whole file when offset is 0 and length UINT64_MAX (the only range a
+// pipe allows). `key_source` is the kind of secret the caller holds; it must
+// be the file's. A header asking for more than params.max_iterations is
+// refused before the KDF runs.
+wc_status run_open_fd(const wc_options &options, const wc_open_params &params, wc_seal_key_source key_source,
+                      std::span<const uint8_t> secret, int out_fd, int in_fd, engine::JobMonitor &monitor,
                       engine::JobTotals *totals);
 
 }  // namespace warpcrypt::sealed

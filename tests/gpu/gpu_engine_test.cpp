@@ -255,14 +255,18 @@ TEST(GpuEngine, SealedFilesInteroperateWithTheCpu) {
       wc_job_init(&job);
       ASSERT_EQ(wc_seal_file(&options, &params, &job, sealed_path.c_str(), plain_path, key.data(), key.size()), WC_OK);
       EXPECT_GT(job.gpu_bytes, 0u);
-      ASSERT_EQ(wc_open_file(&cpu, nullptr, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY, key.data(),
-                             key.size(), 0, UINT64_MAX),
+      ASSERT_EQ(wc_open_file(&cpu, nullptr, nullptr, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY,
+                             key.data(), key.size()),
                 WC_OK);
       EXPECT_TRUE(same_bytes(plaintext, read_all(opened_path)));
 
       ASSERT_EQ(wc_seal_file(&cpu, &params, nullptr, sealed_path.c_str(), plain_path, key.data(), key.size()), WC_OK);
-      ASSERT_EQ(wc_open_file(&options, nullptr, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY, key.data(),
-                             key.size(), 5 * kChunk + 3, 20 * kChunk),
+      wc_open_params range;
+      wc_open_params_init(&range);
+      range.offset = 5 * kChunk + 3;
+      range.length = 20 * kChunk;
+      ASSERT_EQ(wc_open_file(&options, &range, nullptr, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY,
+                             key.data(), key.size()),
                 WC_OK);
       EXPECT_TRUE(same_bytes(Bytes(plaintext.begin() + 5 * kChunk + 3, plaintext.begin() + 25 * kChunk + 3),
                              read_all(opened_path)));
@@ -273,8 +277,8 @@ TEST(GpuEngine, SealedFilesInteroperateWithTheCpu) {
       ASSERT_EQ(std::fwrite(damaged.data(), 1, damaged.size(), f), damaged.size());
       std::fclose(f);
       wc_job_init(&job);
-      EXPECT_EQ(wc_open_file(&options, &job, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY, key.data(),
-                             key.size(), 0, UINT64_MAX),
+      EXPECT_EQ(wc_open_file(&options, nullptr, &job, opened_path.c_str(), sealed_path.c_str(), WC_SEAL_KEY,
+                             key.data(), key.size()),
                 WC_ERR_AUTH);
       EXPECT_EQ(job.failed_chunk, 30u);
     }

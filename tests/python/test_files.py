@@ -240,3 +240,69 @@ def test_paths_may_be_strings(files, tmp_path):
     warpcrypt.seal_file(os.fspath(source), os.fspath(target), key=bytes(32))
     warpcrypt.open_file(str(target), str(tmp_path / "back"), key=bytes(32))
     assert (tmp_path / "back").read_bytes() == b"hello"
+
+
+# ---- regressions from the adversarial review ---------------------------------
+
+@pytest.mark.parametrize("kept_chunks", [1, 2])
+def test_open_file_refuses_a_file_cut_at_a_chunk_boundary_with_bytes_appended(kept_chunks, files, rng, tmp_path):
+    """The review's critical forgery: it once opened as the first chunks."""
+    source, target = files(rng.randbytes(3 * CHUNK + 7))
+    warpcrypt.seal_file(source, target, key=bytes(32), chunk_size=CHUNK)
+    target.write_bytes(target.read_bytes()[:HEADER + kept_chunks * (CHUNK + 16)] + bytes(16))
+    for offset, length in [(0, None), (CHUNK // 2, None)]:
+        with pytest.raises(warpcrypt.FormatError, match="empty final chunk"):
+            warpcrypt.open_file(target, tmp_path / "back", key=bytes(32), offset=offset, length=length)
+    assert not (tmp_path / "back").exists() and not leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("call", ["open_file", "seal_file", "encrypt_file", "sealed_info"])
+def test_a_path_with_an_embedded_nul_is_a_value_error(call, files, tmp_path):
+    """A C string ends at the NUL and would name another file, as
+    open_file(src + "\\0x") once opened src and encrypt_file(..., "a.bin\\0/../../x")
+    wrote a.bin."""
+    source, target = files(b"data")
+    warpcrypt.seal_file(source, target, key=bytes(32))
+    calls = {
+        "open_file": lambda: warpcrypt.open_file(str(target) + "\0x", tmp_path / "back", key=bytes(32)),
+        "seal_file": lambda: warpcrypt.seal_file(source, str(tmp_path / "a.bin") + "\0/../../x", key=bytes(32)),
+        "encrypt_file": lambda: warpcrypt.encrypt_file("aes-256-ctr", bytes(32), bytes(16), source,
+                                                       str(tmp_path / "a.bin") + "\0/../../x"),
+        "sealed_info": lambda: warpcrypt.sealed_info(str(target) + "\0x"),
+    }
+    with pytest.raises(ValueError, match="embedded null byte"):
+        calls[call]()
+    assert not (tmp_path / "back").exists() and not (tmp_path / "a.bin").exists()
+
+
+@pytest.mark.parametrize("parameter", [{"chunk_size": 0}, {"iterations": 0}])
+def test_zero_is_an_invalid_seal_parameter_not_the_default(parameter, files):
+    source, target = files(b"data")
+    with pytest.raises(warpcrypt.InvalidArgument):
+        warpcrypt.seal_file(source, target, passphrase="pw", **parameter)
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("passphrase", ["", b""])
+def test_seal_file_refuses_an_empty_passphrase(passphrase, files):
+    source, target = files(b"data")
+    with pytest.raises(warpcrypt.InvalidArgument, match="empty passphrase"):
+        warpcrypt.seal_file(source, target, passphrase=passphrase)
+    assert not target.exists()
+
+
+def test_open_file_bounds_the_iterations_a_header_may_ask_for(files, tmp_path):
+    source, target = files(b"checkpoint")
+    warpcrypt.seal_file(source, target, passphrase="pw", iterations=3000)
+    with pytest.raises(warpcrypt.FormatError, match="iterations"):
+        warpcrypt.open_file(target, tmp_path / "back", passphrase="pw", max_iterations=2999)
+    warpcrypt.open_file(target, tmp_path / "back", passphrase="pw", max_iterations=3000)
+    assert (tmp_path / "back").read_bytes() == b"checkpoint"
+    # A forged count far above the default limit fails before PBKDF2 runs.
+    forged = bytearray(target.read_bytes())
+    forged[16:20] = struct.pack(">I", 100_000_000)
+    target.write_bytes(bytes(forged))
+    with pytest.raises(warpcrypt.FormatError, match="iterations"):
+        warpcrypt.open_file(target, tmp_path / "again", passphrase="pw")
+    with pytest.raises(warpcrypt.InvalidArgument):
+        warpcrypt.open_file(target, tmp_path / "again", passphrase="pw", max_iterations=0)

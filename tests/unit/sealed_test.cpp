@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <string>
@@ -83,8 +84,12 @@ JobRun seal(Io io, const Bytes &plaintext, const wc_seal_params &params, const B
 
 JobRun open_sealed(Io io, const Bytes &sealed, const Bytes &secret, const wc_options &options, uint64_t offset = 0,
                 uint64_t length = UINT64_MAX, wc_seal_key_source source = WC_SEAL_KEY) {
+  wc_open_params params;
+  wc_open_params_init(&params);
+  params.offset = offset;
+  params.length = length;
   return run_fd(io, sealed, [&](wc_job *job, int out_fd, int in_fd) {
-    return wc_open_fd(&options, job, out_fd, in_fd, source, secret.data(), secret.size(), offset, length);
+    return wc_open_fd(&options, &params, job, out_fd, in_fd, source, secret.data(), secret.size());
   });
 }
 
@@ -193,6 +198,12 @@ struct Sample {
   Bytes plaintext;
   Bytes sealed;
 };
+
+long peak_resident_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
 
 Sample make_sample() {
   TestRng rng = TestRng::for_current_test();
@@ -308,6 +319,105 @@ TEST(SealedFailures, ParametersTheFormatCannotHoldAreRefused) {
   EXPECT_EQ(seal(Io::file, Bytes(10), params, Bytes(3), options).status, WC_ERR_DIGEST);
 }
 
+// The review's critical forgery: cut after a whole chunk, then 16 bytes
+// standing in for an empty final chunk. Every input path and a range that
+// reaches the end must refuse it; an empty file keeps its one empty chunk.
+TEST(SealedTruncation, AnEmptyFinalChunkAfterChunkZeroIsRefusedOnEveryPath) {
+  const Sample s = make_sample();
+  for (size_t kept : {size_t{1}, size_t{3}}) {
+    Bytes forged(s.sealed.begin(), s.sealed.begin() + kHeader + kept * kSealedChunk);
+    forged.resize(forged.size() + 16);
+    for (Io io : {Io::file, Io::pipe}) {
+      SCOPED_TRACE(kept);
+      for (size_t window : {kChunk, 4 * kChunk}) {
+        const JobRun run = open_sealed(io, forged, s.key, engine_options(2, window));
+        EXPECT_EQ(run.status, WC_ERR_FORMAT);
+        ASSERT_NE(run.job.detail, nullptr);
+        EXPECT_NE(std::string(run.job.detail).find("empty final chunk"), std::string::npos);
+      }
+    }
+    const JobRun range = open_sealed(Io::file, forged, s.key, engine_options(1, kChunk), 10, UINT64_MAX);
+    EXPECT_EQ(range.status, WC_ERR_FORMAT);
+    EXPECT_TRUE(range.out.empty());
+  }
+  wc_seal_params params = key_params("aes-256-gcm");
+  const JobRun empty = seal(Io::file, Bytes(), params, s.key, engine_options(1, kChunk));
+  ASSERT_EQ(empty.status, WC_OK);
+  EXPECT_EQ(empty.out.size(), kHeader + 16);
+  EXPECT_EQ(open_sealed(Io::pipe, empty.out, s.key, engine_options(1, kChunk)).status, WC_OK);
+}
+
+TEST(SealedTruncation, ARangeThatReachesTheEndAuthenticatesTheFinalChunk) {
+  const Sample s = make_sample();
+  // The final chunk (index 5) replaced by one sealed as not-last would pass
+  // a reader that never looked at the last flag; flipping its tag shows the
+  // range reads it.
+  Bytes damaged = s.sealed;
+  damaged.back() ^= 1;
+  const uint64_t plaintext_end = s.plaintext.size();
+  const JobRun to_end = open_sealed(Io::file, damaged, s.key, engine_options(1, kChunk), plaintext_end - 1, 1);
+  EXPECT_EQ(to_end.status, WC_ERR_AUTH);
+  EXPECT_EQ(to_end.job.failed_chunk, 5u);
+  const JobRun before_end = open_sealed(Io::file, damaged, s.key, engine_options(1, kChunk), 0, kChunk);
+  EXPECT_EQ(before_end.status, WC_OK) << "a range that stops early reads only its own chunks";
+}
+
+TEST(SealedCost, AForgedIterationCountIsRefusedBeforeTheKdfRuns) {
+  const Sample s = make_sample();
+  Bytes forged = s.sealed;
+  forged[12] = WC_SEAL_PASSPHRASE;
+  const uint32_t iterations = WC_OPEN_DEFAULT_MAX_ITERATIONS + 1;
+  for (int i = 0; i < 4; ++i) forged[16 + i] = static_cast<uint8_t>(iterations >> (24 - 8 * i));
+  const JobRun run = open_sealed(Io::file, forged, Bytes{'p', 'w'}, engine_options(1, kChunk), 0, UINT64_MAX,
+                                 WC_SEAL_PASSPHRASE);
+  EXPECT_EQ(run.status, WC_ERR_FORMAT);
+  ASSERT_NE(run.job.detail, nullptr);
+  EXPECT_NE(std::string(run.job.detail).find("iterations"), std::string::npos);
+
+  wc_open_params zero_limit;
+  wc_open_params_init(&zero_limit);
+  zero_limit.max_iterations = 0;
+  EXPECT_EQ(wc_open_fd(nullptr, &zero_limit, nullptr, 1, 0, WC_SEAL_KEY, s.key.data(), s.key.size()),
+            WC_ERR_INVALID_ARGUMENT);
+}
+
+TEST(SealedCost, AHugeChunkSizeInATinyFileOpensWithoutAllocatingIt) {
+  // Exponent 30 (1 GiB chunks) in a file of a few hundred bytes: a reader
+  // that sized its buffers from the header would fill 2 GiB of zeroed
+  // buffers, which the process's peak resident size would show.
+  const Sample s = make_sample();
+  Bytes forged(s.sealed.begin(), s.sealed.begin() + kHeader + 100);
+  forged[10] = 30;
+  for (Io io : {Io::file, Io::pipe}) {
+    const long peak_before_kib = peak_resident_kib();
+    const JobRun run = open_sealed(io, forged, s.key, engine_options(2, 0));
+    EXPECT_EQ(run.status, WC_ERR_AUTH) << wc_status_string(run.status);
+    EXPECT_LT(peak_resident_kib() - peak_before_kib, 256 * 1024) << "open grew the process by the header's chunk size";
+  }
+}
+
+TEST(SealedParameters, ZeroIsAnInvalidValueNotTheDefault) {
+  const wc_options options = engine_options(1, kChunk);
+  wc_seal_params params = key_params("aes-256-gcm");
+  params.chunk_bytes = 0;
+  EXPECT_EQ(seal(Io::file, Bytes(10), params, Bytes(32), options).status, WC_ERR_INVALID_ARGUMENT);
+  params = key_params("aes-256-gcm");
+  params.key_source = WC_SEAL_PASSPHRASE;
+  params.iterations = 0;
+  EXPECT_EQ(seal(Io::file, Bytes(10), params, Bytes{'p', 'w'}, options).status, WC_ERR_INVALID_ARGUMENT);
+}
+
+TEST(SealedParameters, AnEmptyPassphraseIsRefused) {
+  wc_seal_params params = key_params("aes-256-gcm");
+  params.key_source = WC_SEAL_PASSPHRASE;
+  params.iterations = 1000;
+  const JobRun run = seal(Io::file, Bytes(10), params, Bytes(), engine_options(1, kChunk));
+  EXPECT_EQ(run.status, WC_ERR_INVALID_ARGUMENT);
+  ASSERT_NE(run.job.detail, nullptr);
+  EXPECT_NE(std::string(run.job.detail).find("empty passphrase"), std::string::npos);
+  EXPECT_TRUE(run.out.empty());
+}
+
 TEST(SealedInspect, ReportsTheHeaderAndTheLayout) {
   const ScratchDir dir;
   write_file(dir / "plain", Bytes(3 * kChunk + 5, 7));
@@ -350,16 +460,16 @@ TEST(SealedFile, FailedOpenLeavesNoPlaintextAndKeepsAnExistingTarget) {
   write_file(dir / "out", Bytes{'k', 'e', 'e', 'p'});
   wc_job job;
   wc_job_init(&job);
-  EXPECT_EQ(wc_open_file(nullptr, &job, (dir / "out").c_str(), (dir / "sealed").c_str(), WC_SEAL_KEY, s.key.data(),
-                         s.key.size(), 0, UINT64_MAX),
+  EXPECT_EQ(wc_open_file(nullptr, nullptr, &job, (dir / "out").c_str(), (dir / "sealed").c_str(), WC_SEAL_KEY,
+                         s.key.data(), s.key.size()),
             WC_ERR_AUTH);
   EXPECT_EQ(job.failed_chunk, 5u);
   EXPECT_TRUE(same_bytes(Bytes{'k', 'e', 'e', 'p'}, read_file(dir / "out")));
   EXPECT_EQ(dir.entries().size(), 2u) << "a temporary file was left behind";
 
   write_file(dir / "sealed", s.sealed);
-  ASSERT_EQ(wc_open_file(nullptr, nullptr, (dir / "out").c_str(), (dir / "sealed").c_str(), WC_SEAL_KEY,
-                         s.key.data(), s.key.size(), 0, UINT64_MAX),
+  ASSERT_EQ(wc_open_file(nullptr, nullptr, nullptr, (dir / "out").c_str(), (dir / "sealed").c_str(), WC_SEAL_KEY,
+                         s.key.data(), s.key.size()),
             WC_OK);
   EXPECT_TRUE(same_bytes(s.plaintext, read_file(dir / "out")));
 }

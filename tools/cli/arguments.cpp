@@ -7,6 +7,12 @@
 
 namespace warpcrypt::cli {
 
+SecretText::~SecretText() { wc_memzero(value.data(), value.capacity()); }
+
+WipedArguments::~WipedArguments() {
+  for (std::string &value : values) wc_memzero(value.data(), value.capacity());
+}
+
 const std::string &take_value(const std::vector<std::string> &args, size_t &i) {
   if (i + 1 >= args.size()) throw CliError("option " + args[i] + " needs a value");
   return args[++i];

@@ -10,6 +10,25 @@
 
 namespace warpcrypt::cli {
 
+// An argument that may carry a secret (a -pass source such as pass:TEXT, a
+// hex key): its copy is wiped when it goes out of scope, as is every
+// argument main() holds (WipedArguments).
+struct SecretText {
+  std::string value;
+  explicit SecretText(std::string text) : value(std::move(text)) {}
+  SecretText(const SecretText &) = default;
+  SecretText &operator=(const SecretText &) = default;
+  ~SecretText();
+};
+
+// The command line as strings, wiped when main() is done with them: a short
+// argument lives inside the vector's own buffer, so wiping each string's
+// bytes covers both.
+struct WipedArguments {
+  std::vector<std::string> values;
+  ~WipedArguments();
+};
+
 // The value after the flag at args[i], advancing i; throws CliError when
 // the flag is last. The value is never echoed: it may be a key.
 const std::string &take_value(const std::vector<std::string> &args, size_t &i);

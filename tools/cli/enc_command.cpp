@@ -42,8 +42,8 @@ const char *direction_word(wc_direction direction) {
 
 // What failed, in words: an I/O failure names errno's reason.
 std::string describe_failure(wc_status status, const wc_job &job, const char *what) {
+  if (job.detail != nullptr) return std::string(what) + ": " + job.detail;
   if (status == WC_ERR_IO && job.os_error != 0) return std::string(what) + ": " + std::strerror(job.os_error);
-  if (status == WC_ERR_IO) return std::string(what) + ": the input changed size while it was read";
   return std::string(what) + ": " + wc_status_string(status);
 }
 

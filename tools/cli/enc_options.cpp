@@ -47,10 +47,10 @@ EncOptions parse_enc_options(const std::vector<std::string> &args) {
     auto value = [&]() -> const std::string & { return take_value(args, i); };
     if (arg == "-e") o.direction = WC_ENCRYPT;
     else if (arg == "-d") o.direction = WC_DECRYPT;
-    else if (arg == "-K") o.key_hex = value();
-    else if (arg == "-iv") o.iv_hex = value();
+    else if (arg == "-K") o.key_hex.emplace(value());
+    else if (arg == "-iv") o.iv_hex.emplace(value());
     else if (arg == "-S") o.salt_hex = value();
-    else if (arg == "-pass") o.pass_source = value();
+    else if (arg == "-pass") o.pass_source.emplace(value());
     else if (arg == "-in") o.in_path = value();
     else if (arg == "-out") o.out_path = value();
     else if (arg == "-nopad") o.padding = false;

@@ -16,10 +16,10 @@ enum class KeyPrint { none, print_and_run, print_and_exit };  // -p, -P
 struct EncOptions {
   const wc_cipher *cipher = nullptr;
   wc_direction direction = WC_ENCRYPT;
-  std::optional<std::string> key_hex;   // -K
-  std::optional<std::string> iv_hex;    // -iv
-  std::optional<std::string> salt_hex;  // -S
-  std::optional<std::string> pass_source;  // -pass
+  std::optional<SecretText> key_hex;      // -K
+  std::optional<SecretText> iv_hex;       // -iv
+  std::optional<std::string> salt_hex;    // -S
+  std::optional<SecretText> pass_source;  // -pass
   std::optional<std::string> in_path;
   std::optional<std::string> out_path;
   bool padding = true;

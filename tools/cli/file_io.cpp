@@ -24,51 +24,20 @@ void remove_temp_and_die(int signal_number) {
   raise(signal_number);
 }
 
-std::string directory_of(const std::string &path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-std::string base_name_of(const std::string &path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// Follows symlinks to the path they finally name, even where that file does
-// not exist yet (a dangling link is written through, as open(2) would).
-std::string resolve_symlinks(const std::string &path) {
-  std::string current = path;
-  for (int hops = 0; hops < 40; ++hops) {
-    struct stat link{};
-    if (lstat(current.c_str(), &link) != 0 || !S_ISLNK(link.st_mode)) return current;
-    std::string target(static_cast<size_t>(link.st_size) + 1, '\0');
-    const ssize_t n = readlink(current.c_str(), target.data(), target.size());
-    if (n < 0) return current;
-    target.resize(static_cast<size_t>(n));
-    current = target.starts_with('/') ? target : directory_of(current) + "/" + target;
-  }
-  errno = ELOOP;
-  throw_system_error("cannot resolve output", path);
-}
-
-// The mode a newly created file would get, as open(..., 0666) gives it.
-mode_t default_file_mode() {
-  const mode_t mask = umask(0);
-  umask(mask);
-  return 0666 & ~mask;
-}
-
 }  // namespace
 
 void install_cleanup_signal_handlers() {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) std::signal(sig, remove_temp_and_die);
+  // Past a file-size limit (ulimit -f) the kernel would kill the process and
+  // leave the temporary file; ignored, the write fails with EFBIG instead,
+  // and the ordinary error path reports it and removes the file.
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 InputFile::InputFile(const std::optional<std::string> &path)
     : fd_(STDIN_FILENO), owned_(false), name_(path.value_or("(stdin)")) {
   if (path) {
-    fd_ = open(path->c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd_ < 0) throw_system_error("cannot open input", *path);
     owned_ = true;
   }
@@ -103,55 +72,31 @@ OutputFile::OutputFile(const std::optional<std::string> &path, const InputFile &
     fd_ = STDOUT_FILENO;
     return;
   }
-  struct stat existing{};
-  const bool exists = stat(path->c_str(), &existing) == 0;
-  if (exists && S_ISDIR(existing.st_mode)) {
-    errno = EISDIR;
-    throw_system_error("cannot write output", *path);
-  }
-  owned_ = true;
-  if (exists && !S_ISREG(existing.st_mode)) {
-    // A device or pipe (/dev/null, /dev/stdout) is written in place:
-    // renaming over it would replace the device node with a file.
-    fd_ = open(path->c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) throw_system_error("cannot open output", *path);
-    return;
-  }
-  // Write through a symlink to the file it names, as openssl does: the
-  // temporary file goes beside the real target, which the rename replaces.
-  target_ = resolve_symlinks(*path);
-  // Only a regular file can be the input itself and be destroyed by the
-  // rename; /dev/null as both input and output is fine.
-  if (exists && existing.st_dev == input.status().st_dev && existing.st_ino == input.status().st_ino) {
+  int os_error = 0;
+  const char *detail = nullptr;
+  const wc_status status = wc_output_open(&output_, path->c_str(), input.fd(), &os_error, &detail);
+  if (status == WC_ERR_INVALID_ARGUMENT) {
     throw CliError("input and output are the same file ('" + *path + "'): refusing to overwrite the input");
   }
-  std::string temp = directory_of(target_) + "/." + base_name_of(target_) + ".warpcrypt-XXXXXX";
-  if (temp.size() >= sizeof g_temp_path) throw CliError("output path too long: '" + *path + "'");
-  fd_ = mkostemp(temp.data(), O_CLOEXEC);
-  if (fd_ < 0) throw_system_error("cannot create output", *path);
-  temp_path_ = temp;
-  std::snprintf(g_temp_path, sizeof g_temp_path, "%s", temp_path_.c_str());
-  g_temp_path_set = 1;
-  // Keep an existing file's permissions; new files get the usual umask.
-  const mode_t mode = exists ? (existing.st_mode & 07777) : default_file_mode();
-  if (fchmod(fd_, mode) != 0) {
-    discard();
-    throw_system_error("cannot set permissions on output", *path);
+  if (status != WC_OK && detail != nullptr) throw CliError("cannot write output '" + *path + "': " + detail);
+  if (status != WC_OK) {
+    errno = os_error;
+    throw_system_error("cannot write output", *path);
+  }
+  fd_ = wc_output_fd(output_);
+  if (const char *temp = wc_output_temp_path(output_); temp != nullptr) {
+    if (std::strlen(temp) >= sizeof g_temp_path) {
+      wc_output_free(output_);
+      throw CliError("output path too long: '" + *path + "'");
+    }
+    std::snprintf(g_temp_path, sizeof g_temp_path, "%s", temp);
+    g_temp_path_set = 1;
   }
 }
 
 OutputFile::~OutputFile() {
-  if (!committed_) discard();
-}
-
-void OutputFile::discard() noexcept {
-  if (owned_ && fd_ >= 0) close(fd_);
-  fd_ = -1;
-  if (!temp_path_.empty()) {
-    unlink(temp_path_.c_str());
-    g_temp_path_set = 0;
-    temp_path_.clear();
-  }
+  g_temp_path_set = 0;
+  wc_output_free(output_);
 }
 
 void OutputFile::write(const uint8_t *data, size_t len) {
@@ -167,21 +112,13 @@ void OutputFile::write(const uint8_t *data, size_t len) {
 }
 
 void OutputFile::commit() {
-  if (!temp_path_.empty()) {
-    // close() reports delayed write errors such as a full disk on NFS.
-    const int fd = fd_;
-    fd_ = -1;
-    if (close(fd) != 0) throw_system_error("cannot write output", target_);
-    if (rename(temp_path_.c_str(), target_.c_str()) != 0) {
-      throw_system_error("cannot move output into place", target_);
-    }
-    g_temp_path_set = 0;
-    temp_path_.clear();
-  } else if (owned_) {
-    if (close(fd_) != 0) throw_system_error("cannot write output", target_);
-    fd_ = -1;
+  if (output_ == nullptr) return;  // standard output stays open
+  int os_error = 0;
+  g_temp_path_set = 0;
+  if (wc_output_commit(output_, &os_error) != WC_OK) {
+    errno = os_error;
+    throw_system_error("cannot write output", target_);
   }
-  committed_ = true;
 }
 
 }  // namespace warpcrypt::cli

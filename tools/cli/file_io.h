@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "warpcrypt/warpcrypt.h"
+
 namespace warpcrypt::cli {
 
 class InputFile {
@@ -34,6 +36,9 @@ class InputFile {
   struct stat stat_{};
 };
 
+// An output path, written by the library's rules (wc_output_open: a 0600
+// temporary file renamed over the target on commit, protected_symlinks
+// honoured, an unwritable target refused), or standard output.
 class OutputFile {
  public:
   // nullopt writes standard output. Refuses a path that names the input.
@@ -47,21 +52,17 @@ class OutputFile {
   // For the library's descriptor jobs, which write at the current offset.
   int fd() const { return fd_; }
   const std::string &display_name() const { return target_; }
-  // Flushes and moves the finished file into place.
+  // Completes the file and moves it into place.
   void commit();
 
  private:
-  void discard() noexcept;
-
   int fd_ = -1;
-  bool owned_ = false;
-  std::string target_;     // the path the user named
-  std::string temp_path_;  // empty when writing in place (stdout, devices, pipes)
-  bool committed_ = false;
+  wc_output *output_ = nullptr;  // null for standard output
+  std::string target_;           // the path the user named
 };
 
 // Makes SIGINT, SIGTERM and SIGHUP remove the temporary output before the
-// process dies.
+// process dies, and a file-size limit (SIGXFSZ) an ordinary write error.
 void install_cleanup_signal_handlers();
 
 }  // namespace warpcrypt::cli

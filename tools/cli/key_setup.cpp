@@ -1,11 +1,12 @@
 #include "key_setup.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 
 #include "cli_error.h"
@@ -13,44 +14,75 @@
 namespace warpcrypt::cli {
 namespace {
 
-std::string first_line_of_fd(int fd, const std::string &source_name) {
-  std::string line;
-  char c = 0;
+[[noreturn]] void unreadable(const std::string &source_name) {
+  // openssl's words for the same failure, so scripts that match them work.
+  throw CliError("error reading passphrase from " + source_name + ": it gave no passphrase");
+}
+
+// The first line of `fd` without its LF, read a byte at a time so that
+// nothing after it is consumed (stdin may carry the data next). A CR stays:
+// openssl keeps it too. No bytes at all, or a read error, fails: the empty
+// passphrase must never stand in for a missing one.
+void read_first_line(int fd, const std::string &source_name, Passphrase *out) {
+  bool any = false;
   for (;;) {
+    char c = 0;
     const ssize_t n = read(fd, &c, 1);
-    if (n == 0 || (n == 1 && c == '\n')) break;
-    if (n < 0) throw CliError("cannot read passphrase from " + source_name);
-    line.push_back(c);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      throw CliError("cannot read passphrase from " + source_name + ": " + std::strerror(error));
+    }
+    if (n == 0 && !any) unreadable(source_name);
+    if (n == 0 || c == '\n') return;
+    any = true;
+    out->push_back(c);
   }
-  if (!line.empty() && line.back() == '\r') line.pop_back();
-  return line;
+}
+
+void copy_text(const char *text, Passphrase *out) {
+  for (; *text != '\0'; ++text) out->push_back(*text);
 }
 
 }  // namespace
 
-Passphrase::~Passphrase() { wc_memzero(text.data(), text.size()); }
+Passphrase::~Passphrase() { wc_memzero(text_.data(), text_.size()); }
+
+void Passphrase::push_back(char c) {
+  if (len_ == kCapacity) {
+    throw CliError("passphrase longer than " + std::to_string(kCapacity) + " bytes");
+  }
+  text_[len_++] = c;
+}
 
 void read_passphrase(const std::string &source, Passphrase *out) {
   auto starts = [&](const char *prefix) { return source.rfind(prefix, 0) == 0; };
   if (starts("pass:")) {
-    out->text = source.substr(5);
+    copy_text(source.c_str() + 5, out);
   } else if (starts("env:")) {
     const char *value = std::getenv(source.c_str() + 4);
     if (value == nullptr) throw CliError("-pass env: variable '" + source.substr(4) + "' is not set");
-    out->text = value;
+    copy_text(value, out);
   } else if (starts("file:")) {
     const std::string path = source.substr(5);
-    std::ifstream file(path);
-    if (!file) throw CliError("-pass file: cannot open '" + path + "'");
-    std::getline(file, out->text);
-    if (!out->text.empty() && out->text.back() == '\r') out->text.pop_back();
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) throw_system_error("-pass file: cannot open", path);
+    try {
+      read_first_line(fd, "file '" + path + "'", out);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+    close(fd);
   } else if (starts("fd:")) {
     char *end = nullptr;
     const long fd = std::strtol(source.c_str() + 3, &end, 10);
-    if (*end != '\0' || fd < 0 || fd > INT32_MAX) throw CliError("-pass fd: expects a descriptor number");
-    out->text = first_line_of_fd(static_cast<int>(fd), "fd:" + source.substr(3));
+    if (source.size() == 3 || *end != '\0' || fd < 0 || fd > INT32_MAX) {
+      throw CliError("-pass fd: expects a descriptor number");
+    }
+    read_first_line(static_cast<int>(fd), "fd:" + source.substr(3), out);
   } else if (source == "stdin") {
-    out->text = first_line_of_fd(STDIN_FILENO, "stdin");
+    read_first_line(STDIN_FILENO, "stdin", out);
   } else {
     throw CliError("-pass expects pass:, env:, file:, fd: or stdin");
   }
@@ -96,7 +128,7 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
 
   if (options.pass_source) {
     Passphrase passphrase;
-    read_passphrase(*options.pass_source, &passphrase);
+    read_passphrase(options.pass_source->value, &passphrase);
     if (options.use_salt) {
       std::array<uint8_t, WC_SALT_LEN> salt{};
       if (options.salt_hex) {
@@ -123,8 +155,7 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
     const uint8_t *salt_bytes = m.salt ? m.salt->data() : nullptr;
     const wc_status status = wc_derive_key_iv(
         cipher, m.key.data(), key_len, m.iv.data(), iv_len, kdf, options.digest.c_str(), iterations,
-        reinterpret_cast<const uint8_t *>(passphrase.text.data()), passphrase.text.size(),
-        salt_bytes, m.salt ? WC_SALT_LEN : 0);
+        passphrase.bytes().data(), passphrase.bytes().size(), salt_bytes, m.salt ? WC_SALT_LEN : 0);
     if (status == WC_ERR_DIGEST) throw CliError("-md: unknown digest '" + options.digest + "'");
     check(status, "key derivation failed");
   } else if (!options.key_hex) {
@@ -132,13 +163,13 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
   }
 
   // Raw -K and -iv override what the passphrase produced, as in openssl enc.
-  if (options.key_hex) decode_exact(m.key, key_len, *options.key_hex, "-K", "the key");
+  if (options.key_hex) decode_exact(m.key, key_len, options.key_hex->value, "-K", "the key");
   if (options.iv_hex) {
     if (iv_len == 0) {
       if (!options.quiet) std::fprintf(stderr, "warpcrypt: warning: -iv ignored, %s takes no IV\n",
                                        wc_cipher_name(cipher));
     } else {
-      decode_exact(m.iv, iv_len, *options.iv_hex, "-iv", "the IV");
+      decode_exact(m.iv, iv_len, options.iv_hex->value, "-iv", "the IV");
     }
   } else if (!options.pass_source && iv_len != 0) {
     throw CliError(std::string("missing IV: ") + wc_cipher_name(cipher) + " needs -iv with " +

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "enc_options.h"
@@ -14,14 +15,33 @@ namespace warpcrypt::cli {
 
 inline constexpr char kSaltMagic[] = "Salted__";
 
-// A passphrase that is wiped when it goes out of scope.
-struct Passphrase {
-  std::string text;
+// A passphrase in one fixed buffer, wiped when it goes out of scope. It
+// never grows, so no reallocation leaves a freed copy on the heap, and one
+// that does not fit is an error, never cut short.
+class Passphrase {
+ public:
+  static constexpr size_t kCapacity = 4096;
+  Passphrase() = default;
+  Passphrase(const Passphrase &) = delete;
+  Passphrase &operator=(const Passphrase &) = delete;
   ~Passphrase();
+
+  // Appends one byte; CliError past kCapacity.
+  void push_back(char c);
+  std::span<const uint8_t> bytes() const { return {reinterpret_cast<const uint8_t *>(text_.data()), len_}; }
+  bool empty() const { return len_ == 0; }
+
+ private:
+  std::array<char, kCapacity> text_{};
+  size_t len_ = 0;
 };
 
 // The -pass argument forms of openssl(1): pass:, env:, file:, fd:, stdin.
-// Messages name the source, never the passphrase. `seal` and `open` share it.
+// As in openssl, a source that cannot be read or yields no bytes at all
+// (a directory, /dev/null, a descriptor at its end) is an error, never the
+// empty passphrase; a first line that is empty ("\n") is the empty
+// passphrase, which `seal` refuses. Messages name the source, never the
+// passphrase. `enc`, `seal` and `open` share it.
 void read_passphrase(const std::string &source, Passphrase *out);
 
 struct KeyMaterialBytes {

@@ -7,6 +7,7 @@
 
 #include "cli_error.h"
 #include "commands.h"
+#include "arguments.h"
 #include "file_io.h"
 
 namespace {
@@ -28,7 +29,8 @@ constexpr const char *kUsage =
 
 int main(int argc, char **argv) {
   using namespace warpcrypt::cli;
-  const std::vector<std::string> args(argv + (argc > 1 ? 2 : 1), argv + argc);
+  const WipedArguments arguments{{argv + (argc > 1 ? 2 : 1), argv + argc}};
+  const std::vector<std::string> &args = arguments.values;
   const std::string command = argc > 1 ? argv[1] : "";
   try {
     if (command.empty() || command == "--help" || command == "-h" || command == "help") {

@@ -43,6 +43,8 @@ constexpr const char *kOpenUsage =
     "  -in FILE, -out FILE    default stdin and stdout; output to a file is written atomically\n"
     "  --offset N, --length M plaintext bytes [N, N + M) only; reads and authenticates only\n"
     "                         the chunks holding them (the input must be a regular file)\n"
+    "  --max-iter N           open a -pass file whose header asks for up to N PBKDF2\n"
+    "                         iterations (default 2000000; the header is checked only after)\n"
     "  --backend auto|cpu|gpu|hybrid  where the chunks are opened (default auto: the CPU)\n"
     "  --threads N            CPU workers (default: all cores)\n"
     "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 1M on\n"
@@ -54,7 +56,7 @@ struct SealOptions {
   bool sealing = true;
   bool help = false;
   const wc_aead *aead = wc_aead_by_name("aes-256-gcm");
-  std::optional<std::string> pass_source;
+  std::optional<SecretText> pass_source;
   std::optional<std::string> key_file;
   uint32_t iterations = WC_SEAL_DEFAULT_ITERATIONS;
   std::string digest = "sha256";
@@ -63,6 +65,7 @@ struct SealOptions {
   std::optional<std::string> out_path;
   std::optional<uint64_t> offset;
   std::optional<uint64_t> length;
+  uint32_t max_iterations = WC_OPEN_DEFAULT_MAX_ITERATIONS;
   wc_backend backend = WC_BACKEND_AUTO;
   unsigned threads = 0;
   uint64_t window = 0;  // the engine's chunk size: 0 for its default
@@ -98,7 +101,7 @@ SealOptions parse_options(const std::vector<std::string> &args, bool sealing) {
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
     auto value = [&]() -> const std::string & { return take_value(args, i); };
-    if (arg == "-pass") o.pass_source = value();
+    if (arg == "-pass") o.pass_source.emplace(value());
     else if (arg == "-kfile") o.key_file = value();
     else if (arg == "-in") o.in_path = value();
     else if (arg == "-out") o.out_path = value();
@@ -121,6 +124,10 @@ SealOptions parse_options(const std::vector<std::string> &args, bool sealing) {
       o.aead = wc_aead_by_name(arg.c_str() + 1);
     } else if (!sealing && arg == "--offset") o.offset = parse_unsigned(value(), "--offset", UINT64_MAX);
     else if (!sealing && arg == "--length") o.length = parse_unsigned(value(), "--length", UINT64_MAX);
+    else if (!sealing && arg == "--max-iter") {
+      o.max_iterations = static_cast<uint32_t>(parse_unsigned(value(), "--max-iter", WC_SEAL_MAX_ITERATIONS));
+      if (o.max_iterations == 0) throw CliError("--max-iter must be at least 1");
+    }
     else if (arg.rfind("-pass", 0) == 0 || arg.rfind("-kfile", 0) == 0) {
       throw CliError("unknown option starting with '" + arg.substr(0, arg[1] == 'p' ? 5 : 6) + "'");
     } else {
@@ -141,13 +148,13 @@ struct Secret {
 
   std::span<const uint8_t> bytes() const {
     if (!key_file.empty()) return key_file;
-    return {reinterpret_cast<const uint8_t *>(passphrase.text.data()), passphrase.text.size()};
+    return passphrase.bytes();
   }
 };
 
 void read_secret(const SealOptions &o, Secret *secret) {
   if (o.pass_source) {
-    read_passphrase(*o.pass_source, &secret->passphrase);
+    read_passphrase(o.pass_source->value, &secret->passphrase);
     return;
   }
   InputFile file(*o.key_file);
@@ -244,9 +251,13 @@ int open(const SealOptions &o) {
   wc_job job;
   wc_job_init(&job);
   const std::span<const uint8_t> bytes = secret.bytes();
-  const wc_status status =
-      wc_open_fd(&options, &job, output.fd(), input.fd(), o.pass_source ? WC_SEAL_PASSPHRASE : WC_SEAL_KEY,
-                 bytes.data(), bytes.size(), o.offset.value_or(0), o.length.value_or(UINT64_MAX));
+  wc_open_params params;
+  wc_open_params_init(&params);
+  params.offset = o.offset.value_or(0);
+  params.length = o.length.value_or(UINT64_MAX);
+  params.max_iterations = o.max_iterations;
+  const wc_status status = wc_open_fd(&options, &params, &job, output.fd(), input.fd(),
+                                      o.pass_source ? WC_SEAL_PASSPHRASE : WC_SEAL_KEY, bytes.data(), bytes.size());
   if (status != WC_OK) fail(o, status, job);
   output.commit();
   if (inspected) report(o, info.aead, info.chunks, job);

@@ -1,0 +1,65 @@
+// How every job writes a named output file: one policy, used by the file
+// jobs and, through wc_output_*, by the CLI and the bindings.
+//
+// - The result goes to a temporary file beside the target, created 0600 and
+//   kept so until it is complete; commit() gives it the target's mode (an
+//   existing file's, or 0666 less the umask) and renames it over the target.
+//   Until then the target is untouched, and discard() (or the destructor)
+//   removes the temporary file.
+// - An existing target the caller may not write is refused: the kernel's own
+//   open(O_WRONLY) decides, as it would for `openssl enc -out`.
+// - Symbolic links are followed only where the kernel's protected_symlinks
+//   rule would follow them, whatever that setting is here: never a link in a
+//   sticky, world-writable directory (/tmp) owned by neither the caller nor
+//   the directory's owner. The walk only checks; the file is then opened by
+//   its link-free path, the last step with O_NOFOLLOW. A dangling link is
+//   refused rather than followed into a directory the caller chose nothing
+//   about.
+// - A device, FIFO or socket is written in place: a rename would replace
+//   the node.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::engine {
+
+class AtomicOutput {
+ public:
+  AtomicOutput() = default;
+  AtomicOutput(const AtomicOutput &) = delete;
+  AtomicOutput &operator=(const AtomicOutput &) = delete;
+  ~AtomicOutput() { discard(); }
+
+  // Prepares `path`. `input_fd` (or -1) is the job's input: naming it as the
+  // output is WC_ERR_INVALID_ARGUMENT, since the rename would destroy it.
+  // Otherwise WC_ERR_IO with *os_error, and *detail where errno alone would
+  // mislead (a refused link, a dangling link), else NULL.
+  wc_status open(const char *path, int input_fd, int *os_error, const char **detail);
+
+  int fd() const { return fd_; }
+  // The temporary file, for a signal handler that must remove it; empty when
+  // writing in place.
+  const std::string &temp_path() const { return temp_path_; }
+
+  // Completes the output: the final mode (and owner, where the caller may
+  // give it), a checked close, which reports delayed write errors, and the
+  // rename. WC_ERR_IO with *os_error on failure, the temporary file removed.
+  wc_status commit(int *os_error);
+  // Closes, and removes the temporary file; the target stays as it was.
+  void discard() noexcept;
+
+ private:
+  int fd_ = -1;
+  std::string target_;     // link-free path of the file the rename replaces
+  std::string temp_path_;  // empty when writing in place
+  mode_t final_mode_ = 0;
+  bool replacing_ = false;  // an existing file: keep its owner where possible
+  uid_t owner_ = 0;
+  gid_t group_ = 0;
+};
+
+}  // namespace warpcrypt::engine
