@@ -394,6 +394,45 @@ def test_a_file_size_limit_leaves_no_temporary_file(run_cli, workdir):
     assert sorted(p.name for p in workdir.iterdir()) == ["p"]
 
 
+# -- 8. secrets in memory -------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def freed_secret_scanner(tmp_path_factory) -> Path:
+    library = tmp_path_factory.mktemp("scanner") / "freed_secret_scanner.so"
+    source = Path(__file__).parent / "support" / "freed_secret_scanner.c"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", str(library), str(source), "-ldl"], check=True)
+    return library
+
+
+@pytest.mark.parametrize("secret", ["Zq7shortPW", "Zq7a-passphrase-longer-than-sso"])
+@pytest.mark.parametrize("command", ["enc", "seal", "open"])
+def test_a_passphrase_leaves_no_freed_unwiped_copy_on_the_heap(run_cli, workdir, freed_secret_scanner, secret,
+                                                                 command):
+    """-pass pass:P once left two freed, unwiped copies of P on the heap; a
+    short P lives inside the argument vector's own buffer, a long one in its
+    own block, so both are checked."""
+    (workdir / "p").write_bytes(b"plaintext")
+    run_cli("seal", "-pass", f"pass:{secret}", "-iter", "1000", "-in", "p", "-out", "s", cwd=workdir).check()
+    argv = {"enc": ["enc", "-aes-256-cbc", "-pbkdf2", "-iter", "1000", "-in", "p", "-out", "e"],
+            "seal": ["seal", "-iter", "1000", "-in", "p", "-out", "s2"],
+            "open": ["open", "-in", "s", "-out", "o"]}[command]
+    for source, env in ((f"pass:{secret}", {}), ("env:WC_TEST_PASSPHRASE", {"WC_TEST_PASSPHRASE": secret})):
+        result = run_cli(*argv, "-pass", source, cwd=workdir,
+                         env={"LD_PRELOAD": str(freed_secret_scanner), "WARPCRYPT_SCAN_SECRET": secret, **env})
+        result.check()
+        assert b"freed-secret-scanner" not in result.stderr, result.describe()
+
+
+def test_a_hex_key_leaves_no_freed_unwiped_copy_on_the_heap(run_cli, workdir, freed_secret_scanner):
+    key_hex = random_bytes(32, "hex key").hex()
+    (workdir / "p").write_bytes(b"plaintext")
+    result = run_cli("enc", "-aes-256-ctr", "-K", key_hex, "-iv", IV_HEX, "-in", "p", "-out", "e", cwd=workdir,
+                     env={"LD_PRELOAD": str(freed_secret_scanner), "WARPCRYPT_SCAN_SECRET": key_hex})
+    result.check()
+    assert b"freed-secret-scanner" not in result.stderr, result.describe()
+
+
 # -- 10. invalid values never become defaults ----------------------------------
 
 
