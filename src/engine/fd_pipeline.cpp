@@ -70,7 +70,7 @@ class Pipeline {
  public:
   Pipeline(const wc_options &options, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
            const Endpoint &in, const Endpoint &out, JobMonitor &monitor)
-      : cipher_(cipher), direction_(direction), key_(key), padding_(options.padding != 0), in_(in),
+      : cipher_(cipher), direction_(direction), padding_(options.padding != 0), in_(in),
         edge_(options, cipher, direction, key), writer_(out, monitor), monitor_(monitor) {
     std::copy(key.iv.begin(), key.iv.end(), iv_.begin());
   }
@@ -200,7 +200,6 @@ class Pipeline {
 
   const wc_cipher &cipher_;
   wc_direction direction_;
-  const KeyMaterial &key_;
   bool padding_;
   std::array<uint8_t, 16> iv_{};
   const Endpoint &in_;

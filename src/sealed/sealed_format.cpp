@@ -195,7 +195,8 @@ wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, con
   };
   const uint64_t sealed_chunk = header.sealed_chunk_size();
   if (body_len < kTagLen) return bad("truncated sealed file: no complete chunk after the header");
-  layout->chunks = (body_len + sealed_chunk - 1) / sealed_chunk;
+  // Rounded up without adding first, which would wrap near 2^64.
+  layout->chunks = body_len / sealed_chunk + (body_len % sealed_chunk != 0 ? 1 : 0);
   const uint64_t last_sealed = body_len - (layout->chunks - 1) * sealed_chunk;
   if (last_sealed < kTagLen) return bad("truncated sealed file: the last chunk is shorter than its tag");
   if (layout->chunks > kMaxChunks) return bad("sealed file too long: more than 2^32 chunks");

@@ -439,3 +439,12 @@ def test_a_hex_key_leaves_no_freed_unwiped_copy_on_the_heap(run_cli, workdir, fr
 def test_an_empty_output_path_fails_before_reading_the_input(run_cli, workdir, expect_failure):
     # /dev/zero never ends: only a check made before reading can fail.
     expect_failure(*CTR, "-in", "/dev/zero", "-out", "", cwd=workdir, message=r"cannot write output ''")
+
+
+@pytest.mark.parametrize("source", ["fd:", "fd: 3", "fd:+3", "fd:-1", "fd:3x"])
+def test_a_descriptor_source_takes_digits_only(run_cli, workdir, expect_failure, source):
+    """strtol once took " 3" and "+3" for descriptor 3 (found by the
+    passphrase_source fuzz target)."""
+    (workdir / "p").write_bytes(b"data")
+    expect_failure("seal", "-pass", source, "-in", "p", "-out", "o", cwd=workdir,
+                   message=r"-pass fd: expects a descriptor number")

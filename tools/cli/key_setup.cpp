@@ -75,12 +75,12 @@ void read_passphrase(const std::string &source, Passphrase *out) {
     }
     close(fd);
   } else if (starts("fd:")) {
-    char *end = nullptr;
-    const long fd = std::strtol(source.c_str() + 3, &end, 10);
-    if (source.size() == 3 || *end != '\0' || fd < 0 || fd > INT32_MAX) {
-      throw CliError("-pass fd: expects a descriptor number");
-    }
-    read_first_line(static_cast<int>(fd), "fd:" + source.substr(3), out);
+    // Digits only: strtol would also take " 3" and "+3".
+    const std::string digits = source.substr(3);
+    const bool number = !digits.empty() && digits.size() <= 9 &&
+                        digits.find_first_not_of("0123456789") == std::string::npos;
+    if (!number) throw CliError("-pass fd: expects a descriptor number");
+    read_first_line(std::stoi(digits), "fd:" + digits, out);
   } else if (source == "stdin") {
     read_first_line(STDIN_FILENO, "stdin", out);
   } else {

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of tests/fuzz into build-fuzz/ (clang, ASan
+# and UBSan, CPU only) and runs each for FUZZ_SECONDS (default 45), as many
+# at once as there are cores, starting from its seeds in
+# tests/fuzz/corpus/<target>/. Fails on any crash, leak, timeout, running
+# out of memory or sanitizer report; the input that caused it is kept in
+# build-fuzz/artifacts/, each run's log in build-fuzz/logs/. Prints each
+# target's executions from libFuzzer's final stat lines.
+#
+#   FUZZ_SECONDS=600 scripts/fuzz.sh [TARGET...]   (default: every target)
+#
+# New inputs a run finds go to build-fuzz/corpus/<target>/, where the next
+# run starts from as well; tests/fuzz/corpus/ is only read. Needs clang and
+# its runtimes (Debian: clang libclang-rt-dev llvm).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${FUZZ_SECONDS:-45}
+all_targets=(sealed_header open_fd cli_arguments passphrase_source)
+targets=("$@")
+((${#targets[@]})) || targets=("${all_targets[@]}")
+for target in "${targets[@]}"; do
+  [[ " ${all_targets[*]} " == *" $target "* ]] || {
+    echo "fuzz.sh: unknown target '$target' (${all_targets[*]})" >&2
+    exit 2
+  }
+done
+if ! command -v clang++ >/dev/null; then
+  echo "fuzz.sh: clang++ not found (Debian: apt-get install clang libclang-rt-dev llvm)" >&2
+  exit 1
+fi
+if command -v llvm-symbolizer >/dev/null; then
+  ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer)
+  export ASAN_SYMBOLIZER_PATH
+fi
+export UBSAN_OPTIONS=print_stacktrace=1
+
+start=$(date +%s)
+echo "==> building the fuzz targets (build-fuzz)"
+# clang's default constexpr step limit is too low for the AES tables that
+# src/core/aes_tables.cpp computes at compile time.
+cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPCRYPT_CUDA=OFF -DWARPCRYPT_FUZZ=ON \
+  -DWARPCRYPT_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS=-fconstexpr-steps=16777216 >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzzer}"
+echo "==> build-fuzz build: $(($(date +%s) - start)) s"
+
+# Sealed files grow to a few chunks of 4 KiB; the other inputs are words.
+declare -A max_len=([open_fd]=16384)
+
+# fuzz TARGET: one libFuzzer run, its exit status left in the log folder.
+fuzz() {
+  local target=$1
+  mkdir -p "build-fuzz/corpus/$target"
+  local status=0
+  "build-fuzz/tests/fuzz/${target}_fuzzer" -max_total_time="$seconds" -timeout=10 \
+    -max_len="${max_len[$target]:-4096}" -print_final_stats=1 \
+    -artifact_prefix="build-fuzz/artifacts/$target-" \
+    "build-fuzz/corpus/$target" "tests/fuzz/corpus/$target" >"build-fuzz/logs/$target.log" 2>&1 || status=$?
+  echo "$status" >"build-fuzz/logs/$target.status"
+}
+
+start=$(date +%s)
+mkdir -p build-fuzz/artifacts build-fuzz/logs
+echo "==> fuzzing ${targets[*]} for $seconds s each, $(nproc) at a time"
+for target in "${targets[@]}"; do
+  while (($(jobs -rp | wc -l) >= $(nproc))); do wait -n || true; done
+  fuzz "$target" &
+done
+wait
+
+failed=()
+for target in "${targets[@]}"; do
+  log=build-fuzz/logs/$target.log
+  if [[ $(cat "build-fuzz/logs/$target.status") != 0 ]]; then
+    echo "==> $target FAILED (log: $log, input: build-fuzz/artifacts/$target-*)"
+    tail -n 60 "$log"
+    failed+=("$target")
+    continue
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  per_second=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+  coverage=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1)
+  echo "==> $target: $runs executions ($per_second/s), $coverage"
+done
+echo "==> fuzzing: $(($(date +%s) - start)) s"
+if ((${#failed[@]})); then
+  echo "fuzz.sh: failed: ${failed[*]}" >&2
+  exit 1
+fi

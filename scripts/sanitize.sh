@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The CPU-only unit tests under clang's sanitizers, each in its own build:
+#   build-asan/  AddressSanitizer and UndefinedBehaviorSanitizer: the whole
+#                ctest suite; any report fails the test that made it.
+#   build-tsan/  ThreadSanitizer: the tests that run the thread pool and the
+#                engine's workers (threading, engine and sealed-file tests).
+# Only the unit-test binary is built: the CLI and the shared library add
+# nothing the tests run. OpenSSL and libsodium are not instrumented; no
+# suppressions, as neither sanitizer reports anything of theirs.
+#
+#   scripts/sanitize.sh [asan] [tsan]   (default: both)
+#
+# Needs clang and its runtimes (Debian: clang libclang-rt-dev llvm).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v clang++ >/dev/null; then
+  echo "sanitize.sh: clang++ not found (Debian: apt-get install clang libclang-rt-dev llvm)" >&2
+  exit 1
+fi
+
+WARPCRYPT_VECTORS_DIR=$(.venv/bin/python -c \
+  'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
+export WARPCRYPT_VECTORS_DIR
+export WARPCRYPT_REQUIRE_VECTORS=1  # the vector sets must run, never skip
+
+# Reports name source lines only when the symbolizer is found.
+if command -v llvm-symbolizer >/dev/null; then
+  export ASAN_SYMBOLIZER_PATH TSAN_SYMBOLIZER_PATH
+  ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer)
+  TSAN_SYMBOLIZER_PATH=$ASAN_SYMBOLIZER_PATH
+fi
+
+# clang's default constexpr step limit is too low for the AES tables that
+# src/core/aes_tables.cpp computes at compile time.
+common_flags="-fconstexpr-steps=16777216 -fno-omit-frame-pointer"
+
+# build_tests DIR SANITIZER_FLAGS: configures and builds the unit tests.
+build_tests() {
+  local dir=$1 sanitizer_flags=$2
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPCRYPT_CUDA=OFF \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_C_FLAGS="$sanitizer_flags $common_flags" -DCMAKE_CXX_FLAGS="$sanitizer_flags $common_flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$sanitizer_flags" -DCMAKE_SHARED_LINKER_FLAGS="$sanitizer_flags" >/dev/null
+  cmake --build "$dir" -j"$(nproc)" --target warpcrypt_unit_tests
+}
+
+# Prints how long the step named $1 took since $2 (seconds since the epoch).
+report_time() {
+  echo "==> $1: $(($(date +%s) - $2)) s"
+}
+
+run_asan() {
+  local start
+  start=$(date +%s)
+  echo "==> AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan)"
+  build_tests build-asan "-fsanitize=address,undefined -fno-sanitize-recover=all"
+  report_time "build-asan build" "$start"
+  start=$(date +%s)
+  echo "==> unit tests under ASan + UBSan"
+  ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1 \
+  UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+  report_time "build-asan tests" "$start"
+}
+
+run_tsan() {
+  local start
+  start=$(date +%s)
+  echo "==> ThreadSanitizer build (build-tsan)"
+  build_tests build-tsan "-fsanitize=thread"
+  report_time "build-tsan build" "$start"
+  start=$(date +%s)
+  echo "==> thread pool, engine and sealed-file tests under TSan"
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    ctest --test-dir build-tsan --output-on-failure -j"$(nproc)" \
+      -R '(ThreadedEqualsSingleThreaded|Engine|Sealed)[A-Za-z]*\.'
+  report_time "build-tsan tests" "$start"
+}
+
+sanitizers=("$@")
+((${#sanitizers[@]})) || sanitizers=(asan tsan)
+for sanitizer in "${sanitizers[@]}"; do
+  case $sanitizer in
+    asan) run_asan ;;
+    tsan) run_tsan ;;
+    *) echo "sanitize.sh: unknown sanitizer '$sanitizer' (asan or tsan)" >&2; exit 2 ;;
+  esac
+done

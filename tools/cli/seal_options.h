@@ -1,0 +1,38 @@
+// The flags of `warpcrypt seal` and `warpcrypt open`.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arguments.h"
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::cli {
+
+struct SealOptions {
+  bool sealing = true;
+  bool help = false;
+  const wc_aead *aead = wc_aead_by_name("aes-256-gcm");
+  std::optional<SecretText> pass_source;
+  std::optional<std::string> key_file;
+  uint32_t iterations = WC_SEAL_DEFAULT_ITERATIONS;
+  std::string digest = "sha256";
+  uint64_t chunk_bytes = WC_SEAL_DEFAULT_CHUNK_BYTES;
+  std::optional<std::string> in_path;
+  std::optional<std::string> out_path;
+  std::optional<uint64_t> offset;
+  std::optional<uint64_t> length;
+  uint32_t max_iterations = WC_OPEN_DEFAULT_MAX_ITERATIONS;
+  wc_backend backend = WC_BACKEND_AUTO;
+  unsigned threads = 0;
+  uint64_t window = 0;  // the engine's chunk size: 0 for its default
+  bool verbose = false;
+};
+
+// Parses seal's (`sealing`) or open's arguments; CliError for anything
+// wrong, naming the flag and never its value.
+SealOptions parse_seal_options(const std::vector<std::string> &args, bool sealing);
+
+}  // namespace warpcrypt::cli
