@@ -7,10 +7,21 @@
 
 namespace warpcrypt::cli {
 
-SecretText::~SecretText() { wc_memzero(value.data(), value.capacity()); }
+namespace {
+
+// The whole buffer, not just the current text: a string that shrank keeps
+// old bytes past its end. Growing to the capacity never reallocates.
+void wipe(std::string &text) {
+  text.resize(text.capacity());
+  wc_memzero(text.data(), text.size());
+}
+
+}  // namespace
+
+SecretText::~SecretText() { wipe(value); }
 
 WipedArguments::~WipedArguments() {
-  for (std::string &value : values) wc_memzero(value.data(), value.capacity());
+  for (std::string &value : values) wipe(value);
 }
 
 const std::string &take_value(const std::vector<std::string> &args, size_t &i) {
