@@ -455,3 +455,14 @@ def test_open_takes_no_seal_options(sample, expect_failure, workdir):
     (workdir / "in.sealed").write_bytes(sealed)
     expect_failure("open", "-pass", "pass:x", "-iter", "5", "-in", "in.sealed", cwd=workdir,
                    message="unknown option '-iter'")
+
+
+def test_open_takes_the_same_size_suffixes_as_enc(run_cli, tmp_path):
+    """The README's `open --offset 1G --length 4K` once failed: open parsed
+    plain numbers only."""
+    plaintext = bytes(range(256)) * 64  # 16 KiB
+    (tmp_path / "p").write_bytes(plaintext)
+    (tmp_path / "key").write_bytes(bytes(range(32)))
+    run_cli("seal", "-kfile", "key", "--chunk-size", "4K", "-in", "p", "-out", "s", cwd=tmp_path).check()
+    opened = run_cli("open", "-kfile", "key", "-in", "s", "--offset", "1K", "--length", "4k", cwd=tmp_path).check()
+    assert opened.stdout == plaintext[1024:1024 + 4096]

@@ -57,8 +57,8 @@ SealOptions parse_seal_options(const std::vector<std::string> &args, bool sealin
       if (o.aead == nullptr) throw CliError("unknown AEAD '" + name + "' (aes-128/192/256-gcm, chacha20-poly1305)");
     } else if (sealing && arg.size() > 1 && arg[0] == '-' && wc_aead_by_name(arg.c_str() + 1) != nullptr) {
       o.aead = wc_aead_by_name(arg.c_str() + 1);
-    } else if (!sealing && arg == "--offset") o.offset = parse_unsigned(value(), "--offset", UINT64_MAX);
-    else if (!sealing && arg == "--length") o.length = parse_unsigned(value(), "--length", UINT64_MAX);
+    } else if (!sealing && arg == "--offset") o.offset = parse_size(value(), arg);
+    else if (!sealing && arg == "--length") o.length = parse_size(value(), arg);
     else if (!sealing && arg == "--max-iter") {
       o.max_iterations = static_cast<uint32_t>(parse_unsigned(value(), "--max-iter", WC_SEAL_MAX_ITERATIONS));
       if (o.max_iterations == 0) throw CliError("--max-iter must be at least 1");
