@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # The CPU-only unit tests under clang's sanitizers, each in its own build:
 #   build-asan/  AddressSanitizer and UndefinedBehaviorSanitizer: the whole
-#                ctest suite; any report fails the test that made it.
+#                ctest suite; any report fails the test that made it. Then
+#                the CLI built the same way goes through the attack tests
+#                (tests/cli/test_trust.py and the mutation suite), which
+#                count a sanitizer report on stderr as a crash.
 #   build-tsan/  ThreadSanitizer: the tests that run the thread pool and the
 #                engine's workers (threading, engine and sealed-file tests).
-# Only the unit-test binary is built: the CLI and the shared library add
-# nothing the tests run. OpenSSL and libsodium are not instrumented; no
+# Only what the tests run is built: the unit-test binary, and the CLI for
+# the ASan attack tests. OpenSSL and libsodium are not instrumented; no
 # suppressions, as neither sanitizer reports anything of theirs.
 #
 #   scripts/sanitize.sh [asan] [tsan]   (default: both)
@@ -35,14 +38,15 @@ fi
 # src/core/aes_tables.cpp computes at compile time.
 common_flags="-fconstexpr-steps=16777216 -fno-omit-frame-pointer"
 
-# build_tests DIR SANITIZER_FLAGS: configures and builds the unit tests.
+# build_tests DIR SANITIZER_FLAGS TARGET...: configures and builds the targets.
 build_tests() {
   local dir=$1 sanitizer_flags=$2
+  shift 2
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPCRYPT_CUDA=OFF \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_C_FLAGS="$sanitizer_flags $common_flags" -DCMAKE_CXX_FLAGS="$sanitizer_flags $common_flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$sanitizer_flags" -DCMAKE_SHARED_LINKER_FLAGS="$sanitizer_flags" >/dev/null
-  cmake --build "$dir" -j"$(nproc)" --target warpcrypt_unit_tests
+  cmake --build "$dir" -j"$(nproc)" --target "$@"
 }
 
 # Prints how long the step named $1 took since $2 (seconds since the epoch).
@@ -54,7 +58,7 @@ run_asan() {
   local start
   start=$(date +%s)
   echo "==> AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan)"
-  build_tests build-asan "-fsanitize=address,undefined -fno-sanitize-recover=all"
+  build_tests build-asan "-fsanitize=address,undefined -fno-sanitize-recover=all" warpcrypt_unit_tests warpcrypt_cli
   report_time "build-asan build" "$start"
   start=$(date +%s)
   echo "==> unit tests under ASan + UBSan"
@@ -62,13 +66,20 @@ run_asan() {
   UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
   report_time "build-asan tests" "$start"
+  start=$(date +%s)
+  echo "==> the attack tests on the CLI under ASan + UBSan"
+  # The freed-secret scanner is an LD_PRELOAD library, which ASan's runtime
+  # refuses to follow; those tests run on the plain build in scripts/test.sh.
+  WARPCRYPT_CLI=build-asan/warpcrypt ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    .venv/bin/python -m pytest tests/cli/test_trust.py tests/cli/test_sealed_mutations.py -q -k "not heap"
+  report_time "build-asan CLI attack tests" "$start"
 }
 
 run_tsan() {
   local start
   start=$(date +%s)
   echo "==> ThreadSanitizer build (build-tsan)"
-  build_tests build-tsan "-fsanitize=thread"
+  build_tests build-tsan "-fsanitize=thread" warpcrypt_unit_tests
   report_time "build-tsan build" "$start"
   start=$(date +%s)
   echo "==> thread pool, engine and sealed-file tests under TSan"
