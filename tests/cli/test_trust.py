@@ -238,6 +238,13 @@ def test_a_forged_iteration_count_is_refused_before_pbkdf2_runs(run_cli, workdir
     assert time.monotonic() - started < 5
 
 
+def test_seal_warns_when_its_file_will_need_a_raised_limit(run_cli, workdir):
+    (workdir / "p").write_bytes(b"")
+    result = run_cli("seal", "-pass", "pass:pw", "-iter", "2000001", "-in", "p", "-out", "s", cwd=workdir).check()
+    assert result.stderr_lines == [
+        "warpcrypt: warning: more than 2000000 PBKDF2 iterations: open this file with --max-iter 2000001"]
+
+
 def test_the_iteration_limit_can_be_raised_for_a_file_that_needs_it(run_cli, workdir, expect_failure):
     (workdir / "p").write_bytes(b"checkpoint")
     run_cli("seal", "-pass", "pass:pw", "-iter", "3000", "-in", "p", "-out", "s", cwd=workdir).check()

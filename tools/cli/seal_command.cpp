@@ -145,6 +145,10 @@ int seal(const SealOptions &o) {
   if (status != WC_OK) fail(o, status, job);
   output.commit();
   report(o, o.aead, std::max<uint64_t>(1, (job.bytes_in + params.chunk_bytes - 1) / params.chunk_bytes), job);
+  if (o.pass_source && o.iterations > WC_OPEN_DEFAULT_MAX_ITERATIONS) {
+    std::fprintf(stderr, "warpcrypt: warning: more than %u PBKDF2 iterations: open this file with --max-iter %u\n",
+                 WC_OPEN_DEFAULT_MAX_ITERATIONS, o.iterations);
+  }
   return 0;
 }
 
