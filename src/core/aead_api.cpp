@@ -7,8 +7,7 @@
 
 #include "core/aead_backend.h"
 #include "core/api_args.h"
-#include "cpu/evp_aead.h"
-#include "cuda/aead_gpu.h"
+#include "core/backends.h"
 
 using warpcrypt::AeadCipher;
 using warpcrypt::AeadStream;
@@ -34,10 +33,10 @@ wc_status make_cipher(std::unique_ptr<AeadCipher> *out, const wc_options &option
                       const uint8_t *key, size_t key_len) {
   const std::span<const uint8_t> key_bytes(key, key_len);
   if (on_cpu(options.backend)) {
-    *out = warpcrypt::cpu::make_evp_aead(aead, key_bytes, options.threads);
+    *out = warpcrypt::kCpuBackend.make_aead(aead, key_bytes, options.threads);
     return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
   }
-  if (options.backend == WC_BACKEND_GPU) return warpcrypt::cuda::make_aead(out, aead, key_bytes);
+  if (options.backend == WC_BACKEND_GPU) return warpcrypt::kCudaBackend.make_aead(out, aead, key_bytes);
   // The reference rung exists for the unauthenticated kernels only.
   return options.backend == WC_BACKEND_GPU_REFERENCE ? WC_ERR_BACKEND_UNAVAILABLE : WC_ERR_INVALID_ARGUMENT;
 }
@@ -178,7 +177,7 @@ wc_status wc_aead_ctx_new(wc_aead_ctx **ctx, const wc_options *options, const wc
   }
   auto created = std::unique_ptr<wc_aead_ctx>(new (std::nothrow) wc_aead_ctx);
   if (!created) return WC_ERR_OUT_OF_MEMORY;
-  created->stream = warpcrypt::cpu::make_evp_aead_stream(*aead, direction, {key, key_len}, {nonce, nonce_len});
+  created->stream = warpcrypt::kCpuBackend.make_aead_stream(*aead, direction, {key, key_len}, {nonce, nonce_len});
   if (!created->stream) return WC_ERR_CRYPTO_LIBRARY;
   created->aead = aead;
   created->direction = direction;

@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "core/api_args.h"
-#include "core/backend_policy.h"
+#include "engine/backend_policy.h"
 #include "core/random_access.h"
 #include "core/stream_state.h"
-#include "cpu/kdf.h"
+#include "core/backends.h"
 #include "engine/jobs.h"
 
 using warpcrypt::key_material;
@@ -53,7 +53,7 @@ wc_status crypt(wc_direction direction, const wc_options *options, const wc_ciph
     status = monitor.finish(status == WC_OK ? in_len : 0, status == WC_OK ? produced : 0);
   } else {
     std::unique_ptr<StreamState> state;
-    if (status == WC_OK) status = StreamState::create(&state, resolved, *cipher, direction, material);
+    if (status == WC_OK) status = warpcrypt::engine::make_stream_state(&state, resolved, *cipher, direction, material);
     size_t tail = 0;
     if (status == WC_OK) status = state->update(out, out_cap, &produced, in, in_len);
     if (status == WC_OK) status = state->finish(out + produced, out_cap - produced, &tail);
@@ -114,7 +114,7 @@ wc_status wc_ctx_new(wc_ctx **ctx, const wc_options *options, const wc_cipher *c
   if (status != WC_OK) return status;
   auto created = std::unique_ptr<wc_ctx>(new (std::nothrow) wc_ctx);
   if (!created) return WC_ERR_OUT_OF_MEMORY;
-  status = StreamState::create(&created->state, options_or_default(options), *cipher, direction,
+  status = warpcrypt::engine::make_stream_state(&created->state, options_or_default(options), *cipher, direction,
                                key_material(key, key_len, iv, iv_len));
   if (status != WC_OK) return status;
   *ctx = created.release();
@@ -190,7 +190,7 @@ wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *cipher, u
 
   warpcrypt::BackendCipher backend_cipher;
   if (status == WC_OK) {
-    status = warpcrypt::make_backend_cipher(&backend_cipher, resolved, *cipher, WC_DECRYPT,
+    status = warpcrypt::engine::make_backend_cipher(&backend_cipher, resolved, *cipher, WC_DECRYPT,
                                             key_material(key, key_len, iv, iv_len));
   }
   if (status == WC_OK) {
@@ -215,7 +215,7 @@ wc_status wc_derive_key_iv(const wc_cipher *cipher, uint8_t *key, size_t key_len
   }
   uint8_t key_and_iv[WC_MAX_KEY_LEN + WC_MAX_IV_LEN];
   const std::span<uint8_t> derived(key_and_iv, key_len + iv_len);
-  const wc_status status = warpcrypt::cpu::derive_key_iv(
+  const wc_status status = warpcrypt::kCpuBackend.derive_key_iv(
       derived, kdf, digest, iterations, {passphrase, passphrase_len}, {salt, salt_len});
   if (status == WC_OK) {
     std::memcpy(key, key_and_iv, key_len);
@@ -230,7 +230,7 @@ wc_status wc_derive_key_iv(const wc_cipher *cipher, uint8_t *key, size_t key_len
 
 wc_status wc_random_bytes(uint8_t *out, size_t out_len) {
   if (out == nullptr && out_len != 0) return WC_ERR_INVALID_ARGUMENT;
-  return warpcrypt::cpu::random_bytes({out, out_len});
+  return warpcrypt::kCpuBackend.random_bytes({out, out_len});
 }
 
 }  // extern "C"

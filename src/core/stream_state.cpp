@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/backend_policy.h"
 #include "core/padding.h"
 
 namespace warpcrypt {
@@ -21,15 +20,6 @@ size_t held_back_bytes(const wc_cipher &cipher, wc_direction direction, bool pad
   size_t held = static_cast<size_t>(total % granularity);
   if (held == 0 && total != 0 && padding && is_padded(cipher) && direction == WC_DECRYPT) held = granularity;
   return held;
-}
-
-wc_status StreamState::create(std::unique_ptr<StreamState> *out, const wc_options &options,
-                              const wc_cipher &cipher, wc_direction direction,
-                              const KeyMaterial &key) {
-  BackendCipher backend_cipher;
-  const wc_status status = make_backend_cipher(&backend_cipher, options, cipher, direction, key);
-  if (status != WC_OK) return status;
-  return create(out, std::move(backend_cipher), options.padding != 0, cipher, direction, key.iv);
 }
 
 wc_status StreamState::create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher, bool padding,

@@ -12,11 +12,8 @@ namespace warpcrypt {
 
 class StreamState {
  public:
-  // Checks key and IV lengths, picks the backend and keys it.
-  static wc_status create(std::unique_ptr<StreamState> *out, const wc_options &options,
-                          const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key);
-  // The same around a backend cipher the caller built (the engine's jobs,
-  // whose lanes report progress).
+  // A stream around a backend cipher the caller built (the engine's
+  // make_stream_state picks and keys it).
   static wc_status create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher, bool padding,
                           const wc_cipher &cipher, wc_direction direction, std::span<const uint8_t> iv);
 

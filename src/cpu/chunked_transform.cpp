@@ -4,7 +4,7 @@
 #include <atomic>
 #include <vector>
 
-#include "cpu/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace warpcrypt::cpu {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "core/secret_bytes.h"
 #include "cpu/evp_cipher.h"
-#include "cpu/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace warpcrypt::cpu {
 namespace {

@@ -1,10 +1,9 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/backend_policy.h"
+#include "engine/backend_policy.h"
 #include "core/stream_state.h"
-#include "cpu/cpu_backend.h"
-#include "cuda/gpu_backend.h"
+#include "core/backends.h"
 #include "engine/jobs.h"
 #include "engine/lane_cipher.h"
 
@@ -15,7 +14,7 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
                          size_t in_len, JobMonitor &monitor) {
   const wc_backend backend =
       options.backend == WC_BACKEND_AUTO
-          ? auto_job_backend(cipher, direction, in_len, cuda::page_locked(in) && cuda::page_locked(out))
+          ? auto_job_backend(cipher, direction, in_len, kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out))
           : options.backend;
   EngineShape shape;
   wc_status status = resolve_shape(&shape, options, backend);

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/backend_policy.h"
+#include "engine/backend_policy.h"
 #include "core/stream_state.h"
 #include "engine/endpoint.h"
 #include "engine/fd_io.h"
@@ -35,7 +35,7 @@ class Edge {
   wc_status run(uint64_t position, const uint8_t chain[16], const uint8_t *in, size_t len, uint8_t *out,
                 size_t *out_len) const {
     std::unique_ptr<StreamState> state;
-    wc_status status = StreamState::create(&state, options_, cipher_, direction_, key_);
+    wc_status status = make_stream_state(&state, options_, cipher_, direction_, key_);
     if (status != WC_OK) return status;
     state->start_at(position, chain);
     size_t body = 0;
@@ -214,7 +214,7 @@ wc_status run_sequential(const wc_options &options, const wc_cipher &cipher, wc_
                          const KeyMaterial &key, const Endpoint &in, const Endpoint &out, size_t chunk,
                          JobMonitor &monitor, JobTotals *totals) {
   std::unique_ptr<StreamState> state;
-  wc_status status = StreamState::create(&state, options, cipher, direction, key);
+  wc_status status = make_stream_state(&state, options, cipher, direction, key);
   if (status != WC_OK) return status;
   std::vector<uint8_t> in_buffer(chunk);
   std::vector<uint8_t> out_buffer(chunk + 16);

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <atomic>
 
-#include "cpu/cpu_backend.h"
-#include "cpu/thread_pool.h"
-#include "cuda/gpu_backend.h"
+#include "core/backends.h"
+#include "core/thread_pool.h"
 
 namespace warpcrypt::engine {
 namespace {
@@ -38,7 +37,7 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
     if (wc_device_count(&count) != WC_OK) count = 0;
     for (int device = 0; device < count; ++device) shape->devices.push_back(device);
   }
-  const unsigned cores = cpu::ThreadPool::hardware_threads();
+  const unsigned cores = ThreadPool::hardware_threads();
   const unsigned gpu_lanes = uses_gpu_lanes(backend) ? shape->streams * static_cast<unsigned>(shape->devices.size()) : 0;
   // Each GPU lane keeps a thread busy with staging copies and file I/O; the
   // CPU lanes take the cores that are left, unless told how many to use.
@@ -53,7 +52,7 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
     if (shape.devices.empty() && shape.backend != WC_BACKEND_HYBRID) return WC_ERR_NO_DEVICE;
     for (int device : shape.devices) {
       const wc_status status =
-          cuda::make_lanes(&set->lanes_, device, shape.streams,
+          kCudaBackend.make_lanes(&set->lanes_, device, shape.streams,
                            shape.backend == WC_BACKEND_HYBRID ? WC_BACKEND_GPU : shape.backend, cipher, direction,
                            key, capacity);
       if (status == WC_OK) continue;
@@ -67,7 +66,7 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
   }
   if (uses_cpu_lanes(shape.backend)) {
     for (unsigned i = 0; i < shape.cpu_lanes; ++i) {
-      std::unique_ptr<Lane> lane = cpu::make_lane(cipher, direction, key, capacity);
+      std::unique_ptr<Lane> lane = kCpuBackend.make_lane(cipher, direction, key, capacity);
       if (!lane) return WC_ERR_CRYPTO_LIBRARY;  // OpenSSL refused the key
       set->lanes_.push_back(std::move(lane));
     }
@@ -79,7 +78,7 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
 void LaneSet::run(JobMonitor &monitor, const std::function<wc_status(Lane &, bool *finished)> &step) {
   // The backend of a GPU lane that did work, else cpu.
   std::atomic<wc_backend> ran{WC_BACKEND_CPU};
-  cpu::ThreadPool::instance().parallel_for(lanes_.size(), static_cast<unsigned>(lanes_.size()), [&](size_t index) {
+  ThreadPool::instance().parallel_for(lanes_.size(), static_cast<unsigned>(lanes_.size()), [&](size_t index) {
     Lane &lane = *lanes_[index];
     bool finished = false;
     while (!finished && !monitor.stopped()) {

@@ -10,10 +10,8 @@
 #include <mutex>
 #include <vector>
 
-#include "core/aead_backend.h"
-#include "cpu/evp_aead.h"
-#include "cpu/thread_pool.h"
-#include "cuda/aead_gpu.h"
+#include "core/backends.h"
+#include "core/thread_pool.h"
 #include "engine/endpoint.h"
 #include "engine/fd_io.h"
 #include "engine/lane_set.h"
@@ -86,7 +84,7 @@ wc_status hire(Workforce &force, const Header &header, const FileKey &key, uint6
   const std::span<const uint8_t> key_bytes(key.bytes.data(), key.len);
   for (unsigned i = 0; i < force.gpu_workers && force.workers.size() < std::min(windows, affordable); ++i) {
     auto worker = std::make_unique<Worker>();
-    const wc_status status = cuda::make_aead(&worker->cipher, *header.aead, key_bytes);
+    const wc_status status = kCudaBackend.make_aead(&worker->cipher, *header.aead, key_bytes);
     // Hybrid carries on with the CPU alone where there is no GPU.
     if (status == WC_ERR_NO_DEVICE && force.backend == WC_BACKEND_HYBRID) break;
     if (status != WC_OK) return status;
@@ -97,7 +95,7 @@ wc_status hire(Workforce &force, const Header &header, const FileKey &key, uint6
                        (i == 0 || force.workers.size() < affordable);
        ++i) {
     auto worker = std::make_unique<Worker>();
-    worker->cipher = cpu::make_evp_aead(*header.aead, key_bytes, 1);
+    worker->cipher = kCpuBackend.make_aead(*header.aead, key_bytes, 1);
     if (!worker->cipher) return WC_ERR_CRYPTO_LIBRARY;
     force.workers.push_back(std::move(worker));
   }
@@ -116,7 +114,7 @@ wc_status reserve(std::vector<uint8_t> &buffer, size_t len) {
 
 void run_workers(Workforce &force, JobMonitor &monitor, const std::function<wc_status(Worker &, bool *)> &step) {
   const auto count = static_cast<unsigned>(force.workers.size());
-  cpu::ThreadPool::instance().parallel_for(count, count, [&](size_t index) {
+  ThreadPool::instance().parallel_for(count, count, [&](size_t index) {
     Worker &worker = *force.workers[index];
     bool finished = false;
     while (!finished && !monitor.stopped()) {

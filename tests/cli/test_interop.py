@@ -135,7 +135,7 @@ def test_ecb_needs_no_iv(name, check_interop, random_bytes):
 def test_ctr_counter_carries(bits, iv, size, backend, check_interop, random_bytes,
                              backend_args):
     """CTR's IV is one 128-bit big-endian counter; carries cross every word
-    (DESIGN.md: the GPU must honour the 2^32 and 2^64 carries)."""
+    (the GPU must honour the 2^32 and 2^64 carries)."""
     c = cipher(f"aes-{bits}-ctr")
     key = random_bytes(c.key_len, f"ctr-key-{bits}").hex()
     check_interop(plaintext_of(size, random_bytes), c.flag, "-K", key, "-iv", iv,

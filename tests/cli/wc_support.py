@@ -35,7 +35,7 @@ class Cipher:
     iv_len: int
     padded: bool  # PKCS#7 padding by default (ECB, CBC)
     in_openssl: bool = True
-    # Runs on the GPU for one message in both directions (DESIGN.md: CBC and
+    # Runs on the GPU for one message in both directions (the design: CBC and
     # CFB encryption, CFB8 and OFB stay on the CPU).
     gpu_capable: bool = False
 

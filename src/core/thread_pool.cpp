@@ -1,9 +1,9 @@
-#include "cpu/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
 
-namespace warpcrypt::cpu {
+namespace warpcrypt {
 
 // One parallel_for call. Workers and the caller claim indices with next; the
 // last to finish a task wakes the caller.
@@ -98,4 +98,4 @@ void ThreadPool::parallel_for(size_t count, unsigned workers,
   std::erase(jobs_, job);
 }
 
-}  // namespace warpcrypt::cpu
+}  // namespace warpcrypt

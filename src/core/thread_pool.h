@@ -1,6 +1,8 @@
-// A process-wide pool of worker threads for the CPU backend's parallel modes.
-// Threads start on first use and live until exit, so a stream of updates does
-// not pay thread creation on every call.
+// A process-wide pool of worker threads: the CPU backend's parallel modes and
+// the engine's lanes and sealed-file workers all run on it. It lives in core,
+// below both, so that neither reaches into the other. Threads start on first
+// use and live until exit, so a stream of updates does not pay thread
+// creation on every call.
 #pragma once
 
 #include <condition_variable>
@@ -12,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-namespace warpcrypt::cpu {
+namespace warpcrypt {
 
 class ThreadPool {
  public:
@@ -44,4 +46,4 @@ class ThreadPool {
   bool stopping_ = false;
 };
 
-}  // namespace warpcrypt::cpu
+}  // namespace warpcrypt

@@ -1,14 +1,14 @@
-#include "core/backend_policy.h"
+#include "engine/backend_policy.h"
 
 #include <cstdint>
 #include <cstring>
 
 #include "core/secret_bytes.h"
-#include "cpu/cpu_backend.h"
-#include "cuda/gpu_backend.h"
+#include "core/backends.h"
+#include "core/stream_state.h"
 #include "engine/lane_cipher.h"
 
-namespace warpcrypt {
+namespace warpcrypt::engine {
 namespace {
 
 constexpr size_t kNever = SIZE_MAX;
@@ -51,7 +51,7 @@ class AutoRandomAccess final : public RandomAccessCipher {
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
                          size_t len) override {
     RandomAccessCipher *chosen = cpu_.get();
-    if (len >= gpu_min_bytes_ && cuda::page_locked(in) && cuda::page_locked(out)) {
+    if (len >= gpu_min_bytes_ && kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out)) {
       if (!hybrid_ && !hybrid_failed_) {
         const KeyMaterial key{{key_.data(), key_.size()}, {iv_.data(), iv_.size()}};
         hybrid_failed_ = engine::make_lane_cipher(&hybrid_, shape_, cipher_, direction_, key) != WC_OK;
@@ -104,19 +104,19 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
   engine::EngineShape shape;
   switch (options.backend) {
     case WC_BACKEND_CPU:
-      return cpu::make_cipher(out, options, cipher, direction, key);
+      return kCpuBackend.make_cipher(out, options, cipher, direction, key);
     case WC_BACKEND_GPU:
     case WC_BACKEND_GPU_REFERENCE:
     case WC_BACKEND_HYBRID: {
       // Hybrid runs the sequential modes on the CPU; the GPU backends refuse
       // them (the lanes report it).
-      if (!parallel && options.backend == WC_BACKEND_HYBRID) return cpu::make_cipher(out, options, cipher, direction, key);
+      if (!parallel && options.backend == WC_BACKEND_HYBRID) return kCpuBackend.make_cipher(out, options, cipher, direction, key);
       const wc_status status = engine::resolve_shape(&shape, options, options.backend);
       if (status != WC_OK) return status;
       return engine::make_lane_cipher(&out->random_access, shape, cipher, direction, key);
     }
     case WC_BACKEND_AUTO: {
-      wc_status status = cpu::make_cipher(out, options, cipher, direction, key);
+      wc_status status = kCpuBackend.make_cipher(out, options, cipher, direction, key);
       if (status != WC_OK || !parallel || !gpu_can_run(cipher, direction)) return status;
       status = engine::resolve_shape(&shape, options, WC_BACKEND_HYBRID);
       if (status != WC_OK) return status;
@@ -128,8 +128,16 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
   return WC_ERR_INVALID_ARGUMENT;
 }
 
-}  // namespace warpcrypt
+wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options &options, const wc_cipher &cipher,
+                            wc_direction direction, const KeyMaterial &key) {
+  BackendCipher backend_cipher;
+  const wc_status status = make_backend_cipher(&backend_cipher, options, cipher, direction, key);
+  if (status != WC_OK) return status;
+  return StreamState::create(out, std::move(backend_cipher), options.padding != 0, cipher, direction, key.iv);
+}
+
+}  // namespace warpcrypt::engine
 
 extern "C" size_t wc_auto_gpu_min_bytes(const wc_cipher *cipher, wc_direction direction) {
-  return cipher != nullptr ? warpcrypt::auto_gpu_min_bytes(*cipher, direction) : SIZE_MAX;
+  return cipher != nullptr ? warpcrypt::engine::auto_gpu_min_bytes(*cipher, direction) : SIZE_MAX;
 }

@@ -6,9 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/backend.h"
+#include <memory>
 
-namespace warpcrypt {
+#include "core/backend.h"
+#include "core/stream_state.h"
+
+namespace warpcrypt::engine {
 
 // Below this many bytes per call the CPU wins even for page-locked host
 // memory; SIZE_MAX where it always wins. See wc_auto_gpu_min_bytes.
@@ -33,4 +36,9 @@ wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uin
 wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, const KeyMaterial &key);
 
-}  // namespace warpcrypt
+// A stream (wc_ctx, the edges of the engine's jobs) on the cipher
+// make_backend_cipher builds for `options`.
+wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options &options, const wc_cipher &cipher,
+                            wc_direction direction, const KeyMaterial &key);
+
+}  // namespace warpcrypt::engine

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Reads every #include in src/, tools/ and python/src/ and fails on any that
+breaks the dependency rule of docs/architecture.md:
+
+    api -> sealed -> engine -> core <- backends (cpu, cuda)
+
+A layer may include its own folder and the folders below it; a backend only
+core; nothing includes a backend (everything reaches them through the
+tables of core/backends.h); the CLI and the Python binding only the public
+headers of include/. Prints every violation as `file:line: rule` and exits 1
+if there is any; prints the layer graph it found with --graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+# What each layer of src/ may include, besides the public header.
+ALLOWED = {
+    "api": {"api", "sealed", "engine", "core"},
+    "sealed": {"sealed", "engine", "core"},
+    "engine": {"engine", "core"},
+    "core": {"core"},
+    "cpu": {"cpu", "core"},
+    "cuda": {"cuda", "core"},
+}
+# The C API's definitions still live in core/ (and the device calls in
+# cuda/); until the architecture step moves them to src/api/, these files
+# are the api layer wherever they sit.
+API_FILES = {
+    "src/core/api.cpp", "src/core/aead_api.cpp", "src/core/file_api.cpp", "src/core/sealed_api.cpp",
+    "src/core/output_api.cpp",
+}
+PUBLIC = "warpcrypt/"
+SOURCE_SUFFIXES = {".h", ".cpp", ".cu", ".cuh"}
+
+
+def layer_of(path: str) -> str | None:
+    if path in API_FILES:
+        return "api"
+    parts = path.split("/")
+    if parts[0] == "src" and len(parts) > 2:
+        return parts[1]
+    if parts[0] in ("tools", "python"):
+        return "client"
+    return None
+
+
+def included_layer(include: str, including: Path) -> str:
+    """`core/backend.h` is core; a bare name is the including file's folder."""
+    if include.startswith(PUBLIC):
+        return "public"
+    if "/" in include:
+        return include.split("/")[0]
+    return "same folder"
+
+
+def edges():
+    for folder in ("src", "tools", "python/src"):
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in SOURCE_SUFFIXES:
+                continue
+            name = path.relative_to(ROOT).as_posix()
+            layer = layer_of(name)
+            text = path.read_text(errors="replace")
+            for match in INCLUDE.finditer(text):
+                line = text.count("\n", 0, match.start()) + 1
+                yield name, line, layer, included_layer(match.group(1), path), match.group(1)
+
+
+def violation(layer: str, target: str) -> str | None:
+    if target in ("public", "same folder"):
+        return None
+    if layer == "client":
+        return "the CLI and the Python binding see only include/warpcrypt"
+    allowed = ALLOWED.get(layer)
+    if allowed is None or target in allowed:
+        return None
+    if target in ("cpu", "cuda"):
+        return "nothing includes a backend: call it through core/backends.h"
+    return f"{layer} may include only {', '.join(sorted(allowed))}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--graph", action="store_true", help="print the layer graph (edge counts)")
+    args = parser.parse_args()
+    graph: Counter[tuple[str, str]] = Counter()
+    failures = []
+    for name, line, layer, target, include in edges():
+        if layer is not None and target not in ("same folder",):
+            graph[(layer, target)] += 1
+        why = violation(layer, target) if layer is not None else None
+        if why:
+            failures.append(f"{name}:{line}: #include \"{include}\": {why}")
+    if args.graph:
+        for (source, target), count in sorted(graph.items()):
+            print(f"{source:>7} -> {target:<7} {count}")
+    for failure in failures:
+        print(failure)
+    if failures:
+        print(f"check-includes: {len(failures)} include(s) break the dependency rule (docs/architecture.md)")
+        return 1
+    print("check-includes: every include follows the dependency rule")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

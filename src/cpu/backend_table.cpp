@@ -1,0 +1,18 @@
+// The CPU backend's table (core/backends.h).
+#include "core/backends.h"
+#include "cpu/cpu_backend.h"
+#include "cpu/evp_aead.h"
+#include "cpu/kdf.h"
+
+namespace warpcrypt {
+
+const CpuBackend kCpuBackend = {
+    .make_cipher = cpu::make_cipher,
+    .make_lane = cpu::make_lane,
+    .make_aead = cpu::make_evp_aead,
+    .make_aead_stream = cpu::make_evp_aead_stream,
+    .derive_key_iv = cpu::derive_key_iv,
+    .random_bytes = cpu::random_bytes,
+};
+
+}  // namespace warpcrypt
