@@ -78,13 +78,15 @@ nb::tuple stats(const wc_job &job) {
 void check_job(wc_status status, const wc_job &job, const std::string &what) {
   if (status == WC_OK) return;
   std::string message = what + ": " + wc_status_string(status);
-  if (status == WC_ERR_IO) {
-    message = what + ": " + (job.os_error != 0 ? std::strerror(job.os_error) : "the input changed size while it was read");
-  } else if (status == WC_ERR_AUTH && job.failed_chunk != UINT64_MAX) {
+  if (status == WC_ERR_AUTH && job.failed_chunk != UINT64_MAX) {
     message = what + ": authentication failed at chunk " + std::to_string(job.failed_chunk) +
               ": wrong passphrase or key, or the file was modified, truncated or reordered";
   } else if (job.detail != nullptr) {
+    // The library's sentence says more than errno (a refused symlink, an
+    // input that changed size).
     message = what + ": " + job.detail;
+  } else if (status == WC_ERR_IO) {
+    message = what + ": " + std::strerror(job.os_error);
   }
   throw Failure(status, message);
 }

@@ -306,3 +306,13 @@ def test_open_file_bounds_the_iterations_a_header_may_ask_for(files, tmp_path):
         warpcrypt.open_file(target, tmp_path / "again", passphrase="pw")
     with pytest.raises(warpcrypt.InvalidArgument):
         warpcrypt.open_file(target, tmp_path / "again", passphrase="pw", max_iterations=0)
+
+
+def test_a_dangling_symlink_output_is_refused_with_the_librarys_reason(files, tmp_path):
+    """The library and the CLI share one output rule (wc_output_open); the
+    Python calls say why, not only errno's words."""
+    source, _ = files(b"data")
+    (tmp_path / "link").symlink_to(tmp_path / "missing" / "file")
+    with pytest.raises(OSError, match="symlink to a file that does not exist"):
+        warpcrypt.seal_file(source, tmp_path / "link", key=bytes(32))
+    assert not (tmp_path / "missing").exists()
