@@ -73,8 +73,7 @@ bool resolve_links(const std::string &path, std::string *resolved, bool *kernel_
     struct stat node{};
     if (lstat(candidate.c_str(), &node) != 0) {
       if (errno != ENOENT) return *failure = {errno, nullptr}, false;
-      done = candidate;
-      for (const std::string &rest : pending) done += "/" + rest;
+      done = candidate;  // missing: it and the rest stay as given
       break;
     }
     if (!S_ISLNK(node.st_mode)) {
@@ -91,14 +90,14 @@ bool resolve_links(const std::string &path, std::string *resolved, bool *kernel_
     target.resize(static_cast<size_t>(len));
     if (!target.starts_with('/') && on_procfs(done)) {
       *kernel_link = true;
-      done = candidate;
-      for (const std::string &rest : pending) done += "/" + rest;
+      done = candidate;  // the link and the rest are the kernel's
       break;
     }
     std::deque<std::string> inner = components_of(target);
     pending.insert(pending.begin(), inner.begin(), inner.end());
     if (target.starts_with('/')) done.clear();
   }
+  for (const std::string &rest : pending) done += "/" + rest;  // after an early stop
   *resolved = done.empty() ? "/" : done;
   return true;
 }
