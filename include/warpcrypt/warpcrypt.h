@@ -399,6 +399,16 @@ WC_API wc_status wc_derive_key_iv(const wc_cipher *cipher, uint8_t *key, size_t 
                                   const uint8_t *passphrase, size_t passphrase_len,
                                   const uint8_t *salt, size_t salt_len);
 
+/*
+ * HKDF (RFC 5869): extract, then expand `secret` into out_len bytes (1 to
+ * 255 digest lengths) under `salt` (may be empty: HashLen zero bytes) and
+ * `info`. `digest` is an OpenSSL digest name such as "sha256".
+ */
+WC_API wc_status wc_hkdf(const char *digest, uint8_t *out, size_t out_len,
+                         const uint8_t *secret, size_t secret_len,
+                         const uint8_t *salt, size_t salt_len,
+                         const uint8_t *info, size_t info_len);
+
 /* Fills `out` from OpenSSL's CSPRNG. */
 WC_API wc_status wc_random_bytes(uint8_t *out, size_t out_len);
 
@@ -579,8 +589,9 @@ typedef struct wc_aead_message {
 
 /*
  * Seals or opens `count` independent messages under one key: on the CPU one
- * message per pool thread, on the GPU all of them in one kernel. The
- * messages' buffers must not overlap one another. Every message is checked
+ * message per pool thread, on the GPU all of them in one kernel. No output
+ * or sealed tag may overlap any other buffer of the batch, except that a
+ * message may be worked in place (out == in): WC_ERR_INVALID_ARGUMENT. Every message is checked
  * before any work starts, so an invalid argument changes nothing. Opening
  * writes each message's status to results[i] (results may be NULL) and
  * returns WC_ERR_AUTH when any message failed; the failed messages' outputs
@@ -593,6 +604,37 @@ WC_API wc_status wc_aead_open_batch(const wc_options *options, const wc_aead *ae
                                     wc_status *results,
                                     const wc_aead_message *messages, size_t count,
                                     size_t tag_len, const uint8_t *key, size_t key_len);
+
+/*
+ * A key bound to an AEAD, set up once and then used by any number of
+ * threads at once: the key schedule, and for GCM on the GPU the hash key and
+ * the powers of it the kernels use (some 50 us per one-shot call). Under
+ * `options->backend` gpu it runs host memory on the current device; under
+ * cpu on the CPU; under auto and hybrid host memory on the CPU and, where a
+ * device exists, device memory on the GPU. The calls take the batch
+ * calls' messages and answer as they do. A device call on a key without the
+ * GPU's AEAD returns WC_ERR_NO_DEVICE (no device) or
+ * WC_ERR_BACKEND_UNAVAILABLE (a cpu key).
+ */
+typedef struct wc_aead_key wc_aead_key;
+
+WC_API wc_status wc_aead_key_new(wc_aead_key **key, const wc_options *options, const wc_aead *aead,
+                                 const uint8_t *key_bytes, size_t key_len);
+WC_API wc_status wc_aead_key_seal(const wc_aead_key *key, const wc_aead_message *messages,
+                                  size_t count, size_t tag_len);
+WC_API wc_status wc_aead_key_open(const wc_aead_key *key, wc_status *results,
+                                  const wc_aead_message *messages, size_t count, size_t tag_len);
+/* Device memory, as the *_device_async calls below take it. */
+WC_API wc_status wc_aead_key_seal_device_async(const wc_aead_key *key,
+                                               const wc_aead_message *messages, size_t count,
+                                               size_t tag_len, wc_cuda_stream stream);
+WC_API wc_status wc_aead_key_open_device_async(const wc_aead_key *key, int32_t *verified,
+                                               const wc_aead_message *messages, size_t count,
+                                               size_t tag_len, wc_cuda_stream stream);
+/* The backend host-memory messages run on: cpu or gpu. */
+WC_API wc_backend wc_aead_key_backend(const wc_aead_key *key);
+/* Wipes the key and its constants and frees; NULL is a no-op. */
+WC_API void wc_aead_key_free(wc_aead_key *key);
 
 /*
  * Streaming AEAD (CPU backend). Associated data goes in first, through any

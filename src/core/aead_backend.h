@@ -1,5 +1,6 @@
-// The contract between the AEAD calls in core/ and a backend (cpu/, cuda/).
-// Core validates every argument first; a backend only runs messages.
+// The contract between the AEAD calls and a backend (backends/cpu/,
+// backends/cuda/). The api layer validates every argument first; a backend
+// only runs messages.
 #pragma once
 
 #include <memory>
@@ -10,21 +11,33 @@
 
 namespace warpcrypt {
 
-// An AEAD bound to a key. Messages are host memory (wc_aead_message); the
-// backend may run them in any order and in parallel.
+// An AEAD bound to a key, with whatever the key allows computing once (GCM's
+// hash key and its powers) computed at construction. Every call is const and
+// may run from many threads at once. Messages are host memory
+// (wc_aead_message) unless a call says otherwise; the backend may run them
+// in any order and in parallel.
 class AeadCipher {
  public:
   virtual ~AeadCipher() = default;
 
   // Seals every message, writing tag_len bytes of tag each.
-  virtual wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) = 0;
+  virtual wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const = 0;
 
   // Opens every message. results[i] becomes WC_OK or WC_ERR_AUTH, or the
   // error that stopped it. Returns WC_OK when all succeeded, WC_ERR_AUTH when
   // only tag mismatches failed, otherwise the first other error. The caller
   // zeroes the outputs of the messages that failed.
   virtual wc_status open(std::span<const wc_aead_message> messages, size_t tag_len,
-                         wc_status *results) = 0;
+                         wc_status *results) const = 0;
+
+  // Queues messages in device memory on `stream` and returns without
+  // waiting; opening writes 1 (authentic) or 0 per message to device memory
+  // at `verified`. WC_ERR_BACKEND_UNAVAILABLE for a backend without a device.
+  virtual wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
+                                 int32_t *verified, wc_cuda_stream stream) const {
+    (void)messages, (void)tag_len, (void)seal, (void)verified, (void)stream;
+    return WC_ERR_BACKEND_UNAVAILABLE;
+  }
 
   virtual wc_backend backend() const = 0;
 };

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "core/api_args.h"
+#include "core/memory_ranges.h"
 
 namespace warpcrypt {
 namespace {
@@ -41,23 +41,6 @@ wc_status check_aead_message(const wc_aead &aead, const wc_aead_message &m, size
   return m.len > aead_max_message_len(aead) ? WC_ERR_RANGE : WC_OK;
 }
 
+std::span<const wc_aead> all_aeads() { return kAeads; }
+
 }  // namespace warpcrypt
-
-using warpcrypt::kAeads;
-
-extern "C" {
-
-const wc_aead *wc_aead_by_name(const char *name) { return warpcrypt::find_aead(name); }
-size_t wc_aead_count(void) { return kAeads.size(); }
-const wc_aead *wc_aead_at(size_t index) { return index < kAeads.size() ? &kAeads[index] : nullptr; }
-const char *wc_aead_name(const wc_aead *aead) { return aead != nullptr ? aead->name : nullptr; }
-size_t wc_aead_key_len(const wc_aead *aead) { return aead != nullptr ? aead->key_len : 0; }
-size_t wc_aead_nonce_len(const wc_aead *aead) { return aead != nullptr ? warpcrypt::kAeadNonceLen : 0; }
-int wc_aead_nonce_len_valid(const wc_aead *aead, size_t nonce_len) {
-  return aead != nullptr && warpcrypt::aead_nonce_len_valid(*aead, nonce_len);
-}
-uint64_t wc_aead_max_message_len(const wc_aead *aead) {
-  return aead != nullptr ? warpcrypt::aead_max_message_len(*aead) : 0;
-}
-
-}  // extern "C"

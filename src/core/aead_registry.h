@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "warpcrypt/warpcrypt.h"
 
@@ -32,6 +33,9 @@ namespace warpcrypt {
 inline constexpr size_t kAeadNonceLen = 12;
 
 const wc_aead *find_aead(const char *name);
+
+// Every AEAD, in the order the CLI lists them.
+std::span<const wc_aead> all_aeads();
 
 inline bool aead_nonce_len_valid(const wc_aead &aead, size_t nonce_len) {
   if (aead.kind == AeadKind::chacha20_poly1305) return nonce_len == kAeadNonceLen;

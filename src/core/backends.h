@@ -1,7 +1,7 @@
 // How everything above the backends reaches them: one table of functions per
-// backend, declared here and defined by the backend itself (cpu/, cuda/; a
-// build without CUDA defines the CUDA table with entries that answer
-// WC_ERR_NO_DEVICE). Core, the engine, the sealed format and the API call
+// backend, declared here and defined by the backend itself (backends/cpu/,
+// backends/cuda/; a build without CUDA links backends/cuda/absent_table.cpp,
+// whose entries answer WC_ERR_NO_DEVICE). Core, the engine, the sealed format and the API call
 // through these tables and include no backend header, so the dependencies
 // point one way: every layer down to core, every backend up to core only.
 #pragma once
@@ -33,10 +33,22 @@ struct CpuBackend {
   // `openssl enc`'s key and IV from a passphrase, and bytes from the CSPRNG.
   wc_status (*derive_key_iv)(std::span<uint8_t> key_and_iv, wc_kdf kdf, const char *digest, uint32_t iterations,
                              std::span<const uint8_t> passphrase, std::span<const uint8_t> salt);
+  // PBKDF2-HMAC and HKDF (RFC 5869) with a named digest, for the formats.
+  wc_status (*pbkdf2)(std::span<uint8_t> out, const char *digest, uint32_t iterations,
+                      std::span<const uint8_t> passphrase, std::span<const uint8_t> salt);
+  wc_status (*hkdf)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> secret,
+                    std::span<const uint8_t> salt, std::span<const uint8_t> info);
   wc_status (*random_bytes)(std::span<uint8_t> out);
 };
 
 struct CudaBackend {
+  // False in a build without CUDA, whose table answers WC_ERR_NO_DEVICE
+  // (and zero devices) everywhere.
+  bool compiled_in;
+  // The number of usable devices (0 without a driver or GPU), and the
+  // properties of one, given a valid ordinal.
+  int (*device_count)();
+  wc_status (*device_info)(wc_device_info *info, int device);
   // `count` lanes on `device`, each a stream with pinned and device buffers
   // of `capacity`; WC_ERR_NO_DEVICE without a usable device.
   wc_status (*make_lanes)(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, wc_backend backend,
@@ -44,9 +56,20 @@ struct CudaBackend {
   // Whether host memory is page-locked (copies to and from it run at full
   // PCIe speed); false without CUDA.
   bool (*page_locked)(const void *host);
-  // An AEAD for host memory run on the current device; WC_ERR_NO_DEVICE
-  // without one.
+  // An AEAD run on the current device, for host memory and device memory
+  // (AeadCipher::queue_device); WC_ERR_NO_DEVICE without one.
   wc_status (*make_aead)(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key);
+  // Work on device memory, queued on the caller's stream once the api layer
+  // has checked every argument: a plain cipher at a stream offset
+  // (WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run), and a
+  // CBC/CFB encryption batch.
+  wc_status (*transform_device_async)(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
+                                      bool reference, uint64_t stream_offset, const uint8_t *in, uint8_t *out,
+                                      size_t len, wc_cuda_stream stream);
+  wc_status (*batch_encrypt_device_async)(const wc_cipher &cipher, std::span<const uint8_t> key, bool padding,
+                                          const uint8_t *in, uint8_t *out,
+                                          std::span<const wc_batch_message> messages, const uint8_t *ivs,
+                                          wc_cuda_stream stream);
 };
 
 extern const CpuBackend kCpuBackend;

@@ -67,24 +67,6 @@ const wc_cipher *find_cipher(const char *name) {
   return nullptr;
 }
 
+std::span<const wc_cipher> all_ciphers() { return kCiphers; }
+
 }  // namespace warpcrypt
-
-using warpcrypt::kCiphers;
-
-extern "C" {
-
-const wc_cipher *wc_cipher_by_name(const char *name) { return warpcrypt::find_cipher(name); }
-size_t wc_cipher_count(void) { return kCiphers.size(); }
-const wc_cipher *wc_cipher_at(size_t index) {
-  return index < kCiphers.size() ? &kCiphers[index] : nullptr;
-}
-const char *wc_cipher_name(const wc_cipher *cipher) { return cipher ? cipher->name : nullptr; }
-size_t wc_cipher_key_len(const wc_cipher *cipher) { return cipher ? cipher->key_len : 0; }
-size_t wc_cipher_iv_len(const wc_cipher *cipher) { return cipher ? cipher->iv_len : 0; }
-size_t wc_cipher_block_len(const wc_cipher *cipher) { return cipher ? cipher->block_len : 0; }
-int wc_cipher_is_padded(const wc_cipher *cipher) { return cipher && warpcrypt::is_padded(*cipher); }
-int wc_cipher_has_random_access(const wc_cipher *cipher) {
-  return cipher && warpcrypt::has_random_access(*cipher);
-}
-
-}  // extern "C"

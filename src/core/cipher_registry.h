@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "warpcrypt/warpcrypt.h"
 
@@ -80,5 +81,8 @@ inline size_t segment_granularity(const wc_cipher &c, wc_direction direction) {
 }
 
 const wc_cipher *find_cipher(const char *name);
+
+// Every cipher, in the order `warpcrypt enc -list` prints them.
+std::span<const wc_cipher> all_ciphers();
 
 }  // namespace warpcrypt

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/secret_bytes.h"
 #include "core/padding.h"
 
 namespace warpcrypt {
@@ -74,7 +75,7 @@ wc_status decrypt_planned_range(RandomAccessCipher &backend, const wc_cipher &ci
     std::memcpy(out, plain.data() + (plan.range_begin - plan.decrypt_begin), produced);
     *out_len = produced;
   }
-  wc_memzero(plain.data(), plain.size());
+  secure_wipe(plain.data(), plain.size());
   return status;
 }
 

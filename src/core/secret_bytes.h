@@ -1,6 +1,9 @@
-// A fixed-capacity copy of key material that wipes itself on destruction, so
-// no backend keeps a key in memory after its context is freed.
+// Wiping secrets: one function for every buffer that held key material or
+// plaintext, and a fixed-capacity copy of key material that wipes itself on
+// destruction, so no backend keeps a key in memory after its context is freed.
 #pragma once
+
+#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <array>
@@ -14,6 +17,12 @@
 
 namespace warpcrypt {
 
+// Zeroes `len` bytes at `buf` (may be null) in a way the compiler cannot
+// drop as a dead store.
+inline void secure_wipe(void *buf, size_t len) {
+  if (buf != nullptr) OPENSSL_cleanse(buf, len);
+}
+
 class SecretBytes {
  public:
   // Every key and IV is length-checked at the API before it gets here, so a
@@ -26,7 +35,7 @@ class SecretBytes {
     }
     std::copy_n(bytes.begin(), len_, bytes_.begin());
   }
-  ~SecretBytes() { wc_memzero(bytes_.data(), bytes_.size()); }
+  ~SecretBytes() { secure_wipe(bytes_.data(), bytes_.size()); }
   SecretBytes(const SecretBytes &) = delete;
   SecretBytes &operator=(const SecretBytes &) = delete;
 

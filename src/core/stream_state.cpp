@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/secret_bytes.h"
 #include "core/padding.h"
 
 namespace warpcrypt {
@@ -54,7 +55,7 @@ size_t StreamState::update_bound(size_t in_len) const {
 
 wc_status StreamState::fail(wc_status status) {
   dead_ = true;
-  wc_memzero(pending_.data(), pending_.size());
+  secure_wipe(pending_.data(), pending_.size());
   return status;
 }
 
@@ -117,7 +118,7 @@ wc_status StreamState::update(uint8_t *out, size_t out_cap, size_t *out_len, con
   }
   pending_ = tail;
   pending_len_ = hold;
-  wc_memzero(tail.data(), tail.size());
+  secure_wipe(tail.data(), tail.size());
   if (status != WC_OK) return fail(status);
   *out_len = emit;
   return WC_OK;
@@ -129,7 +130,7 @@ wc_status StreamState::finish(uint8_t *out, size_t out_cap, size_t *out_len) {
   dead_ = true;
   std::array<uint8_t, 16> block = pending_;
   const size_t held = pending_len_;
-  wc_memzero(pending_.data(), pending_.size());
+  secure_wipe(pending_.data(), pending_.size());
   pending_len_ = 0;
 
   wc_status status = WC_OK;
@@ -159,7 +160,7 @@ wc_status StreamState::finish(uint8_t *out, size_t out_cap, size_t *out_len) {
     produced = held;
     status = out_cap < produced ? WC_ERR_OUTPUT_TOO_SMALL : process(block.data(), out, held);
   }
-  wc_memzero(block.data(), block.size());
+  secure_wipe(block.data(), block.size());
   if (status != WC_OK) return status;
   *out_len = produced;
   return WC_OK;

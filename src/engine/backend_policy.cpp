@@ -78,8 +78,7 @@ class AutoRandomAccess final : public RandomAccessCipher {
 };
 
 bool gpu_can_run(const wc_cipher &cipher, wc_direction direction) {
-  int devices = 0;
-  return wc_device_count(&devices) == WC_OK && devices > 0 && auto_gpu_min_bytes(cipher, direction) != kNever;
+  return kCudaBackend.device_count() > 0 && auto_gpu_min_bytes(cipher, direction) != kNever;
 }
 
 }  // namespace
@@ -136,8 +135,18 @@ wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options 
   return StreamState::create(out, std::move(backend_cipher), options.padding != 0, cipher, direction, key.iv);
 }
 
-}  // namespace warpcrypt::engine
-
-extern "C" size_t wc_auto_gpu_min_bytes(const wc_cipher *cipher, wc_direction direction) {
-  return cipher != nullptr ? warpcrypt::engine::auto_gpu_min_bytes(*cipher, direction) : SIZE_MAX;
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, wc_backend backend, const wc_aead &aead,
+                    std::span<const uint8_t> key, unsigned threads) {
+  switch (backend) {
+    case WC_BACKEND_AUTO:
+    case WC_BACKEND_CPU:
+    case WC_BACKEND_HYBRID:
+      *out = kCpuBackend.make_aead(aead, key, threads);
+      return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
+    case WC_BACKEND_GPU: return kCudaBackend.make_aead(out, aead, key);
+    case WC_BACKEND_GPU_REFERENCE: return WC_ERR_BACKEND_UNAVAILABLE;
+  }
+  return WC_ERR_INVALID_ARGUMENT;
 }
+
+}  // namespace warpcrypt::engine

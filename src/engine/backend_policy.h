@@ -8,6 +8,7 @@
 
 #include <memory>
 
+#include "core/aead_backend.h"
 #include "core/backend.h"
 #include "core/stream_state.h"
 
@@ -40,5 +41,14 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
 // make_backend_cipher builds for `options`.
 wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options &options, const wc_cipher &cipher,
                             wc_direction direction, const KeyMaterial &key);
+
+// Builds the AEAD bound to `key` that runs host-memory messages under
+// `backend`: cpu, auto and hybrid keep them on the CPU, batches spread over
+// `threads` threads (0: every core; no AEAD break-even size has been
+// measured yet); gpu runs them on the current device, WC_ERR_NO_DEVICE
+// without one, never a silent fallback. The reference kernels exist for the
+// plain ciphers only: WC_ERR_BACKEND_UNAVAILABLE.
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, wc_backend backend, const wc_aead &aead,
+                    std::span<const uint8_t> key, unsigned threads);
 
 }  // namespace warpcrypt::engine

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/secret_bytes.h"
 #include "engine/backend_policy.h"
 #include "core/stream_state.h"
 #include "engine/endpoint.h"
@@ -244,8 +245,8 @@ wc_status run_sequential(const wc_options &options, const wc_cipher &cipher, wc_
     status = state->finish(out_buffer.data(), out_buffer.size(), &produced);
     if (status == WC_OK) status = emit(produced);
   }
-  wc_memzero(in_buffer.data(), in_buffer.size());
-  wc_memzero(out_buffer.data(), out_buffer.size());
+  secure_wipe(in_buffer.data(), in_buffer.size());
+  secure_wipe(out_buffer.data(), out_buffer.size());
   if (status != WC_OK) monitor.fail(status);
   return monitor.status();
 }

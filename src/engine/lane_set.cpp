@@ -33,8 +33,7 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
     if (options.devices == nullptr || options.device_count == 0) return WC_ERR_INVALID_ARGUMENT;
     shape->devices.assign(options.devices, options.devices + options.device_count);
   } else if (uses_gpu_lanes(backend)) {
-    int count = 0;
-    if (wc_device_count(&count) != WC_OK) count = 0;
+    const int count = kCudaBackend.device_count();
     for (int device = 0; device < count; ++device) shape->devices.push_back(device);
   }
   const unsigned cores = ThreadPool::hardware_threads();

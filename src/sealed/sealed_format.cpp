@@ -1,14 +1,14 @@
 #include "sealed/sealed_format.h"
 
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#include <openssl/kdf.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string_view>
+
+#include "core/aead_registry.h"
+#include "core/backends.h"
+#include "core/secret_bytes.h"
 
 namespace warpcrypt::sealed {
 namespace {
@@ -30,7 +30,7 @@ bool all_zero(const uint8_t *bytes, size_t len) {
 }
 
 const wc_aead *aead_for_id(uint8_t id) {
-  return id < std::size(kAeadById) && kAeadById[id] != nullptr ? wc_aead_by_name(kAeadById[id]) : nullptr;
+  return id < std::size(kAeadById) && kAeadById[id] != nullptr ? find_aead(kAeadById[id]) : nullptr;
 }
 
 uint8_t id_for_aead(const wc_aead *aead) {
@@ -38,43 +38,6 @@ uint8_t id_for_aead(const wc_aead *aead) {
     if (aead_for_id(id) == aead) return id;
   }
   return 0;
-}
-
-wc_status hkdf(const Header &header, std::span<const uint8_t> ikm, FileKey *key) {
-  std::unique_ptr<EVP_KDF, decltype(&EVP_KDF_free)> kdf(EVP_KDF_fetch(nullptr, "HKDF", nullptr), &EVP_KDF_free);
-  std::unique_ptr<EVP_KDF_CTX, decltype(&EVP_KDF_CTX_free)> ctx(kdf ? EVP_KDF_CTX_new(kdf.get()) : nullptr,
-                                                               &EVP_KDF_CTX_free);
-  if (!ctx) return WC_ERR_CRYPTO_LIBRARY;
-  // OSSL_PARAM wants writable buffers; these copies are what it gets.
-  std::array<uint8_t, kSaltLen> salt = header.salt;
-  std::array<char, sizeof kHkdfInfo> info{};
-  std::memcpy(info.data(), kHkdfInfo, sizeof kHkdfInfo);
-  char digest[8] = {};
-  std::snprintf(digest, sizeof digest, "%s", header.digest == Digest::sha512 ? "SHA512" : "SHA256");
-  std::array<uint8_t, WC_MAX_KEY_LEN> secret{};
-  std::copy(ikm.begin(), ikm.end(), secret.begin());
-  const OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, secret.data(), ikm.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, salt.data(), salt.size()),
-      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info.data(), sizeof kHkdfInfo - 1),
-      OSSL_PARAM_construct_end()};
-  const bool ok = EVP_KDF_derive(ctx.get(), key->bytes.data(), key->len, params) == 1;
-  wc_memzero(secret.data(), secret.size());
-  return ok ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
-}
-
-wc_status pbkdf2(const Header &header, std::span<const uint8_t> passphrase, FileKey *key) {
-  const EVP_MD *md = header.digest == Digest::sha512 ? EVP_sha512() : EVP_sha256();
-  // OpenSSL reads the passphrase through a char pointer; an empty one still
-  // needs a valid pointer.
-  static const char kEmpty[] = "";
-  const char *text = passphrase.empty() ? kEmpty : reinterpret_cast<const char *>(passphrase.data());
-  return PKCS5_PBKDF2_HMAC(text, static_cast<int>(passphrase.size()), header.salt.data(),
-                           static_cast<int>(header.salt.size()), static_cast<int>(header.iterations), md,
-                           static_cast<int>(key->len), key->bytes.data()) == 1
-             ? WC_OK
-             : WC_ERR_CRYPTO_LIBRARY;
 }
 
 }  // namespace
@@ -86,7 +49,7 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
     *detail = why;
     return WC_ERR_INVALID_ARGUMENT;
   };
-  header->aead = params.aead != nullptr ? params.aead : wc_aead_by_name("aes-256-gcm");
+  header->aead = params.aead != nullptr ? params.aead : find_aead("aes-256-gcm");
   if (id_for_aead(header->aead) == 0) return invalid("the format has no id for this AEAD");
   // Zero is as invalid as any other wrong value: wc_seal_params_init gives
   // the defaults, and a zero that silently became one would hide a caller's
@@ -116,8 +79,8 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
     *detail = "the format's KDF digest is sha256 or sha512";
     return WC_ERR_DIGEST;
   }
-  if (wc_random_bytes(header->salt.data(), header->salt.size()) != WC_OK ||
-      wc_random_bytes(header->nonce_prefix.data(), header->nonce_prefix.size()) != WC_OK) {
+  if (kCpuBackend.random_bytes(header->salt) != WC_OK ||
+      kCpuBackend.random_bytes(header->nonce_prefix) != WC_OK) {
     return WC_ERR_CRYPTO_LIBRARY;
   }
   return WC_OK;
@@ -179,13 +142,18 @@ std::array<uint8_t, 12> chunk_nonce(const Header &header, uint64_t index, bool l
   return nonce;
 }
 
-FileKey::~FileKey() { wc_memzero(bytes.data(), bytes.size()); }
+FileKey::~FileKey() { secure_wipe(bytes.data(), bytes.size()); }
 
 wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret, FileKey *key) {
-  key->len = wc_aead_key_len(header.aead);
-  if (header.key_source == WC_SEAL_PASSPHRASE) return pbkdf2(header, secret, key);
+  key->len = header.aead->key_len;
+  const std::span<uint8_t> out(key->bytes.data(), key->len);
+  const char *digest = digest_name(header.digest);
+  if (header.key_source == WC_SEAL_PASSPHRASE) {
+    return kCpuBackend.pbkdf2(out, digest, header.iterations, secret, header.salt);
+  }
   if (secret.size() != key->len) return WC_ERR_KEY_LEN;
-  return hkdf(header, secret, key);
+  const std::span<const uint8_t> info(reinterpret_cast<const uint8_t *>(kHkdfInfo), sizeof kHkdfInfo - 1);
+  return kCpuBackend.hkdf(out, digest, secret, header.salt, info);
 }
 
 wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, const char **detail) {

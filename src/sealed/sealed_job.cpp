@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/secret_bytes.h"
 #include "core/backends.h"
 #include "core/thread_pool.h"
 #include "engine/endpoint.h"
@@ -41,8 +42,8 @@ struct Worker {
 
   ~Worker() {
     // Plaintext passed through one of the two.
-    wc_memzero(in.data(), in.size());
-    wc_memzero(out.data(), out.size());
+    secure_wipe(in.data(), in.size());
+    secure_wipe(out.data(), out.size());
   }
 };
 

@@ -1,0 +1,90 @@
+// The device entries of the C API: argument checks, then the CUDA backend's
+// table. A build without CUDA links a table whose entries answer
+// WC_ERR_NO_DEVICE, after the same checks, so a bad call gets the same
+// answer from either build.
+#include <cstring>
+
+#include "api/arguments.h"
+#include "core/aead_registry.h"
+#include "core/backends.h"
+#include "core/cipher_registry.h"
+#include "core/stream_state.h"
+
+using warpcrypt::kCudaBackend;
+
+namespace {
+
+wc_status crypt_device_async(wc_direction direction, const wc_options *options, const wc_cipher *cipher,
+                             uint8_t *out, const uint8_t *in, size_t len, const uint8_t *key, size_t key_len,
+                             const uint8_t *iv, size_t iv_len, uint64_t stream_offset, wc_cuda_stream stream) {
+  if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
+  if (len != 0 && (in == nullptr || out == nullptr)) return WC_ERR_INVALID_ARGUMENT;
+  const wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
+  if (status != WC_OK) return status;
+  const bool block_mode = cipher->mode == warpcrypt::Mode::ecb || cipher->mode == warpcrypt::Mode::cbc ||
+                          cipher->mode == warpcrypt::Mode::cfb128;
+  if (block_mode && stream_offset % 16 != 0) return WC_ERR_INVALID_ARGUMENT;
+  if (cipher->block_len == 16 && len % 16 != 0) return WC_ERR_NOT_BLOCK_ALIGNED;  // ECB, CBC: no padding here
+  if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
+  const bool reference = options != nullptr && options->backend == WC_BACKEND_GPU_REFERENCE;
+  return kCudaBackend.transform_device_async(*cipher, direction, warpcrypt::key_material(key, key_len, iv, iv_len),
+                                             reference, stream_offset, in, out, len, stream);
+}
+
+}  // namespace
+
+extern "C" {
+
+int wc_built_with_cuda(void) { return kCudaBackend.compiled_in ? 1 : 0; }
+
+wc_status wc_device_count(int *count) {
+  if (count == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *count = kCudaBackend.device_count();
+  return WC_OK;
+}
+
+wc_status wc_device_info_get(wc_device_info *info, int device) {
+  if (info == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  std::memset(info, 0, sizeof *info);
+  if (device < 0 || device >= kCudaBackend.device_count()) return WC_ERR_NO_DEVICE;
+  return kCudaBackend.device_info(info, device);
+}
+
+wc_status wc_encrypt_device_async(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+                                  const uint8_t *in, size_t len, const uint8_t *key, size_t key_len,
+                                  const uint8_t *iv, size_t iv_len, uint64_t stream_offset,
+                                  wc_cuda_stream stream) {
+  return crypt_device_async(WC_ENCRYPT, options, cipher, out, in, len, key, key_len, iv, iv_len, stream_offset,
+                            stream);
+}
+
+wc_status wc_decrypt_device_async(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+                                  const uint8_t *in, size_t len, const uint8_t *key, size_t key_len,
+                                  const uint8_t *iv, size_t iv_len, uint64_t stream_offset,
+                                  wc_cuda_stream stream) {
+  return crypt_device_async(WC_DECRYPT, options, cipher, out, in, len, key, key_len, iv, iv_len, stream_offset,
+                            stream);
+}
+
+wc_status wc_batch_encrypt_device_async(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+                                        const uint8_t *in, const wc_batch_message *messages, size_t count,
+                                        const uint8_t *key, size_t key_len, const uint8_t *ivs,
+                                        wc_cuda_stream stream) {
+  if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
+  if (cipher->mode != warpcrypt::Mode::cbc && cipher->mode != warpcrypt::Mode::cfb128) return WC_ERR_UNSUPPORTED;
+  if (key_len != cipher->key_len) return WC_ERR_KEY_LEN;
+  if (key == nullptr || (count != 0 && (messages == nullptr || ivs == nullptr || in == nullptr || out == nullptr))) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const bool padding = options == nullptr || options->padding != 0;
+  if (cipher->mode == warpcrypt::Mode::cbc && !padding) {
+    for (size_t i = 0; i < count; ++i) {
+      if (messages[i].in_len % 16 != 0) return WC_ERR_NOT_BLOCK_ALIGNED;
+    }
+  }
+  if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
+  return kCudaBackend.batch_encrypt_device_async(*cipher, {key, key_len}, padding, in, out, {messages, count}, ivs,
+                                                 stream);
+}
+
+}  // extern "C"

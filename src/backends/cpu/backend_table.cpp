@@ -1,0 +1,20 @@
+// The CPU backend's table (core/backends.h).
+#include "core/backends.h"
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/evp_aead.h"
+#include "backends/cpu/kdf.h"
+
+namespace warpcrypt {
+
+const CpuBackend kCpuBackend = {
+    .make_cipher = cpu::make_cipher,
+    .make_lane = cpu::make_lane,
+    .make_aead = cpu::make_evp_aead,
+    .make_aead_stream = cpu::make_evp_aead_stream,
+    .derive_key_iv = cpu::derive_key_iv,
+    .pbkdf2 = cpu::pbkdf2,
+    .hkdf = cpu::hkdf,
+    .random_bytes = cpu::random_bytes,
+};
+
+}  // namespace warpcrypt

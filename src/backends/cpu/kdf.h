@@ -1,0 +1,28 @@
+// Keys from passphrases, exactly as `openssl enc` derives them; PBKDF2 and
+// HKDF (RFC 5869) for the formats; random bytes from OpenSSL's CSPRNG.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::cpu {
+
+// Fills key_and_iv (key bytes, then IV bytes) from the passphrase.
+wc_status derive_key_iv(std::span<uint8_t> key_and_iv, wc_kdf kdf, const char *digest,
+                        uint32_t iterations, std::span<const uint8_t> passphrase,
+                        std::span<const uint8_t> salt);
+
+// PBKDF2-HMAC with the named digest ("sha256", "sha512", ...).
+wc_status pbkdf2(std::span<uint8_t> out, const char *digest, uint32_t iterations, std::span<const uint8_t> passphrase,
+                 std::span<const uint8_t> salt);
+
+// HKDF (RFC 5869) extract-then-expand with the named digest; at most 255
+// digest lengths of output.
+wc_status hkdf(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> secret,
+               std::span<const uint8_t> salt, std::span<const uint8_t> info);
+
+wc_status random_bytes(std::span<uint8_t> out);
+
+}  // namespace warpcrypt::cpu

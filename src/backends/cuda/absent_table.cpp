@@ -1,0 +1,47 @@
+// The CUDA table of a build without the CUDA backend: there are no devices,
+// and every entry that would use one says so. The api layer has checked the
+// arguments before it gets here, so both builds answer a bad call alike.
+#include "core/backends.h"
+
+namespace warpcrypt {
+namespace {
+
+int no_devices() { return 0; }
+
+bool never_page_locked(const void *) { return false; }
+
+wc_status no_device_info(wc_device_info *, int) { return WC_ERR_NO_DEVICE; }
+
+wc_status no_lanes(std::vector<std::unique_ptr<Lane>> *, int, unsigned, wc_backend, const wc_cipher &, wc_direction,
+                   const KeyMaterial &, size_t) {
+  return WC_ERR_NO_DEVICE;
+}
+
+wc_status no_aead(std::unique_ptr<AeadCipher> *, const wc_aead &, std::span<const uint8_t>) {
+  return WC_ERR_NO_DEVICE;
+}
+
+wc_status no_transform(const wc_cipher &, wc_direction, const KeyMaterial &, bool, uint64_t, const uint8_t *,
+                       uint8_t *, size_t, wc_cuda_stream) {
+  return WC_ERR_NO_DEVICE;
+}
+
+wc_status no_batch(const wc_cipher &, std::span<const uint8_t>, bool, const uint8_t *, uint8_t *,
+                   std::span<const wc_batch_message>, const uint8_t *, wc_cuda_stream) {
+  return WC_ERR_NO_DEVICE;
+}
+
+}  // namespace
+
+const CudaBackend kCudaBackend = {
+    .compiled_in = false,
+    .device_count = no_devices,
+    .device_info = no_device_info,
+    .make_lanes = no_lanes,
+    .page_locked = never_page_locked,
+    .make_aead = no_aead,
+    .transform_device_async = no_transform,
+    .batch_encrypt_device_async = no_batch,
+};
+
+}  // namespace warpcrypt

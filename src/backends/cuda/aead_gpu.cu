@@ -1,0 +1,439 @@
+// Dispatch for the AEAD kernels, and the host side around them: per-key
+// constants, per-message preparation (J0, the AAD's authenticator state),
+// device-pointer messages, and host-memory messages copied through the GPU.
+#include "backends/cuda/aead_gpu.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/secret_bytes.h"
+#include "backends/cuda/aead_kernels.cuh"
+#include "backends/cuda/device_context.h"
+#include "backends/cuda/gpu_cipher.h"
+#include "backends/cuda/tuning.h"
+
+namespace warpcrypt::cuda {
+namespace {
+
+constexpr int kThreads = tuning::kAeadThreads;
+constexpr int kFinishThreads = tuning::kAeadFinishThreads;
+constexpr int kAesBlocksPerThread = tuning::kAesBlocksPerThread;
+constexpr int kArxBlocksPerThread = tuning::kArxBlocksPerThread;
+constexpr uint64_t kGcmSegmentBlocks = uint64_t{kThreads} * kAesBlocksPerThread * tuning::kAeadAesTilesPerSegment;
+constexpr uint64_t kChaChaSegmentBlocks =
+    uint64_t{kThreads} * kArxBlocksPerThread * tuning::kAeadArxTilesPerSegment;
+
+// ---- Host arithmetic on the kernels' own types ---------------------------
+
+uint32_t load_be32(const uint8_t *p) {
+  return uint32_t{p[0]} << 24 | uint32_t{p[1]} << 16 | uint32_t{p[2]} << 8 | p[3];
+}
+uint32_t load_le32(const uint8_t *p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+// Up to 16 bytes as a block of four little-endian words, zero-padded.
+uint4 padded_block(const uint8_t *bytes, size_t len) {
+  uint8_t block[16] = {};
+  std::memcpy(block, bytes, std::min<size_t>(len, 16));
+  return make_uint4(load_le32(block), load_le32(block + 4), load_le32(block + 8), load_le32(block + 12));
+}
+
+Gf128 gf_power(Gf128 base, uint64_t exponent) {
+  Gf128 result = GhashField::one();
+  for (; exponent != 0; exponent >>= 1) {
+    if (exponent & 1) result = gf_multiply(result, base);
+    base = gf_multiply(base, base);
+  }
+  return result;
+}
+
+template <int kBlockThreads>
+Ladder<GhashField, kBlockThreads> gf_ladder(const Gf128 &base) {
+  Ladder<GhashField, kBlockThreads> ladder{};
+  ladder.lane[31] = GhashField::one();
+  for (int l = 30; l >= 0; --l) ladder.lane[l] = gf_multiply(ladder.lane[l + 1], base);
+  const Gf128 base32 = gf_multiply(ladder.lane[0], base);
+  constexpr int kWarps = kBlockThreads / 32;
+  ladder.warp[kWarps - 1] = GhashField::one();
+  for (int w = kWarps - 2; w >= 0; --w) ladder.warp[w] = gf_multiply(ladder.warp[w + 1], base32);
+  return ladder;
+}
+
+// GHASH's Horner rule over zero-padded blocks: acc = (acc + block) * H.
+Gf128 ghash_absorb(Gf128 acc, const Gf128Columns &h, const uint8_t *bytes, size_t len) {
+  for (size_t at = 0; at < len; at += 16) acc = gf_multiply(gf_add(acc, gf_from_block(padded_block(bytes + at, len - at))), h);
+  return acc;
+}
+
+// Poly1305's: acc = (acc + block + 2^128) * r.
+Poly poly_absorb(Poly acc, const Poly &r, const uint8_t *bytes, size_t len) {
+  for (size_t at = 0; at < len; at += 16) {
+    acc = poly_multiply(poly_add(acc, poly_from_block(padded_block(bytes + at, len - at), 1)), r);
+  }
+  return acc;
+}
+
+// One block of a cipher OpenSSL runs on the host, for the few values the
+// host needs before a launch: E(K, 0^128) = H, and ChaCha20 block 0.
+bool host_keystream(const char *openssl_name, std::span<const uint8_t> key, const uint8_t *iv, uint8_t *out,
+                    size_t len) {
+  EVP_CIPHER *cipher = EVP_CIPHER_fetch(nullptr, openssl_name, nullptr);
+  EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+  std::vector<uint8_t> zeros(len);
+  int written = 0;
+  const bool ok = cipher != nullptr && ctx != nullptr &&
+                  EVP_EncryptInit_ex2(ctx, cipher, key.data(), iv, nullptr) == 1 &&
+                  EVP_EncryptUpdate(ctx, out, &written, zeros.data(), static_cast<int>(len)) == 1;
+  EVP_CIPHER_CTX_free(ctx);
+  EVP_CIPHER_free(cipher);
+  return ok;
+}
+
+// ---- Keys ----------------------------------------------------------------
+
+// What a key gives the kernels, computed once: GCM's hash key H and the
+// powers of it the split needs; ChaCha20's key words. All of it travels in
+// kernel parameters, so nothing per key lives on the device.
+struct GcmConstants {
+  aes::RoundKeys keys;
+  Gf128 h;
+  Gf128Columns h_columns;  // for hashing nonces and AAD on the host
+  Gf128Columns tile_step;
+  Gf128Columns slot_step;
+  Ladder<GhashField, kThreads> bulk_ladder;
+  Gf128Columns finish_stride;
+  Ladder<GhashField, kFinishThreads> finish_ladder;
+};
+
+class KeyedGpuAead {
+ public:
+  KeyedGpuAead(const wc_aead &aead, std::span<const uint8_t> key) : aead_(aead), key_(key) {}
+  ~KeyedGpuAead() {
+    if (gcm_) secure_wipe(gcm_.get(), sizeof *gcm_);
+    secure_wipe(&arx_, sizeof arx_);
+  }
+  KeyedGpuAead(const KeyedGpuAead &) = delete;
+  KeyedGpuAead &operator=(const KeyedGpuAead &) = delete;
+
+  // Derives the key's constants; WC_ERR_CRYPTO_LIBRARY if OpenSSL fails.
+  wc_status prepare() {
+    const uint8_t zeros[16] = {};
+    if (aead_.kind == AeadKind::chacha20_poly1305) {
+      const KeyedGpuCipher chacha(*find_cipher("chacha20"), WC_ENCRYPT, KeyMaterial{key(), {zeros, 16}},
+                                  Implementation::optimized);
+      arx_ = chacha.arx;
+      return WC_OK;
+    }
+    gcm_ = std::make_unique<GcmConstants>();
+    const KeyedGpuCipher aes(*find_cipher(ctr_cipher_name()), WC_ENCRYPT, KeyMaterial{key(), {zeros, 16}},
+                             Implementation::optimized);
+    gcm_->keys = aes.encrypt_keys;
+    uint8_t h_bytes[16];
+    if (!host_keystream(ecb_cipher_name(), key(), nullptr, h_bytes, 16)) return WC_ERR_CRYPTO_LIBRARY;
+    GcmConstants &c = *gcm_;
+    c.h = gf_from_block(padded_block(h_bytes, 16));
+    secure_wipe(h_bytes, sizeof h_bytes);
+    c.h_columns = gf_columns(c.h);
+    c.tile_step = gf_columns(gf_power(c.h, uint64_t{kAesBlocksPerThread} * kThreads));
+    c.slot_step = gf_columns(gf_power(c.h, kThreads));
+    c.bulk_ladder = gf_ladder<kThreads>(c.h);
+    const Gf128 segment_weight = gf_power(c.h, kGcmSegmentBlocks);
+    c.finish_stride = gf_columns(gf_power(segment_weight, kFinishThreads));
+    c.finish_ladder = gf_ladder<kFinishThreads>(segment_weight);
+    return WC_OK;
+  }
+
+  // Queues `messages` (device memory) on `stream`. Opening writes each
+  // message's verdict to verified[i].
+  wc_status queue(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
+                  cudaStream_t stream) const {
+    if (messages.empty()) return WC_OK;
+    // One finish block per message, and grid sizes are ints.
+    if (messages.size() > static_cast<size_t>(INT32_MAX)) return WC_ERR_INVALID_ARGUMENT;
+    const DeviceContext *context = current_device_context();
+    if (context == nullptr) return WC_ERR_NO_DEVICE;
+    const bool gcm = aead_.kind == AeadKind::gcm;
+    const uint64_t segment_blocks = gcm ? kGcmSegmentBlocks : kChaChaSegmentBlocks;
+    const uint64_t block_bytes = gcm ? 16 : 64;
+
+    std::vector<AeadMessageJob> jobs(messages.size());
+    uint64_t segments = 0;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      const wc_aead_message &m = messages[i];
+      AeadMessageJob &job = jobs[i];
+      job = AeadMessageJob{m.in, m.out, m.tag, seal ? nullptr : verified + i, m.len, m.aad_len, segments, {}, {},
+                           reinterpret_cast<uintptr_t>(m.in) % 16 == 0 && reinterpret_cast<uintptr_t>(m.out) % 16 == 0};
+      const wc_status status = gcm ? prepare_gcm(job, m) : prepare_chacha(job, m);
+      if (status != WC_OK) return status;
+      segments += aead_segments(m.len, block_bytes, segment_blocks);
+    }
+    const size_t value_bytes = gcm ? sizeof(Gf128) : sizeof(Poly);
+    // One message travels in the kernel parameters; a batch's descriptors
+    // go up in front of the segment values' scratch.
+    const size_t jobs_bytes = jobs.size() == 1 ? 0 : jobs.size() * sizeof(AeadMessageJob);
+    const size_t scratch_bytes = jobs_bytes + segments * value_bytes;
+    uint8_t *scratch = nullptr;
+    if (scratch_bytes != 0 && cudaMallocAsync(&scratch, scratch_bytes, stream) != cudaSuccess) {
+      return device_status(cudaErrorMemoryAllocation);
+    }
+    AeadLaunch launch{nullptr, jobs.front(), static_cast<uint32_t>(jobs.size()), scratch + jobs_bytes,
+                      static_cast<uint32_t>(tag_len), seal};
+    wc_status status = WC_OK;
+    if (jobs_bytes != 0) {
+      // From pageable memory the copy is done when cudaMemcpyAsync returns,
+      // so `jobs` may go out of scope at once.
+      status = device_status(cudaMemcpyAsync(scratch, jobs.data(), jobs_bytes, cudaMemcpyHostToDevice, stream));
+      launch.messages = reinterpret_cast<const AeadMessageJob *>(scratch);
+    }
+    if (status == WC_OK) status = gcm ? launch_gcm(*context, launch, segments, stream) : launch_chacha(launch, segments, stream);
+    if (scratch != nullptr && cudaFreeAsync(scratch, stream) != cudaSuccess && status == WC_OK) status = WC_ERR_DEVICE;
+    return status;
+  }
+
+ private:
+  std::span<const uint8_t> key() const { return {key_.data(), key_.size()}; }
+
+  const char *ctr_cipher_name() const {
+    return aead_.key_len == 16 ? "aes-128-ctr" : aead_.key_len == 24 ? "aes-192-ctr" : "aes-256-ctr";
+  }
+  const char *ecb_cipher_name() const {
+    return aead_.key_len == 16 ? "AES-128-ECB" : aead_.key_len == 24 ? "AES-192-ECB" : "AES-256-ECB";
+  }
+
+  // SP 800-38D 7.1: J0 = IV || 0^31 || 1 for 96-bit IVs, otherwise
+  // GHASH(IV || 0-padding || [len(IV)]_64 in bits); the AAD's GHASH state.
+  wc_status prepare_gcm(AeadMessageJob &job, const wc_aead_message &m) const {
+    const GcmConstants &c = *gcm_;
+    if (m.nonce_len == kAeadNonceLen) {
+      job.nonce[0] = load_be32(m.nonce);
+      job.nonce[1] = load_be32(m.nonce + 4);
+      job.nonce[2] = load_be32(m.nonce + 8);
+      job.nonce[3] = 1;
+    } else {
+      Gf128 j0 = ghash_absorb(Gf128{}, c.h_columns, m.nonce, m.nonce_len);
+      const uint64_t bits = uint64_t{m.nonce_len} * 8;
+      j0 = gf_multiply(gf_add(j0, Gf128{{0, 0, static_cast<uint32_t>(bits >> 32), static_cast<uint32_t>(bits)}}),
+                       c.h_columns);
+      std::copy(j0.w, j0.w + 4, job.nonce);
+    }
+    const Gf128 state = ghash_absorb(Gf128{}, c.h_columns, m.aad, m.aad_len);
+    std::copy(state.w, state.w + 4, job.initial);
+    return WC_OK;
+  }
+
+  // The nonce's words, and the AAD's Poly1305 state, which needs this
+  // message's r: ChaCha20 block 0 on the host, only when there is AAD.
+  wc_status prepare_chacha(AeadMessageJob &job, const wc_aead_message &m) const {
+    for (int i = 0; i < 3; ++i) job.nonce[i] = load_le32(m.nonce + 4 * i);
+    if (m.aad_len == 0) return WC_OK;
+    uint8_t iv[16] = {};  // OpenSSL's ChaCha20 IV: block counter 0, then the nonce
+    std::memcpy(iv + 4, m.nonce, kAeadNonceLen);
+    uint8_t one_time_key[32];
+    if (!host_keystream("ChaCha20", key(), iv, one_time_key, sizeof one_time_key)) return WC_ERR_CRYPTO_LIBRARY;
+    const Poly r = poly_clamped_r(padded_block(one_time_key, 16));
+    secure_wipe(one_time_key, sizeof one_time_key);
+    const Poly state = poly_absorb(Poly{}, r, m.aad, m.aad_len);
+    std::copy(state.limb, state.limb + 5, job.initial);
+    return WC_OK;
+  }
+
+  wc_status launch_gcm(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments,
+                       cudaStream_t stream) const {
+    switch (gcm_->keys.rounds) {
+      case 10: return launch_gcm_rounds<10>(context, launch, segments, stream);
+      case 12: return launch_gcm_rounds<12>(context, launch, segments, stream);
+      case 14: return launch_gcm_rounds<14>(context, launch, segments, stream);
+    }
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+
+  template <int kRounds>
+  wc_status launch_gcm_rounds(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments,
+                              cudaStream_t stream) const {
+    const GcmConstants &c = *gcm_;
+    using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread>;
+    using Finish = GcmFinish<kRounds, kFinishThreads>;
+    const typename Bulk::Key bulk_key{{c.keys, 0, 0, context.tables}, c.tile_step, c.slot_step, c.bulk_ladder};
+    const typename Finish::Key finish_key{{c.keys, 0, 0, context.tables}, c.h, c.finish_stride, c.finish_ladder};
+    return launch_pair<Bulk, Finish, kAesBlocksPerThread, tuning::kAeadAesTilesPerSegment,
+                       tuning::kAeadAesBlocksPerSm>(bulk_key, finish_key, launch, segments, stream);
+  }
+
+  wc_status launch_chacha(const AeadLaunch &launch, uint64_t segments, cudaStream_t stream) const {
+    using Bulk = ChaChaPolyBulk<kThreads, kArxBlocksPerThread>;
+    using Finish = ChaChaPolyFinish<kFinishThreads, kChaChaSegmentBlocks>;
+    const ChaChaPolyKey chacha_key{arx_};
+    return launch_pair<Bulk, Finish, kArxBlocksPerThread, tuning::kAeadArxTilesPerSegment,
+                       tuning::kAeadArxBlocksPerSm>(chacha_key, chacha_key, launch, segments, stream);
+  }
+
+  template <class Bulk, class Finish, int kBlocksPerThread, int kTiles, int kBlocksPerSm>
+  static wc_status launch_pair(const typename Bulk::Key &bulk_key, const typename Finish::Key &finish_key,
+                               const AeadLaunch &launch, uint64_t segments, cudaStream_t stream) {
+    constexpr uint64_t kSegmentBlocks = uint64_t{kThreads} * kBlocksPerThread * kTiles;
+    using Element = typename Bulk::Field::Element;
+    if (segments != 0) {
+      const auto bulk = aead_bulk_kernel<Bulk, kThreads, kBlocksPerThread, kTiles, kBlocksPerSm>;
+      const size_t shared = Bulk::kTableBytes + kThreads / 32 * sizeof(Element);
+      const wc_status allowed = allow_dynamic_shared(bulk, shared);
+      if (allowed != WC_OK) return allowed;
+      bulk<<<static_cast<unsigned>(segments), kThreads, shared, stream>>>(bulk_key, launch);
+      const wc_status launched = device_status(cudaGetLastError());
+      if (launched != WC_OK) return launched;
+    }
+    const auto finish = aead_finish_kernel<Finish, kFinishThreads, kSegmentBlocks>;
+    const size_t shared = Finish::kTableBytes + kFinishThreads / 32 * sizeof(Element);
+    const wc_status allowed = allow_dynamic_shared(finish, shared);
+    if (allowed != WC_OK) return allowed;
+    finish<<<launch.message_count, kFinishThreads, shared, stream>>>(finish_key, launch);
+    return device_status(cudaGetLastError());
+  }
+
+  // Kernels asking for more than 48 KiB of dynamic shared memory must say so
+  // once per device; they also ask for the largest shared-memory carveout,
+  // without which three AES-GCM blocks (72 KiB each) would not fit an SM.
+  template <class Kernel>
+  static wc_status allow_dynamic_shared(Kernel kernel, size_t bytes) {
+    constexpr size_t kDefaultLimit = 48 * 1024;
+    if (bytes <= kDefaultLimit) return WC_OK;
+    static std::mutex mutex;
+    static std::map<std::pair<int, const void *>, bool> allowed;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return device_status(cudaErrorInvalidDevice);
+    const std::lock_guard lock(mutex);
+    bool &done = allowed[{device, reinterpret_cast<const void *>(kernel)}];
+    if (!done) {
+      wc_status status = device_status(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+      if (status == WC_OK) {
+        status = device_status(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                                    cudaSharedmemCarveoutMaxShared));
+      }
+      if (status != WC_OK) return status;
+      done = true;
+    }
+    return WC_OK;
+  }
+
+  const wc_aead &aead_;
+  SecretBytes key_;
+  std::unique_ptr<GcmConstants> gcm_;
+  ArxKey arx_{};
+};
+
+// Host memory through the GPU: every message of a call is gathered into one
+// host buffer, copied to the device in one piece, sealed or opened in place
+// there and copied back. The tags and verdicts ride in the same buffer.
+class GpuAead final : public AeadCipher {
+ public:
+  explicit GpuAead(std::unique_ptr<KeyedGpuAead> keyed) : keyed_(std::move(keyed)) {}
+
+  wc_backend backend() const override { return WC_BACKEND_GPU; }
+
+  wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
+    return run(messages, tag_len, true, nullptr);
+  }
+
+  wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
+    return run(messages, tag_len, false, results);
+  }
+
+  wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
+                         wc_cuda_stream stream) const override {
+    return keyed_->queue(messages, tag_len, seal, verified, static_cast<cudaStream_t>(stream));
+  }
+
+ private:
+  static size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+
+  wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
+    // Layout: each message's bytes at a 16-byte boundary, then 16 bytes of
+    // tag per message, then one verdict per message.
+    std::vector<size_t> offsets(messages.size());
+    size_t data_bytes = 0;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      offsets[i] = data_bytes;
+      data_bytes += round_up16(messages[i].len);
+    }
+    const size_t tags_at = data_bytes;
+    const size_t verdicts_at = tags_at + 16 * messages.size();
+    std::vector<uint8_t> staging(verdicts_at + sizeof(int32_t) * messages.size());
+    for (size_t i = 0; i < messages.size(); ++i) {
+      if (messages[i].len != 0) std::memcpy(staging.data() + offsets[i], messages[i].in, messages[i].len);
+      if (!seal) std::memcpy(staging.data() + tags_at + 16 * i, messages[i].tag, tag_len);
+    }
+
+    cudaStream_t stream = cudaStreamPerThread;
+    uint8_t *device = nullptr;
+    if (cudaMallocAsync(&device, staging.size(), stream) != cudaSuccess) {
+      wipe(staging);
+      return device_status(cudaErrorMemoryAllocation);
+    }
+    std::vector<wc_aead_message> on_device(messages.begin(), messages.end());
+    for (size_t i = 0; i < messages.size(); ++i) {
+      on_device[i].in = on_device[i].out = device + offsets[i];
+      on_device[i].tag = device + tags_at + 16 * i;
+    }
+    auto *verified = reinterpret_cast<int32_t *>(device + verdicts_at);
+    wc_status status =
+        device_status(cudaMemcpyAsync(device, staging.data(), staging.size(), cudaMemcpyHostToDevice, stream));
+    if (status == WC_OK) status = keyed_->queue(on_device, tag_len, seal, verified, stream);
+    if (status == WC_OK) {
+      status = device_status(cudaMemcpyAsync(staging.data(), device, staging.size(), cudaMemcpyDeviceToHost, stream));
+    }
+    // The device copy held plaintext: wipe it before the memory goes back.
+    cudaMemsetAsync(device, 0, staging.size(), stream);
+    cudaFreeAsync(device, stream);
+    const wc_status synced = device_status(cudaStreamSynchronize(stream));
+    if (status == WC_OK) status = synced;
+
+    if (status == WC_OK) {
+      for (size_t i = 0; i < messages.size(); ++i) {
+        const wc_aead_message &m = messages[i];
+        if (m.len != 0) std::memcpy(m.out, staging.data() + offsets[i], m.len);
+        if (seal) {
+          std::memcpy(m.tag, staging.data() + tags_at + 16 * i, tag_len);
+        } else {
+          int32_t verdict = 0;
+          std::memcpy(&verdict, staging.data() + verdicts_at + sizeof(int32_t) * i, sizeof verdict);
+          results[i] = verdict == 1 ? WC_OK : WC_ERR_AUTH;
+        }
+      }
+      if (!seal) status = combined_open_status({results, messages.size()});
+    }
+    wipe(staging);
+    return status;
+  }
+
+  static void wipe(std::vector<uint8_t> &bytes) { secure_wipe(bytes.data(), bytes.size()); }
+
+  std::unique_ptr<KeyedGpuAead> keyed_;
+};
+
+wc_status make_keyed(std::unique_ptr<KeyedGpuAead> *out, const wc_aead &aead, std::span<const uint8_t> key) {
+  auto keyed = std::make_unique<KeyedGpuAead>(aead, key);
+  const wc_status status = keyed->prepare();
+  if (status == WC_OK) *out = std::move(keyed);
+  return status;
+}
+
+}  // namespace
+
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key) {
+  if (device_count() == 0) return WC_ERR_NO_DEVICE;
+  std::unique_ptr<KeyedGpuAead> keyed;
+  const wc_status status = make_keyed(&keyed, aead, key);
+  if (status == WC_OK) *out = std::make_unique<GpuAead>(std::move(keyed));
+  return status;
+}
+
+}  // namespace warpcrypt::cuda
+

@@ -1,0 +1,581 @@
+// AES-GCM and ChaCha20-Poly1305 on the device: the keystream of the CTR and
+// ChaCha20 kernels, and the authenticator evaluated in parallel.
+//
+// Both authenticators are Horner's rule over 16-byte blocks, acc = (acc +
+// m) * K, with K = H (GHASH, GF(2^128)) or K = r (Poly1305, integers mod
+// 2^130 - 5). Unrolled, block i of n contributes m_i * K^(n - i), so any
+// thread can weigh any block once it knows the block's distance from the
+// end. The work is cut up accordingly:
+//
+//  - A message's keystream blocks but the last go to the bulk kernel, in
+//    segments of kSegmentBlocks. Segments are aligned on the END of that
+//    run (the first may be short), so segment j's weight is the same power
+//    of K^(V * kSegmentBlocks) in every message (V = authenticator blocks per
+//    keystream block: 1 for AES, 4 for ChaCha20).
+//  - In a segment, thread t takes blocks t, t + kThreads, ... as the tiles
+//    of the plain keystream kernels hand them out: kBlocksPerThread blocks
+//    per tile, each slot k of a tile feeding its own Horner chain whose step
+//    is the constant K^(V * kBlocksPerThread * kThreads). The chains step
+//    together, one multiplication per block, independent of each other so
+//    their latencies overlap. At the segment's end the chains are
+//    joined (slot k weighed by K^(V kThreads (kBlocksPerThread - 1 - k))),
+//    the threads' values weighed by K^(V (kThreads - 1 - t)), split into a
+//    lane and a warp factor, and summed by shuffles and one pass through
+//    shared memory (reduce_block): no thread waits on another for more than
+//    a sum.
+//  - The finish kernel, one block per message, combines the segments the
+//    same way, then takes the last keystream block, the lengths block and
+//    the tag on one thread.
+//
+// The state after the associated data (hashed on the host) enters as an
+// addend of the first authenticator block: acc0 * K^n is exactly what a
+// sequential pass would have carried into the message.
+#pragma once
+
+#include <type_traits>
+
+#include "backends/cuda/aes_device.cuh"
+#include "backends/cuda/arx_device.cuh"
+#include "backends/cuda/block_mode_kernels.cuh"
+#include "backends/cuda/gf128_device.cuh"
+#include "backends/cuda/keystream_kernels.cuh"
+#include "backends/cuda/memory.cuh"
+#include "backends/cuda/poly1305_device.cuh"
+
+namespace warpcrypt::cuda {
+
+// One message of a launch, in device memory, prepared by the host.
+struct AeadMessageJob {
+  const uint8_t *in;
+  uint8_t *out;
+  uint8_t *tag;          // sealing writes it; opening compares with it
+  int32_t *verified;     // opening: 1 or 0 once the finish kernel is done
+  uint64_t len;
+  uint64_t aad_len;
+  uint64_t first_segment;  // its first segment among the launch's
+  // GCM: J0, the pre-counter block, as four big-endian words.
+  // ChaCha20-Poly1305: the nonce as three little-endian words.
+  uint32_t nonce[4];
+  uint32_t initial[5];  // the authenticator state after the AAD
+  bool aligned;         // in and out are 16-byte aligned
+};
+
+struct AeadLaunch {
+  // A batch's messages in device memory, or null for one message, which
+  // then travels in `single` and needs no upload before the launch.
+  const AeadMessageJob *messages;
+  AeadMessageJob single;
+  uint32_t message_count;
+  void *segment_values;  // one authenticator element per segment
+  uint32_t tag_len;
+  bool seal;
+
+  __device__ const AeadMessageJob &message(uint32_t index) const {
+    return messages != nullptr ? messages[index] : single;
+  }
+};
+
+__host__ __device__ constexpr uint64_t aead_keystream_blocks(uint64_t len, uint64_t block_bytes) {
+  return (len + block_bytes - 1) / block_bytes;
+}
+// Every keystream block but the last, which the finish kernel takes.
+__host__ __device__ constexpr uint64_t aead_bulk_blocks(uint64_t len, uint64_t block_bytes) {
+  return len == 0 ? 0 : aead_keystream_blocks(len, block_bytes) - 1;
+}
+__host__ __device__ constexpr uint64_t aead_segments(uint64_t len, uint64_t block_bytes, uint64_t segment_blocks) {
+  return (aead_bulk_blocks(len, block_bytes) + segment_blocks - 1) / segment_blocks;
+}
+
+// ---- Authenticator fields -------------------------------------------------
+
+struct GhashField {
+  using Element = Gf128;
+  static constexpr int kWords = 4;
+  __host__ __device__ static Element one() { return {{0x80000000u, 0, 0, 0}}; }
+  __host__ __device__ static Element add(const Element &a, const Element &b) { return gf_add(a, b); }
+  __host__ __device__ static Element multiply(const Element &a, const Element &b) { return gf_multiply(a, b); }
+  // Sums need no care in characteristic 2.
+  __host__ __device__ static Element settle(const Element &a) { return a; }
+  __device__ static Element from_block(uint4 block) { return gf_from_block(block); }
+  __device__ static Element shuffle_xor(const Element &a, int offset) {
+    Element b;
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) b.w[i] = __shfl_xor_sync(0xffffffffu, a.w[i], offset);
+    return b;
+  }
+  __host__ __device__ static Element load(const uint32_t (&words)[5]) {
+    return {{words[0], words[1], words[2], words[3]}};
+  }
+};
+
+struct Poly1305Field {
+  using Element = Poly;
+  static constexpr int kWords = 5;
+  __host__ __device__ static Element one() { return {{1, 0, 0, 0, 0}}; }
+  __host__ __device__ static Element add(const Element &a, const Element &b) { return poly_add(a, b); }
+  // `b` is carried; `a` at most a product plus a block.
+  __host__ __device__ static Element multiply(const Element &a, const Element &b) { return poly_multiply(a, b); }
+  // Sums of up to 32 carried elements fit the limbs; carry them before use.
+  __host__ __device__ static Element settle(const Element &a) { return poly_carry(a); }
+  // Every authenticated block is a full 16 bytes (RFC 8439 pads with
+  // zeros), so every block gets the 2^128 bit.
+  __device__ static Element from_block(uint4 block) { return poly_from_block(block, 1); }
+  __device__ static Element shuffle_xor(const Element &a, int offset) {
+    Element b;
+#pragma unroll
+    for (int i = 0; i < kWords; ++i) b.limb[i] = __shfl_xor_sync(0xffffffffu, a.limb[i], offset);
+    return b;
+  }
+  __host__ __device__ static Element load(const uint32_t (&words)[5]) {
+    return {{words[0], words[1], words[2], words[3], words[4]}};
+  }
+};
+
+// Sum over the block's threads t of value_t * B^(kThreads - 1 - t), given
+// each thread's lane factor B^(31 - lane) and warp factor
+// B^(32 (warps - 1 - warp)). Valid in thread 0; `scratch` holds one element
+// per warp. Every thread must call it.
+template <class Field, int kThreads>
+__device__ typename Field::Element reduce_block(typename Field::Element value,
+                                                const typename Field::Element &lane_factor,
+                                                const typename Field::Element &warp_factor,
+                                                typename Field::Element *scratch) {
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps");
+  constexpr int kWarps = kThreads / 32;
+  value = Field::multiply(value, lane_factor);
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) value = Field::add(value, Field::shuffle_xor(value, offset));
+  value = Field::settle(value);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = Field::multiply(value, warp_factor);
+  __syncthreads();
+  typename Field::Element total = scratch[0];
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kWarps; ++w) total = Field::add(total, scratch[w]);
+    total = Field::settle(total);
+  }
+  return total;
+}
+
+// The lane and warp exponents reduce_block's factors stand for.
+__host__ __device__ constexpr uint32_t lane_exponent(uint32_t thread) { return 31 - thread % 32; }
+template <int kThreads>
+__host__ __device__ constexpr uint32_t warp_exponent(uint32_t thread) {
+  return 32 * (kThreads / 32 - 1 - thread / 32);
+}
+
+__host__ __device__ constexpr int log2_exact(uint64_t x) { return x <= 1 ? 0 : 1 + log2_exact(x / 2); }
+
+// Factors for reduce_block over base B, computed on the host for GCM (B is
+// a power of the per-key H): lane[l] = B^(31 - l), warp[w] = B^(32 (warps
+// - 1 - w)).
+template <class Field, int kThreads>
+struct Ladder {
+  typename Field::Element lane[32];
+  typename Field::Element warp[kThreads / 32];
+};
+
+// ---- GCM -----------------------------------------------------------------
+
+// J0's counter part: GCM increments only its low 32 bits (inc32), so block
+// q of the message is encrypted under high || low96 || (j0 + 1 + q mod 2^32).
+struct GcmCounter {
+  uint64_t high;
+  uint64_t low;  // the low 32 bits cleared
+  uint32_t j0;
+
+  __device__ explicit GcmCounter(const uint32_t (&nonce)[4])
+      : high(uint64_t{nonce[0]} << 32 | nonce[1]), low(uint64_t{nonce[2]} << 32), j0(nonce[3]) {}
+  __device__ uint64_t block(uint64_t q) const { return low | static_cast<uint32_t>(j0 + 1 + q); }
+  __device__ uint64_t pre_counter() const { return low | j0; }
+};
+
+template <int kRounds, int kThreads>
+struct GcmBulkKey {
+  AesCtrGenerator<TTableAes, kRounds> cipher;  // its IV is unused: counters come from J0
+  Gf128Columns tile_step;                      // H^(kBlocksPerThread kThreads): a chain's step
+  Gf128Columns slot_step;                      // H^kThreads: joins the chains
+  Ladder<GhashField, kThreads> ladder;         // over H
+};
+
+template <int kRounds, int kThreads, int kBlocksPerThread>
+struct GcmBulk {
+  static constexpr int kBlockBytes = 16;
+  static constexpr int kHashBlocks = 1;
+  // The AES T-table, then the tile step's nibble tables.
+  static constexpr uint32_t kStepTableAt = TTableAes::kTableBytes / sizeof(uint32_t);
+  static constexpr size_t kTableBytes = TTableAes::kTableBytes + kGf128TableWords * sizeof(uint32_t);
+  using Field = GhashField;
+  using Key = GcmBulkKey<kRounds, kThreads>;
+
+  const Key *key;
+  const uint32_t *step_table;
+  typename AesCtrGenerator<TTableAes, kRounds>::State state;
+  GcmCounter counter;
+  Gf128 initial;
+
+  __device__ GcmBulk(const Key &k, const AeadMessageJob &message, uint32_t *shared)
+      : key(&k), step_table(shared + kStepTableAt), counter(message.nonce), initial(GhashField::load(message.initial)) {
+    for (int i = threadIdx.x; i < kGf128TableWords; i += kThreads) shared[kStepTableAt + i] = gf_table_word(k.tile_step, i);
+    key->cipher.prepare(state, shared);  // its closing barrier covers the step table too
+  }
+  __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
+  // The block's authenticator value; the first block carries the AAD state.
+  __device__ Gf128 group(const uint4 (&text)[1], bool first) const {
+    const Gf128 block = gf_from_block(text[0]);
+    return first ? gf_add(block, initial) : block;
+  }
+  __device__ void step_each(Gf128 (&chains)[kBlocksPerThread]) const {
+#pragma unroll
+    for (int c = 0; c < kBlocksPerThread; ++c) chains[c] = gf_multiply(chains[c], step_table);
+  }
+  __device__ Gf128 join(const Gf128 &value) const { return gf_multiply(value, key->slot_step); }
+  __device__ Gf128 lane_factor() const { return key->ladder.lane[threadIdx.x % 32]; }
+  __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
+};
+
+template <int kRounds, int kThreads>
+struct GcmFinishKey {
+  AesCtrGenerator<ReferenceAes, kRounds> cipher;  // one block per message: the byte-wise cipher will do
+  Gf128 h;
+  Gf128Columns stride;                  // N^kThreads, N = H^kSegmentBlocks: the segments' run step
+  Ladder<GhashField, kThreads> ladder;  // over N
+};
+
+template <int kRounds, int kThreads>
+struct GcmFinish {
+  static constexpr int kBlockBytes = 16;
+  static constexpr size_t kTableBytes = ReferenceAes::shared_bytes(false);
+  using Field = GhashField;
+  using Key = GcmFinishKey<kRounds, kThreads>;
+
+  const Key *key;
+  typename AesCtrGenerator<ReferenceAes, kRounds>::State state;
+  GcmCounter counter;
+
+  __device__ GcmFinish(const Key &k, const AeadMessageJob &message, uint32_t *shared)
+      : key(&k), counter(message.nonce) {
+    key->cipher.prepare(state, shared);
+  }
+  __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
+  __device__ Gf128 hash_key() const { return key->h; }
+  __device__ Gf128 step(const Gf128 &acc) const { return gf_multiply(acc, key->stride); }
+  __device__ Gf128 lane_factor() const { return key->ladder.lane[threadIdx.x % 32]; }
+  __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
+  // SP 800-38D: [len(A)]_64 || [len(C)]_64, in bits.
+  __device__ static Gf128 lengths(uint64_t aad_len, uint64_t len) {
+    return {{static_cast<uint32_t>(aad_len >> 29), static_cast<uint32_t>(aad_len << 3),
+             static_cast<uint32_t>(len >> 29), static_cast<uint32_t>(len << 3)}};
+  }
+  // T = E(K, J0) xor the GHASH value, as memory words.
+  __device__ uint4 tag(const Gf128 &hash) {
+    uint32_t mask[4];
+    key->cipher.encrypt_counter(state, counter.high, counter.pre_counter(), mask);
+    const uint4 y = gf_to_block(hash);
+    return make_uint4(mask[0] ^ y.x, mask[1] ^ y.y, mask[2] ^ y.z, mask[3] ^ y.w);
+  }
+};
+
+// ---- ChaCha20-Poly1305 ---------------------------------------------------
+
+// The key with a message's nonce: RFC 8439 puts the 32-bit block counter in
+// word 12 and the nonce in words 13-15; ArxKey's 64-bit counter spans words
+// 12-13, so the first nonce word rides in its high half.
+__device__ inline ArxKey chacha_message_key(const ArxKey &key, const uint32_t (&nonce)[4], uint32_t first_block) {
+  ArxKey k = key;
+  k.counter = uint64_t{nonce[0]} << 32 | first_block;
+  k.nonce[0] = nonce[1];
+  k.nonce[1] = nonce[2];
+  return k;
+}
+
+// Block 0 of the keystream is the one-time Poly1305 key: r (clamped), s.
+__device__ inline void poly1305_key(const ArxKey &key, const uint32_t (&nonce)[4], Poly *r, uint4 *s) {
+  uint32_t block[16];
+  arx_keystream<ChaCha20Block>(chacha_message_key(key, nonce, 0), 0, block);
+  *r = poly_clamped_r(make_uint4(block[0], block[1], block[2], block[3]));
+  *s = make_uint4(block[4], block[5], block[6], block[7]);
+}
+
+// base^exponent from powers[i] = base^(2^i).
+__device__ inline Poly poly_power(const Poly *powers, uint32_t exponent) {
+  Poly result = Poly1305Field::one();
+  for (int i = 0; exponent != 0; ++i, exponent >>= 1) {
+    if (exponent & 1) result = poly_multiply(result, powers[i]);
+  }
+  return result;
+}
+
+// r is per message, so so are all its powers: a block derives them once,
+// thread 0 squaring into shared memory, each thread then raising its own
+// factors from them. base[i] = B^(2^i) for i up to log2(kMaxExponent).
+template <uint64_t kMaxExponent>
+struct PolyPowers {
+  static_assert((kMaxExponent & (kMaxExponent - 1)) == 0, "a power of two, reached by squarings alone");
+  static constexpr int kBits = log2_exact(kMaxExponent) + 1;
+  Poly r;
+  Poly base[kBits];
+
+  // Thread 0 only: fills base[] from base[0].
+  __device__ void square_up() {
+    for (int i = 1; i < kBits; ++i) base[i] = poly_multiply(base[i - 1], base[i - 1]);
+  }
+  __device__ Poly power(uint64_t exponent) const { return poly_power(base, static_cast<uint32_t>(exponent)); }
+};
+
+__device__ inline Poly poly_fourth_power(const Poly &r) {
+  const Poly square = poly_multiply(r, r);
+  return poly_multiply(square, square);
+}
+
+struct ChaChaPolyKey {
+  ArxKey arx;  // key words and constants; nonce and counter come per message
+};
+
+template <int kThreads, int kBlocksPerThread>
+struct ChaChaPolyBulk {
+  static constexpr int kBlockBytes = 64;
+  static constexpr int kHashBlocks = 4;
+  using Powers = PolyPowers<uint64_t{kBlocksPerThread} * kThreads>;  // of L = r^4
+  static constexpr size_t kTableBytes = sizeof(Powers);
+  using Field = Poly1305Field;
+  using Key = ChaChaPolyKey;
+
+  ArxKey message_key;
+  Poly r;
+  Poly tile_step;  // L^(kBlocksPerThread kThreads)
+  Poly slot_step;  // L^kThreads
+  Poly initial;
+  Poly lane;
+  Poly warp;
+
+  __device__ ChaChaPolyBulk(const Key &key, const AeadMessageJob &message, uint32_t *shared)
+      : message_key(chacha_message_key(key.arx, message.nonce, 1)), initial(Poly1305Field::load(message.initial)) {
+    auto &powers = *reinterpret_cast<Powers *>(shared);
+    if (threadIdx.x == 0) {
+      uint4 s;
+      poly1305_key(key.arx, message.nonce, &powers.r, &s);
+      // L = r^4: one keystream block holds four authenticator blocks.
+      powers.base[0] = poly_fourth_power(powers.r);
+      powers.square_up();
+    }
+    __syncthreads();
+    r = powers.r;
+    tile_step = powers.power(uint64_t{kBlocksPerThread} * kThreads);
+    slot_step = powers.power(kThreads);
+    lane = powers.power(lane_exponent(threadIdx.x));
+    warp = powers.power(warp_exponent<kThreads>(threadIdx.x));
+  }
+  __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
+  // Horner over the keystream block's four authenticator blocks.
+  __device__ Poly group(const uint4 (&text)[4], bool first) const {
+    Poly h = poly_from_block(text[0], 1);
+    if (first) h = poly_add(h, initial);
+#pragma unroll
+    for (int v = 1; v < 4; ++v) h = poly_add(poly_multiply(h, r), poly_from_block(text[v], 1));
+    return h;
+  }
+  __device__ void step_each(Poly (&chains)[kBlocksPerThread]) const {
+#pragma unroll
+    for (int k = 0; k < kBlocksPerThread; ++k) chains[k] = poly_multiply(chains[k], tile_step);
+  }
+  __device__ Poly join(const Poly &value) const { return poly_multiply(value, slot_step); }
+  __device__ Poly lane_factor() const { return lane; }
+  __device__ Poly warp_factor() const { return warp; }
+};
+
+template <int kThreads, uint64_t kSegmentBlocks>
+struct ChaChaPolyFinish {
+  static_assert((kSegmentBlocks & (kSegmentBlocks - 1)) == 0, "N comes from squarings alone");
+  static constexpr int kBlockBytes = 64;
+  using Powers = PolyPowers<kThreads>;  // of N = r^(4 kSegmentBlocks)
+  static constexpr size_t kTableBytes = sizeof(Powers);
+  using Field = Poly1305Field;
+  using Key = ChaChaPolyKey;
+
+  ArxKey message_key;
+  Poly r;
+  uint4 s;
+  Poly stride;  // N^kThreads
+  Poly lane;
+  Poly warp;
+
+  __device__ ChaChaPolyFinish(const Key &key, const AeadMessageJob &message, uint32_t *shared)
+      : message_key(chacha_message_key(key.arx, message.nonce, 1)) {
+    auto &powers = *reinterpret_cast<Powers *>(shared);
+    if (threadIdx.x == 0) {
+      poly1305_key(key.arx, message.nonce, &powers.r, &s);
+      Poly n = poly_fourth_power(powers.r);
+      for (uint64_t e = 1; e < kSegmentBlocks; e *= 2) n = poly_multiply(n, n);
+      powers.base[0] = n;
+      powers.square_up();
+    }
+    __syncthreads();
+    r = powers.r;
+    stride = powers.power(kThreads);
+    lane = powers.power(lane_exponent(threadIdx.x));
+    warp = powers.power(warp_exponent<kThreads>(threadIdx.x));
+  }
+  __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
+  __device__ Poly hash_key() const { return r; }
+  __device__ Poly step(const Poly &acc) const { return poly_multiply(acc, stride); }
+  __device__ Poly lane_factor() const { return lane; }
+  __device__ Poly warp_factor() const { return warp; }
+  // RFC 8439 2.8: le64(len(AAD)) || le64(len(ciphertext)), a full block.
+  __device__ static Poly lengths(uint64_t aad_len, uint64_t len) {
+    return poly_from_block(make_uint4(static_cast<uint32_t>(aad_len), static_cast<uint32_t>(aad_len >> 32),
+                                      static_cast<uint32_t>(len), static_cast<uint32_t>(len >> 32)),
+                           1);
+  }
+  __device__ uint4 tag(const Poly &hash) const { return poly_tag(hash, s); }
+};
+
+// ---- Kernels -------------------------------------------------------------
+
+// The message a segment belongs to: the last whose first segment is not
+// after it (messages without segments share their successor's start).
+__device__ inline uint32_t message_of_segment(const AeadLaunch &launch, uint64_t segment) {
+  if (launch.messages == nullptr) return 0;
+  uint32_t low = 0;
+  uint32_t high = launch.message_count;
+  while (high - low > 1) {
+    const uint32_t mid = low + (high - low) / 2;
+    if (launch.messages[mid].first_segment <= segment) {
+      low = mid;
+    } else {
+      high = mid;
+    }
+  }
+  return low;
+}
+
+// One block per segment: the keystream XOR of kSegmentBlocks keystream
+// blocks and their authenticator value, weighed from the segment's end.
+template <class Scheme, int kThreads, int kBlocksPerThread, int kTilesPerSegment, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
+    aead_bulk_kernel(const __grid_constant__ typename Scheme::Key key, const __grid_constant__ AeadLaunch launch) {
+  using Field = typename Scheme::Field;
+  using Element = typename Field::Element;
+  constexpr int kBytes = Scheme::kBlockBytes;
+  constexpr int kVectors = kBytes / 16;
+  constexpr int64_t kSegmentBlocks = int64_t{kThreads} * kBlocksPerThread * kTilesPerSegment;
+  extern __shared__ uint32_t shared[];
+
+  const uint64_t segment = blockIdx.x;
+  const AeadMessageJob &message = launch.message(message_of_segment(launch, segment));
+  Scheme scheme(key, message, shared);
+  const int64_t bulk = static_cast<int64_t>(aead_bulk_blocks(message.len, kBytes));
+  const int64_t segments = (bulk + kSegmentBlocks - 1) / kSegmentBlocks;
+  const int64_t start = bulk - (segments - static_cast<int64_t>(segment - message.first_segment)) * kSegmentBlocks;
+  const uint8_t *in = message.in;
+  uint8_t *out = message.out;
+  const bool aligned = message.aligned;
+
+  Element chains[kBlocksPerThread] = {};
+  for (int tile = 0; tile < kTilesPerSegment; ++tile) {
+    // Every chain moves one tile further from the segment's end.
+    if (tile != 0) scheme.step_each(chains);
+    // Load the tile's data first, so its latency hides behind the keystream.
+    int64_t block[kBlocksPerThread];
+    uint4 data[kBlocksPerThread][kVectors];
+#pragma unroll
+    for (int k = 0; k < kBlocksPerThread; ++k) {
+      block[k] = start + (int64_t{tile} * kBlocksPerThread + k) * kThreads + threadIdx.x;
+      if (block[k] < 0) continue;  // before the message: the first segment is short
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) data[k][v] = load_block(in + block[k] * kBytes + 16 * v, aligned);
+    }
+#pragma unroll
+    for (int k = 0; k < kBlocksPerThread; ++k) {
+      if (block[k] < 0) continue;
+      uint32_t keystream[kBytes / 4];
+      scheme.keystream(static_cast<uint64_t>(block[k]), keystream);
+      uint4 ciphertext[kVectors];
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) {
+        const uint4 result = data[k][v] ^ make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
+                                                     keystream[4 * v + 3]);
+        store_block(out + block[k] * kBytes + 16 * v, result, aligned);
+        ciphertext[v] = launch.seal ? result : data[k][v];
+      }
+      chains[k] = Field::add(chains[k], scheme.group(ciphertext, block[k] == 0));
+    }
+  }
+  Element value = chains[0];
+#pragma unroll
+  for (int k = 1; k < kBlocksPerThread; ++k) value = Field::add(scheme.join(value), chains[k]);
+  auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
+  const Element total = reduce_block<Field, kThreads>(value, scheme.lane_factor(), scheme.warp_factor(), scratch);
+  if (threadIdx.x == 0) static_cast<Element *>(launch.segment_values)[segment] = total;
+}
+
+// One block per message: the segments' values combined, the last keystream
+// block, the lengths block and the tag. Opening compares the tag in
+// constant time and, if it does not match, zeroes the whole output.
+template <class Scheme, int kThreads, uint64_t kSegmentBlocks>
+__global__ void __launch_bounds__(kThreads)
+    aead_finish_kernel(const __grid_constant__ typename Scheme::Key key, const __grid_constant__ AeadLaunch launch) {
+  using Field = typename Scheme::Field;
+  using Element = typename Field::Element;
+  constexpr int kBytes = Scheme::kBlockBytes;
+  extern __shared__ uint32_t shared[];
+  __shared__ bool authentic;
+
+  const AeadMessageJob &message = launch.message(blockIdx.x);
+  Scheme scheme(key, message, shared);
+  const uint64_t bulk = aead_bulk_blocks(message.len, kBytes);
+  const uint64_t segments = (bulk + kSegmentBlocks - 1) / kSegmentBlocks;
+  const Element *values = static_cast<const Element *>(launch.segment_values) + message.first_segment;
+
+  // Thread t takes the segments whose distance from the last is kThreads - 1
+  // - t plus a multiple of kThreads: the bulk kernel's split, one level up.
+  Element acc{};
+  bool started = false;
+  for (uint64_t j = (segments + threadIdx.x) % kThreads; j < segments; j += kThreads) {
+    acc = started ? Field::add(scheme.step(acc), values[j]) : values[j];
+    started = true;
+  }
+  auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
+  const Element segment_sum = reduce_block<Field, kThreads>(acc, scheme.lane_factor(), scheme.warp_factor(), scratch);
+
+  if (threadIdx.x == 0) {
+    const Element k = scheme.hash_key();
+    // The bulk kernel's values leave out one factor K (every block of the
+    // run is weighed from exponent 0); the AAD state enters here when there
+    // was no bulk block to carry it.
+    Element state = bulk != 0 ? Field::multiply(segment_sum, k) : Field::load(message.initial);
+    if (message.len != 0) {
+      const uint64_t begin = bulk * kBytes;
+      const uint32_t count = static_cast<uint32_t>(message.len - begin);
+      uint32_t keystream[kBytes / 4];
+      scheme.keystream(bulk, keystream);
+      uint8_t ciphertext[kBytes] = {};  // zero-padded, as both constructions hash it
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint8_t in = message.in[begin + i];
+        const uint8_t out = in ^ byte_of(keystream, static_cast<int>(i));
+        message.out[begin + i] = out;
+        ciphertext[i] = launch.seal ? out : in;
+      }
+      for (uint32_t at = 0; at < count; at += 16) {
+        state = Field::multiply(Field::add(state, Field::from_block(load_block(ciphertext + at, false))), k);
+      }
+    }
+    state = Field::multiply(Field::add(state, Scheme::lengths(message.aad_len, message.len)), k);
+    const uint4 tag = scheme.tag(state);
+    const uint32_t tag_words[4] = {tag.x, tag.y, tag.z, tag.w};
+    if (launch.seal) {
+      for (uint32_t i = 0; i < launch.tag_len; ++i) message.tag[i] = byte_of(tag_words, static_cast<int>(i));
+      authentic = true;
+    } else {
+      uint32_t difference = 0;
+      for (uint32_t i = 0; i < launch.tag_len; ++i) difference |= byte_of(tag_words, static_cast<int>(i)) ^ message.tag[i];
+      authentic = difference == 0;
+      *message.verified = authentic ? 1 : 0;
+    }
+  }
+  __syncthreads();
+  if (!authentic) {
+    for (uint64_t i = threadIdx.x; i < message.len; i += kThreads) message.out[i] = 0;
+  }
+}
+
+}  // namespace warpcrypt::cuda

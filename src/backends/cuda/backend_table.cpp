@@ -1,0 +1,20 @@
+// The CUDA backend's table (core/backends.h). A build without CUDA links
+// absent_table.cpp in its place.
+#include "core/backends.h"
+#include "backends/cuda/aead_gpu.h"
+#include "backends/cuda/gpu_backend.h"
+
+namespace warpcrypt {
+
+const CudaBackend kCudaBackend = {
+    .compiled_in = true,
+    .device_count = cuda::device_count,
+    .device_info = cuda::device_info,
+    .make_lanes = cuda::make_lanes,
+    .page_locked = cuda::page_locked,
+    .make_aead = cuda::make_aead,
+    .transform_device_async = cuda::transform_device_async,
+    .batch_encrypt_device_async = cuda::batch_encrypt_device_async,
+};
+
+}  // namespace warpcrypt

@@ -1,0 +1,63 @@
+#include "backends/cuda/device_context.h"
+
+#include <array>
+#include <cstring>
+#include <mutex>
+
+#include "core/aes_tables.h"
+
+namespace warpcrypt::cuda {
+namespace {
+
+constexpr int kMaxDevices = 64;
+
+// Tables for one device in one allocation: enc0, dec0 (1 KiB each), sbox,
+// inv_sbox (256 B each).
+bool upload_tables(DeviceContext &context) {
+  const aes::Tables &t = aes::tables();
+  constexpr size_t kWordsBytes = 256 * sizeof(uint32_t);
+  constexpr size_t kTotal = 2 * kWordsBytes + 2 * 256;
+  uint8_t *memory = nullptr;
+  if (cudaMalloc(&memory, kTotal) != cudaSuccess) return false;
+  std::array<uint8_t, kTotal> host{};
+  std::memcpy(host.data(), t.enc0.data(), kWordsBytes);
+  std::memcpy(host.data() + kWordsBytes, t.dec0.data(), kWordsBytes);
+  std::memcpy(host.data() + 2 * kWordsBytes, t.sbox.data(), 256);
+  std::memcpy(host.data() + 2 * kWordsBytes + 256, t.inv_sbox.data(), 256);
+  if (cudaMemcpy(memory, host.data(), kTotal, cudaMemcpyHostToDevice) != cudaSuccess) return false;
+  context.tables.enc0 = reinterpret_cast<const uint32_t *>(memory);
+  context.tables.dec0 = reinterpret_cast<const uint32_t *>(memory + kWordsBytes);
+  context.tables.sbox = memory + 2 * kWordsBytes;
+  context.tables.inv_sbox = memory + 2 * kWordsBytes + 256;
+  return true;
+}
+
+}  // namespace
+
+wc_status device_status(cudaError_t error) {
+  if (error == cudaSuccess) return WC_OK;
+  cudaGetLastError();
+  return WC_ERR_DEVICE;
+}
+
+const DeviceContext *current_device_context() {
+  static std::array<DeviceContext, kMaxDevices> contexts;
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<bool, kMaxDevices> ready{};
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  std::call_once(once[device], [device] {
+    DeviceContext &context = contexts[device];
+    context.device = device;
+    ready[device] = cudaDeviceGetAttribute(&context.multiprocessors, cudaDevAttrMultiProcessorCount,
+                                           device) == cudaSuccess &&
+                    upload_tables(context);
+    if (!ready[device]) cudaGetLastError();
+  });
+  return ready[device] ? &contexts[device] : nullptr;
+}
+
+}  // namespace warpcrypt::cuda

@@ -1,0 +1,46 @@
+// The GPU backend's entries for its table (core/backends.h): device queries,
+// lanes that move host memory through a device, and work on device memory
+// queued on the caller's stream.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/backend.h"
+
+namespace warpcrypt::cuda {
+
+// The number of usable devices: 0 without a driver or a GPU.
+int device_count();
+
+// `device`'s properties; `device` is a valid ordinal.
+wc_status device_info(wc_device_info *info, int device);
+
+// Appends `count` lanes on CUDA device `device`, each a stream with a pinned
+// and a device buffer of `capacity` bytes (pooled per device, wiped when the
+// lane is destroyed). `backend` is gpu or gpu-ref (the reference kernels).
+// Fails with WC_ERR_NO_DEVICE without a usable device, WC_ERR_INVALID_ARGUMENT
+// for an ordinal out of range and WC_ERR_BACKEND_UNAVAILABLE for modes the GPU
+// does not run.
+wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, wc_backend backend,
+                     const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key, size_t capacity);
+
+// Whether host memory is page-locked (cudaMallocHost, cudaHostRegister): the
+// GPU reaches it at full PCIe speed with no staging copy.
+bool page_locked(const void *host);
+
+// Queues the transform of `len` bytes of device memory at stream byte
+// `stream_offset` on `stream`, with checked arguments;
+// WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run.
+wc_status transform_device_async(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
+                                 bool reference, uint64_t stream_offset, const uint8_t *in, uint8_t *out,
+                                 size_t len, wc_cuda_stream stream);
+
+// Queues a CBC/CFB encryption batch on device memory; `messages` and `ivs`
+// are host memory.
+wc_status batch_encrypt_device_async(const wc_cipher &cipher, std::span<const uint8_t> key, bool padding,
+                                     const uint8_t *in, uint8_t *out, std::span<const wc_batch_message> messages,
+                                     const uint8_t *ivs, wc_cuda_stream stream);
+
+}  // namespace warpcrypt::cuda

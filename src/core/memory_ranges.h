@@ -1,0 +1,28 @@
+// Which caller buffers may share memory. A call may work in place (its
+// output is its input, byte for byte), but no output may overlap anything
+// else it reads or writes: the result would depend on the order the lanes
+// or the GPU's threads happen to run in.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt {
+
+// out == in is in-place work and allowed; any other overlap is not.
+inline bool overlaps_partially(const uint8_t *out, size_t out_len, const uint8_t *in, size_t in_len) {
+  if (out == in || out == nullptr || in == nullptr) return false;
+  const auto o = reinterpret_cast<uintptr_t>(out);
+  const auto i = reinterpret_cast<uintptr_t>(in);
+  return o < i + in_len && i < o + out_len;
+}
+
+// Whether a batch's buffers overlap where they must not: every output and
+// (when sealing) tag is disjoint from every other byte the batch touches,
+// except that a message may be worked in place. O(n log n) in the messages.
+bool batch_overlaps(std::span<const wc_aead_message> messages, size_t tag_len, bool seal);
+
+}  // namespace warpcrypt
