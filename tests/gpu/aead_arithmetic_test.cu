@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "aead_support.h"
-#include "cuda/gf128_device.cuh"
-#include "cuda/poly1305_device.cuh"
+#include "backends/cuda/gf128_device.cuh"
+#include "backends/cuda/poly1305_device.cuh"
 #include "support/bytes.h"
 #include "support/test_rng.h"
 

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "aead_support.h"
-#include "cuda/gf128_device.cuh"
+#include "backends/cuda/gf128_device.cuh"
 #include "gpu_support.h"
 #include "support/cipher_table.h"
 #include "support/test_rng.h"
