@@ -1,0 +1,135 @@
+/* warpcrypt: CUDA devices, and every call on device memory. */
+#ifndef WARPCRYPT_DEVICE_H
+#define WARPCRYPT_DEVICE_H
+
+#include "warpcrypt/aead.h"
+#include "warpcrypt/cipher.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* CUDA devices                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct wc_device_info {
+  char name[256];
+  int compute_major;
+  int compute_minor;
+  int multiprocessors;
+  uint64_t global_memory_bytes;
+  char pci_bus_id[32];
+} wc_device_info;
+
+/*
+ * Device-pointer calls. `in` and `out` are device (or managed) memory; `out`
+ * may equal `in` (in place) and neither needs any alignment. The work is
+ * queued on `stream` and the call returns at once: the *_async calls never
+ * synchronise, so the caller must keep the buffers alive until the stream
+ * reaches this point. Key and IV are copied at call time. Without a CUDA
+ * device they return WC_ERR_NO_DEVICE.
+ *
+ * Modes: ECB (both directions, whole blocks, no padding), CTR, Salsa20 and
+ * ChaCha20 (both directions), CBC and CFB128 decryption. `stream_offset` is
+ * the stream byte of in[0]: any value for CTR, Salsa20 and ChaCha20; for the
+ * block modes a multiple of 16, and CBC/CFB take the ciphertext block before
+ * in[0] as their `iv`, which is how a chained stream resumes mid-way. CBC and
+ * CFB encryption are sequential: batch them with wc_batch_encrypt_device_async.
+ */
+struct CUstream_st; /* cudaStream_t without the CUDA headers */
+typedef struct CUstream_st *wc_cuda_stream;
+
+WC_API wc_status wc_encrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+                                         uint8_t *out, const uint8_t *in, size_t len,
+                                         const uint8_t *key, size_t key_len,
+                                         const uint8_t *iv, size_t iv_len,
+                                         uint64_t stream_offset, wc_cuda_stream stream);
+WC_API wc_status wc_decrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+                                         uint8_t *out, const uint8_t *in, size_t len,
+                                         const uint8_t *key, size_t key_len,
+                                         const uint8_t *iv, size_t iv_len,
+                                         uint64_t stream_offset, wc_cuda_stream stream);
+
+/* One message of a batch: its bytes in the batch's input and output buffers. */
+typedef struct wc_batch_message {
+  uint64_t in_offset;
+  uint64_t in_len;
+  uint64_t out_offset; /* room for wc_encrypt_bound(options, cipher, in_len) bytes */
+} wc_batch_message;
+
+/*
+ * Encrypts `count` independent messages with aes-*-cbc (PKCS#7 unless
+ * options->padding is 0) or aes-*-cfb, one GPU thread per message, each with
+ * its own IV (`ivs`: 16 bytes per message). `messages` and `ivs` are host
+ * memory, copied before the call returns; `in` and `out` are device memory.
+ * Asynchronous on `stream`, except that copying the descriptors waits for
+ * the stream's earlier work.
+ */
+WC_API wc_status wc_batch_encrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+                                               uint8_t *out, const uint8_t *in,
+                                               const wc_batch_message *messages, size_t count,
+                                               const uint8_t *key, size_t key_len,
+                                               const uint8_t *ivs, wc_cuda_stream stream);
+
+/* Number of usable CUDA devices: 0, not an error, when the library was built
+ * without CUDA or no driver or device is present. */
+WC_API wc_status wc_device_count(int *count);
+WC_API wc_status wc_device_info_get(wc_device_info *info, int device);
+/* Nonzero when this build contains the CUDA backend. */
+WC_API int wc_built_with_cuda(void);
+
+/*
+ * Device-pointer AEAD: `in`, `out` (out may equal in; any alignment) and
+ * the tag are device memory (or managed or page-locked host memory); key,
+ * nonce and AAD are host memory, used before the call returns (the AAD is
+ * hashed on the CPU, and a GCM key's constants are derived there, some
+ * 50 us per call). The work is queued on `stream` and the call does not
+ * wait for it, except that a batch's descriptors, uploaded from pageable
+ * memory, wait for the stream's earlier work. Without a CUDA device:
+ * WC_ERR_NO_DEVICE.
+ *
+ * Opening writes 1 (authentic) or 0 to verified[i] (device-accessible
+ * memory) when the stream reaches that point; a message that fails has its
+ * whole output zeroed by then. The plaintext is written before the tag is
+ * known, so nothing may read `out` before the stream has passed the call.
+ */
+WC_API wc_status wc_aead_seal_device_async(const wc_options *options, const wc_aead *aead,
+                                           uint8_t *out, uint8_t *tag, size_t tag_len,
+                                           const uint8_t *key, size_t key_len,
+                                           const uint8_t *nonce, size_t nonce_len,
+                                           const uint8_t *aad, size_t aad_len,
+                                           const uint8_t *in, size_t len, wc_cuda_stream stream);
+WC_API wc_status wc_aead_open_device_async(const wc_options *options, const wc_aead *aead,
+                                           uint8_t *out, int32_t *verified,
+                                           const uint8_t *key, size_t key_len,
+                                           const uint8_t *nonce, size_t nonce_len,
+                                           const uint8_t *aad, size_t aad_len,
+                                           const uint8_t *in, size_t len,
+                                           const uint8_t *tag, size_t tag_len,
+                                           wc_cuda_stream stream);
+/* Batches of device-memory messages, all in one kernel launch. */
+WC_API wc_status wc_aead_seal_batch_device_async(const wc_options *options, const wc_aead *aead,
+                                                 const wc_aead_message *messages, size_t count,
+                                                 size_t tag_len, const uint8_t *key, size_t key_len,
+                                                 wc_cuda_stream stream);
+WC_API wc_status wc_aead_open_batch_device_async(const wc_options *options, const wc_aead *aead,
+                                                 int32_t *verified,
+                                                 const wc_aead_message *messages, size_t count,
+                                                 size_t tag_len, const uint8_t *key, size_t key_len,
+                                                 wc_cuda_stream stream);
+
+/* A wc_aead_key's messages in device memory, as the calls above take them
+ * (see wc_aead_key_new). */
+WC_API wc_status wc_aead_key_seal_device_async(const wc_aead_key *key,
+                                               const wc_aead_message *messages, size_t count,
+                                               size_t tag_len, wc_cuda_stream stream);
+WC_API wc_status wc_aead_key_open_device_async(const wc_aead_key *key, int32_t *verified,
+                                               const wc_aead_message *messages, size_t count,
+                                               size_t tag_len, wc_cuda_stream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WARPCRYPT_DEVICE_H */

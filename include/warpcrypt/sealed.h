@@ -1,0 +1,141 @@
+/* warpcrypt: the chunked, authenticated sealed-file format. */
+#ifndef WARPCRYPT_SEALED_H
+#define WARPCRYPT_SEALED_H
+
+#include "warpcrypt/aead.h"
+#include "warpcrypt/job.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Sealed files (docs/format.md)                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The chunked AEAD file format of `warpcrypt seal` / `warpcrypt open`: a
+ * 48-byte header, then fixed-size chunks, each sealed under a nonce that
+ * holds its index and a last-chunk flag, so truncation, reordering and
+ * splicing are detected. Chunks run on the streaming engine: regular files
+ * are read and written at many offsets at once, by every worker.
+ *
+ * The secret is a passphrase (PBKDF2, parameters in the header) or a key of
+ * the AEAD's length (HKDF with the file's random salt: one key can seal any
+ * number of files). A reader takes the key source from the header.
+ *
+ * Engine options: `backend` cpu (auto), gpu or hybrid picks the workers:
+ * `threads` CPU workers, `streams` GPU workers on the current device. Each
+ * worker claims whole chunks at a time, about `chunk_bytes` of them (the
+ * engine's defaults when 0).
+ */
+
+typedef enum wc_seal_key_source {
+  WC_SEAL_PASSPHRASE = 1, /* PBKDF2-HMAC(secret, salt, iterations) */
+  WC_SEAL_KEY = 2         /* HKDF(secret, salt): the secret is a key of the AEAD's length */
+} wc_seal_key_source;
+
+#define WC_SEAL_HEADER_LEN 48
+#define WC_SEAL_TAG_LEN 16
+#define WC_SEAL_DEFAULT_CHUNK_BYTES (1u << 20)
+#define WC_SEAL_DEFAULT_ITERATIONS 600000u
+/* Above this a header's iteration count is taken for damage, not a choice. */
+#define WC_SEAL_MAX_ITERATIONS 100000000u
+
+typedef struct wc_seal_params {
+  const wc_aead *aead;           /* default aes-256-gcm */
+  wc_seal_key_source key_source; /* default WC_SEAL_PASSPHRASE */
+  uint32_t iterations;           /* PBKDF2's, 1 to WC_SEAL_MAX_ITERATIONS; default WC_SEAL_DEFAULT_ITERATIONS */
+  const char *digest;            /* the KDF's: "sha256" (default) or "sha512" */
+  uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from 4 KiB to 1 GiB;
+                                    default WC_SEAL_DEFAULT_CHUNK_BYTES */
+} wc_seal_params;
+
+/* Fills `params` with the defaults above. A NULL params pointer in the
+ * calls below means the same. A zero field is an invalid value, not a
+ * default (WC_ERR_INVALID_ARGUMENT): start from wc_seal_params_init. */
+WC_API void wc_seal_params_init(wc_seal_params *params);
+
+/* The most PBKDF2 iterations wc_open_* run for a file's header unless told
+ * otherwise: the header is not authenticated until the KDF has run, so a
+ * forged count must not buy hours of CPU. About 1.3 s (SHA-256) to 2.2 s
+ * (SHA-512) on one core; seal's default is 600,000. */
+#define WC_OPEN_DEFAULT_MAX_ITERATIONS 2000000u
+
+typedef struct wc_open_params {
+  /* Plaintext bytes [offset, offset + length) only: the defaults, 0 and
+   * UINT64_MAX, are the whole file. */
+  uint64_t offset;
+  uint64_t length;
+  /* A file whose header asks for more PBKDF2 iterations is refused
+   * (WC_ERR_FORMAT) before the KDF runs; 1 to WC_SEAL_MAX_ITERATIONS,
+   * default WC_OPEN_DEFAULT_MAX_ITERATIONS. */
+  uint32_t max_iterations;
+} wc_open_params;
+
+/* Fills `params` with the defaults above; a NULL params pointer in the
+ * calls below means the same. */
+WC_API void wc_open_params_init(wc_open_params *params);
+
+/* What a sealed file's header says, and what its size implies. */
+typedef struct wc_sealed_info {
+  const wc_aead *aead;
+  wc_seal_key_source key_source;
+  const char *digest;      /* "sha256" or "sha512" */
+  uint32_t iterations;     /* 0 for WC_SEAL_KEY */
+  uint64_t chunk_bytes;
+  uint64_t chunks;
+  uint64_t plaintext_len;
+  uint8_t salt[16];
+  uint8_t nonce_prefix[7];
+} wc_sealed_info;
+
+/* Reads and checks the header at `fd`'s current offset, without moving it,
+ * and the size of what follows; `fd` must be a regular file (a pipe's header
+ * cannot be read back: WC_ERR_INVALID_ARGUMENT). WC_ERR_FORMAT (job->detail
+ * says why) for anything that is not a valid header or an impossible size.
+ * `job` may be NULL. */
+WC_API wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job);
+
+/* Seals everything from in_fd's offset to its end into out_fd at its offset:
+ * the header, then the chunks. The input is read to its end, whatever its
+ * size claims (/proc files report 0); a file that changes size while it is
+ * read is WC_ERR_IO with job->detail saying so. An empty passphrase is
+ * refused (WC_ERR_INVALID_ARGUMENT): it would protect nothing. On failure
+ * the output may hold part of the result (wc_seal_file removes it). */
+WC_API wc_status wc_seal_fd(const wc_options *options, const wc_seal_params *params, wc_job *job,
+                            int out_fd, int in_fd, const uint8_t *secret, size_t secret_len);
+
+/* Opens the sealed file read from in_fd's offset into out_fd at its offset.
+ * `key_source` says what the secret is; a file sealed from the other kind
+ * of secret is WC_ERR_INVALID_ARGUMENT (job->detail says which it needs).
+ * Every byte written has been authenticated. A reader that reaches the end
+ * authenticates the final chunk with its last-chunk flag, so a file cut at
+ * a chunk boundary (with or without bytes appended) is WC_ERR_FORMAT or
+ * WC_ERR_AUTH. params->offset and ->length select a plaintext range; any
+ * range but the whole file needs a regular input file
+ * (WC_ERR_INVALID_ARGUMENT) and reads and authenticates only the chunks
+ * that hold it, the final one included whenever the range reaches the end.
+ * A range past the end is cut at the end; an empty one still authenticates
+ * the last chunk, so a wrong secret or a truncated file fails all the same.
+ * WC_ERR_AUTH names the first chunk that failed in job->failed_chunk. A
+ * streamed (non-file) output may hold the chunks authenticated before a
+ * failure. Memory follows what the input holds, never the header alone. */
+WC_API wc_status wc_open_fd(const wc_options *options, const wc_open_params *params, wc_job *job, int out_fd,
+                            int in_fd, wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len);
+
+/* Path to path, atomically (wc_output_open): a temporary file beside
+ * out_path, renamed over it on success, removed on any failure, so a failed
+ * open leaves no plaintext behind. out_path must not name in_path. */
+WC_API wc_status wc_seal_file(const wc_options *options, const wc_seal_params *params, wc_job *job,
+                              const char *out_path, const char *in_path,
+                              const uint8_t *secret, size_t secret_len);
+WC_API wc_status wc_open_file(const wc_options *options, const wc_open_params *params, wc_job *job,
+                              const char *out_path, const char *in_path,
+                              wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WARPCRYPT_SEALED_H */

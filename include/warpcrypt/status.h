@@ -1,0 +1,63 @@
+/* warpcrypt: status codes, version, and the limits every subject shares. */
+#ifndef WARPCRYPT_STATUS_H
+#define WARPCRYPT_STATUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define WC_API __declspec(dllexport)
+#else
+#define WC_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WARPCRYPT_VERSION_MAJOR 0
+#define WARPCRYPT_VERSION_MINOR 1
+#define WARPCRYPT_VERSION_PATCH 0
+
+/* Upper bounds over every cipher, for stack buffers. */
+#define WC_MAX_KEY_LEN 32
+#define WC_MAX_IV_LEN 16
+#define WC_MAX_BLOCK_LEN 16
+/* Length of the salt in the `Salted__` header of `openssl enc`. */
+#define WC_SALT_LEN 8
+
+typedef enum wc_status {
+  WC_OK = 0,
+  WC_ERR_INVALID_ARGUMENT,   /* NULL pointer, overlapping buffers, bad option */
+  WC_ERR_UNKNOWN_CIPHER,     /* no cipher by that name */
+  WC_ERR_KEY_LEN,            /* key length differs from the cipher's */
+  WC_ERR_IV_LEN,             /* IV length differs from the cipher's */
+  WC_ERR_NOT_BLOCK_ALIGNED,  /* length is not a whole number of blocks and padding is off */
+  WC_ERR_BAD_DECRYPT,        /* padding check failed: wrong key or corrupt ciphertext */
+  WC_ERR_OUTPUT_TOO_SMALL,   /* out_cap is below what the call may write */
+  WC_ERR_RANGE,              /* byte range or window outside the ciphertext */
+  WC_ERR_UNSUPPORTED,        /* the cipher cannot do this (e.g. random access in OFB) */
+  WC_ERR_NO_DEVICE,          /* the GPU backend was requested but no CUDA device is usable */
+  WC_ERR_BACKEND_UNAVAILABLE,/* the requested backend cannot run this cipher and direction */
+  WC_ERR_CONTEXT_STATE,      /* update after final, or a context reused after an error */
+  WC_ERR_OUT_OF_MEMORY,
+  WC_ERR_CRYPTO_LIBRARY,     /* OpenSSL or libsodium reported a failure */
+  WC_ERR_DIGEST,             /* unknown message digest name for key derivation */
+  WC_ERR_DEVICE,             /* a CUDA call failed (launch, copy, allocation on the device) */
+  WC_ERR_IO,                 /* reading the input or writing the output failed (wc_job.os_error says why) */
+  WC_ERR_CANCELLED,          /* the progress callback asked the job to stop */
+  WC_ERR_AUTH,               /* AEAD open: the tag does not match; the output was zeroed */
+  WC_ERR_FORMAT              /* not a sealed file, or a damaged or unknown header (wc_job.detail says which field) */
+} wc_status;
+
+/* A static English description of `status`; never NULL. */
+WC_API const char *wc_status_string(wc_status status);
+
+/* Version string, "MAJOR.MINOR.PATCH". */
+WC_API const char *wc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WARPCRYPT_STATUS_H */
