@@ -32,8 +32,13 @@ WC_API size_t wc_cipher_key_len(const wc_cipher *cipher);
 WC_API size_t wc_cipher_iv_len(const wc_cipher *cipher);
 /* 16 for ECB and CBC, 1 for the stream-like modes and stream ciphers. */
 WC_API size_t wc_cipher_block_len(const wc_cipher *cipher);
-/* Nonzero for ECB and CBC, which pad with PKCS#7 unless padding is off. */
+/* Nonzero when the cipher pads with PKCS#7: ECB and CBC as named. Padding
+ * is part of the output's layout, so it belongs to the cipher, not to the
+ * tuning options: */
 WC_API int wc_cipher_is_padded(const wc_cipher *cipher);
+/* The same cipher without padding (`openssl enc -nopad`), whose input must be
+ * whole blocks; for a mode that never pads, the cipher itself. NULL for NULL. */
+WC_API const wc_cipher *wc_cipher_unpadded(const wc_cipher *cipher);
 /* Nonzero where wc_decrypt_range works: every mode but OFB. */
 WC_API int wc_cipher_has_random_access(const wc_cipher *cipher);
 
@@ -71,7 +76,10 @@ typedef struct wc_options {
   wc_backend backend;
   /* CPU worker threads for the parallel modes; 0 means every online core. */
   unsigned threads;
-  /* ECB and CBC: nonzero pads with PKCS#7 (OpenSSL's default); 0 is -nopad. */
+  /* 0 runs a padded cipher as its wc_cipher_unpadded twin; nonzero (the
+   * default) runs the cipher as given. Kept for callers of 0.1: the other
+   * fields only tune how the work runs, this one changes the output, so new
+   * code passes wc_cipher_unpadded(cipher) and leaves it at 1. */
   int padding;
 
   /* The streaming engine, which moves host memory and files through the GPU

@@ -30,6 +30,7 @@ namespace {
 wc_status crypt(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
                 bool as_job, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
                 const uint8_t *iv, size_t iv_len, const uint8_t *in, size_t in_len) {
+  cipher = warpcrypt::layout_cipher(options, cipher);
   if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *out_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
@@ -73,9 +74,9 @@ wc_status crypt(wc_direction direction, const wc_options *options, const wc_ciph
 extern "C" {
 
 size_t wc_encrypt_bound(const wc_options *options, const wc_cipher *cipher, size_t in_len) {
+  cipher = warpcrypt::layout_cipher(options, cipher);
   if (cipher == nullptr) return 0;
-  const bool pads = warpcrypt::is_padded(*cipher) && options_or_default(options).padding != 0;
-  return pads ? (in_len / 16 + 1) * 16 : in_len;
+  return warpcrypt::is_padded(*cipher) ? (in_len / 16 + 1) * 16 : in_len;
 }
 
 wc_status wc_encrypt(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
@@ -107,6 +108,7 @@ wc_status wc_decrypt_buffer(const wc_options *options, const wc_cipher *cipher, 
 wc_status wc_ctx_new(wc_ctx **ctx, const wc_options *options, const wc_cipher *cipher,
                      wc_direction direction, const uint8_t *key, size_t key_len,
                      const uint8_t *iv, size_t iv_len) {
+  cipher = warpcrypt::layout_cipher(options, cipher);
   if (ctx == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *ctx = nullptr;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
@@ -158,12 +160,12 @@ void wc_ctx_free(wc_ctx *ctx) { delete ctx; }
 wc_status wc_range_window(const wc_options *options, const wc_cipher *cipher,
                           uint64_t *window_offset, uint64_t *window_len, uint64_t ciphertext_len,
                           uint64_t offset, uint64_t length) {
+  cipher = warpcrypt::layout_cipher(options, cipher);
   if (window_offset == nullptr || window_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *window_offset = *window_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
   warpcrypt::RangePlan plan;
-  const wc_status status = warpcrypt::plan_range(
-      &plan, *cipher, options_or_default(options).padding != 0, ciphertext_len, offset, length);
+  const wc_status status = warpcrypt::plan_range(&plan, *cipher, ciphertext_len, offset, length);
   if (status != WC_OK) return status;
   *window_offset = plan.window_begin;
   *window_len = plan.window_end - plan.window_begin;
@@ -175,6 +177,7 @@ wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *cipher, u
                            const uint8_t *iv, size_t iv_len, const uint8_t *window,
                            size_t window_len, uint64_t ciphertext_len, uint64_t offset,
                            uint64_t length) {
+  cipher = warpcrypt::layout_cipher(options, cipher);
   if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *out_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
@@ -185,7 +188,7 @@ wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *cipher, u
   warpcrypt::RangePlan plan;
   wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
   if (status == WC_OK) {
-    status = warpcrypt::plan_range(&plan, *cipher, resolved.padding != 0, ciphertext_len, offset, length);
+    status = warpcrypt::plan_range(&plan, *cipher, ciphertext_len, offset, length);
   }
   if (status == WC_OK && window_len != plan.window_end - plan.window_begin) status = WC_ERR_RANGE;
 

@@ -70,13 +70,14 @@ wc_status wc_batch_encrypt_device_async(const wc_options *options, const wc_ciph
                                         const uint8_t *in, const wc_batch_message *messages, size_t count,
                                         const uint8_t *key, size_t key_len, const uint8_t *ivs,
                                         wc_cuda_stream stream) {
+  cipher = warpcrypt::layout_cipher(options, cipher);
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
   if (cipher->mode != warpcrypt::Mode::cbc && cipher->mode != warpcrypt::Mode::cfb128) return WC_ERR_UNSUPPORTED;
   if (key_len != cipher->key_len) return WC_ERR_KEY_LEN;
   if (key == nullptr || (count != 0 && (messages == nullptr || ivs == nullptr || in == nullptr || out == nullptr))) {
     return WC_ERR_INVALID_ARGUMENT;
   }
-  const bool padding = options == nullptr || options->padding != 0;
+  const bool padding = warpcrypt::is_padded(*cipher);
   if (cipher->mode == warpcrypt::Mode::cbc && !padding) {
     for (size_t i = 0; i < count; ++i) {
       if (messages[i].in_len % 16 != 0) return WC_ERR_NOT_BLOCK_ALIGNED;

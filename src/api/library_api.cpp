@@ -116,6 +116,9 @@ size_t wc_cipher_key_len(const wc_cipher *cipher) { return cipher ? cipher->key_
 size_t wc_cipher_iv_len(const wc_cipher *cipher) { return cipher ? cipher->iv_len : 0; }
 size_t wc_cipher_block_len(const wc_cipher *cipher) { return cipher ? cipher->block_len : 0; }
 int wc_cipher_is_padded(const wc_cipher *cipher) { return cipher && warpcrypt::is_padded(*cipher); }
+const wc_cipher *wc_cipher_unpadded(const wc_cipher *cipher) {
+  return cipher != nullptr ? &warpcrypt::unpadded(*cipher) : nullptr;
+}
 int wc_cipher_has_random_access(const wc_cipher *cipher) {
   return cipher && warpcrypt::has_random_access(*cipher);
 }

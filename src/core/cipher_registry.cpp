@@ -13,7 +13,7 @@ constexpr wc_cipher aes(const char *name, Mode mode, uint8_t key_len, const char
   const bool whole_blocks = mode == Mode::ecb || mode == Mode::cbc;
   return wc_cipher{name, Primitive::aes, mode, key_len,
                    static_cast<uint8_t>(takes_iv ? 16 : 0),
-                   static_cast<uint8_t>(whole_blocks ? 16 : 1), openssl_name};
+                   static_cast<uint8_t>(whole_blocks ? 16 : 1), openssl_name, whole_blocks};
 }
 
 // Order is the order `warpcrypt enc -list` prints.
@@ -37,11 +37,26 @@ constexpr std::array kCiphers{
     aes("aes-192-ctr", Mode::ctr, 24, "AES-192-CTR"),
     aes("aes-256-ctr", Mode::ctr, 32, "AES-256-CTR"),
     // OpenSSL's IV layout: 4-byte little-endian block counter, 12-byte nonce.
-    wc_cipher{"chacha20", Primitive::chacha20, Mode::keystream, 32, 16, 1, "ChaCha20"},
+    wc_cipher{"chacha20", Primitive::chacha20, Mode::keystream, 32, 16, 1, "ChaCha20", false},
     // djb's Salsa20/20 with an 8-byte nonce; libsodium runs it.
-    wc_cipher{"salsa20", Primitive::salsa20, Mode::keystream, 32, 8, 1, nullptr},
-    wc_cipher{"salsa20-128", Primitive::salsa20, Mode::keystream, 16, 8, 1, nullptr},
+    wc_cipher{"salsa20", Primitive::salsa20, Mode::keystream, 32, 8, 1, nullptr, false},
+    wc_cipher{"salsa20-128", Primitive::salsa20, Mode::keystream, 16, 8, 1, nullptr, false},
 };
+
+constexpr size_t kPaddedCount = 6;  // ECB and CBC, the first entries of kCiphers
+
+// The padded ciphers' twins without padding, in kCiphers' order.
+constexpr std::array<wc_cipher, kPaddedCount> unpadded_twins() {
+  std::array<wc_cipher, kPaddedCount> twins{};
+  for (size_t i = 0; i < kPaddedCount; ++i) {
+    twins[i] = kCiphers[i];
+    twins[i].pads = false;
+  }
+  return twins;
+}
+constexpr std::array kUnpaddedCiphers = unpadded_twins();
+static_assert(kCiphers[kPaddedCount - 1].pads && !kCiphers[kPaddedCount].pads,
+              "the padded ciphers come first in kCiphers");
 
 struct Alias {
   std::string_view alias;
@@ -68,5 +83,12 @@ const wc_cipher *find_cipher(const char *name) {
 }
 
 std::span<const wc_cipher> all_ciphers() { return kCiphers; }
+
+const wc_cipher &unpadded(const wc_cipher &cipher) {
+  for (size_t i = 0; i < kPaddedCount; ++i) {
+    if (&cipher == &kCiphers[i]) return kUnpaddedCiphers[i];
+  }
+  return cipher;
+}
 
 }  // namespace warpcrypt

@@ -34,6 +34,9 @@ struct wc_cipher {
   uint8_t iv_len;
   uint8_t block_len;
   const char *openssl_name;  // for EVP_CIPHER_fetch; nullptr where OpenSSL lacks it
+  // PKCS#7 padding, part of the output's layout: ECB and CBC as named pad,
+  // their wc_cipher_unpadded twins (openssl enc -nopad) do not.
+  bool pads;
 };
 
 namespace warpcrypt {
@@ -41,7 +44,10 @@ namespace warpcrypt {
 inline constexpr size_t kAesBlock = 16;
 inline constexpr size_t kStreamBlock = 64;  // Salsa20 and ChaCha20 block
 
-inline bool is_padded(const wc_cipher &c) { return c.mode == Mode::ecb || c.mode == Mode::cbc; }
+inline bool is_padded(const wc_cipher &c) { return c.pads; }
+
+// ECB and CBC take whole blocks, padded or not.
+inline bool needs_whole_blocks(const wc_cipher &c) { return c.mode == Mode::ecb || c.mode == Mode::cbc; }
 
 // Modes whose output at any position is computable from the key, the IV and
 // at most the 16 ciphertext bytes before it. These decrypt in parallel and in
@@ -82,7 +88,11 @@ inline size_t segment_granularity(const wc_cipher &c, wc_direction direction) {
 
 const wc_cipher *find_cipher(const char *name);
 
-// Every cipher, in the order `warpcrypt enc -list` prints them.
+// Every cipher by name, in the order `warpcrypt enc -list` prints them.
 std::span<const wc_cipher> all_ciphers();
+
+// `cipher` without its padding: the unpadded twin of a padded cipher, else
+// the cipher itself.
+const wc_cipher &unpadded(const wc_cipher &cipher);
 
 }  // namespace warpcrypt

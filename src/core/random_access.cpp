@@ -9,11 +9,11 @@
 
 namespace warpcrypt {
 
-wc_status plan_range(RangePlan *plan, const wc_cipher &cipher, bool padding,
-                     uint64_t ciphertext_len, uint64_t offset, uint64_t length) {
+wc_status plan_range(RangePlan *plan, const wc_cipher &cipher, uint64_t ciphertext_len, uint64_t offset,
+                     uint64_t length) {
   if (!has_random_access(cipher)) return WC_ERR_UNSUPPORTED;
-  const bool padded = padding && is_padded(cipher);
-  if (is_padded(cipher) && ciphertext_len % kAesBlock != 0) return WC_ERR_NOT_BLOCK_ALIGNED;
+  const bool padded = is_padded(cipher);
+  if (needs_whole_blocks(cipher) && ciphertext_len % kAesBlock != 0) return WC_ERR_NOT_BLOCK_ALIGNED;
   if (padded && ciphertext_len == 0) return WC_ERR_BAD_DECRYPT;
 
   RangePlan p;

@@ -17,8 +17,8 @@ struct RangePlan {
   bool checks_padding = false;  // the window runs to the end and the last block is unpadded
 };
 
-wc_status plan_range(RangePlan *plan, const wc_cipher &cipher, bool padding,
-                     uint64_t ciphertext_len, uint64_t offset, uint64_t length);
+wc_status plan_range(RangePlan *plan, const wc_cipher &cipher, uint64_t ciphertext_len, uint64_t offset,
+                     uint64_t length);
 
 // `window` holds the ciphertext bytes [plan.window_begin, plan.window_end).
 wc_status decrypt_planned_range(RandomAccessCipher &backend, const wc_cipher &cipher,

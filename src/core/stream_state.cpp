@@ -16,16 +16,16 @@ wc_status check_key_and_iv(const wc_cipher &cipher, const uint8_t *key, size_t k
   return WC_OK;
 }
 
-size_t held_back_bytes(const wc_cipher &cipher, wc_direction direction, bool padding, uint64_t total) {
+size_t held_back_bytes(const wc_cipher &cipher, wc_direction direction, uint64_t total) {
   const size_t granularity = segment_granularity(cipher, direction);
   size_t held = static_cast<size_t>(total % granularity);
-  if (held == 0 && total != 0 && padding && is_padded(cipher) && direction == WC_DECRYPT) held = granularity;
+  if (held == 0 && total != 0 && is_padded(cipher) && direction == WC_DECRYPT) held = granularity;
   return held;
 }
 
-wc_status StreamState::create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher, bool padding,
+wc_status StreamState::create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher,
                               const wc_cipher &cipher, wc_direction direction, std::span<const uint8_t> iv) {
-  out->reset(new (std::nothrow) StreamState(cipher, direction, padding, std::move(backend_cipher), iv));
+  out->reset(new (std::nothrow) StreamState(cipher, direction, std::move(backend_cipher), iv));
   return *out ? WC_OK : WC_ERR_OUT_OF_MEMORY;
 }
 
@@ -34,9 +34,10 @@ void StreamState::start_at(uint64_t position, const uint8_t chain[16]) {
   std::copy_n(chain, 16, chain_.begin());
 }
 
-StreamState::StreamState(const wc_cipher &cipher, wc_direction direction, bool padding,
-                         BackendCipher backend_cipher, std::span<const uint8_t> iv)
-    : cipher_(cipher), direction_(direction), padding_(padding && is_padded(cipher)),
+StreamState::StreamState(const wc_cipher &cipher, wc_direction direction, BackendCipher backend_cipher,
+                         std::span<const uint8_t> iv)
+    : cipher_(cipher),
+      direction_(direction),
       backend_cipher_(std::move(backend_cipher)),
       granularity_(segment_granularity(cipher, direction)) {
   std::copy(iv.begin(), iv.end(), chain_.begin());
@@ -47,7 +48,7 @@ wc_backend StreamState::backend() const {
   return backend_cipher_.random_access ? backend_cipher_.random_access->last_backend() : WC_BACKEND_CPU;
 }
 
-bool StreamState::holds_last_block() const { return padding_ && direction_ == WC_DECRYPT; }
+bool StreamState::holds_last_block() const { return is_padded(cipher_) && direction_ == WC_DECRYPT; }
 
 size_t StreamState::update_bound(size_t in_len) const {
   return granularity_ == 1 ? in_len : pending_len_ + in_len;
@@ -95,7 +96,7 @@ wc_status StreamState::update(uint8_t *out, size_t out_cap, size_t *out_len, con
   // Whole blocks only; a padded decryption also keeps its last full block
   // until finish() can see whether it is the last.
   const size_t total = pending_len_ + in_len;
-  const size_t hold = held_back_bytes(cipher_, direction_, padding_, total);
+  const size_t hold = held_back_bytes(cipher_, direction_, total);
   const size_t emit = total - hold;
   if (emit == 0) {
     std::memcpy(pending_.data() + pending_len_, in, in_len);
@@ -135,7 +136,7 @@ wc_status StreamState::finish(uint8_t *out, size_t out_cap, size_t *out_len) {
 
   wc_status status = WC_OK;
   size_t produced = 0;
-  if (is_padded(cipher_) && padding_ && direction_ == WC_ENCRYPT) {
+  if (is_padded(cipher_) && direction_ == WC_ENCRYPT) {
     pkcs7_pad(block.data(), held);
     produced = 16;
     status = out_cap < produced ? WC_ERR_OUTPUT_TOO_SMALL : process(block.data(), out, produced);
@@ -153,7 +154,7 @@ wc_status StreamState::finish(uint8_t *out, size_t out_cap, size_t *out_len) {
         std::memcpy(out, block.data(), produced);
       }
     }
-  } else if (is_padded(cipher_)) {
+  } else if (needs_whole_blocks(cipher_)) {
     status = held == 0 ? WC_OK : WC_ERR_NOT_BLOCK_ALIGNED;
   } else if (held != 0) {
     // CFB128 decryption: the stream may end inside a block.

@@ -14,8 +14,8 @@ class StreamState {
  public:
   // A stream around a backend cipher the caller built (the engine's
   // make_stream_state picks and keys it).
-  static wc_status create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher, bool padding,
-                          const wc_cipher &cipher, wc_direction direction, std::span<const uint8_t> iv);
+  static wc_status create(std::unique_ptr<StreamState> *out, BackendCipher backend_cipher, const wc_cipher &cipher,
+                          wc_direction direction, std::span<const uint8_t> iv);
 
   // Starts the stream at byte `position` instead of 0; `chain` is the 16
   // bytes of IV || ciphertext before it. Only before the first update, and
@@ -32,7 +32,7 @@ class StreamState {
   wc_backend backend() const;
 
  private:
-  StreamState(const wc_cipher &cipher, wc_direction direction, bool padding,
+  StreamState(const wc_cipher &cipher, wc_direction direction,
               BackendCipher backend_cipher, std::span<const uint8_t> iv);
 
   // Runs `len` bytes through the backend at the current position.
@@ -42,7 +42,6 @@ class StreamState {
 
   const wc_cipher &cipher_;
   wc_direction direction_;
-  bool padding_;
   BackendCipher backend_cipher_;
   size_t granularity_;
   uint64_t position_ = 0;
@@ -56,7 +55,7 @@ class StreamState {
 // until it knows whether more follow: a partial block of the block modes,
 // and in padded decryption the last whole block, whose padding is checked
 // at the end.
-size_t held_back_bytes(const wc_cipher &cipher, wc_direction direction, bool padding, uint64_t total);
+size_t held_back_bytes(const wc_cipher &cipher, wc_direction direction, uint64_t total);
 
 wc_status check_key_and_iv(const wc_cipher &cipher, const uint8_t *key, size_t key_len,
                            const uint8_t *iv, size_t iv_len);

@@ -132,7 +132,7 @@ wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options 
   BackendCipher backend_cipher;
   const wc_status status = make_backend_cipher(&backend_cipher, options, cipher, direction, key);
   if (status != WC_OK) return status;
-  return StreamState::create(out, std::move(backend_cipher), options.padding != 0, cipher, direction, key.iv);
+  return StreamState::create(out, std::move(backend_cipher), cipher, direction, key.iv);
 }
 
 wc_status make_aead(std::unique_ptr<AeadCipher> *out, wc_backend backend, const wc_aead &aead,

@@ -34,7 +34,7 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
   }
   std::unique_ptr<StreamState> state;
   if (status == WC_OK) {
-    status = StreamState::create(&state, std::move(backend_cipher), options.padding != 0, cipher, direction, key.iv);
+    status = StreamState::create(&state, std::move(backend_cipher), cipher, direction, key.iv);
   }
   const size_t step = parallel ? std::max<size_t>(in_len, 1) : shape.chunk_bytes;
   size_t written = 0;

@@ -71,7 +71,7 @@ class Pipeline {
  public:
   Pipeline(const wc_options &options, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
            const Endpoint &in, const Endpoint &out, JobMonitor &monitor)
-      : cipher_(cipher), direction_(direction), padding_(options.padding != 0), in_(in),
+      : cipher_(cipher), direction_(direction), in_(in),
         edge_(options, cipher, direction, key), writer_(out, monitor), monitor_(monitor) {
     std::copy(key.iv.begin(), key.iv.end(), iv_.begin());
   }
@@ -91,7 +91,7 @@ class Pipeline {
   // chunk's place follow from it, and lanes read at their own offsets.
   void run_known_size(LaneSet &lanes, size_t chunk, JobTotals *totals) {
     const uint64_t total = in_.size;
-    const size_t tail = held_back_bytes(cipher_, direction_, padding_, total);
+    const size_t tail = held_back_bytes(cipher_, direction_, total);
     const uint64_t body_end = total - tail;
     const size_t count = std::max<uint64_t>(1, (body_end + chunk - 1) / chunk);
     totals->bytes_in = total;
@@ -152,7 +152,7 @@ class Pipeline {
         work.position = position;
         work.last = got < wanted;
         if (work.last) {
-          work.tail = held_back_bytes(cipher_, direction_, padding_, have);
+          work.tail = held_back_bytes(cipher_, direction_, have);
           work.body = have - work.tail;
           ended = true;
         } else {
@@ -201,7 +201,6 @@ class Pipeline {
 
   const wc_cipher &cipher_;
   wc_direction direction_;
-  bool padding_;
   std::array<uint8_t, 16> iv_{};
   const Endpoint &in_;
   Edge edge_;

@@ -114,5 +114,37 @@ TEST(RegistryTest, EncryptBoundCoversPaddingOnlyForPaddedModes) {
   }
 }
 
+// Padding belongs to the cipher: the unpadded twin is the same cipher under
+// the same name, without PKCS#7, and runs exactly as options.padding = 0.
+TEST(RegistryTest, UnpaddedTwinsRunAsPaddingOff) {
+  const Bytes key(32, 7), iv(16, 9), whole_blocks(64, 3);
+  for (const CipherSpec &spec : all_cipher_specs()) {
+    SCOPED_TRACE(spec.name);
+    const wc_cipher *cipher = lookup(spec.name);
+    const wc_cipher *twin = wc_cipher_unpadded(cipher);
+    ASSERT_NE(twin, nullptr);
+    EXPECT_STREQ(wc_cipher_name(twin), wc_cipher_name(cipher));
+    EXPECT_EQ(wc_cipher_is_padded(twin), 0);
+    EXPECT_EQ(wc_cipher_unpadded(twin), twin);
+    EXPECT_EQ(wc_cipher_by_name(spec.name.c_str()), cipher) << "names find the padded cipher";
+    if (!spec.padded) {
+      EXPECT_EQ(twin, cipher) << "a mode that never pads is its own twin";
+      continue;
+    }
+    const Bytes cipher_key(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(wc_cipher_key_len(cipher)));
+    const Bytes cipher_iv(iv.begin(), iv.begin() + static_cast<std::ptrdiff_t>(wc_cipher_iv_len(cipher)));
+    const LibResult as_twin = lib_crypt(WC_ENCRYPT, twin, cipher_key, cipher_iv, whole_blocks, make_options(true));
+    const LibResult padding_off =
+        lib_crypt(WC_ENCRYPT, cipher, cipher_key, cipher_iv, whole_blocks, make_options(false));
+    ASSERT_EQ(as_twin.status, WC_OK);
+    EXPECT_TRUE(same_bytes(padding_off.out, as_twin.out));
+    EXPECT_EQ(as_twin.out.size(), whole_blocks.size()) << "no padding block";
+    EXPECT_EQ(lib_crypt(WC_ENCRYPT, twin, cipher_key, cipher_iv, Bytes(17, 1), make_options(true)).status,
+              WC_ERR_NOT_BLOCK_ALIGNED);
+    EXPECT_EQ(wc_encrypt_bound(nullptr, twin, 17), 17u);
+  }
+  EXPECT_EQ(wc_cipher_unpadded(nullptr), nullptr);
+}
+
 }  // namespace
 }  // namespace wctest

@@ -16,6 +16,7 @@
 #include "core/secret_bytes.h"
 #include "backends/cuda/aead_kernels.cuh"
 #include "backends/cuda/device_context.h"
+#include "backends/cuda/gpu_backend.h"
 #include "backends/cuda/gpu_cipher.h"
 #include "backends/cuda/tuning.h"
 
