@@ -36,6 +36,11 @@ typedef struct wc_job {
    * chunk), else NULL. Sealed-file calls fill it. */
   const char *detail;
   uint64_t failed_chunk; /* WC_ERR_AUTH in a sealed file: the first chunk that failed */
+  /* On failure, the whole sentence to show a person, composed by one rule
+   * from the fields above (the failed chunk, the detail, errno's reason,
+   * else wc_status_string); empty on success. Never holds a secret. The CLI
+   * and the Python package print it, prefixed with what they were doing. */
+  char message[256];
 } wc_job;
 
 WC_API void wc_job_init(wc_job *job);

@@ -1,12 +1,34 @@
 #include "engine/job_monitor.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "core/status_text.h"
 
 namespace warpcrypt::engine {
 namespace {
 
 // Often enough for a smooth progress bar, rarely enough to cost nothing.
 constexpr int64_t kReportIntervalNs = 50'000'000;
+
+// The one rule for a failure's sentence (wc_job.message).
+void compose_message(wc_job &job, wc_status status) {
+  char *out = job.message;
+  const size_t cap = sizeof job.message;
+  if (status == WC_OK) {
+    out[0] = '\0';
+  } else if (status == WC_ERR_AUTH && job.failed_chunk != UINT64_MAX) {
+    std::snprintf(out, cap, "authentication failed at chunk %llu: %s",
+                  static_cast<unsigned long long>(job.failed_chunk), job.detail);
+  } else if (job.detail != nullptr) {
+    std::snprintf(out, cap, "%s", job.detail);
+  } else if (status == WC_ERR_IO && job.os_error != 0) {
+    std::snprintf(out, cap, "%s", std::strerror(job.os_error));
+  } else {
+    std::snprintf(out, cap, "%s", status_text(status));
+  }
+}
 
 }  // namespace
 
@@ -42,7 +64,7 @@ void JobMonitor::fail_chunk(uint64_t chunk) {
   std::lock_guard lock(mutex_);
   if (status_ == WC_OK) {
     status_ = WC_ERR_AUTH;
-    detail_ = "a chunk did not authenticate: wrong passphrase or key, or the file was modified, truncated or reordered";
+    detail_ = "wrong passphrase or key, or the file was modified, truncated or reordered";
   }
   // Lanes run chunks out of order: report the first, not the first found.
   if (status_ == WC_ERR_AUTH) failed_chunk_ = std::min(failed_chunk_, chunk);
@@ -90,6 +112,7 @@ wc_status JobMonitor::finish(uint64_t bytes_in, uint64_t bytes_out) {
     job_->os_error = os_error_;
     job_->detail = detail_;
     job_->failed_chunk = failed_chunk_;
+    compose_message(*job_, status_);
   }
   return status_;
 }

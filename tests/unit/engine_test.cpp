@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <cstring>
+
 #include <gtest/gtest.h>
 
 #include "support/bytes.h"
@@ -321,6 +323,7 @@ TEST(EngineFile, UnreadableInputAndMissingDirectoryGiveTheOsError) {
                             16, k.iv.data(), 16),
             WC_ERR_IO);
   EXPECT_EQ(job.os_error, ENOENT);
+  EXPECT_STREQ(job.message, std::strerror(ENOENT));
   EXPECT_FALSE(fs::exists(dir / "out"));
   write_file(dir / "in", Bytes(100, 1));
   EXPECT_EQ(wc_encrypt_file(nullptr, k.cipher, &job, (dir / "no" / "out").c_str(), (dir / "in").c_str(),
@@ -340,6 +343,7 @@ TEST(EngineFd, FullDeviceIsAnIoError) {
   wc_job_init(&job);
   EXPECT_EQ(wc_encrypt_fd(nullptr, k.cipher, &job, full, in_fd, k.key.data(), 16, k.iv.data(), 16), WC_ERR_IO);
   EXPECT_EQ(job.os_error, ENOSPC);
+  EXPECT_STREQ(job.message, std::strerror(ENOSPC)) << "an I/O failure in errno's words";
   close(in_fd);
   close(full);
 }

@@ -171,6 +171,7 @@ TEST_P(SealedJobTest, ChunksOpenWithOpenSslAndRoundTrip) {
         EXPECT_TRUE(same_bytes(plaintext, reference_open(c.aead, sealed.out, key)));
         const JobRun opened = open_sealed(c.io, sealed.out, key, options);
         ASSERT_EQ(opened.status, WC_OK) << wc_status_string(opened.status);
+        EXPECT_STREQ(opened.job.message, "") << "no failure, no sentence";
         EXPECT_TRUE(same_bytes(plaintext, opened.out));
       }
     }
@@ -249,6 +250,9 @@ TEST(SealedFailures, DamageNamesTheFirstChunkThatFails) {
     EXPECT_EQ(run.status, WC_ERR_AUTH);
     EXPECT_EQ(run.job.failed_chunk, 2u);
     ASSERT_NE(run.job.detail, nullptr);
+    EXPECT_STREQ(run.job.message,
+                 "authentication failed at chunk 2: wrong passphrase or key, or the file was modified, truncated or "
+                 "reordered");
     // Truncated at a chunk boundary: the new last chunk was not sealed as last.
     const Bytes truncated(s.sealed.begin(), s.sealed.begin() + kHeader + 3 * kSealedChunk);
     const JobRun cut = open_sealed(io, truncated, s.key, engine_options(3, kChunk));
@@ -279,6 +283,7 @@ TEST(SealedFailures, HeaderAndSizeProblemsAreFormatErrorsWithADetail) {
     EXPECT_EQ(run.status, WC_ERR_FORMAT);
     ASSERT_NE(run.job.detail, nullptr);
     EXPECT_NE(std::string(run.job.detail).find(d.detail), std::string::npos) << run.job.detail;
+    EXPECT_STREQ(run.job.message, run.job.detail) << "the detail is the whole sentence";
   }
   for (size_t cut : {size_t{0}, kHeader - 1, kHeader, kHeader + 15}) {
     for (Io io : {Io::file, Io::pipe}) {
@@ -295,7 +300,9 @@ TEST(SealedFailures, SecretsOfTheWrongKindOrLengthAreRefused) {
   EXPECT_EQ(as_passphrase.status, WC_ERR_INVALID_ARGUMENT);
   ASSERT_NE(as_passphrase.job.detail, nullptr);
   EXPECT_STREQ(as_passphrase.job.detail, "this file was sealed with a key");
-  EXPECT_EQ(open_sealed(Io::file, s.sealed, Bytes(16), options).status, WC_ERR_KEY_LEN);
+  const JobRun short_key = open_sealed(Io::file, s.sealed, Bytes(16), options);
+  EXPECT_EQ(short_key.status, WC_ERR_KEY_LEN);
+  EXPECT_STREQ(short_key.job.message, wc_status_string(WC_ERR_KEY_LEN)) << "without a detail, the status's words";
   EXPECT_EQ(seal(Io::file, s.plaintext, key_params("aes-256-gcm"), Bytes(16), options).status, WC_ERR_KEY_LEN);
   // A range needs offsets into the input.
   EXPECT_EQ(open_sealed(Io::pipe, s.sealed, s.key, options, 5, 10).status, WC_ERR_INVALID_ARGUMENT);
