@@ -9,11 +9,10 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <cstring>
 
 #include <gtest/gtest.h>
 
