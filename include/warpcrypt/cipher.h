@@ -72,15 +72,12 @@ WC_API const char *wc_backend_name(wc_backend backend);
  * the break-even points the benchmark sweep measured (docs/performance.md). */
 WC_API size_t wc_auto_gpu_min_bytes(const wc_cipher *cipher, wc_direction direction);
 
+/* How work runs, never what the output looks like: that follows from the
+ * cipher, its key and IV alone (padding included: wc_cipher_unpadded). */
 typedef struct wc_options {
   wc_backend backend;
   /* CPU worker threads for the parallel modes; 0 means every online core. */
   unsigned threads;
-  /* 0 runs a padded cipher as its wc_cipher_unpadded twin; nonzero (the
-   * default) runs the cipher as given. Kept for callers of 0.1: the other
-   * fields only tune how the work runs, this one changes the output, so new
-   * code passes wc_cipher_unpadded(cipher) and leaves it at 1. */
-  int padding;
 
   /* The streaming engine, which moves host memory and files through the GPU
    * (backends gpu, hybrid and auto). Zero values take the defaults. */
@@ -103,8 +100,8 @@ typedef struct wc_options {
 #define WC_DEFAULT_CPU_CHUNK_BYTES ((size_t)1 << 20)
 #define WC_DEFAULT_STREAMS 4
 
-/* Fills `options` with the defaults: auto backend, all cores, padding on,
- * every device. Every call taking options also accepts NULL for the
+/* Fills `options` with the defaults: auto backend, all cores, every
+ * device. Every call taking options also accepts NULL for the
  * defaults. */
 WC_API void wc_options_init(wc_options *options);
 
@@ -112,12 +109,11 @@ WC_API void wc_options_init(wc_options *options);
 /* One-shot encryption and decryption                                       */
 /* ------------------------------------------------------------------------ */
 
-/* The bytes wc_encrypt writes for `in_len` input bytes: for padded modes with
- * padding on, in_len rounded up to the next whole block (a full extra block
- * when in_len is already whole), else in_len. Decryption never writes more
- * than its input. */
-WC_API size_t wc_encrypt_bound(const wc_options *options, const wc_cipher *cipher,
-                               size_t in_len);
+/* The bytes wc_encrypt writes for `in_len` input bytes: for a padded cipher,
+ * in_len rounded up to the next whole block (a full extra block when in_len
+ * is already whole), else in_len. Decryption never writes more than its
+ * input. */
+WC_API size_t wc_encrypt_bound(const wc_cipher *cipher, size_t in_len);
 
 WC_API wc_status wc_encrypt(const wc_options *options, const wc_cipher *cipher,
                             uint8_t *out, size_t out_cap, size_t *out_len,
@@ -177,10 +173,8 @@ WC_API void wc_ctx_free(wc_ctx *ctx);
  * ciphertext so the padding can be checked. The range is clipped to the
  * ciphertext; offset past the end yields an empty window.
  */
-WC_API wc_status wc_range_window(const wc_options *options, const wc_cipher *cipher,
-                                 uint64_t *window_offset, uint64_t *window_len,
-                                 uint64_t ciphertext_len, uint64_t offset,
-                                 uint64_t length);
+WC_API wc_status wc_range_window(const wc_cipher *cipher, uint64_t *window_offset, uint64_t *window_len,
+                                 uint64_t ciphertext_len, uint64_t offset, uint64_t length);
 
 /*
  * Decrypts plaintext bytes [offset, offset + length) from `window`, which

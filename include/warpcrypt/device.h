@@ -55,19 +55,18 @@ WC_API wc_status wc_decrypt_device_async(const wc_options *options, const wc_cip
 typedef struct wc_batch_message {
   uint64_t in_offset;
   uint64_t in_len;
-  uint64_t out_offset; /* room for wc_encrypt_bound(options, cipher, in_len) bytes */
+  uint64_t out_offset; /* room for wc_encrypt_bound(cipher, in_len) bytes */
 } wc_batch_message;
 
 /*
- * Encrypts `count` independent messages with aes-*-cbc (PKCS#7 unless
- * options->padding is 0) or aes-*-cfb, one GPU thread per message, each with
+ * Encrypts `count` independent messages with aes-*-cbc (PKCS#7, or none
+ * for its wc_cipher_unpadded twin) or aes-*-cfb, one GPU thread per message, each with
  * its own IV (`ivs`: 16 bytes per message). `messages` and `ivs` are host
  * memory, copied before the call returns; `in` and `out` are device memory.
  * Asynchronous on `stream`, except that copying the descriptors waits for
  * the stream's earlier work.
  */
-WC_API wc_status wc_batch_encrypt_device_async(const wc_options *options, const wc_cipher *cipher,
-                                               uint8_t *out, const uint8_t *in,
+WC_API wc_status wc_batch_encrypt_device_async(const wc_cipher *cipher, uint8_t *out, const uint8_t *in,
                                                const wc_batch_message *messages, size_t count,
                                                const uint8_t *key, size_t key_len,
                                                const uint8_t *ivs, wc_cuda_stream stream);

@@ -32,7 +32,7 @@ typedef enum wc_status {
   WC_ERR_UNKNOWN_CIPHER,     /* no cipher by that name */
   WC_ERR_KEY_LEN,            /* key length differs from the cipher's */
   WC_ERR_IV_LEN,             /* IV length differs from the cipher's */
-  WC_ERR_NOT_BLOCK_ALIGNED,  /* length is not a whole number of blocks and padding is off */
+  WC_ERR_NOT_BLOCK_ALIGNED,  /* length is not a whole number of blocks for an unpadded block mode */
   WC_ERR_BAD_DECRYPT,        /* padding check failed: wrong key or corrupt ciphertext */
   WC_ERR_OUTPUT_TOO_SMALL,   /* out_cap is below what the call may write */
   WC_ERR_RANGE,              /* byte range or window outside the ciphertext */

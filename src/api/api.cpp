@@ -30,13 +30,12 @@ namespace {
 wc_status crypt(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
                 bool as_job, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *key, size_t key_len,
                 const uint8_t *iv, size_t iv_len, const uint8_t *in, size_t in_len) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
   if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *out_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
   if (out == nullptr && out_cap != 0) return WC_ERR_INVALID_ARGUMENT;
   const wc_options resolved = options_or_default(options);
-  const size_t needed = direction == WC_ENCRYPT ? wc_encrypt_bound(&resolved, cipher, in_len) : in_len;
+  const size_t needed = direction == WC_ENCRYPT ? wc_encrypt_bound(cipher, in_len) : in_len;
   const size_t touched = std::min(out_cap, needed);
   wc_status status = warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
   if (status == WC_OK && in == nullptr && in_len != 0) status = WC_ERR_INVALID_ARGUMENT;
@@ -73,8 +72,7 @@ wc_status crypt(wc_direction direction, const wc_options *options, const wc_ciph
 
 extern "C" {
 
-size_t wc_encrypt_bound(const wc_options *options, const wc_cipher *cipher, size_t in_len) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
+size_t wc_encrypt_bound(const wc_cipher *cipher, size_t in_len) {
   if (cipher == nullptr) return 0;
   return warpcrypt::is_padded(*cipher) ? (in_len / 16 + 1) * 16 : in_len;
 }
@@ -108,7 +106,6 @@ wc_status wc_decrypt_buffer(const wc_options *options, const wc_cipher *cipher, 
 wc_status wc_ctx_new(wc_ctx **ctx, const wc_options *options, const wc_cipher *cipher,
                      wc_direction direction, const uint8_t *key, size_t key_len,
                      const uint8_t *iv, size_t iv_len) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
   if (ctx == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *ctx = nullptr;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
@@ -157,10 +154,9 @@ wc_backend wc_ctx_backend(const wc_ctx *ctx) {
 
 void wc_ctx_free(wc_ctx *ctx) { delete ctx; }
 
-wc_status wc_range_window(const wc_options *options, const wc_cipher *cipher,
+wc_status wc_range_window(const wc_cipher *cipher,
                           uint64_t *window_offset, uint64_t *window_len, uint64_t ciphertext_len,
                           uint64_t offset, uint64_t length) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
   if (window_offset == nullptr || window_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *window_offset = *window_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
@@ -177,7 +173,6 @@ wc_status wc_decrypt_range(const wc_options *options, const wc_cipher *cipher, u
                            const uint8_t *iv, size_t iv_len, const uint8_t *window,
                            size_t window_len, uint64_t ciphertext_len, uint64_t offset,
                            uint64_t length) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
   if (out_len == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *out_len = 0;
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;

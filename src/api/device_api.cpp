@@ -66,11 +66,10 @@ wc_status wc_decrypt_device_async(const wc_options *options, const wc_cipher *ci
                             stream);
 }
 
-wc_status wc_batch_encrypt_device_async(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+wc_status wc_batch_encrypt_device_async(const wc_cipher *cipher, uint8_t *out,
                                         const uint8_t *in, const wc_batch_message *messages, size_t count,
                                         const uint8_t *key, size_t key_len, const uint8_t *ivs,
                                         wc_cuda_stream stream) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
   if (cipher->mode != warpcrypt::Mode::cbc && cipher->mode != warpcrypt::Mode::cfb128) return WC_ERR_UNSUPPORTED;
   if (key_len != cipher->key_len) return WC_ERR_KEY_LEN;

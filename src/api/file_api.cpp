@@ -20,7 +20,6 @@ wc_status run_job(const wc_cipher *cipher, wc_job *job, const uint8_t *key, size
 
 wc_status crypt_fd(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
                    int out_fd, int in_fd, const uint8_t *key, size_t key_len, const uint8_t *iv, size_t iv_len) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
   return run_job(cipher, job, key, key_len, iv, iv_len, out_fd >= 0 && in_fd >= 0,
                  [&](JobMonitor &monitor, JobTotals &totals) {
                    return warpcrypt::engine::run_fd_job(warpcrypt::options_or_default(options), *cipher, direction,
@@ -32,7 +31,6 @@ wc_status crypt_fd(wc_direction direction, const wc_options *options, const wc_c
 wc_status crypt_file(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
                      const char *out_path, const char *in_path, const uint8_t *key, size_t key_len,
                      const uint8_t *iv, size_t iv_len) {
-  cipher = warpcrypt::layout_cipher(options, cipher);
   return run_job(cipher, job, key, key_len, iv, iv_len, out_path != nullptr && in_path != nullptr,
                  [&](JobMonitor &monitor, JobTotals &totals) {
                    return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {

@@ -35,7 +35,6 @@ void wc_options_init(wc_options *options) {
   if (options == nullptr) return;
   options->backend = WC_BACKEND_AUTO;
   options->threads = 0;
-  options->padding = 1;
   options->chunk_bytes = 0;
   options->streams = 0;
   options->devices = nullptr;

@@ -22,8 +22,9 @@ bool is_block_mode(const wc_cipher *cipher) {
 // whose ciphertext is `input` there: a random-access decryption for the
 // keystream modes (the same XOR as encryption), and a plain call otherwise.
 Bytes cpu_expected(const GpuMode &mode, const Bytes &key, const Bytes &iv, const Bytes &input, uint64_t offset) {
-  const wc_cipher *cipher = lookup(mode.cipher);
-  const wc_options cpu = make_options(false, 0, WC_BACKEND_CPU);
+  // The device calls never pad.
+  const wc_cipher *cipher = wc_cipher_unpadded(lookup(mode.cipher));
+  const wc_options cpu = make_options(0, WC_BACKEND_CPU);
   if (is_block_mode(cipher)) {
     const LibResult result = lib_crypt(mode.direction, cipher, key, iv, input, cpu);
     EXPECT_EQ(result.status, WC_OK);
@@ -36,7 +37,7 @@ Bytes cpu_expected(const GpuMode &mode, const Bytes &key, const Bytes &iv, const
 
 wc_status device_call(const GpuMode &mode, uint8_t *out, const uint8_t *in, size_t len, const Bytes &key,
                       const Bytes &iv, uint64_t offset, wc_backend backend = WC_BACKEND_GPU) {
-  const wc_options options = make_options(false, 0, backend);
+  const wc_options options = make_options(0, backend);
   auto *call = mode.direction == WC_ENCRYPT ? wc_encrypt_device_async : wc_decrypt_device_async;
   const wc_status status = call(&options, lookup(mode.cipher), out, in, len, data_or_dummy(key), key.size(),
                                 data_or_dummy(iv), iv.size(), offset, nullptr);
@@ -153,7 +154,7 @@ TEST_P(GpuDeviceApi, ReferenceKernelInPlace) {
 TEST_P(GpuDeviceApi, PageLockedHostMemory) {
   TestRng rng = TestRng::for_current_test();
   const GpuMode &mode = GetParam();
-  const wc_cipher *cipher = lookup(mode.cipher);
+  const wc_cipher *cipher = wc_cipher_unpadded(lookup(mode.cipher));
   const Bytes key = rng.bytes(wc_cipher_key_len(cipher));
   const Bytes iv = rng.bytes(wc_cipher_iv_len(cipher));
   const size_t len = random_length(rng, size_t{80} << 20);  // several staging pieces
@@ -163,7 +164,7 @@ TEST_P(GpuDeviceApi, PageLockedHostMemory) {
   ASSERT_EQ(cudaMallocHost(reinterpret_cast<void **>(&in), len), cudaSuccess);
   ASSERT_EQ(cudaMallocHost(reinterpret_cast<void **>(&out), len), cudaSuccess);
   std::copy(input.begin(), input.end(), in);
-  const wc_options gpu = make_options(false, 0, WC_BACKEND_GPU);
+  const wc_options gpu = make_options(0, WC_BACKEND_GPU);
   auto *call = mode.direction == WC_ENCRYPT ? wc_encrypt : wc_decrypt;
   size_t written = 0;
   EXPECT_EQ(call(&gpu, cipher, out, len, &written, key.data(), key.size(), data_or_dummy(iv), iv.size(), in, len),

@@ -289,7 +289,7 @@ TEST_P(AeadStreaming, StateErrors) {
       << "update after final";
 
   wc_aead_ctx *raw = nullptr;
-  const wc_options gpu = make_options(true, 0, WC_BACKEND_GPU);
+  const wc_options gpu = make_options(0, WC_BACKEND_GPU);
   EXPECT_EQ(wc_aead_ctx_new(&raw, &gpu, aead(GetParam()), WC_ENCRYPT, input.key.data(), input.key.size(),
                             input.nonce.data(), input.nonce.size()),
             WC_ERR_BACKEND_UNAVAILABLE)

@@ -27,7 +27,7 @@ class AeadDifferential : public ::testing::TestWithParam<std::tuple<std::string,
   }
   const std::string &name() const { return std::get<std::string>(GetParam()); }
   wc_backend backend() const { return std::get<wc_backend>(GetParam()); }
-  wc_options options() const { return make_options(true, 0, backend()); }
+  wc_options options() const { return make_options(0, backend()); }
 
   // GCM: the recommended 12 bytes half the time, otherwise any length.
   size_t random_nonce_len() {

@@ -31,7 +31,7 @@ class AeadVectorTest : public ::testing::TestWithParam<std::tuple<int, wc_backen
   }
   int key_bits() const { return std::get<int>(GetParam()); }
   wc_backend backend() const { return std::get<wc_backend>(GetParam()); }
-  wc_options options() const { return make_options(true, 0, backend()); }
+  wc_options options() const { return make_options(0, backend()); }
   std::string aead_name() const { return "aes-" + std::to_string(key_bits()) + "-gcm"; }
   std::string label() const { return aead_name() + " on " + wc_backend_name(backend()); }
   fs::path vectors_dir_;
@@ -119,7 +119,7 @@ class Rfc8439Vectors : public ::testing::TestWithParam<wc_backend> {
 
 // Both directions, and a tag with any bit flipped is refused.
 TEST_P(Rfc8439Vectors, SealOpenAndRejectTamperedTags) {
-  const wc_options options = make_options(true, 0, GetParam());
+  const wc_options options = make_options(0, GetParam());
   size_t count = 0;
   for (const VectorRecord &record : read_vector_file(WARPCRYPT_RFC8439_VECTORS)) {
     SCOPED_TRACE("aead_rfc8439_vectors.txt line " + std::to_string(record.line));

@@ -35,7 +35,7 @@ TEST(BackendTest, GpuRequestedWithoutDeviceIsNoDevice) {
 
   for (wc_backend backend : {WC_BACKEND_GPU, WC_BACKEND_GPU_REFERENCE}) {
     SCOPED_TRACE(wc_backend_name(backend));
-    const wc_options gpu = make_options(true, 0, backend);
+    const wc_options gpu = make_options(0, backend);
     Bytes out(message.size(), 0xa5);
     size_t out_len = 0;
     EXPECT_EQ(wc_encrypt(&gpu, cipher, out.data(), out.size(), &out_len, key.data(), key.size(),
@@ -82,7 +82,7 @@ TEST(BackendTest, ContextsReportTheBackendThatRuns) {
   const Bytes key(32, 0x01);
   const Bytes iv(16, 0x02);
 
-  const wc_options cpu = make_options(true, 0, WC_BACKEND_CPU);
+  const wc_options cpu = make_options(0, WC_BACKEND_CPU);
   wc_ctx *ctx = nullptr;
   ASSERT_EQ(wc_ctx_new(&ctx, &cpu, cipher, WC_ENCRYPT, key.data(), key.size(), iv.data(),
                        iv.size()),
@@ -91,7 +91,7 @@ TEST(BackendTest, ContextsReportTheBackendThatRuns) {
   wc_ctx_free(ctx);
 
   if (device_count() > 0) return;  // with a device, AUTO may pick either
-  const wc_options automatic = make_options(true, 0, WC_BACKEND_AUTO);
+  const wc_options automatic = make_options(0, WC_BACKEND_AUTO);
   ctx = nullptr;
   ASSERT_EQ(wc_ctx_new(&ctx, &automatic, cipher, WC_ENCRYPT, key.data(), key.size(),
                        iv.data(), iv.size()),

@@ -117,7 +117,7 @@ TEST_P(CounterCarryTest, LongBuffersMatchOpenSsl) {
     ASSERT_TRUE(expected.has_value());
     for (unsigned threads : {0u, 7u}) {
       SCOPED_TRACE(threads == 0 ? std::string("default threads") : "7 threads");
-      const wc_options options = make_options(true, threads);
+      const wc_options options = make_options(threads);
       const LibResult encrypted = lib_crypt(WC_ENCRYPT, cipher_, key, start.iv, plaintext, options);
       ASSERT_EQ(encrypted.status, WC_OK);
       EXPECT_TRUE(same_bytes(*expected, encrypted.out));

@@ -61,7 +61,7 @@ JobResult run_job(Io io, wc_direction direction, const wc_cipher *cipher, const 
   const auto fd_call = direction == WC_ENCRYPT ? wc_encrypt_fd : wc_decrypt_fd;
   switch (io) {
     case Io::buffer: {
-      result.out.resize(direction == WC_ENCRYPT ? wc_encrypt_bound(&options, cipher, in.size()) : in.size());
+      result.out.resize(direction == WC_ENCRYPT ? wc_encrypt_bound(cipher, in.size()) : in.size());
       size_t out_len = 0;
       const auto call = direction == WC_ENCRYPT ? wc_encrypt_buffer : wc_decrypt_buffer;
       result.status = call(&options, cipher, &result.job, result.out.data(), result.out.size(), &out_len,
@@ -132,7 +132,8 @@ TEST_P(EngineJobTest, EqualsOneShotAtChunkBoundaries) {
   for (bool padding : c.spec.padded ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
     for (unsigned threads : {1u, 3u}) {
       for (wc_backend backend : {WC_BACKEND_CPU, WC_BACKEND_HYBRID}) {
-        wc_options options = make_options(padding, threads, backend);
+        const wc_cipher *run_cipher = with_padding(cipher, padding);
+        wc_options options = make_options(threads, backend);
         options.chunk_bytes = kChunk;
         for (size_t size : sizes) {
           SCOPED_TRACE("size " + std::to_string(size) + ", threads " + std::to_string(threads) + ", " +
@@ -140,10 +141,10 @@ TEST_P(EngineJobTest, EqualsOneShotAtChunkBoundaries) {
           Bytes in = rng.bytes(size);
           if (c.direction == WC_DECRYPT && padding && c.spec.padded) {
             // A valid ciphertext, so padding checks pass.
-            in = lib_crypt(WC_ENCRYPT, cipher, key, iv, in, make_options(true, 1, WC_BACKEND_CPU)).out;
+            in = lib_crypt(WC_ENCRYPT, cipher, key, iv, in, make_options(1, WC_BACKEND_CPU)).out;
           }
-          const LibResult expected = lib_crypt(c.direction, cipher, key, iv, in, make_options(padding, 1, WC_BACKEND_CPU));
-          const JobResult actual = run_job(c.io, c.direction, cipher, key, iv, in, options);
+          const LibResult expected = lib_crypt(c.direction, run_cipher, key, iv, in, make_options(1, WC_BACKEND_CPU));
+          const JobResult actual = run_job(c.io, c.direction, run_cipher, key, iv, in, options);
           ASSERT_EQ(actual.status, expected.status);
           if (expected.status != WC_OK) continue;
           ASSERT_TRUE(same_bytes(expected.out, actual.out));
@@ -194,7 +195,7 @@ TEST(EngineProgress, ReportsGrowingCountsAndEndsAtTheTotal) {
   for (Io io : {Io::buffer, Io::file, Io::pipe}) {
     SCOPED_TRACE(io_name(io));
     ProgressLog log;
-    wc_options options = make_options(true, 2, WC_BACKEND_CPU);
+    wc_options options = make_options(2, WC_BACKEND_CPU);
     options.chunk_bytes = kChunk;
     const JobResult result = run_job(io, WC_ENCRYPT, k.cipher, k.key, k.iv, in, options, record_progress, &log);
     ASSERT_EQ(result.status, WC_OK);
@@ -214,7 +215,7 @@ TEST(EngineProgress, NonzeroAnswerCancels) {
     SCOPED_TRACE(io_name(io));
     ProgressLog log;
     log.cancel_after = 0;
-    wc_options options = make_options(true, 1, WC_BACKEND_CPU);
+    wc_options options = make_options(1, WC_BACKEND_CPU);
     options.chunk_bytes = kChunk;
     const JobResult result = run_job(io, WC_ENCRYPT, k.cipher, k.key, k.iv, in, options, record_progress, &log);
     EXPECT_EQ(result.status, WC_ERR_CANCELLED);
@@ -228,7 +229,7 @@ TEST(EngineProgress, NonzeroAnswerCancels) {
 TEST(EngineStats, CountsBytesPerBackend) {
   const Keyed k;
   const Bytes in(100 * kChunk + 3, 0x5a);
-  wc_options options = make_options(true, 2, WC_BACKEND_CPU);
+  wc_options options = make_options(2, WC_BACKEND_CPU);
   const JobResult result = run_job(Io::file, WC_ENCRYPT, k.cipher, k.key, k.iv, in, options);
   ASSERT_EQ(result.status, WC_OK);
   EXPECT_EQ(result.job.cpu_bytes, in.size());
@@ -246,7 +247,7 @@ TEST(EngineFile, WritesAtomicallyAndKeepsAnExistingFilesMode) {
   write_file(dir / "in", in);
   write_file(dir / "out", Bytes{1, 2, 3});
   ASSERT_EQ(chmod((dir / "out").c_str(), 0640), 0);
-  wc_options options = make_options(true, 2, WC_BACKEND_CPU);
+  wc_options options = make_options(2, WC_BACKEND_CPU);
   options.chunk_bytes = kChunk;
   ASSERT_EQ(wc_encrypt_file(&options, k.cipher, nullptr, (dir / "out").c_str(), (dir / "in").c_str(), k.key.data(),
                             16, k.iv.data(), 16),
@@ -290,7 +291,7 @@ TEST(EngineFile, CancelledRunLeavesNoOutput) {
   wc_job_init(&job);
   job.progress = record_progress;
   job.progress_user = &log;
-  wc_options options = make_options(true, 1, WC_BACKEND_CPU);
+  wc_options options = make_options(1, WC_BACKEND_CPU);
   options.chunk_bytes = kChunk;
   EXPECT_EQ(wc_encrypt_file(&options, k.cipher, &job, (dir / "out").c_str(), (dir / "in").c_str(), k.key.data(), 16,
                             k.iv.data(), 16),
@@ -357,13 +358,13 @@ TEST(EngineOptions, BadEngineFieldsAreInvalidArguments) {
     return wc_encrypt_buffer(&options, k.cipher, nullptr, out.data(), out.size(), &out_len, k.key.data(), 16,
                              k.iv.data(), 16, in.data(), in.size());
   };
-  wc_options options = make_options(true, 0, WC_BACKEND_CPU);
+  wc_options options = make_options(0, WC_BACKEND_CPU);
   options.chunk_bytes = 1000;  // not a multiple of 4 KiB
   EXPECT_EQ(run(options), WC_ERR_INVALID_ARGUMENT);
-  options = make_options(true, 0, WC_BACKEND_CPU);
+  options = make_options(0, WC_BACKEND_CPU);
   options.streams = 1000;
   EXPECT_EQ(run(options), WC_ERR_INVALID_ARGUMENT);
-  options = make_options(true, 0, WC_BACKEND_CPU);
+  options = make_options(0, WC_BACKEND_CPU);
   options.devices = no_devices;  // a list with no length
   EXPECT_EQ(run(options), WC_ERR_INVALID_ARGUMENT);
 }
@@ -375,7 +376,7 @@ TEST(EngineOptions, GpuBackendWithoutADeviceIsAnError) {
   const Keyed k;
   const Bytes in(100, 1);
   const JobResult result = run_job(Io::file, WC_ENCRYPT, k.cipher, k.key, k.iv, in,
-                                   make_options(true, 0, WC_BACKEND_GPU));
+                                   make_options(0, WC_BACKEND_GPU));
   EXPECT_EQ(result.status, WC_ERR_NO_DEVICE);
 }
 

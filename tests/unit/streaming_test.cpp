@@ -58,9 +58,9 @@ std::vector<size_t> fixed_pieces(size_t total, size_t piece) {
 class SplitEqualsWholeTest : public ::testing::TestWithParam<StreamingCase> {
  protected:
   void SetUp() override {
-    cipher_ = lookup(spec().name);
+    cipher_ = with_padding(lookup(spec().name), GetParam().padding);
     ASSERT_NE(cipher_, nullptr) << spec().name;
-    options_ = make_options(GetParam().padding);
+    options_ = make_options();
   }
 
   const CipherSpec &spec() const { return GetParam().spec; }

@@ -72,7 +72,7 @@ void decrypt_range(const EncOptions &options, const wc_options &lib_options, con
     const uint64_t want = std::min(kRangePiece, end - at);
     uint64_t window_offset = 0;
     uint64_t window_len = 0;
-    check(wc_range_window(&lib_options, options.cipher, &window_offset, &window_len, ciphertext_len, at, want),
+    check(wc_range_window(options.cipher, &window_offset, &window_len, ciphertext_len, at, want),
           "bad range");
     if (window_len == 0) break;  // past the end of the ciphertext
     window.resize(window_len);
@@ -120,7 +120,6 @@ int run_enc(const std::vector<std::string> &args) {
   wc_options_init(&lib_options);
   lib_options.backend = options.backend;
   lib_options.threads = options.threads;
-  lib_options.padding = options.padding ? 1 : 0;
   apply_engine_flags(options.engine, &lib_options);
 
   if (options.range_offset || options.range_length) {

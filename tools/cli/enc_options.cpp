@@ -88,6 +88,8 @@ EncOptions parse_enc_options(const std::vector<std::string> &args) {
                      " (see 'warpcrypt enc -list' and 'warpcrypt enc --help')");
     }
   }
+  // -nopad picks the cipher's unpadded twin, whichever came first.
+  if (!o.padding) o.cipher = wc_cipher_unpadded(o.cipher);
   return o;
 }
 

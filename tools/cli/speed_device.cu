@@ -34,7 +34,6 @@ class TimedDeviceWorkload : public Workload {
     }
     wc_options_init(&options_);
     options_.backend = spec.backend;
-    options_.padding = 0;
   }
 
   ~TimedDeviceWorkload() override {

@@ -35,10 +35,10 @@ class HostWorkload final : public Workload {
     wc_options_init(&options);
     options.backend = spec.backend;
     options.threads = spec.threads;
-    options.padding = 0;
     apply_engine_flags(*spec.engine, &options);
     wc_ctx *raw = nullptr;
-    check(wc_ctx_new(&raw, &options, spec.cipher, spec.direction, key.data(), key.size(), iv.data(),
+    // ECB and CBC take whole blocks without padding: the buffer is whole blocks.
+    check(wc_ctx_new(&raw, &options, wc_cipher_unpadded(spec.cipher), spec.direction, key.data(), key.size(), iv.data(),
                      iv.size()),
           std::string("cannot start ") + wc_cipher_name(spec.cipher) + " on backend " +
               wc_backend_name(spec.backend));

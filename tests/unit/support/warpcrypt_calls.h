@@ -17,8 +17,11 @@ void PrintTo(wc_status status, std::ostream *os);
 
 namespace wctest {
 
-wc_options make_options(bool padding = true, unsigned threads = 0,
-                        wc_backend backend = WC_BACKEND_AUTO);
+wc_options make_options(unsigned threads = 0, wc_backend backend = WC_BACKEND_AUTO);
+
+// `cipher` as named (padded where its mode pads) or, without padding, its
+// unpadded twin (`openssl enc -nopad`).
+const wc_cipher *with_padding(const wc_cipher *cipher, bool padding);
 
 // wc_cipher_by_name, as a std::string convenience.
 const wc_cipher *lookup(const std::string &name);
