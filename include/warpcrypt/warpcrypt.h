@@ -71,6 +71,12 @@ typedef enum wc_status {
 
 /* A static English description of `status`; never NULL. */
 WC_API const char *wc_status_string(wc_status status);
+/* The status's identifier without its WC_ERR_ or WC_ prefix, in capitals:
+ * "OK", "INVALID_ARGUMENT", ..., "FORMAT"; NULL for a value outside the
+ * enum. For bindings that name the statuses as the header does. */
+WC_API const char *wc_status_name(wc_status status);
+/* The statuses are numbered from WC_OK without gaps: 0 .. wc_status_count() - 1. */
+WC_API size_t wc_status_count(void);
 
 /* Version string, "MAJOR.MINOR.PATCH". */
 WC_API const char *wc_version(void);
@@ -123,7 +129,12 @@ typedef enum wc_backend {
   WC_BACKEND_HYBRID = 4
 } wc_backend;
 
+/* "auto", "cpu", "gpu", "gpu-ref", "hybrid"; "unknown" for any other value. */
 WC_API const char *wc_backend_name(wc_backend backend);
+/* Iterates the backends in the enum's order: index 0 .. wc_backend_count() - 1.
+ * WC_BACKEND_AUTO, the default, for an index past the end. */
+WC_API size_t wc_backend_count(void);
+WC_API wc_backend wc_backend_at(size_t index);
 
 /* The automatic policy sends a call on page-locked host memory (from
  * cudaMallocHost or cudaHostRegister) to the GPU when it holds at least this
@@ -550,7 +561,7 @@ WC_API uint64_t wc_aead_max_message_len(const wc_aead *aead);
 /*
  * One-shot sealing: `out` receives in_len bytes of ciphertext (out_cap must
  * be at least in_len; out may equal in), `tag` receives tag_len bytes. `aad`
- * may be NULL when aad_len is 0.
+ * may be NULL when aad_len is 0. Overlapping buffers: see the batch calls.
  */
 WC_API wc_status wc_aead_seal(const wc_options *options, const wc_aead *aead,
                               uint8_t *out, size_t out_cap, size_t *out_len,
@@ -589,13 +600,15 @@ typedef struct wc_aead_message {
 
 /*
  * Seals or opens `count` independent messages under one key: on the CPU one
- * message per pool thread, on the GPU all of them in one kernel. No output
- * or sealed tag may overlap any other buffer of the batch, except that a
- * message may be worked in place (out == in): WC_ERR_INVALID_ARGUMENT. Every message is checked
- * before any work starts, so an invalid argument changes nothing. Opening
- * writes each message's status to results[i] (results may be NULL) and
- * returns WC_ERR_AUTH when any message failed; the failed messages' outputs
- * are zeroed, the others hold their plaintext.
+ * message per pool thread, on the GPU all of them in one kernel. No output,
+ * tag being sealed or verdict (the device calls' verified[i]) may overlap
+ * any other buffer of the call, except that a message may be worked in
+ * place (out == in): WC_ERR_INVALID_ARGUMENT. Every AEAD call on whole
+ * messages applies this rule, one-shot and device calls included. Every
+ * message is checked before any work starts, so an invalid argument changes
+ * nothing. Opening writes each message's status to results[i] (results may
+ * be NULL) and returns WC_ERR_AUTH when any message failed; the failed
+ * messages' outputs are zeroed, the others hold their plaintext.
  */
 WC_API wc_status wc_aead_seal_batch(const wc_options *options, const wc_aead *aead,
                                     const wc_aead_message *messages, size_t count,
@@ -604,6 +617,38 @@ WC_API wc_status wc_aead_open_batch(const wc_options *options, const wc_aead *ae
                                     wc_status *results,
                                     const wc_aead_message *messages, size_t count,
                                     size_t tag_len, const uint8_t *key, size_t key_len);
+
+/* A buffer of one message, as wc_aead_find_overlap names it. */
+typedef enum wc_aead_buffer {
+  WC_AEAD_BUFFER_IN = 0,
+  WC_AEAD_BUFFER_OUT = 1,
+  WC_AEAD_BUFFER_TAG = 2,
+  WC_AEAD_BUFFER_NONCE = 3,
+  WC_AEAD_BUFFER_AAD = 4,
+  WC_AEAD_BUFFER_VERIFIED = 5 /* the message's verdict, verified[i], of a device opening */
+} wc_aead_buffer;
+
+/* Two buffers that break the overlap rule: `written` (an output, a tag
+ * being sealed or a verdict) of message written_message, and `other` of
+ * message other_message (possibly the same message). */
+typedef struct wc_aead_overlap {
+  size_t written_message;
+  wc_aead_buffer written;
+  size_t other_message;
+  wc_aead_buffer other;
+} wc_aead_overlap;
+
+/*
+ * The overlap rule above on its own, as the calls apply it, for a caller
+ * that wants to say which buffers broke it: nonzero when they do, with the
+ * first pair found in *overlap (which may be NULL). WC_ENCRYPT checks
+ * `messages` as sealing writes them (tags written), WC_DECRYPT as opening
+ * does (tags read); `verified` is NULL, or the `count` verdicts a device
+ * opening writes.
+ */
+WC_API int wc_aead_find_overlap(wc_aead_overlap *overlap, const wc_aead_message *messages,
+                                size_t count, size_t tag_len, wc_direction direction,
+                                const int32_t *verified);
 
 /*
  * A key bound to an AEAD, set up once and then used by any number of
@@ -680,6 +725,8 @@ WC_API void wc_aead_ctx_free(wc_aead_ctx *ctx);
  * memory) when the stream reaches that point; a message that fails has its
  * whole output zeroed by then. The plaintext is written before the tag is
  * known, so nothing may read `out` before the stream has passed the call.
+ * Buffers that overlap are refused as by the batch calls above, verified
+ * included.
  */
 WC_API wc_status wc_aead_seal_device_async(const wc_options *options, const wc_aead *aead,
                                            uint8_t *out, uint8_t *tag, size_t tag_len,

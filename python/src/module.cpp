@@ -2,7 +2,6 @@
 // Python modules shape it like pyca/cryptography; this layer turns Python
 // objects into pointers and lengths, releases the GIL around the work, and
 // raises warpcrypt.exceptions for failed statuses.
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -319,13 +318,30 @@ class CipherContext {
 };
 
 nb::dict backend_values() {
-  // The backends are numbered from WC_BACKEND_AUTO without gaps; the library
-  // names each one and calls the first value past them "unknown".
   nb::dict values;
-  for (int code = 0; std::strcmp(wc_backend_name(static_cast<wc_backend>(code)), "unknown") != 0; ++code) {
-    values[wc_backend_name(static_cast<wc_backend>(code))] = code;
+  for (size_t i = 0; i < wc_backend_count(); ++i) {
+    const wc_backend backend = wc_backend_at(i);
+    values[wc_backend_name(backend)] = static_cast<int>(backend);
   }
   return values;
+}
+
+// HKDF (RFC 5869) with an OpenSSL digest name: warpcrypt.dask derives its
+// keys through it.
+nb::bytes hkdf(const std::string &digest, nb::handle secret, nb::handle salt, nb::handle info, size_t length) {
+  const View secret_view = View::host(secret, Access::read, "secret");
+  const View salt_view = View::host(salt, Access::read, "salt");
+  const View info_view = View::host(info, Access::read, "info");
+  BytesResult result(length);
+  const wc_status status = wc_hkdf(digest.c_str(), result.data(), length, secret_view.data(), secret_view.size(),
+                                   salt_view.data(), salt_view.size(), info_view.data(), info_view.size());
+  if (status == WC_ERR_DIGEST) throw Failure(status, "unknown message digest '" + digest + "'");
+  // The binding passes every pointer, so only the length can be wrong.
+  if (status == WC_ERR_INVALID_ARGUMENT) {
+    throw Failure(status, "HKDF gives 1 to 255 times the digest's length, not " + std::to_string(length) + " bytes");
+  }
+  if (status != WC_OK) fail(status);
+  return result.finish(length);
 }
 
 nb::tuple device_info(int index) {
@@ -350,6 +366,9 @@ NB_MODULE(_native, m) {
   m.attr("DECRYPT") = static_cast<int>(WC_DECRYPT);
   m.def("version", &wc_version);
   m.def("backend_values", &backend_values, "Backend name -> wc_backend value.");
+  m.def("hkdf", &hkdf, "digest"_a, "secret"_a, "salt"_a, "info"_a, "length"_a,
+        "HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "
+        "\"sha256\". An empty salt stands for a digest's length of zero bytes.");
   m.def("built_with_cuda", [] { return wc_built_with_cuda() != 0; });
   m.def("device_count", [] {
     int count = 0;
