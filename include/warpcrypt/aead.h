@@ -67,7 +67,7 @@ WC_API uint64_t wc_aead_max_message_len(const wc_aead *aead);
 /*
  * One-shot sealing: `out` receives in_len bytes of ciphertext (out_cap must
  * be at least in_len; out may equal in), `tag` receives tag_len bytes. `aad`
- * may be NULL when aad_len is 0.
+ * may be NULL when aad_len is 0. Overlapping buffers: see the batch calls.
  */
 WC_API wc_status wc_aead_seal(const wc_options *options, const wc_aead *aead,
                               uint8_t *out, size_t out_cap, size_t *out_len,
@@ -106,13 +106,15 @@ typedef struct wc_aead_message {
 
 /*
  * Seals or opens `count` independent messages under one key: on the CPU one
- * message per pool thread, on the GPU all of them in one kernel. No output
- * or sealed tag may overlap any other buffer of the batch, except that a
- * message may be worked in place (out == in): WC_ERR_INVALID_ARGUMENT. Every message is checked
- * before any work starts, so an invalid argument changes nothing. Opening
- * writes each message's status to results[i] (results may be NULL) and
- * returns WC_ERR_AUTH when any message failed; the failed messages' outputs
- * are zeroed, the others hold their plaintext.
+ * message per pool thread, on the GPU all of them in one kernel. No output,
+ * tag being sealed or verdict (the device calls' verified[i]) may overlap
+ * any other buffer of the call, except that a message may be worked in
+ * place (out == in): WC_ERR_INVALID_ARGUMENT. Every AEAD call on whole
+ * messages applies this rule, one-shot and device calls included. Every
+ * message is checked before any work starts, so an invalid argument changes
+ * nothing. Opening writes each message's status to results[i] (results may
+ * be NULL) and returns WC_ERR_AUTH when any message failed; the failed
+ * messages' outputs are zeroed, the others hold their plaintext.
  */
 WC_API wc_status wc_aead_seal_batch(const wc_options *options, const wc_aead *aead,
                                     const wc_aead_message *messages, size_t count,
@@ -121,6 +123,38 @@ WC_API wc_status wc_aead_open_batch(const wc_options *options, const wc_aead *ae
                                     wc_status *results,
                                     const wc_aead_message *messages, size_t count,
                                     size_t tag_len, const uint8_t *key, size_t key_len);
+
+/* A buffer of one message, as wc_aead_find_overlap names it. */
+typedef enum wc_aead_buffer {
+  WC_AEAD_BUFFER_IN = 0,
+  WC_AEAD_BUFFER_OUT = 1,
+  WC_AEAD_BUFFER_TAG = 2,
+  WC_AEAD_BUFFER_NONCE = 3,
+  WC_AEAD_BUFFER_AAD = 4,
+  WC_AEAD_BUFFER_VERIFIED = 5 /* the message's verdict, verified[i], of a device opening */
+} wc_aead_buffer;
+
+/* Two buffers that break the overlap rule: `written` (an output, a tag
+ * being sealed or a verdict) of message written_message, and `other` of
+ * message other_message (possibly the same message). */
+typedef struct wc_aead_overlap {
+  size_t written_message;
+  wc_aead_buffer written;
+  size_t other_message;
+  wc_aead_buffer other;
+} wc_aead_overlap;
+
+/*
+ * The overlap rule above on its own, as the calls apply it, for a caller
+ * that wants to say which buffers broke it: nonzero when they do, with the
+ * first pair found in *overlap (which may be NULL). WC_ENCRYPT checks
+ * `messages` as sealing writes them (tags written), WC_DECRYPT as opening
+ * does (tags read); `verified` is NULL, or the `count` verdicts a device
+ * opening writes.
+ */
+WC_API int wc_aead_find_overlap(wc_aead_overlap *overlap, const wc_aead_message *messages,
+                                size_t count, size_t tag_len, wc_direction direction,
+                                const int32_t *verified);
 
 /*
  * A key bound to an AEAD, set up once and then used by any number of

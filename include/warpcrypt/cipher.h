@@ -61,7 +61,12 @@ typedef enum wc_backend {
   WC_BACKEND_HYBRID = 4
 } wc_backend;
 
+/* "auto", "cpu", "gpu", "gpu-ref", "hybrid"; "unknown" for any other value. */
 WC_API const char *wc_backend_name(wc_backend backend);
+/* Iterates the backends in the enum's order: index 0 .. wc_backend_count() - 1.
+ * WC_BACKEND_AUTO, the default, for an index past the end. */
+WC_API size_t wc_backend_count(void);
+WC_API wc_backend wc_backend_at(size_t index);
 
 /* The automatic policy sends a call on page-locked host memory (from
  * cudaMallocHost or cudaHostRegister) to the GPU when it holds at least this

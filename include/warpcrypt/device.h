@@ -92,6 +92,8 @@ WC_API int wc_built_with_cuda(void);
  * memory) when the stream reaches that point; a message that fails has its
  * whole output zeroed by then. The plaintext is written before the tag is
  * known, so nothing may read `out` before the stream has passed the call.
+ * Buffers that overlap are refused as by the batch calls, verified
+ * included.
  */
 WC_API wc_status wc_aead_seal_device_async(const wc_options *options, const wc_aead *aead,
                                            uint8_t *out, uint8_t *tag, size_t tag_len,

@@ -52,6 +52,12 @@ typedef enum wc_status {
 
 /* A static English description of `status`; never NULL. */
 WC_API const char *wc_status_string(wc_status status);
+/* The status's identifier without its WC_ERR_ or WC_ prefix, in capitals:
+ * "OK", "INVALID_ARGUMENT", ..., "FORMAT"; NULL for a value outside the
+ * enum. For bindings that name the statuses as the header does. */
+WC_API const char *wc_status_name(wc_status status);
+/* The statuses are numbered from WC_OK without gaps: 0 .. wc_status_count() - 1. */
+WC_API size_t wc_status_count(void);
 
 /* Version string, "MAJOR.MINOR.PATCH". */
 WC_API const char *wc_version(void);

@@ -18,6 +18,7 @@
 
 #include "device.h"
 #include "errors.h"
+#include "options.h"
 #include "views.h"
 #include "warpcrypt/warpcrypt.h"
 
@@ -65,11 +66,9 @@ void require_buf(nb::handle buf) {
 wc_cuda_stream as_stream(uintptr_t handle) { return reinterpret_cast<wc_cuda_stream>(handle); }
 
 // What one call works on: the caller's objects, exported for the call's
-// length, and the byte ranges the work reads and writes.
+// length.
 class Call {
  public:
-  enum class Part { in, out, tag, verdicts };
-
   Call(std::optional<uintptr_t> stream, nb::handle resolver) : streams_{stream, resolver} {}
   Call(const Call &) = delete;
   Call &operator=(const Call &) = delete;
@@ -88,20 +87,13 @@ class Call {
     return arrays_.emplace_back(Array{std::move(view), std::move(role)}).view;
   }
 
-  void record(const uint8_t *start, size_t len, bool written, Part part, size_t message, const std::string &role) {
-    if (len == 0) return;
-    const auto at = reinterpret_cast<uintptr_t>(start);
-    ranges_.push_back({at, at + len, written, part, message, role});
-  }
-
   struct Placement {
     bool on_device = false;
     int device = -1;  // -1 where every GPU array is empty
   };
 
   // Where the work runs: the library takes every buffer of a call in host
-  // memory or every one on one GPU. Also refuses outputs that overlap other
-  // buffers, which would make the result depend on the order of the work.
+  // memory or every one on one GPU.
   Placement settle() const {
     Placement where;
     const Array *on_a_device = nullptr;
@@ -125,7 +117,6 @@ class Call {
     }
     where.on_device = !arrays_.empty() && arrays_.front().view.on_device();
     where.device = on_a_device != nullptr ? on_a_device->view.device() : -1;
-    check_overlaps();
     return where;
   }
 
@@ -150,49 +141,10 @@ class Call {
     std::string role;
   };
 
-  struct Range {
-    uintptr_t start, end;
-    bool written;
-    Part part;
-    size_t message;
-    std::string role;
-  };
-
-  // Written ranges must be disjoint. A read range may meet a written one only
-  // as a message's input meets its own output, exactly: work in place.
-  void check_overlaps() const {
-    std::vector<const Range *> written;
-    for (const Range &range : ranges_) {
-      if (range.written) written.push_back(&range);
-    }
-    std::sort(written.begin(), written.end(), [](const Range *a, const Range *b) { return a->start < b->start; });
-    for (size_t i = 1; i < written.size(); ++i) {
-      if (written[i - 1]->end > written[i]->start) refuse_overlap(*written[i - 1], *written[i]);
-    }
-    // Disjoint and sorted by start, the written ranges are sorted by end too.
-    for (const Range &read : ranges_) {
-      if (read.written) continue;
-      const auto hit = std::lower_bound(written.begin(), written.end(), read.start,
-                                        [](const Range *range, uintptr_t at) { return range->end <= at; });
-      if (hit == written.end() || (*hit)->start >= read.end) continue;
-      const bool in_place = read.part == Part::in && (*hit)->part == Part::out && read.message == (*hit)->message &&
-                            read.start == (*hit)->start;
-      if (!in_place) refuse_overlap(**hit, read);
-    }
-  }
-
-  [[noreturn]] static void refuse_overlap(const Range &a, const Range &b) {
-    throw Failure(WC_ERR_INVALID_ARGUMENT, a.role + " and " + b.role +
-                                               " overlap: each output needs memory of its own, except that a "
-                                               "message may be worked on in place (the same memory as input "
-                                               "and output)");
-  }
-
   StreamChoice streams_;
   // Deques: views stay where they are as more are added.
   std::deque<View> host_;
   std::deque<Array> arrays_;
-  std::vector<Range> ranges_;
 };
 
 // One message as the caller passed it. Without buf the result is a new
@@ -207,6 +159,7 @@ struct Message {
   // Opening an attached tag from fewer bytes than the tag has: nothing can
   // authenticate that, so it fails without a call.
   bool too_short = false;
+  bool tag_detached = false;  // in an array of its own, not after the ciphertext
   nb::object result;  // the bytes result, where the call makes one
 };
 
@@ -233,10 +186,10 @@ wc_status for_each_run(const std::vector<Message> &batch, Open &&open) {
   return combined;
 }
 
-std::vector<wc_aead_message> descriptors(const std::vector<Message> &batch) {
+std::vector<wc_aead_message> descriptors(const Message *messages, size_t count) {
   std::vector<wc_aead_message> all;
-  all.reserve(batch.size());
-  for (const Message &message : batch) all.push_back(message.c);
+  all.reserve(count);
+  for (size_t i = 0; i < count; ++i) all.push_back(messages[i].c);
   return all;
 }
 
@@ -266,9 +219,7 @@ class Aead {
                                         "-byte key, not " + std::to_string(key_view.size()) + " bytes");
     }
     key_.assign(key_view.data(), key_view.data() + key_view.size());
-    wc_options_init(&options_);
-    options_.backend = static_cast<wc_backend>(backend);
-    options_.threads = threads;
+    options_ = make_options(backend, threads);
   }
   ~Aead() { wc_memzero(key_.data(), key_.size()); }
   Aead(const Aead &) = delete;
@@ -317,7 +268,7 @@ class Aead {
                         std::optional<uintptr_t> stream, nb::handle resolver) const {
     Call call(stream, resolver);
     const std::vector<Message> batch = prepare_batch(call, Way::seal, nonces, messages, aads, bufs, tags);
-    const std::vector<wc_aead_message> all = descriptors(batch);
+    const std::vector<wc_aead_message> all = descriptors(batch.data(), batch.size());
     const Call::Placement where = call.settle();
     wc_status status;
     if (!where.on_device) {
@@ -331,7 +282,7 @@ class Aead {
       status = wc_aead_seal_batch_device_async(&options_, aead_, all.data(), all.size(), tag_len_, key_.data(),
                                                key_.size(), as_stream(handle));
     }
-    if (status != WC_OK) fail(status);
+    if (status != WC_OK) fail_call(status, Way::seal, batch.data(), batch.size(), true, nullptr);
     return batch_results(batch, bufs.has_value());
   }
 
@@ -344,8 +295,14 @@ class Aead {
     Call call(stream, resolver);
     const std::vector<Message> batch = prepare_batch(call, Way::open, nonces, messages, aads, bufs, tags);
     const View *verdicts = verdict_array(call, verified, batch.size());
-    const std::vector<wc_aead_message> all = descriptors(batch);
+    const std::vector<wc_aead_message> all = descriptors(batch.data(), batch.size());
     const Call::Placement where = call.settle();
+    // A message too short for its tag splits the batch into runs, opened by
+    // one library call each, and each call sees only its own run's buffers.
+    if (std::any_of(batch.begin(), batch.end(), [](const Message &message) { return message.too_short; })) {
+      refuse_overlaps(Way::open, batch.data(), batch.size(), true,
+                      verdicts != nullptr ? as_verdicts(*verdicts) : nullptr);
+    }
     const std::vector<size_t> failed =
         where.on_device ? open_batch_on_device(call, where, batch, all, verdicts) : open_batch_on_host(batch, all);
     return nb::make_tuple(batch_results(batch, bufs.has_value()), failed);
@@ -419,19 +376,7 @@ class Aead {
     }
     uint8_t *tag_data = tag != nullptr ? tag->data() : way == Way::seal ? out_data + len : in.data() + len;
     message.c = {out_data, in.data(), len, nonce, nonce_len, aad, aad_len, tag_data};
-
-    // A new bytes result cannot overlap anything, so only the caller's
-    // memory is recorded.
-    const size_t at = index.value_or(0);
-    call.record(in.data(), len, false, Call::Part::in, at, in_role);
-    if (out != nullptr) call.record(out_data, len, true, Call::Part::out, at, out_role);
-    if (tag != nullptr) {
-      call.record(tag_data, tag_len_, way == Way::seal, Call::Part::tag, at, tag_role);
-    } else if (way == Way::open) {
-      call.record(tag_data, tag_len_, false, Call::Part::tag, at, in_role);
-    } else if (out != nullptr) {
-      call.record(tag_data, tag_len_, true, Call::Part::tag, at, out_role);
-    }
+    message.tag_detached = tag != nullptr;
     return message;
   }
 
@@ -487,15 +432,62 @@ class Aead {
     if (reinterpret_cast<uintptr_t>(view.data()) % alignof(int32_t) != 0) {
       throw Failure(WC_ERR_INVALID_ARGUMENT, "verified is not 4-byte aligned: it receives int32 verdicts");
     }
-    call.record(view.data(), needed, true, Call::Part::verdicts, 0, "verified");
     return &view;
   }
 
   // Where the GPU writes the verdicts: the caller's array, else device
   // memory of the call's own, which `own` holds and reads back.
   static int32_t *verdicts_at(const View *verdicts, std::optional<DeviceInts> &own, size_t count, uintptr_t stream) {
-    if (verdicts != nullptr) return reinterpret_cast<int32_t *>(verdicts->data());
+    if (verdicts != nullptr) return as_verdicts(*verdicts);
     return own.emplace(count, stream).data();
+  }
+
+  static int32_t *as_verdicts(const View &verdicts) { return reinterpret_cast<int32_t *>(verdicts.data()); }
+
+  // The caller's name for a buffer of `message`: "buf" for a message alone,
+  // "bufs[3]" for one of a batch.
+  static std::string buffer_role(wc_aead_buffer buffer, Way way, const Message &message,
+                                 std::optional<size_t> index) {
+    switch (buffer) {
+      case WC_AEAD_BUFFER_IN: return role("data", "messages", index);
+      case WC_AEAD_BUFFER_OUT: return role("buf", "bufs", index);
+      case WC_AEAD_BUFFER_TAG:
+        if (message.tag_detached) return role("tag", "tags", index);
+        // An attached tag follows the ciphertext: in buf when sealing, in
+        // data when opening.
+        return way == Way::seal ? role("buf", "bufs", index) : role("data", "messages", index);
+      case WC_AEAD_BUFFER_NONCE: return role("nonce", "nonces", index);
+      case WC_AEAD_BUFFER_AAD: return role("associated_data", "associated_data", index);
+      case WC_AEAD_BUFFER_VERIFIED: return "verified";
+    }
+    return "a buffer";
+  }
+
+  // Raises InvalidArgument naming two of the call's buffers that overlap, if
+  // any do: the library refuses such a call without saying which.
+  void refuse_overlaps(Way way, const Message *messages, size_t count, bool batched, const int32_t *verdicts) const {
+    const std::vector<wc_aead_message> all = descriptors(messages, count);
+    wc_aead_overlap found{};
+    if (wc_aead_find_overlap(&found, all.data(), all.size(), tag_len_, way == Way::seal ? WC_ENCRYPT : WC_DECRYPT,
+                             verdicts) == 0) {
+      return;
+    }
+    const auto named = [&](size_t index, wc_aead_buffer buffer) {
+      return buffer_role(buffer, way, messages[index], batched ? std::optional<size_t>(index) : std::nullopt);
+    };
+    throw Failure(WC_ERR_INVALID_ARGUMENT, named(found.written_message, found.written) + " and " +
+                                               named(found.other_message, found.other) +
+                                               " overlap: each output needs memory of its own, except that a "
+                                               "message may be worked on in place (the same memory as input "
+                                               "and output)");
+  }
+
+  // Raises for a failed call: for an invalid argument caused by buffers that
+  // overlap, which ones; else the library's sentence for the status.
+  [[noreturn]] void fail_call(wc_status status, Way way, const Message *messages, size_t count, bool batched,
+                              const int32_t *verdicts) const {
+    if (status == WC_ERR_INVALID_ARGUMENT) refuse_overlaps(way, messages, count, batched, verdicts);
+    fail(status);
   }
 
   void seal_one(Call &call, const Message &message) const {
@@ -515,7 +507,7 @@ class Aead {
       status = wc_aead_seal_device_async(&options_, aead_, m.out, m.tag, tag_len_, key_.data(), key_.size(),
                                          m.nonce, m.nonce_len, m.aad, m.aad_len, m.in, m.len, as_stream(handle));
     }
-    if (status != WC_OK) fail(status);
+    if (status != WC_OK) fail_call(status, Way::seal, &message, 1, false, nullptr);
   }
 
   // Raises InvalidTag for a failed tag. On the GPU without `verdicts`, that
@@ -535,7 +527,7 @@ class Aead {
         status = wc_aead_open(&options_, aead_, m.out, m.len, &written, key_.data(), key_.size(), m.nonce,
                               m.nonce_len, m.aad, m.aad_len, m.in, m.len, m.tag, tag_len_);
       }
-      if (status != WC_OK) fail(status);
+      if (status != WC_OK) fail_call(status, Way::open, &message, 1, false, nullptr);
       return;
     }
     const DeviceScope scope(where.device);
@@ -551,7 +543,7 @@ class Aead {
                                          as_stream(handle));
       if (status == WC_OK && own) known = own->read();
     }
-    if (status != WC_OK) fail(status);
+    if (status != WC_OK) fail_call(status, Way::open, &message, 1, false, verdict);
     if (own && known[0] != 1) fail(WC_ERR_AUTH);
   }
 
@@ -566,7 +558,9 @@ class Aead {
                                   key_.data(), key_.size());
       });
     }
-    if (status != WC_OK && status != WC_ERR_AUTH) fail(status);
+    if (status != WC_OK && status != WC_ERR_AUTH) {
+      fail_call(status, Way::open, batch.data(), batch.size(), true, nullptr);
+    }
     std::vector<size_t> failed;
     for (size_t i = 0; i < results.size(); ++i) {
       if (results[i] != WC_OK) failed.push_back(i);
@@ -596,7 +590,7 @@ class Aead {
       }
       if (status == WC_OK && own) known = own->read();
     }
-    if (status != WC_OK) fail(status);
+    if (status != WC_OK) fail_call(status, Way::open, batch.data(), batch.size(), true, verdict);
     std::vector<size_t> failed;
     for (size_t i = 0; i < known.size(); ++i) {
       if (known[i] != 1) failed.push_back(i);

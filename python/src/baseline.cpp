@@ -32,7 +32,7 @@ const wc_cipher *cipher_named(const std::string &name) {
 double c_encrypt_ns(const std::string &name, nb::bytes key, nb::bytes iv, nb::bytes data, size_t iterations) {
   const wc_cipher *cipher = cipher_named(name);
   const auto *in = static_cast<const uint8_t *>(data.data());
-  std::vector<uint8_t> out(wc_encrypt_bound(nullptr, cipher, data.size()));
+  std::vector<uint8_t> out(wc_encrypt_bound(cipher, data.size()));
   size_t written = 0;
   wc_status status = WC_OK;
   const auto start = std::chrono::steady_clock::now();

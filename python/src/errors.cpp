@@ -5,35 +5,6 @@ namespace nb = nanobind;
 namespace wcpy {
 namespace {
 
-// The enum's identifiers, which C cannot reflect. A switch rather than a
-// table: -Wswitch names any status the header gains and this list lacks.
-const char *identifier(wc_status status) {
-  switch (status) {
-    case WC_OK: return "OK";
-    case WC_ERR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case WC_ERR_UNKNOWN_CIPHER: return "UNKNOWN_CIPHER";
-    case WC_ERR_KEY_LEN: return "KEY_LEN";
-    case WC_ERR_IV_LEN: return "IV_LEN";
-    case WC_ERR_NOT_BLOCK_ALIGNED: return "NOT_BLOCK_ALIGNED";
-    case WC_ERR_BAD_DECRYPT: return "BAD_DECRYPT";
-    case WC_ERR_OUTPUT_TOO_SMALL: return "OUTPUT_TOO_SMALL";
-    case WC_ERR_RANGE: return "RANGE";
-    case WC_ERR_UNSUPPORTED: return "UNSUPPORTED";
-    case WC_ERR_NO_DEVICE: return "NO_DEVICE";
-    case WC_ERR_BACKEND_UNAVAILABLE: return "BACKEND_UNAVAILABLE";
-    case WC_ERR_CONTEXT_STATE: return "CONTEXT_STATE";
-    case WC_ERR_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
-    case WC_ERR_CRYPTO_LIBRARY: return "CRYPTO_LIBRARY";
-    case WC_ERR_DIGEST: return "DIGEST";
-    case WC_ERR_DEVICE: return "DEVICE";
-    case WC_ERR_IO: return "IO";
-    case WC_ERR_CANCELLED: return "CANCELLED";
-    case WC_ERR_AUTH: return "AUTH";
-    case WC_ERR_FORMAT: return "FORMAT";
-  }
-  return nullptr;
-}
-
 // warpcrypt.exceptions maps each status to its class. It is looked up per
 // failure, not cached, so the extension holds no Python state between calls;
 // failures are the slow path. Should the package itself be broken, the error
@@ -61,10 +32,9 @@ void fail(wc_status status) { throw Failure(status, wc_status_string(status)); }
 void bind_errors(nb::module_ &m) {
   nb::enum_<wc_status> status(m, "Status", nb::is_arithmetic(),
                               "The C library's wc_status codes; each error status has its own exception class.");
-  // The statuses are numbered from WC_OK without gaps.
-  for (int code = 0; identifier(static_cast<wc_status>(code)) != nullptr; ++code) {
+  for (size_t code = 0; code < wc_status_count(); ++code) {
     const auto value = static_cast<wc_status>(code);
-    status.value(identifier(value), value, wc_status_string(value));
+    status.value(wc_status_name(value), value, wc_status_string(value));
   }
   m.def(
       "status_string", [](int code) { return wc_status_string(static_cast<wc_status>(code)); }, nb::arg("code"),

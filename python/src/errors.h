@@ -25,8 +25,9 @@ class Failure : public std::runtime_error {
 // Throws a Failure carrying the library's own text for `status`.
 [[noreturn]] void fail(wc_status status);
 
-// Defines the Status enum and status_string, and turns every Failure that
-// reaches Python into the warpcrypt.exceptions class for its status.
+// Defines the Status enum (the library's statuses, named by wc_status_name)
+// and status_string, and turns every Failure that reaches Python into the
+// warpcrypt.exceptions class for its status.
 void bind_errors(nanobind::module_ &m);
 
 }  // namespace wcpy

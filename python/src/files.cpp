@@ -12,6 +12,7 @@
 #include <nanobind/stl/string.h>
 
 #include "errors.h"
+#include "options.h"
 #include "views.h"
 #include "warpcrypt/warpcrypt.h"
 
@@ -58,14 +59,6 @@ class Progress {
   nb::object callback_;
   std::optional<nb::python_error> error_;
 };
-
-wc_options make_options(int backend, unsigned threads) {
-  wc_options options;
-  wc_options_init(&options);
-  options.backend = static_cast<wc_backend>(backend);
-  options.threads = threads;
-  return options;
-}
 
 // The statistics a finished job leaves: bytes in and out, seconds, and the
 // bytes each backend took.
@@ -117,8 +110,8 @@ nb::tuple crypt_file(int direction, const std::string &cipher_name, nb::handle k
   const View key = View::host(key_object, Access::read, "key");
   std::optional<View> iv;
   if (!iv_object.is_none()) iv.emplace(View::host(iv_object, Access::read, "iv"));
-  wc_options options = make_options(backend, threads);
-  options.padding = padding ? 1 : 0;
+  if (!padding) cipher = wc_cipher_unpadded(cipher);
+  const wc_options options = make_options(backend, threads);
   const auto run = direction == WC_ENCRYPT ? wc_encrypt_file : wc_decrypt_file;
   return run_job(std::move(callback), std::string(direction == WC_ENCRYPT ? "encrypting " : "decrypting ") + source,
                  [&](wc_job *job) {

@@ -2,7 +2,6 @@
 // Python modules shape it like pyca/cryptography; this layer turns Python
 // objects into pointers and lengths, releases the GIL around the work, and
 // raises warpcrypt.exceptions for failed statuses.
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -15,6 +14,7 @@
 #include "device.h"
 #include "errors.h"
 #include "files.h"
+#include "options.h"
 #include "views.h"
 #include "warpcrypt/warpcrypt.h"
 
@@ -40,13 +40,10 @@ CipherInfo lookup(const std::string &name) {
   return {cipher};
 }
 
-wc_options make_options(bool padding, int backend, unsigned threads) {
-  wc_options options;
-  wc_options_init(&options);
-  options.backend = static_cast<wc_backend>(backend);
-  options.padding = padding ? 1 : 0;
-  options.threads = threads;
-  return options;
+// The cipher as named, or without padding its unpadded twin: padding is
+// part of the cipher, not of the options.
+const wc_cipher *with_padding(const CipherInfo &info, bool padding) {
+  return padding ? info.cipher : wc_cipher_unpadded(info.cipher);
 }
 
 wc_direction direction_of(int direction) {
@@ -126,41 +123,42 @@ nb::bytes crypt_bytes(int direction, const CipherInfo &info, nb::handle key, nb:
   const HostCall call = direction_of(direction) == WC_ENCRYPT ? wc_encrypt : wc_decrypt;
   const Secrets secrets(key, iv);
   const View in = View::host(data, Access::read, "data");
-  const wc_options options = make_options(padding, backend, threads);
-  const size_t capacity = direction == WC_ENCRYPT ? wc_encrypt_bound(&options, info.cipher, in.size()) : in.size();
+  const wc_options options = make_options(backend, threads);
+  const wc_cipher *cipher = with_padding(info, padding);
+  const size_t capacity = direction == WC_ENCRYPT ? wc_encrypt_bound(cipher, in.size()) : in.size();
   BytesResult result(capacity);
   size_t written = 0;
   wc_status status;
   {
     nb::gil_scoped_release unlocked;
-    status = call(&options, info.cipher, result.data(), capacity, &written, secrets.key.data(), secrets.key.size(),
+    status = call(&options, cipher, result.data(), capacity, &written, secrets.key.data(), secrets.key.size(),
                   secrets.iv_data(), secrets.iv_size(), in.data(), in.size());
   }
-  check(status, info.cipher, secrets);
+  check(status, cipher, secrets);
   return result.finish(written);
 }
 
-size_t crypt_host_into(wc_direction direction, const CipherInfo &info, const Secrets &secrets, const View &in,
+size_t crypt_host_into(wc_direction direction, const wc_cipher *cipher, const Secrets &secrets, const View &in,
                        const View &out, const wc_options &options) {
-  const size_t needed = direction == WC_ENCRYPT ? wc_encrypt_bound(&options, info.cipher, in.size()) : in.size();
+  const size_t needed = direction == WC_ENCRYPT ? wc_encrypt_bound(cipher, in.size()) : in.size();
   if (out.size() < needed) output_too_small("out", out.size(), needed);
   const HostCall call = direction == WC_ENCRYPT ? wc_encrypt : wc_decrypt;
   size_t written = 0;
   wc_status status;
   {
     nb::gil_scoped_release unlocked;
-    status = call(&options, info.cipher, out.data(), out.size(), &written, secrets.key.data(), secrets.key.size(),
+    status = call(&options, cipher, out.data(), out.size(), &written, secrets.key.data(), secrets.key.size(),
                   secrets.iv_data(), secrets.iv_size(), in.data(), in.size());
   }
-  check(status, info.cipher, secrets);
+  check(status, cipher, secrets);
   return written;
 }
 
-size_t crypt_device(wc_direction direction, const CipherInfo &info, const Secrets &secrets, const View &in,
+size_t crypt_device(wc_direction direction, const wc_cipher *cipher, const Secrets &secrets, const View &in,
                     const View &out, const wc_options &options, const StreamChoice &streams,
                     uint64_t stream_offset) {
-  const std::string name = wc_cipher_name(info.cipher);
-  if (options.padding != 0 && wc_cipher_is_padded(info.cipher) != 0) {
+  const std::string name = wc_cipher_name(cipher);
+  if (wc_cipher_is_padded(cipher) != 0) {
     throw Failure(WC_ERR_INVALID_ARGUMENT, "GPU arrays keep their length, so they are never padded: pass "
                                            "padding=False for " + name);
   }
@@ -187,10 +185,10 @@ size_t crypt_device(wc_direction direction, const CipherInfo &info, const Secret
   wc_status status;
   {
     nb::gil_scoped_release unlocked;
-    status = call(&options, info.cipher, out.data(), in.data(), len, secrets.key.data(), secrets.key.size(),
+    status = call(&options, cipher, out.data(), in.data(), len, secrets.key.data(), secrets.key.size(),
                   secrets.iv_data(), secrets.iv_size(), stream_offset, reinterpret_cast<wc_cuda_stream>(stream));
   }
-  check(status, info.cipher, secrets);
+  check(status, cipher, secrets);
   return len;
 }
 
@@ -208,12 +206,13 @@ size_t crypt_into(int direction, const CipherInfo &info, nb::handle key, nb::han
   if (in_view.on_device() != out_view.on_device()) {
     throw Failure(WC_ERR_INVALID_ARGUMENT, "data and out must both be in host memory or both in GPU memory");
   }
-  const wc_options options = make_options(padding, backend, threads);
+  const wc_options options = make_options(backend, threads);
+  const wc_cipher *cipher = with_padding(info, padding);
   if (!out_view.on_device()) {
     if (stream_offset != 0) throw Failure(WC_ERR_INVALID_ARGUMENT, "stream_offset applies to GPU arrays only");
-    return crypt_host_into(way, info, secrets, in_view, out_view, options);
+    return crypt_host_into(way, cipher, secrets, in_view, out_view, options);
   }
-  return crypt_device(way, info, secrets, in_view, out_view, options, streams, stream_offset);
+  return crypt_device(way, cipher, secrets, in_view, out_view, options, streams, stream_offset);
 }
 
 // A streaming context (wc_ctx) on host memory: pyca/cryptography's
@@ -223,9 +222,9 @@ class CipherContext {
  public:
   CipherContext(const CipherInfo &info, int direction, nb::handle key, nb::handle iv, bool padding, int backend,
                 unsigned threads)
-      : cipher_(info.cipher) {
+      : cipher_(with_padding(info, padding)) {
     const Secrets secrets(key, iv);
-    const wc_options options = make_options(padding, backend, threads);
+    const wc_options options = make_options(backend, threads);
     check(wc_ctx_new(&ctx_, &options, cipher_, direction_of(direction), secrets.key.data(), secrets.key.size(),
                      secrets.iv_data(), secrets.iv_size()),
           cipher_, secrets);
@@ -319,13 +318,30 @@ class CipherContext {
 };
 
 nb::dict backend_values() {
-  // The backends are numbered from WC_BACKEND_AUTO without gaps; the library
-  // names each one and calls the first value past them "unknown".
   nb::dict values;
-  for (int code = 0; std::strcmp(wc_backend_name(static_cast<wc_backend>(code)), "unknown") != 0; ++code) {
-    values[wc_backend_name(static_cast<wc_backend>(code))] = code;
+  for (size_t i = 0; i < wc_backend_count(); ++i) {
+    const wc_backend backend = wc_backend_at(i);
+    values[wc_backend_name(backend)] = static_cast<int>(backend);
   }
   return values;
+}
+
+// HKDF (RFC 5869) with an OpenSSL digest name: warpcrypt.dask derives its
+// keys through it.
+nb::bytes hkdf(const std::string &digest, nb::handle secret, nb::handle salt, nb::handle info, size_t length) {
+  const View secret_view = View::host(secret, Access::read, "secret");
+  const View salt_view = View::host(salt, Access::read, "salt");
+  const View info_view = View::host(info, Access::read, "info");
+  BytesResult result(length);
+  const wc_status status = wc_hkdf(digest.c_str(), result.data(), length, secret_view.data(), secret_view.size(),
+                                   salt_view.data(), salt_view.size(), info_view.data(), info_view.size());
+  if (status == WC_ERR_DIGEST) throw Failure(status, "unknown message digest '" + digest + "'");
+  // The binding passes every pointer, so only the length can be wrong.
+  if (status == WC_ERR_INVALID_ARGUMENT) {
+    throw Failure(status, "HKDF gives 1 to 255 times the digest's length, not " + std::to_string(length) + " bytes");
+  }
+  if (status != WC_OK) fail(status);
+  return result.finish(length);
 }
 
 nb::tuple device_info(int index) {
@@ -350,6 +366,9 @@ NB_MODULE(_native, m) {
   m.attr("DECRYPT") = static_cast<int>(WC_DECRYPT);
   m.def("version", &wc_version);
   m.def("backend_values", &backend_values, "Backend name -> wc_backend value.");
+  m.def("hkdf", &hkdf, "digest"_a, "secret"_a, "salt"_a, "info"_a, "length"_a,
+        "HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "
+        "\"sha256\". An empty salt stands for a digest's length of zero bytes.");
   m.def("built_with_cuda", [] { return wc_built_with_cuda() != 0; });
   m.def("device_count", [] {
     int count = 0;

@@ -3,8 +3,9 @@
 Every class derives from :class:`Error`, and those that mean "the caller
 passed something wrong" also derive from :class:`ValueError`, as
 pyca/cryptography raises ``ValueError`` for the same mistakes. Each class's
-``status`` is the C library's ``wc_status`` it stands for. Wrong argument
-types raise ``TypeError``, as everywhere in Python.
+``status`` is the C library's ``wc_status`` it stands for: :class:`Status`
+holds the library's statuses under the library's names (wc_status_name).
+Wrong argument types raise ``TypeError``, as everywhere in Python.
 """
 
 from __future__ import annotations
@@ -171,13 +172,7 @@ class FormatError(Error, ValueError):
     status = Status.FORMAT
 
 
-# The extension raises the class of a failed call's status from this table.
-_BY_STATUS = {
-    cls.status: cls
-    for cls in (
-        InvalidArgument, UnknownCipher, InvalidKey, InvalidIV, NotBlockAligned, BadDecrypt,
-        OutputTooSmall, OutOfRange, Unsupported, NoDevice, BackendUnavailable, AlreadyFinalized,
-        OutOfMemory, CryptoLibraryError, UnknownDigest, DeviceError, IOFailure, Cancelled, InvalidTag,
-        FormatError,
-    )
-}
+# The extension raises the class of a failed call's status from this table:
+# each class derived from Error directly stands for its status (subclasses
+# such as warpcrypt.aead.BatchInvalidTag refine one).
+_BY_STATUS = {cls.status: cls for cls in Error.__subclasses__()}

@@ -4,6 +4,7 @@
 // that AEAD across calls; the one-shot calls build one for the call.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "api/arguments.h"
@@ -41,21 +42,23 @@ void zero_outputs(const wc_aead_message &m, size_t tag_len, bool tag_is_output) 
   if (tag_is_output) wc_memzero(m.tag, tag_len);
 }
 
+// `verified`: the verdicts a device opening writes, which may overlap
+// nothing either; null elsewhere.
 wc_status check_messages(const wc_aead &aead, const wc_aead_message *messages, size_t count, size_t tag_len,
-                         bool seal) {
+                         bool seal, const int32_t *verified = nullptr) {
   if (messages == nullptr && count != 0) return WC_ERR_INVALID_ARGUMENT;
   wc_status status = WC_OK;
   for (size_t i = 0; i < count && status == WC_OK; ++i) status = warpcrypt::check_aead_message(aead, messages[i], tag_len);
-  if (status == WC_OK && count > 1 && warpcrypt::batch_overlaps({messages, count}, tag_len, seal)) {
+  if (status == WC_OK && warpcrypt::find_batch_overlap({messages, count}, tag_len, seal, verified)) {
     status = WC_ERR_INVALID_ARGUMENT;
   }
   return status;
 }
 
 wc_status check_all(const wc_aead &aead, const wc_aead_message *messages, size_t count, size_t tag_len,
-                    const uint8_t *key, size_t key_len, bool seal) {
+                    const uint8_t *key, size_t key_len, bool seal, const int32_t *verified = nullptr) {
   const wc_status status = warpcrypt::check_aead_key(aead, key, key_len);
-  return status == WC_OK ? check_messages(aead, messages, count, tag_len, seal) : status;
+  return status == WC_OK ? check_messages(aead, messages, count, tag_len, seal, verified) : status;
 }
 
 // The AEAD a one-shot host-memory call runs on.
@@ -137,7 +140,7 @@ wc_status queue_device_call(const wc_options *options, const wc_aead *aead, std:
                             wc_cuda_stream stream) {
   if (aead == nullptr) return WC_ERR_UNKNOWN_CIPHER;
   if (options != nullptr && options->backend == WC_BACKEND_GPU_REFERENCE) return WC_ERR_BACKEND_UNAVAILABLE;
-  wc_status status = check_all(*aead, messages.data(), messages.size(), tag_len, key, key_len, seal);
+  wc_status status = check_all(*aead, messages.data(), messages.size(), tag_len, key, key_len, seal, verified);
   if (status == WC_OK && !seal && verified == nullptr && !messages.empty()) status = WC_ERR_INVALID_ARGUMENT;
   if (status != WC_OK) return status;
   if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
@@ -217,6 +220,15 @@ wc_status wc_aead_open_batch(const wc_options *options, const wc_aead *aead, wc_
   return open_with_key(options, *aead, {messages, count}, tag_len, key, key_len, results);
 }
 
+int wc_aead_find_overlap(wc_aead_overlap *overlap, const wc_aead_message *messages, size_t count, size_t tag_len,
+                         wc_direction direction, const int32_t *verified) {
+  if (messages == nullptr) return 0;
+  const std::optional<wc_aead_overlap> found =
+      warpcrypt::find_batch_overlap({messages, count}, tag_len, direction == WC_ENCRYPT, verified);
+  if (found && overlap != nullptr) *overlap = *found;
+  return found.has_value();
+}
+
 wc_status wc_aead_key_new(wc_aead_key **out, const wc_options *options, const wc_aead *aead, const uint8_t *key,
                           size_t key_len) {
   if (out == nullptr) return WC_ERR_INVALID_ARGUMENT;
@@ -275,7 +287,7 @@ wc_status wc_aead_key_seal_device_async(const wc_aead_key *key, const wc_aead_me
 wc_status wc_aead_key_open_device_async(const wc_aead_key *key, int32_t *verified, const wc_aead_message *messages,
                                         size_t count, size_t tag_len, wc_cuda_stream stream) {
   if (key == nullptr) return WC_ERR_INVALID_ARGUMENT;
-  const wc_status status = check_messages(*key->aead, messages, count, tag_len, false);
+  const wc_status status = check_messages(*key->aead, messages, count, tag_len, false, verified);
   if (status != WC_OK) return status;
   return queue_on_device(key->for_device(), {messages, count}, tag_len, false, verified, stream);
 }

@@ -1,5 +1,6 @@
 // The C API's small entries: status text, version, names and defaults, the
 // registries' getters, and the byte helpers.
+#include <cstddef>
 #include <cstdint>
 
 #include "core/aead_registry.h"
@@ -11,16 +12,38 @@
 #define WC_STRINGIFY2(x) #x
 #define WC_STRINGIFY(x) WC_STRINGIFY2(x)
 
-extern "C" {
+namespace {
 
-const char *wc_status_string(wc_status status) { return warpcrypt::status_text(status); }
-
-const char *wc_version(void) {
-  return WC_STRINGIFY(WARPCRYPT_VERSION_MAJOR) "." WC_STRINGIFY(WARPCRYPT_VERSION_MINOR) "." WC_STRINGIFY(
-      WARPCRYPT_VERSION_PATCH);
+// Switches, not tables, so that -Wswitch names any value the header gains
+// and these lack; nullptr for a value outside the enum.
+constexpr const char *status_name(wc_status status) {
+  switch (status) {
+    case WC_OK: return "OK";
+    case WC_ERR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case WC_ERR_UNKNOWN_CIPHER: return "UNKNOWN_CIPHER";
+    case WC_ERR_KEY_LEN: return "KEY_LEN";
+    case WC_ERR_IV_LEN: return "IV_LEN";
+    case WC_ERR_NOT_BLOCK_ALIGNED: return "NOT_BLOCK_ALIGNED";
+    case WC_ERR_BAD_DECRYPT: return "BAD_DECRYPT";
+    case WC_ERR_OUTPUT_TOO_SMALL: return "OUTPUT_TOO_SMALL";
+    case WC_ERR_RANGE: return "RANGE";
+    case WC_ERR_UNSUPPORTED: return "UNSUPPORTED";
+    case WC_ERR_NO_DEVICE: return "NO_DEVICE";
+    case WC_ERR_BACKEND_UNAVAILABLE: return "BACKEND_UNAVAILABLE";
+    case WC_ERR_CONTEXT_STATE: return "CONTEXT_STATE";
+    case WC_ERR_OUT_OF_MEMORY: return "OUT_OF_MEMORY";
+    case WC_ERR_CRYPTO_LIBRARY: return "CRYPTO_LIBRARY";
+    case WC_ERR_DIGEST: return "DIGEST";
+    case WC_ERR_DEVICE: return "DEVICE";
+    case WC_ERR_IO: return "IO";
+    case WC_ERR_CANCELLED: return "CANCELLED";
+    case WC_ERR_AUTH: return "AUTH";
+    case WC_ERR_FORMAT: return "FORMAT";
+  }
+  return nullptr;
 }
 
-const char *wc_backend_name(wc_backend backend) {
+constexpr const char *backend_name(wc_backend backend) {
   switch (backend) {
     case WC_BACKEND_AUTO: return "auto";
     case WC_BACKEND_CPU: return "cpu";
@@ -28,7 +51,41 @@ const char *wc_backend_name(wc_backend backend) {
     case WC_BACKEND_GPU_REFERENCE: return "gpu-ref";
     case WC_BACKEND_HYBRID: return "hybrid";
   }
-  return "unknown";
+  return nullptr;
+}
+
+// Both enums are numbered from 0 without gaps, so the first value without
+// a name counts them, and the count follows the switches above.
+template <class Enum>
+constexpr size_t count_named(const char *(*name)(Enum)) {
+  size_t count = 0;
+  while (name(static_cast<Enum>(count)) != nullptr) ++count;
+  return count;
+}
+constexpr size_t kStatusCount = count_named(status_name);
+constexpr size_t kBackendCount = count_named(backend_name);
+
+}  // namespace
+
+extern "C" {
+
+const char *wc_status_string(wc_status status) { return warpcrypt::status_text(status); }
+
+const char *wc_status_name(wc_status status) { return status_name(status); }
+size_t wc_status_count(void) { return kStatusCount; }
+
+const char *wc_version(void) {
+  return WC_STRINGIFY(WARPCRYPT_VERSION_MAJOR) "." WC_STRINGIFY(WARPCRYPT_VERSION_MINOR) "." WC_STRINGIFY(
+      WARPCRYPT_VERSION_PATCH);
+}
+
+const char *wc_backend_name(wc_backend backend) {
+  const char *name = backend_name(backend);
+  return name != nullptr ? name : "unknown";
+}
+size_t wc_backend_count(void) { return kBackendCount; }
+wc_backend wc_backend_at(size_t index) {
+  return index < kBackendCount ? static_cast<wc_backend>(index) : WC_BACKEND_AUTO;
 }
 
 void wc_options_init(wc_options *options) {

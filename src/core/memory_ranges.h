@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "warpcrypt/warpcrypt.h"
@@ -20,9 +21,12 @@ inline bool overlaps_partially(const uint8_t *out, size_t out_len, const uint8_t
   return o < i + in_len && i < o + out_len;
 }
 
-// Whether a batch's buffers overlap where they must not: every output and
-// (when sealing) tag is disjoint from every other byte the batch touches,
-// except that a message may be worked in place. O(n log n) in the messages.
-bool batch_overlaps(std::span<const wc_aead_message> messages, size_t tag_len, bool seal);
+// The first pair of an AEAD call's buffers that overlap where they must not:
+// every output, every tag being sealed and every verdict (`verified`: one
+// int32 per message, or null) is disjoint from every other byte the call
+// touches, except that a message may be worked in place. O(n log n) in the
+// messages.
+std::optional<wc_aead_overlap> find_batch_overlap(std::span<const wc_aead_message> messages, size_t tag_len,
+                                                  bool seal, const int32_t *verified);
 
 }  // namespace warpcrypt

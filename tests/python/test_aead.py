@@ -343,8 +343,10 @@ def test_misused_buffers_are_refused():
     work = bytearray(100)
     with pytest.raises(warpcrypt.InvalidArgument, match="overlap"):
         aead.encrypt_into(NONCE, memoryview(work)[1:65], None, memoryview(work)[0:80])
-    with pytest.raises(warpcrypt.InvalidArgument, match="overlap"):  # the tag inside the ciphertext
+    with pytest.raises(warpcrypt.InvalidArgument, match="buf and tag overlap"):  # the tag inside the ciphertext
         aead.encrypt_into(NONCE, data, None, memoryview(work)[0:64], tag=memoryview(work)[50:66])
+    with pytest.raises(warpcrypt.InvalidArgument, match="buf and nonce overlap"):
+        aead.encrypt_into(memoryview(work)[0:12], data, None, memoryview(work)[0:80])
     with pytest.raises(warpcrypt.InvalidArgument, match="verified is in host memory"):
         aead.decrypt_into(NONCE, bytes(80), None, bytearray(64), verified=bytearray(4))
 
@@ -440,8 +442,12 @@ def test_batch_misuse_is_refused():
     shared = bytearray(40)
     with pytest.raises(warpcrypt.InvalidArgument, match=r"bufs\[0\] and bufs\[1\] overlap"):
         aead.encrypt_batch([NONCE, NONCE], [b"abc", b"def"], bufs=[shared, memoryview(shared)[10:]])
-    with pytest.raises(warpcrypt.InvalidArgument, match=r"overlap"):  # one message's output is another's input
+    with pytest.raises(warpcrypt.InvalidArgument, match=r"bufs\[0\] and messages\[1\] overlap"):
         aead.encrypt_batch([NONCE, NONCE], [b"abc", memoryview(shared)[:3]], bufs=[shared, bytearray(19)])
+    # A message too short to open splits the batch, not the check.
+    with pytest.raises(warpcrypt.InvalidArgument, match=r"bufs\[0\] and bufs\[2\] overlap"):
+        aead.decrypt_batch([NONCE] * 3, [bytes(20), b"short", bytes(20)],
+                           bufs=[memoryview(shared)[:4], bytearray(0), memoryview(shared)[2:6]])
 
 
 # ---------------------------------------------------------------------------

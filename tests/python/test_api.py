@@ -23,12 +23,27 @@ def test_every_status_has_its_own_exception_class():
 
 
 def test_the_binding_knows_every_status_of_the_library():
-    """A status added to the C header but not to the binding would surface as
-    a RuntimeError; the library names no status past the ones bound."""
+    """Status is the library's list (wc_status_count, wc_status_name): codes
+    from 0 without gaps, named as the header names them, and the library
+    describes no status past them."""
     from warpcrypt import _native
 
+    assert list(Status) == list(range(len(Status)))
+    assert (Status.OK, Status.INVALID_ARGUMENT, Status.AUTH.name) == (0, 1, "AUTH")
     past_the_end = max(Status) + 1
     assert [_native.status_string(code) for code in range(past_the_end, past_the_end + 4)] == ["unknown status"] * 4
+
+
+def test_hkdf_says_what_it_cannot_derive():
+    from warpcrypt import _native
+
+    with pytest.raises(warpcrypt.InvalidArgument, match="not 8161 bytes"):
+        _native.hkdf("sha256", b"secret", b"", b"", 255 * 32 + 1)
+    with pytest.raises(warpcrypt.InvalidArgument, match="not 0 bytes"):
+        _native.hkdf("sha256", b"secret", b"", b"", 0)
+    with pytest.raises(warpcrypt.UnknownDigest, match="'sha257'"):
+        _native.hkdf("sha257", b"secret", b"", b"", 32)
+    assert len(_native.hkdf("sha256", b"secret", b"", b"", 255 * 32)) == 255 * 32
 
 
 def test_argument_errors_are_value_errors():

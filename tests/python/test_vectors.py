@@ -2,7 +2,9 @@
 CFB8, OFB), RFC 3686 (AES-CTR) and RFC 7539 (ChaCha20) from the
 cryptography-vectors package, and djb's Salsa20 specification. Each vector
 runs through the one-shot functions and through a cipher context fed in two
-pieces, on every backend that runs it."""
+pieces, on every backend that runs it. RFC 5869's vectors check the
+library's HKDF as the binding calls it (warpcrypt.dask derives its keys
+through it)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import salsa20_reference
 import warpcrypt
 from gpu_support import NO_DEVICE_REASON, gpu_runs
 from vector_files import read_records
-from warpcrypt import Cipher, algorithms, modes
+from warpcrypt import Cipher, _native, algorithms, modes
 
 # (folder under ciphers/AES, file prefix, our mode name, the modes class)
 CAVP_MODES = [
@@ -110,6 +112,24 @@ def test_rfc7539_chacha20(backend, vectors_dir, has_device):
         for encrypting, given, expected in ((True, plaintext, ciphertext), (False, ciphertext, plaintext)):
             for got in _both_apis(cipher, "chacha20", key, nonce, given, encrypting, backend):
                 assert got == expected, f"rfc7539.txt line {record.line}"
+
+
+@pytest.mark.parametrize("file_digest, digest, cases", [("SHA256", "sha256", [1, 2, 3]),
+                                                        ("SHA1", "sha1", [4, 5, 6, 7])])
+def test_rfc5869_hkdf(file_digest, digest, cases, vectors_dir):
+    """Appendix A: test cases 1 to 3 use SHA-256, 4 to 7 SHA-1."""
+    # Some cases have a blank line before PRK and OKM, where read_records
+    # starts a record: such a record belongs to the case before it.
+    fields: list[dict[str, str]] = []
+    for record in read_records(vectors_dir / "KDF" / f"rfc-5869-HKDF-{file_digest}.txt"):
+        if "COUNT" in record.fields:
+            fields.append(dict(record.fields))
+        else:
+            fields[-1].update(record.fields)
+    assert [int(case["COUNT"]) for case in fields] == cases
+    for case in fields:
+        ikm, salt, info, okm = (bytes.fromhex(case[name]) for name in ("IKM", "salt", "info", "OKM"))
+        assert _native.hkdf(digest, ikm, salt, info, int(case["L"])) == okm, f"RFC 5869 test case {case['COUNT']}"
 
 
 # djb, "Salsa20 specification", section 10 (the expansion function):

@@ -153,6 +153,105 @@ TEST(AeadErrors, OverlapAndNullPointers) {
             WC_OK);
 }
 
+// wc_aead_find_overlap: the first pair of buffers that breaks the rule,
+// written first.
+TEST(AeadErrors, OverlapFinderNamesTheBuffers) {
+  const Bytes nonce(12, 2);
+  Bytes memory(256);
+  uint8_t *at = memory.data();
+  const auto message = [&](size_t out, size_t in, size_t len, size_t tag) {
+    return wc_aead_message{at + out, at + in, len, nonce.data(), nonce.size(), nullptr, 0, at + tag};
+  };
+  const auto expect_pair = [](const wc_aead_overlap &found, size_t written_message, wc_aead_buffer written,
+                              size_t other_message, wc_aead_buffer other) {
+    EXPECT_EQ(found.written_message, written_message);
+    EXPECT_EQ(found.written, written);
+    EXPECT_EQ(found.other_message, other_message);
+    EXPECT_EQ(found.other, other);
+  };
+  wc_aead_overlap found{};
+
+  const wc_aead_message in_place_and_apart[] = {message(0, 0, 32, 32), message(48, 48, 32, 80)};
+  EXPECT_EQ(wc_aead_find_overlap(&found, in_place_and_apart, 2, 16, WC_ENCRYPT, nullptr), 0);
+  EXPECT_EQ(wc_aead_find_overlap(&found, in_place_and_apart, 2, 16, WC_DECRYPT, nullptr), 0);
+
+  const wc_aead_message two_outputs[] = {message(0, 100, 32, 200), message(16, 140, 32, 220)};
+  ASSERT_NE(wc_aead_find_overlap(&found, two_outputs, 2, 16, WC_ENCRYPT, nullptr), 0);
+  expect_pair(found, 0, WC_AEAD_BUFFER_OUT, 1, WC_AEAD_BUFFER_OUT);
+  EXPECT_NE(wc_aead_find_overlap(nullptr, two_outputs, 2, 16, WC_ENCRYPT, nullptr), 0) << "overlap may be NULL";
+
+  // A tag inside its own ciphertext: written by sealing, read by opening,
+  // and wrong either way.
+  const wc_aead_message tag_inside[] = {message(0, 100, 32, 16)};
+  ASSERT_NE(wc_aead_find_overlap(&found, tag_inside, 1, 16, WC_ENCRYPT, nullptr), 0);
+  expect_pair(found, 0, WC_AEAD_BUFFER_OUT, 0, WC_AEAD_BUFFER_TAG);
+  ASSERT_NE(wc_aead_find_overlap(&found, tag_inside, 1, 16, WC_DECRYPT, nullptr), 0);
+  expect_pair(found, 0, WC_AEAD_BUFFER_OUT, 0, WC_AEAD_BUFFER_TAG);
+
+  // An output that starts inside its own input is not in place.
+  const wc_aead_message shifted[] = {message(1, 0, 32, 64)};
+  ASSERT_NE(wc_aead_find_overlap(&found, shifted, 1, 16, WC_ENCRYPT, nullptr), 0);
+  expect_pair(found, 0, WC_AEAD_BUFFER_OUT, 0, WC_AEAD_BUFFER_IN);
+
+  // One message's output is another's input, nonce or associated data.
+  const wc_aead_message crossed[] = {message(0, 100, 32, 200), message(140, 8, 16, 220)};
+  ASSERT_NE(wc_aead_find_overlap(&found, crossed, 2, 16, WC_ENCRYPT, nullptr), 0);
+  expect_pair(found, 0, WC_AEAD_BUFFER_OUT, 1, WC_AEAD_BUFFER_IN);
+  wc_aead_message reads_an_output[] = {message(0, 0, 32, 200), message(100, 100, 32, 220)};
+  reads_an_output[1].nonce = at + 4;
+  ASSERT_NE(wc_aead_find_overlap(&found, reads_an_output, 2, 16, WC_ENCRYPT, nullptr), 0);
+  expect_pair(found, 0, WC_AEAD_BUFFER_OUT, 1, WC_AEAD_BUFFER_NONCE);
+  reads_an_output[1].nonce = nonce.data();
+  reads_an_output[1].aad = at + 110;
+  reads_an_output[1].aad_len = 4;
+  ASSERT_NE(wc_aead_find_overlap(&found, reads_an_output, 2, 16, WC_ENCRYPT, nullptr), 0);
+  expect_pair(found, 1, WC_AEAD_BUFFER_OUT, 1, WC_AEAD_BUFFER_AAD);
+
+  // A device opening's verdicts are written too: here inside the first
+  // message's output, then well away from every buffer.
+  const auto *verdicts = reinterpret_cast<const int32_t *>(at + 4);
+  ASSERT_NE(wc_aead_find_overlap(&found, in_place_and_apart, 2, 16, WC_DECRYPT, verdicts), 0);
+  expect_pair(found, 0, WC_AEAD_BUFFER_OUT, 0, WC_AEAD_BUFFER_VERIFIED);
+  EXPECT_EQ(wc_aead_find_overlap(&found, in_place_and_apart, 2, 16, WC_DECRYPT,
+                                 reinterpret_cast<const int32_t *>(at + 240)),
+            0);
+
+  EXPECT_EQ(wc_aead_find_overlap(&found, nullptr, 0, 16, WC_ENCRYPT, nullptr), 0);
+}
+
+// Every call that takes messages applies the rule, one-shot calls and
+// single messages included; a batch refused for it is left as it was.
+TEST(AeadErrors, EveryCallRefusesOverlappingBuffers) {
+  const wc_aead *gcm = aead("aes-128-gcm");
+  const Bytes key(16, 1), nonce(12, 2);
+  Bytes memory(256, 7);
+  uint8_t *at = memory.data();
+  const wc_aead_message two_outputs[] = {{at, at + 100, 32, nonce.data(), 12, nullptr, 0, at + 200},
+                                         {at + 16, at + 140, 32, nonce.data(), 12, nullptr, 0, at + 220}};
+  EXPECT_EQ(wc_aead_seal_batch(nullptr, gcm, two_outputs, 2, 16, key.data(), 16), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_open_batch(nullptr, gcm, nullptr, two_outputs, 2, 16, key.data(), 16), WC_ERR_INVALID_ARGUMENT);
+  // The device calls check their arguments before they look for a device.
+  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, two_outputs, 2, 16, key.data(), 16, nullptr),
+            WC_ERR_INVALID_ARGUMENT);
+  const wc_aead_message in_place{at, at, 32, nonce.data(), 12, nullptr, 0, at + 200};
+  auto *verdict_inside = reinterpret_cast<int32_t *>(at + 8);
+  EXPECT_EQ(wc_aead_open_batch_device_async(nullptr, gcm, verdict_inside, &in_place, 1, 16, key.data(), 16, nullptr),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_open_device_async(nullptr, gcm, at, verdict_inside, key.data(), 16, nonce.data(), 12, nullptr, 0,
+                                      at, 32, at + 200, 16, nullptr),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(memory, Bytes(256, 7)) << "nothing was written";
+
+  // One message alone: its tag inside its ciphertext.
+  size_t written = 0;
+  EXPECT_EQ(wc_aead_seal(nullptr, gcm, at, 64, &written, at + 50, 16, key.data(), 16, nonce.data(), 12, nullptr, 0,
+                         at + 100, 64),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_open(nullptr, gcm, at, 64, &written, key.data(), 16, nonce.data(), 12, nullptr, 0, at + 100, 64,
+                         at + 50, 16),
+            WC_ERR_INVALID_ARGUMENT);
+}
+
 // A batch with one bad message is refused as a whole before any work.
 TEST(AeadErrors, BatchCheckedBeforeAnyWork) {
   const wc_aead *gcm = aead("aes-256-gcm");

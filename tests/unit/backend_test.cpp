@@ -1,7 +1,9 @@
 // Backend selection: asking for the GPU without a usable device is an error,
 // never a silent fallback; the automatic policy runs on the CPU then, and a
-// context reports the backend that actually runs it.
+// context reports the backend that actually runs it. The list of backends.
+#include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -100,13 +102,23 @@ TEST(BackendTest, ContextsReportTheBackendThatRuns) {
   wc_ctx_free(ctx);
 }
 
-TEST(BackendTest, BackendsHaveNames) {
-  for (wc_backend backend :
-       {WC_BACKEND_AUTO, WC_BACKEND_CPU, WC_BACKEND_GPU, WC_BACKEND_GPU_REFERENCE}) {
-    ASSERT_NE(wc_backend_name(backend), nullptr);
-    EXPECT_GT(std::string(wc_backend_name(backend)).size(), 0u);
+// wc_backend_at lists every backend of the enum once, in its order, each with
+// a name of its own; past the end come WC_BACKEND_AUTO and "unknown".
+TEST(BackendTest, BackendsAreListedWithTheirNames) {
+  std::vector<wc_backend> listed;
+  std::set<std::string> names;
+  for (size_t i = 0; i < wc_backend_count(); ++i) {
+    const wc_backend backend = wc_backend_at(i);
+    listed.push_back(backend);
+    ASSERT_NE(wc_backend_name(backend), nullptr) << i;
+    EXPECT_STRNE(wc_backend_name(backend), "unknown") << i;
+    EXPECT_TRUE(names.insert(wc_backend_name(backend)).second) << wc_backend_name(backend) << " named twice";
   }
-  EXPECT_STRNE(wc_backend_name(WC_BACKEND_CPU), wc_backend_name(WC_BACKEND_GPU));
+  EXPECT_EQ(listed, (std::vector<wc_backend>{WC_BACKEND_AUTO, WC_BACKEND_CPU, WC_BACKEND_GPU,
+                                             WC_BACKEND_GPU_REFERENCE, WC_BACKEND_HYBRID}));
+  EXPECT_STREQ(wc_backend_name(WC_BACKEND_GPU_REFERENCE), "gpu-ref");
+  EXPECT_EQ(wc_backend_at(wc_backend_count()), WC_BACKEND_AUTO);
+  EXPECT_STREQ(wc_backend_name(static_cast<wc_backend>(wc_backend_count())), "unknown");
 }
 
 TEST(BackendTest, FreeingNullContextIsANoOp) { wc_ctx_free(nullptr); }

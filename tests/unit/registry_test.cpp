@@ -81,15 +81,38 @@ TEST(RegistryTest, IterationVisitsEveryCipherOnce) {
 
 TEST(RegistryTest, StatusStringsAndVersion) {
   std::set<std::string> texts;
-  for (int status = WC_OK; status <= WC_ERR_DEVICE; ++status) {  // WC_ERR_DEVICE is the last
+  for (size_t status = 0; status < wc_status_count(); ++status) {
     const char *text = wc_status_string(static_cast<wc_status>(status));
     ASSERT_NE(text, nullptr) << status;
+    EXPECT_STRNE(text, "unknown status") << status;
     EXPECT_TRUE(texts.insert(text).second) << "status " << status << " shares its text";
   }
   const std::string expected_version = std::to_string(WARPCRYPT_VERSION_MAJOR) + "." +
                                        std::to_string(WARPCRYPT_VERSION_MINOR) + "." +
                                        std::to_string(WARPCRYPT_VERSION_PATCH);
   EXPECT_STREQ(wc_version(), expected_version.c_str());
+}
+
+// wc_status_name gives the header's identifiers without WC_ERR_ or WC_, and
+// wc_status_count reaches exactly the end of the enum: the first code past it
+// has neither a name nor a text.
+TEST(RegistryTest, StatusNamesAndCount) {
+  EXPECT_STREQ(wc_status_name(WC_OK), "OK");
+  EXPECT_STREQ(wc_status_name(WC_ERR_INVALID_ARGUMENT), "INVALID_ARGUMENT");
+  EXPECT_STREQ(wc_status_name(WC_ERR_KEY_LEN), "KEY_LEN");
+  EXPECT_STREQ(wc_status_name(WC_ERR_AUTH), "AUTH");
+  EXPECT_STREQ(wc_status_name(WC_ERR_FORMAT), "FORMAT");
+  EXPECT_GT(wc_status_count(), static_cast<size_t>(WC_ERR_FORMAT));
+  std::set<std::string> names;
+  for (size_t status = 0; status < wc_status_count(); ++status) {
+    const char *name = wc_status_name(static_cast<wc_status>(status));
+    ASSERT_NE(name, nullptr) << status;
+    EXPECT_EQ(upper_case(name), name) << status;
+    EXPECT_TRUE(names.insert(name).second) << name << " named twice";
+  }
+  const auto past_the_end = static_cast<wc_status>(wc_status_count());
+  EXPECT_EQ(wc_status_name(past_the_end), nullptr);
+  EXPECT_STREQ(wc_status_string(past_the_end), "unknown status");
 }
 
 // The header promises room for PKCS#7's extra block and nothing for the

@@ -2,19 +2,18 @@
 key, so that every file and every array chunk gets a key (and, for the plain
 ciphers, an IV) of its own. docs/dask.md gives the exact inputs.
 
-HKDF is written here on the standard library's HMAC, which calls OpenSSL's
-SHA-256: the package must not depend on pyca/cryptography, which the GPU
-machines lack.
+HKDF is the C library's (wc_hkdf, on OpenSSL); the AEADs and their sizes come
+from its table.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 from typing import NamedTuple
 
 import warpcrypt
+from warpcrypt import _native
 
 # Each use has its own label, so that no two derivations can ever yield the
 # same bytes for different purposes.
@@ -23,11 +22,11 @@ PLAIN_FILE_LABEL = b"warpcrypt-dask v1 plain file key and iv"
 ARRAY_CHUNK_LABEL = b"warpcrypt-dask v1 array chunk key and nonce"
 KEY_CHECK_LABEL = b"warpcrypt-dask v1 key check"
 
-# The AEADs of the sealed-file format (docs/format.md) and their key lengths.
-SEALED_AEADS = {"aes-128-gcm": 16, "aes-192-gcm": 24, "aes-256-gcm": 32, "chacha20-poly1305": 32}
-SEALED_SECRET_LEN = 32  # the longest AEAD key; shorter keys are its prefix
+# The sealed-file format (docs/format.md) takes every AEAD of the library.
+SEALED_AEADS: dict[str, _native.AeadInfo] = {info.name: info for info in _native.aead_infos()}
+# The longest AEAD key; shorter keys are its prefix.
+SEALED_SECRET_LEN = max(info.key_size for info in SEALED_AEADS.values())
 
-AEAD_NONCE_LEN = 12  # GCM's and RFC 8439's nonce
 JOB_ID_LEN = 16
 MIN_MASTER_KEY_LEN = 16
 
@@ -41,17 +40,9 @@ class DerivedKey(NamedTuple):
 
 
 def hkdf_sha256(ikm: bytes, salt: bytes, info: bytes, length: int) -> bytes:
-    """HKDF-SHA256 (RFC 5869): extract, then expand to `length` bytes."""
-    if not 0 < length <= 255 * hashlib.sha256().digest_size:
-        raise ValueError(f"HKDF-SHA256 cannot produce {length} bytes")
-    # An empty salt stands for HashLen zero bytes (RFC 5869, section 2.2).
-    pseudorandom_key = hmac.digest(salt or bytes(hashlib.sha256().digest_size), ikm, "sha256")
-    output, block, counter = b"", b"", 1
-    while len(output) < length:
-        block = hmac.digest(pseudorandom_key, block + info + bytes([counter]), "sha256")
-        output += block
-        counter += 1
-    return output[:length]
+    """HKDF-SHA256 (RFC 5869): extract, then expand to `length` bytes (1 to
+    8160). An empty salt stands for 32 zero bytes."""
+    return _native.hkdf("sha256", ikm, salt, info, length)
 
 
 def check_master_key(key: bytes) -> bytes:
@@ -111,7 +102,7 @@ def derive_file_key(master_key: bytes, identifier: str, *, cipher: str = "aes-25
     master_key = check_master_key(master_key)
     name = cipher.lower()
     if is_sealed_cipher(name):
-        return DerivedKey(sealed_file_secret(master_key, identifier)[: SEALED_AEADS[name]], None)
+        return DerivedKey(sealed_file_secret(master_key, identifier)[: SEALED_AEADS[name].key_size], None)
     if job_id is None or len(job_id) != JOB_ID_LEN:
         raise warpcrypt.InvalidArgument(f"a plain cipher needs the job's {JOB_ID_LEN}-byte job_id")
     info = plain_cipher_info(name)
@@ -126,7 +117,7 @@ def chunk_cipher_sizes(cipher: str) -> tuple[str, int, int]:
     an AEAD of the sealed format, or a plain cipher with an IV."""
     name = cipher.lower()
     if is_sealed_cipher(name):
-        return name, SEALED_AEADS[name], AEAD_NONCE_LEN
+        return name, SEALED_AEADS[name].key_size, SEALED_AEADS[name].nonce_size
     info = plain_cipher_info(name)
     return info.name, info.key_size, info.iv_size
 

@@ -95,7 +95,7 @@ def _run_one(settings: Settings, task: FileTask, staged: Path, backend: str) -> 
     info = warpcrypt.sealed_info(task.source)
     # Every AEAD's key is a prefix of the 32-byte derivation (HKDF's first
     # output block), so the client need not read the header to derive it.
-    stats = warpcrypt.open_file(task.source, str(staged), key=task.key[: SEALED_AEADS[info.aead]], **options)
+    stats = warpcrypt.open_file(task.source, str(staged), key=task.key[: SEALED_AEADS[info.aead].key_size], **options)
     return stats, {"authentication": "verified", "aead": info.aead, "salt": info.salt.hex(),
                    "nonce_prefix": info.nonce_prefix.hex()}
 
