@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -227,6 +228,86 @@ TEST_P(AeadDevice, RunsOnTheCallersStream) {
   cudaStreamDestroy(stream);
   EXPECT_TRUE(same_bytes(expected.ciphertext, ciphertext));
   EXPECT_TRUE(same_bytes(expected.tag, tag_bytes));
+}
+
+// A keyed object set up once serves many calls and threads: device-memory
+// messages sealed from four threads on their own streams, and host memory
+// through a gpu key, all equal to the CPU's one-shot results; a key under
+// auto also takes device memory, and opening through it flags a forgery.
+TEST_P(AeadDevice, KeyedObjectServesThreadsOnDeviceAndHostMemory) {
+  const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  wc_options gpu = make_options(0, WC_BACKEND_GPU), automatic = make_options(0, WC_BACKEND_AUTO);
+  wc_aead_key *gpu_key = nullptr, *auto_key = nullptr;
+  ASSERT_EQ(wc_aead_key_new(&gpu_key, &gpu, aead_of(name()), key.data(), key.size()), WC_OK);
+  ASSERT_EQ(wc_aead_key_new(&auto_key, &automatic, aead_of(name()), key.data(), key.size()), WC_OK);
+  EXPECT_EQ(wc_aead_key_backend(gpu_key), WC_BACKEND_GPU);
+  EXPECT_EQ(wc_aead_key_backend(auto_key), WC_BACKEND_CPU) << "auto keeps host memory on the CPU";
+
+  constexpr size_t kThreads = 4;
+  std::vector<AeadInput> inputs;
+  for (size_t t = 0; t < kThreads; ++t) {
+    AeadInput input = random_input(rng_.uniform(1, 900 * KiB));
+    input.key = key;
+    inputs.push_back(std::move(input));
+  }
+  std::vector<Bytes> ciphertexts(kThreads), tags(kThreads);
+  std::vector<wc_status> statuses(kThreads, WC_ERR_INVALID_ARGUMENT);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const AeadInput &input = inputs[t];
+      cudaStream_t stream = nullptr;
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+      DeviceBuffer data(input.plaintext.size()), tag(16);
+      data.upload(input.plaintext);
+      const wc_aead_message m{data.at(0),         data.at(0),           input.plaintext.size(),
+                              input.nonce.data(), input.nonce.size(),   data_or_dummy(input.aad),
+                              input.aad.size(),   tag.at(0)};
+      statuses[t] = wc_aead_key_seal_device_async(t % 2 == 0 ? gpu_key : auto_key, &m, 1, 16,
+                                                  reinterpret_cast<wc_cuda_stream>(stream));
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+      ciphertexts[t] = data.download(input.plaintext.size());
+      tags[t] = tag.download(16);
+    });
+  }
+  for (std::thread &thread : threads) thread.join();
+  for (size_t t = 0; t < kThreads; ++t) {
+    ASSERT_EQ(statuses[t], WC_OK) << "thread " << t;
+    const AeadSealed expected = lib_aead_seal(name(), inputs[t], make_options(0, WC_BACKEND_CPU));
+    EXPECT_TRUE(same_bytes(expected.ciphertext, ciphertexts[t])) << "thread " << t;
+    EXPECT_TRUE(same_bytes(expected.tag, tags[t])) << "thread " << t;
+  }
+
+  // Host memory through the GPU key.
+  const AeadInput &host_input = inputs[0];
+  Bytes host_out(host_input.plaintext.size()), host_tag(16);
+  const wc_aead_message host_message{host_out.data(), host_input.plaintext.data(), host_input.plaintext.size(),
+                                     host_input.nonce.data(), host_input.nonce.size(), data_or_dummy(host_input.aad),
+                                     host_input.aad.size(), host_tag.data()};
+  ASSERT_EQ(wc_aead_key_seal(gpu_key, &host_message, 1, 16), WC_OK);
+  EXPECT_TRUE(same_bytes(ciphertexts[0], host_out));
+  EXPECT_TRUE(same_bytes(tags[0], host_tag));
+
+  // Opening on the device through the auto key: a forged tag gives verdict 0.
+  DeviceBuffer data(ciphertexts[1].size()), tag(16), verified(sizeof(int32_t));
+  data.upload(ciphertexts[1]);
+  tag.upload(with_bit_flipped(tags[1], 5));
+  const wc_aead_message forged{data.at(0),           data.at(0),           ciphertexts[1].size(),
+                               inputs[1].nonce.data(), inputs[1].nonce.size(), data_or_dummy(inputs[1].aad),
+                               inputs[1].aad.size(),   tag.at(0)};
+  ASSERT_EQ(wc_aead_key_open_device_async(auto_key, reinterpret_cast<int32_t *>(verified.at(0)), &forged, 1, 16,
+                                          nullptr),
+            WC_OK);
+  synchronize_device();
+  int32_t verdict = -1;
+  const Bytes verdict_bytes = verified.download(sizeof verdict);
+  std::memcpy(&verdict, verdict_bytes.data(), sizeof verdict);
+  EXPECT_EQ(verdict, 0);
+  const Bytes zeroed = data.download(ciphertexts[1].size());
+  EXPECT_TRUE(all_zero(zeroed.data(), zeroed.size()));
+  wc_aead_key_free(gpu_key);
+  wc_aead_key_free(auto_key);
 }
 
 INSTANTIATE_TEST_SUITE_P(Aeads, AeadDevice, ::testing::ValuesIn(aead_names()),
