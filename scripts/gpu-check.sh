@@ -41,6 +41,8 @@ export WARPCRYPT_VECTORS_DIR=$PWD/.deps/vectors/cryptography_vectors
 export WARPCRYPT_REQUIRE_VECTORS=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
+# The prefix finds what .deps unpacked: libsodium, and CLI11's package
+# (usr/share/cmake/CLI11, whose include path is relative to it).
 step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DWARPCRYPT_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$deps/usr"
 step build cmake --build build-gpu -j"$(nproc)"

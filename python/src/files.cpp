@@ -66,22 +66,10 @@ nb::tuple stats(const wc_job &job) {
   return nb::make_tuple(job.bytes_in, job.bytes_out, job.seconds, job.cpu_bytes, job.gpu_bytes);
 }
 
-// Raises for a failed job in the caller's terms: the file the I/O failed on,
-// the chunk that did not authenticate, the header field that is wrong.
+// Raises for a failed job: what the call was doing (the file it was on), then
+// the library's sentence.
 void check_job(wc_status status, const wc_job &job, const std::string &what) {
-  if (status == WC_OK) return;
-  std::string message = what + ": " + wc_status_string(status);
-  if (status == WC_ERR_AUTH && job.failed_chunk != UINT64_MAX) {
-    message = what + ": authentication failed at chunk " + std::to_string(job.failed_chunk) +
-              ": wrong passphrase or key, or the file was modified, truncated or reordered";
-  } else if (job.detail != nullptr) {
-    // The library's sentence says more than errno (a refused symlink, an
-    // input that changed size).
-    message = what + ": " + job.detail;
-  } else if (status == WC_ERR_IO) {
-    message = what + ": " + std::strerror(job.os_error);
-  }
-  throw Failure(status, message);
+  if (status != WC_OK) throw Failure(status, what + ": " + job.message);
 }
 
 // Runs `call(&job)` without the GIL, with the caller's progress callback

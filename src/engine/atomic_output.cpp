@@ -150,14 +150,26 @@ wc_status AtomicOutput::open(const char *path, int input_fd, int *os_error, cons
     if (S_ISDIR(existing.st_mode)) return fail({EISDIR, nullptr});
     // The kernel decides whether the caller may write the file; nothing is
     // truncated. O_NONBLOCK keeps a FIFO without a reader from hanging the
-    // check; in-place writes reopen without it.
+    // check (ENXIO); a FIFO without one is then opened to wait for it.
     const int probe = ::open(target_.c_str(), O_WRONLY | no_follow | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
     if (probe < 0 && !(errno == ENXIO && S_ISFIFO(existing.st_mode))) return fail({errno, nullptr});
-    if (probe >= 0) close(probe);
     if (!S_ISREG(existing.st_mode)) {
+      // Written in place. An open probe is kept, made blocking: closing it
+      // would show a FIFO's waiting reader an end of file before the data.
+      if (probe >= 0) {
+        const int flags = fcntl(probe, F_GETFL);
+        if (flags < 0 || fcntl(probe, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+          const int error = errno;
+          close(probe);
+          return fail({error, nullptr});
+        }
+        fd_ = probe;
+        return WC_OK;
+      }
       fd_ = ::open(target_.c_str(), O_WRONLY | no_follow | O_NOCTTY | O_CLOEXEC);
       return fd_ >= 0 ? WC_OK : fail({errno, nullptr});
     }
+    if (probe >= 0) close(probe);
     if (kernel_link) return fail({EINVAL, nullptr});  // a path-less regular file cannot be replaced
     if (have_input && existing.st_dev == input.st_dev && existing.st_ino == input.st_ino) {
       return WC_ERR_INVALID_ARGUMENT;

@@ -440,6 +440,28 @@ def test_a_hex_key_leaves_no_freed_unwiped_copy_on_the_heap(run_cli, workdir, fr
     assert b"freed-secret-scanner" not in result.stderr, result.describe()
 
 
+SPELLED_PASSPHRASE = "Zq7a-passphrase-longer-than-sso"
+SPELLED_KEY = random_bytes(32, "spelled key").hex()
+
+
+@pytest.mark.parametrize("args, secret", [
+    (["-aes-256-cbc", "-pbkdf2", "-iter", "1000", "--pass=pass:" + SPELLED_PASSPHRASE], SPELLED_PASSPHRASE),
+    (["-aes-256-cbc", "-pbkdf2", "-iter", "1000", "--pass", "pass:" + SPELLED_PASSPHRASE], SPELLED_PASSPHRASE),
+    (["-aes-256-ctr", "--K=" + SPELLED_KEY, "-iv", IV_HEX], SPELLED_KEY),
+    (["-aes-256-ctr", "--K", SPELLED_KEY, "-iv", IV_HEX], SPELLED_KEY),
+], ids=["pass-attached", "pass-two-dashes", "K-attached", "K-two-dashes"])
+def test_a_secret_in_the_parsers_own_spelling_leaves_no_freed_unwiped_copy(run_cli, workdir, freed_secret_scanner,
+                                                                             args, secret):
+    """The argument parser (CLI11) copies what it parses into memory it frees
+    unwiped, and takes two dashes and attached values (--pass=...) as well:
+    it gets a stand-in for a secret however the option is spelled."""
+    (workdir / "p").write_bytes(b"plaintext")
+    result = run_cli("enc", *args, "-in", "p", "-out", "e", cwd=workdir,
+                     env={"LD_PRELOAD": str(freed_secret_scanner), "WARPCRYPT_SCAN_SECRET": secret})
+    result.check()
+    assert b"freed-secret-scanner" not in result.stderr, result.describe()
+
+
 # -- 10. invalid values never become defaults ----------------------------------
 
 

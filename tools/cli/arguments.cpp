@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "cli_error.h"
+#include "command_line.h"
 
 namespace warpcrypt::cli {
 
@@ -24,18 +25,27 @@ WipedArguments::~WipedArguments() {
   for (std::string &value : values) wipe(value);
 }
 
-const std::string &take_value(const std::vector<std::string> &args, size_t &i) {
-  if (i + 1 >= args.size()) throw CliError("option " + args[i] + " needs a value");
-  return args[++i];
-}
-
-uint64_t parse_unsigned(const std::string &text, const std::string &flag, uint64_t max) {
+uint64_t parse_unsigned(const std::string &text, const std::string &option, uint64_t max) {
   uint64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value > max) {
-    throw CliError("invalid number '" + text + "' for " + flag);
+    throw CliError("invalid number '" + text + "' for " + option);
   }
   return value;
+}
+
+uint64_t parse_size(const std::string &text, const std::string &option) {
+  if (text.empty()) throw CliError("invalid size '' for " + option);
+  unsigned shift = 0;
+  switch (text.back()) {
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
+    default: break;
+  }
+  const std::string digits = shift != 0 ? text.substr(0, text.size() - 1) : text;
+  const uint64_t value = parse_unsigned(digits, option, UINT64_MAX >> shift);
+  return value << shift;
 }
 
 wc_backend parse_backend(const std::string &name, bool allow_reference) {
@@ -54,55 +64,31 @@ unsigned parse_thread_count(const std::string &text) {
   return threads;
 }
 
-}  // namespace warpcrypt::cli
-
-namespace warpcrypt::cli {
-
-const char *const kEngineFlagsUsage =
-    "  --chunk-size N[K|M|G] bytes per chunk handed to a CPU thread or GPU stream\n"
-    "                        (default 1M on CPU threads alone, else 8M)\n"
-    "  --streams N           CUDA streams per device\n"
-    "  --devices all|0,1     the GPUs to use (default all)\n";
-
-uint64_t parse_size(const std::string &text, const std::string &flag) {
-  if (text.empty()) throw CliError("invalid size '' for " + flag);
-  unsigned shift = 0;
-  switch (text.back()) {
-    case 'K': case 'k': shift = 10; break;
-    case 'M': case 'm': shift = 20; break;
-    case 'G': case 'g': shift = 30; break;
-    default: break;
-  }
-  const std::string digits = shift != 0 ? text.substr(0, text.size() - 1) : text;
-  const uint64_t value = parse_unsigned(digits, flag, UINT64_MAX >> shift);
-  return value << shift;
-}
-
-bool parse_engine_flag(const std::vector<std::string> &args, size_t &i, EngineFlags &flags) {
-  const std::string &arg = args[i];
-  if (arg == "--chunk-size") {
-    const uint64_t bytes = parse_size(take_value(args, i), arg);
-    if (bytes == 0 || bytes % 4096 != 0 || bytes > (uint64_t{1} << 30)) {
-      throw CliError("--chunk-size must be a multiple of 4K, at most 1G");
-    }
-    flags.chunk_bytes = static_cast<size_t>(bytes);
-  } else if (arg == "--streams") {
-    flags.streams = static_cast<unsigned>(parse_unsigned(take_value(args, i), arg, 64));
+void add_engine_options(Command &command, EngineFlags &flags) {
+  command.add_option("--chunk-size", "SIZE",
+                     "bytes per chunk handed to a CPU thread or GPU stream, a multiple of 4K up to 1G "
+                     "(default 1M on CPU threads alone, else 8M)",
+                     [&flags](const std::string &text) {
+                       const uint64_t bytes = parse_size(text, "--chunk-size");
+                       if (bytes == 0 || bytes % 4096 != 0 || bytes > (uint64_t{1} << 30)) {
+                         throw CliError("--chunk-size must be a multiple of 4K, at most 1G");
+                       }
+                       flags.chunk_bytes = static_cast<size_t>(bytes);
+                     });
+  command.add_option("--streams", "N", "CUDA streams per device", [&flags](const std::string &text) {
+    flags.streams = static_cast<unsigned>(parse_unsigned(text, "--streams", 64));
     if (flags.streams == 0) throw CliError("--streams must be at least 1");
-  } else if (arg == "--devices") {
-    const std::string &list = take_value(args, i);
+  });
+  command.add_option("--devices", "all|0,1", "the GPUs to use (default all)", [&flags](const std::string &list) {
     flags.devices.clear();
-    if (list == "all") return true;
+    if (list == "all") return;
     size_t start = 0;
     while (start <= list.size()) {
       const size_t comma = std::min(list.find(',', start), list.size());
-      flags.devices.push_back(static_cast<int>(parse_unsigned(list.substr(start, comma - start), arg, 1023)));
+      flags.devices.push_back(static_cast<int>(parse_unsigned(list.substr(start, comma - start), "--devices", 1023)));
       start = comma + 1;
     }
-  } else {
-    return false;
-  }
-  return true;
+  });
 }
 
 void apply_engine_flags(const EngineFlags &flags, wc_options *options) {

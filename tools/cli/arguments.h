@@ -1,5 +1,6 @@
-// Command-line pieces shared by the subcommands: option values, numbers,
-// backends and thread counts, each with a one-line error naming the flag.
+// Option values shared by the commands: numbers, sizes, backends and thread
+// counts, each with a one-line error naming the option; the engine's options;
+// and the wiped copies that secrets and the command line live in.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,8 @@
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt::cli {
+
+class Command;
 
 // An argument that may carry a secret (a -pass source such as pass:TEXT, a
 // hex key): its copy is wiped when it goes out of scope, as is every
@@ -29,31 +32,26 @@ struct WipedArguments {
   ~WipedArguments();
 };
 
-// The value after the flag at args[i], advancing i; throws CliError when
-// the flag is last. The value is never echoed: it may be a key.
-const std::string &take_value(const std::vector<std::string> &args, size_t &i);
+// A decimal number up to `max`, or CliError naming `option`.
+uint64_t parse_unsigned(const std::string &text, const std::string &option, uint64_t max);
 
-// A decimal number up to `max`, or CliError naming `flag`.
-uint64_t parse_unsigned(const std::string &text, const std::string &flag, uint64_t max);
+// The one reading of a byte count, for every option that takes one: decimal,
+// with an optional K, M or G suffix (powers of 1024, either case).
+uint64_t parse_size(const std::string &text, const std::string &option);
 
 // auto, cpu, gpu, hybrid; and gpu-ref where `allow_reference` (speed only).
 wc_backend parse_backend(const std::string &name, bool allow_reference = false);
 unsigned parse_thread_count(const std::string &text);
 
-// A byte count with an optional K, M or G suffix (powers of 1024).
-uint64_t parse_size(const std::string &text, const std::string &flag);
-
-// The streaming engine's flags, shared by enc and speed.
+// The streaming engine's options, shared by enc and speed.
 struct EngineFlags {
   size_t chunk_bytes = 0;    // --chunk-size; 0: the library default
   unsigned streams = 0;      // --streams; 0: the library default
   std::vector<int> devices;  // --devices; empty: all
 };
-// Consumes args[i] (and its value) if it is an engine flag.
-bool parse_engine_flag(const std::vector<std::string> &args, size_t &i, EngineFlags &flags);
+// Declares --chunk-size, --streams and --devices on `command`, filling `flags`.
+void add_engine_options(Command &command, EngineFlags &flags);
 // The library options for these flags; `flags` must outlive the result.
 void apply_engine_flags(const EngineFlags &flags, wc_options *options);
-
-extern const char *const kEngineFlagsUsage;
 
 }  // namespace warpcrypt::cli

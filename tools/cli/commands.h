@@ -1,16 +1,25 @@
-// The subcommands of `warpcrypt`. Each takes the arguments after its name and
-// returns the process exit status; failures throw CliError.
+// The commands of `warpcrypt`. Each adds itself and its options to the
+// command line, and runs once the command line is parsed, returning the
+// process exit status; failures throw CliError.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "command_line.h"
 
 namespace warpcrypt::cli {
 
-int run_enc(const std::vector<std::string> &args);
-int run_speed(const std::vector<std::string> &args);
-int run_devices(const std::vector<std::string> &args);
-int run_seal(const std::vector<std::string> &args);
-int run_open(const std::vector<std::string> &args);
+void add_enc_command(CommandLine &command_line);
+void add_speed_command(CommandLine &command_line);
+void add_seal_command(CommandLine &command_line);
+void add_open_command(CommandLine &command_line);
+void add_devices_command(CommandLine &command_line);
+
+// Every command, in the order `warpcrypt --help` lists them.
+inline void add_commands(CommandLine &command_line) {
+  add_enc_command(command_line);
+  add_speed_command(command_line);
+  add_seal_command(command_line);
+  add_open_command(command_line);
+  add_devices_command(command_line);
+}
 
 }  // namespace warpcrypt::cli

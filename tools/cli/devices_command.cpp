@@ -1,13 +1,14 @@
 // `warpcrypt devices`: the CUDA devices this build can use.
 #include <cstdio>
+#include <string>
 
 #include "cli_error.h"
 #include "commands.h"
 
 namespace warpcrypt::cli {
+namespace {
 
-int run_devices(const std::vector<std::string> &args) {
-  if (!args.empty()) throw CliError("devices takes no arguments");
+int run_devices() {
   if (!wc_built_with_cuda()) {
     std::printf("no CUDA devices: this warpcrypt was built without the CUDA backend\n");
     return 0;
@@ -27,6 +28,12 @@ int run_devices(const std::vector<std::string> &args) {
                 info.pci_bus_id);
   }
   return 0;
+}
+
+}  // namespace
+
+void add_devices_command(CommandLine &command_line) {
+  command_line.add_command("devices", "list the CUDA devices").set_run(run_devices);
 }
 
 }  // namespace warpcrypt::cli

@@ -4,11 +4,12 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli_error.h"
+#include "command_line.h"
 #include "commands.h"
 #include "enc_options.h"
 #include "file_io.h"
@@ -38,13 +39,6 @@ void list_ciphers() {
 
 const char *direction_word(wc_direction direction) {
   return direction == WC_ENCRYPT ? "encryption" : "decryption";
-}
-
-// What failed, in words: an I/O failure names errno's reason.
-std::string describe_failure(wc_status status, const wc_job &job, const char *what) {
-  if (job.detail != nullptr) return std::string(what) + ": " + job.detail;
-  if (status == WC_ERR_IO && job.os_error != 0) return std::string(what) + ": " + std::strerror(job.os_error);
-  return std::string(what) + ": " + wc_status_string(status);
 }
 
 // `enc -d --offset N --length M`: only the ciphertext blocks the range needs
@@ -93,19 +87,14 @@ void decrypt_range(const EncOptions &options, const wc_options &lib_options, con
   output.commit();
 }
 
-}  // namespace
-
-int run_enc(const std::vector<std::string> &args) {
-  const EncOptions options = parse_enc_options(args);
-  if (options.help) {
-    std::printf(kEncUsage, kEngineFlagsUsage);
-    return 0;
-  }
+int run_enc(EncOptions options) {
   if (options.list_ciphers) {
     list_ciphers();
     return 0;
   }
   if (options.cipher == nullptr) throw CliError("no cipher given: use -<cipher> or -c <cipher> (see -list)");
+  // -nopad runs the cipher's unpadded twin, wherever it stood on the line.
+  if (!options.padding) options.cipher = wc_cipher_unpadded(options.cipher);
 
   // Open the input first: an unreadable input must not leave an output file.
   InputFile input(options.in_path);
@@ -149,7 +138,7 @@ int run_enc(const std::vector<std::string> &args) {
                                            wc_backend_name(options.backend)
                              : options.direction == WC_ENCRYPT ? "encryption failed"
                                                                : "decryption failed";
-    throw CliError(describe_failure(status, job, what.c_str()));
+    throw CliError(what + ": " + job.message);
   }
   output.commit();
   warn_about_legacy_kdf(options, material);
@@ -161,6 +150,17 @@ int run_enc(const std::vector<std::string> &args) {
     print_job_stats(what.c_str(), job);
   }
   return 0;
+}
+
+}  // namespace
+
+void add_enc_command(CommandLine &command_line) {
+  // The command keeps the options alive, through its run function, for as
+  // long as the option functions that fill them.
+  auto options = std::make_shared<EncOptions>();
+  Command &command = command_line.add_command("enc", "encrypt or decrypt, a drop-in for `openssl enc`");
+  add_enc_options(command, *options);
+  command.set_run([options] { return run_enc(*options); });
 }
 
 }  // namespace warpcrypt::cli

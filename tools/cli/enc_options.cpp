@@ -1,96 +1,66 @@
 #include "enc_options.h"
 
-#include "arguments.h"
 #include "cli_error.h"
+#include "command_line.h"
 
 namespace warpcrypt::cli {
 
-const char *const kEncUsage =
-    "usage: warpcrypt enc [options]\n"
-    "  -e / -d               encrypt (default) / decrypt\n"
-    "  -<cipher>, -c NAME    cipher, e.g. -aes-256-ctr (see -list)\n"
-    "  -K HEX, -iv HEX       raw key and IV, exactly the cipher's lengths\n"
-    "  -pass SOURCE          passphrase: pass:TEXT, env:VAR, file:PATH, fd:N, stdin\n"
-    "  -pbkdf2, -iter N      derive with PBKDF2 (default 10000 iterations)\n"
-    "  -md NAME              KDF digest (default sha256)\n"
-    "  -S HEX, -salt, -nosalt  salt handling, as openssl enc\n"
-    "  -p, -P                print salt, key and IV (-P: then exit)\n"
-    "  -in FILE, -out FILE   default stdin and stdout; output is written atomically\n"
-    "  -nopad                no PKCS#7 padding for ECB and CBC\n"
-    "  --offset N, --length M  with -d: decrypt only plaintext bytes [N, N+M),\n"
-    "                        reading only the blocks they need (not OFB)\n"
-    "  --backend auto|cpu|gpu|hybrid  where the work runs (default auto)\n"
-    "  --threads N           CPU threads (default: the cores the GPUs leave)\n"
-    "%s"
-    "  --progress            progress bar on stderr (default: when it is a terminal)\n"
-    "  --stats               a summary line: bytes, seconds, GB/s, share per backend\n"
-    "  -v, -q                verbose (includes --stats) / quiet (no progress bar)\n"
-    "  -list                 list the ciphers\n";
-
-namespace {
-
-// An unrecognised argument is echoed back to help spot typos, unless it could
-// be a key or passphrase glued to its flag (say "-K0011...").
-std::string quoted_for_error(const std::string &arg) {
-  for (const char *secret_flag : {"-K", "-iv", "-S", "-pass", "-k"}) {
-    if (arg.rfind(secret_flag, 0) == 0) return "starting with '" + std::string(secret_flag) + "'";
-  }
-  return "'" + arg + "'";
-}
-
-}  // namespace
-
-EncOptions parse_enc_options(const std::vector<std::string> &args) {
-  EncOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    auto value = [&]() -> const std::string & { return take_value(args, i); };
-    if (arg == "-e") o.direction = WC_ENCRYPT;
-    else if (arg == "-d") o.direction = WC_DECRYPT;
-    else if (arg == "-K") o.key_hex.emplace(value());
-    else if (arg == "-iv") o.iv_hex.emplace(value());
-    else if (arg == "-S") o.salt_hex = value();
-    else if (arg == "-pass") o.pass_source.emplace(value());
-    else if (arg == "-in") o.in_path = value();
-    else if (arg == "-out") o.out_path = value();
-    else if (arg == "-nopad") o.padding = false;
-    else if (arg == "-salt") o.use_salt = true;
-    else if (arg == "-nosalt") o.use_salt = false;
-    else if (arg == "-pbkdf2") o.pbkdf2 = true;
-    else if (arg == "-iter") {
-      o.iterations = static_cast<uint32_t>(parse_unsigned(value(), "-iter", INT32_MAX));
-      if (o.iterations == 0) throw CliError("-iter must be at least 1");
-      o.pbkdf2 = true;  // as in openssl enc, -iter implies -pbkdf2
-    } else if (arg == "-md") o.digest = value();
-    else if (arg == "-p") o.key_print = KeyPrint::print_and_run;
-    else if (arg == "-P") o.key_print = KeyPrint::print_and_exit;
-    else if (arg == "--backend") o.backend = parse_backend(value());
-    else if (arg == "--threads") o.threads = parse_thread_count(value());
-    else if (parse_engine_flag(args, i, o.engine)) continue;
-    else if (arg == "--offset") o.range_offset = parse_size(value(), arg);
-    else if (arg == "--length") o.range_length = parse_size(value(), arg);
-    else if (arg == "--progress") o.progress = true;
-    else if (arg == "--stats") o.stats = true;
-    else if (arg == "-v") o.verbose = true;
-    else if (arg == "-q") o.quiet = true;
-    else if (arg == "-list" || arg == "-ciphers") o.list_ciphers = true;
-    else if (arg == "-h" || arg == "-help" || arg == "--help") o.help = true;
-    else if (arg == "-c" || arg == "-cipher") {
-      const std::string &name = value();
-      o.cipher = wc_cipher_by_name(name.c_str());
-      if (o.cipher == nullptr) {
-        throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list')");
-      }
-    } else if (arg.size() > 1 && arg[0] == '-' && wc_cipher_by_name(arg.c_str() + 1) != nullptr) {
-      o.cipher = wc_cipher_by_name(arg.c_str() + 1);
-    } else {
-      throw CliError("unknown option or cipher " + quoted_for_error(arg) +
-                     " (see 'warpcrypt enc -list' and 'warpcrypt enc --help')");
-    }
-  }
-  // -nopad picks the cipher's unpadded twin, whichever came first.
-  if (!o.padding) o.cipher = wc_cipher_unpadded(o.cipher);
-  return o;
+void add_enc_options(Command &command, EncOptions &o) {
+  command.add_flag("-e", "encrypt (the default)", [&o] { o.direction = WC_ENCRYPT; });
+  command.add_flag("-d", "decrypt", [&o] { o.direction = WC_DECRYPT; });
+  command.add_option("-c,-cipher", "NAME", "the cipher, also written -NAME: -aes-256-ctr (see -list)",
+                     [&o](const std::string &name) {
+                       o.cipher = wc_cipher_by_name(name.c_str());
+                       if (o.cipher == nullptr) {
+                         throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list')");
+                       }
+                     });
+  command.add_value_words("-cipher", "cipher",
+                          [](const std::string &name) { return wc_cipher_by_name(name.c_str()) != nullptr; });
+  command.add_secret_option("-K", "HEX", "raw key, exactly the cipher's length",
+                            [&o](const SecretText &hex) { o.key_hex.emplace(hex); });
+  command.add_secret_option("-iv", "HEX", "raw IV, exactly the cipher's length",
+                            [&o](const SecretText &hex) { o.iv_hex.emplace(hex); });
+  command.add_secret_option("-pass", "SOURCE", "passphrase: pass:TEXT, env:VAR, file:PATH, fd:N or stdin",
+                            [&o](const SecretText &source) { o.pass_source.emplace(source); });
+  command.add_flag("-pbkdf2", "derive the key and IV from -pass with PBKDF2", [&o] { o.pbkdf2 = true; });
+  command.add_option("-iter", "N", "PBKDF2 iterations (default 10000); implies -pbkdf2", [&o](const std::string &text) {
+    o.iterations = static_cast<uint32_t>(parse_unsigned(text, "-iter", INT32_MAX));
+    if (o.iterations == 0) throw CliError("-iter must be at least 1");
+    o.pbkdf2 = true;  // as in openssl enc
+  });
+  command.add_option("-md", "NAME", "the key derivation's digest (default sha256)",
+                     [&o](const std::string &name) { o.digest = name; });
+  command.add_option("-S", "HEX", "the salt, 8 bytes, instead of a random one",
+                     [&o](const std::string &hex) { o.salt_hex = hex; });
+  command.hide_unknown_arguments_starting_with("-S");
+  // openssl's -k PASSWORD and -kfile FILE, which enc does not take.
+  command.hide_unknown_arguments_starting_with("-k");
+  command.add_flag("-salt", "salt the key derivation, as openssl enc does by default", [&o] { o.use_salt = true; });
+  command.add_flag("-nosalt", "no salt, and no Salted__ header", [&o] { o.use_salt = false; });
+  command.add_flag("-p", "print the salt, key and IV", [&o] { o.key_print = KeyPrint::print_and_run; });
+  command.add_flag("-P", "print the salt, key and IV, then exit", [&o] { o.key_print = KeyPrint::print_and_exit; });
+  command.add_option("-in", "FILE", "input (default stdin)", [&o](const std::string &path) { o.in_path = path; });
+  command.add_option("-out", "FILE", "output (default stdout); a file is written atomically",
+                     [&o](const std::string &path) { o.out_path = path; });
+  command.add_flag("-nopad", "no PKCS#7 padding for ECB and CBC", [&o] { o.padding = false; });
+  command.add_option("--offset", "SIZE",
+                     "with -d: decrypt only plaintext from byte SIZE on, reading only the blocks "
+                     "it needs (not OFB); sizes take K, M and G",
+                     [&o](const std::string &text) { o.range_offset = parse_size(text, "--offset"); });
+  command.add_option("--length", "SIZE", "with -d: decrypt only SIZE bytes of plaintext (from --offset)",
+                     [&o](const std::string &text) { o.range_length = parse_size(text, "--length"); });
+  command.add_option("--backend", "NAME", "where the work runs: auto (the default), cpu, gpu or hybrid",
+                     [&o](const std::string &name) { o.backend = parse_backend(name); });
+  command.add_option("--threads", "N", "CPU threads (default: the cores the GPUs leave)",
+                     [&o](const std::string &text) { o.threads = parse_thread_count(text); });
+  add_engine_options(command, o.engine);
+  command.add_flag("--progress", "a progress bar on stderr (default: when it is a terminal)",
+                   [&o] { o.progress = true; });
+  command.add_flag("--stats", "a summary line: bytes, seconds, GB/s, share per backend", [&o] { o.stats = true; });
+  command.add_flag("-v", "verbose (includes --stats)", [&o] { o.verbose = true; });
+  command.add_flag("-q", "quiet: no progress bar, no warnings", [&o] { o.quiet = true; });
+  command.add_flag("-list,-ciphers", "list the ciphers", [&o] { o.list_ciphers = true; });
 }
 
 }  // namespace warpcrypt::cli

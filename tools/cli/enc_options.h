@@ -1,10 +1,9 @@
-// The flags of `warpcrypt enc`, spelled as `openssl enc` spells them.
+// The options of `warpcrypt enc`, spelled as `openssl enc` spells them.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "arguments.h"
 #include "warpcrypt/warpcrypt.h"
@@ -38,12 +37,12 @@ struct EncOptions {
   bool verbose = false;
   bool quiet = false;
   bool list_ciphers = false;
-  bool help = false;
 };
 
-// Throws CliError on an unknown flag, a missing value or a bad number.
-EncOptions parse_enc_options(const std::vector<std::string> &args);
+class Command;
 
-extern const char *const kEncUsage;
+// Declares enc's options on `command`, each filling `options` as it is
+// parsed; `options` must outlive the parse.
+void add_enc_options(Command &command, EncOptions &options);
 
 }  // namespace warpcrypt::cli

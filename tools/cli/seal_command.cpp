@@ -6,7 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,6 +14,7 @@
 
 #include "arguments.h"
 #include "cli_error.h"
+#include "command_line.h"
 #include "commands.h"
 #include "file_io.h"
 #include "key_setup.h"
@@ -21,37 +22,6 @@
 
 namespace warpcrypt::cli {
 namespace {
-
-constexpr const char *kSealUsage =
-    "usage: warpcrypt seal [options]\n"
-    "  -aes-256-gcm, -c NAME  the AEAD: aes-128-gcm, aes-192-gcm, aes-256-gcm (default),\n"
-    "                         chacha20-poly1305\n"
-    "  -pass SOURCE           passphrase: pass:TEXT, env:VAR, file:PATH, fd:N, stdin\n"
-    "  -kfile PATH            a key file instead: exactly the AEAD's key length of random bytes\n"
-    "  -iter N                PBKDF2 iterations for -pass (default 600000)\n"
-    "  -md sha256|sha512      the KDF's digest (default sha256)\n"
-    "  --chunk-size N[K|M|G]  plaintext per chunk, a power of two from 4K to 1G (default 1M)\n"
-    "  -in FILE, -out FILE    default stdin and stdout; output to a file is written atomically\n"
-    "  --backend auto|cpu|gpu|hybrid  where the chunks are sealed (default auto: the CPU)\n"
-    "  --threads N            CPU workers (default: all cores)\n"
-    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 1M on\n"
-    "                         the CPU, 8M with GPU workers)\n"
-    "  -v, -q                 verbose / quiet\n";
-
-constexpr const char *kOpenUsage =
-    "usage: warpcrypt open [options]\n"
-    "  -pass SOURCE, -kfile PATH  the passphrase or key file the file was sealed with\n"
-    "  -in FILE, -out FILE    default stdin and stdout; output to a file is written atomically\n"
-    "  --offset N, --length M plaintext bytes [N, N + M) only (K, M, G suffixes); reads and\n"
-    "                         authenticates only the chunks holding them (a regular input file)\n"
-    "  --max-iter N           open a -pass file whose header asks for up to N PBKDF2\n"
-    "                         iterations (default 2000000; the header is checked only after)\n"
-    "  --backend auto|cpu|gpu|hybrid  where the chunks are opened (default auto: the CPU)\n"
-    "  --threads N            CPU workers (default: all cores)\n"
-    "  --window N[K|M|G]      plaintext a worker claims at a time, in whole chunks (default 1M on\n"
-    "                         the CPU, 8M with GPU workers)\n"
-    "  -v, -q                 verbose / quiet\n"
-    "Every byte written has been authenticated; a failure leaves no output file.\n";
 
 // The passphrase, or the key file's bytes.
 struct Secret {
@@ -92,25 +62,21 @@ wc_options library_options(const SealOptions &o) {
   return options;
 }
 
-// The library's failure in words: the chunk that did not authenticate, the
-// header field that is wrong, or errno's reason.
+// The library's sentence for a failed job (wc_job.message), with what only
+// the CLI knows: which command failed, the option to use instead, the
+// backend asked for.
 [[noreturn]] void fail(const SealOptions &o, wc_status status, const wc_job &job) {
-  if (status == WC_ERR_AUTH && job.failed_chunk != UINT64_MAX) {
-    throw CliError("authentication failed at chunk " + std::to_string(job.failed_chunk) +
-                   ": wrong passphrase or key, or the file was modified, truncated or reordered");
-  }
+  const std::string sentence = job.message;
+  const std::string failed = o.sealing ? "sealing failed" : "opening failed";
   if (status == WC_ERR_INVALID_ARGUMENT && job.detail != nullptr && !o.sealing) {
-    // The only detail open gives for a bad argument: the other key source.
-    throw CliError(std::string(job.detail) + (o.pass_source ? ": use -kfile" : ": use -pass"));
-  }
-  if (job.detail != nullptr) throw CliError(job.detail);
-  if (status == WC_ERR_IO && job.os_error != 0) {
-    throw CliError(std::string(o.sealing ? "sealing" : "opening") + " failed: " + std::strerror(job.os_error));
+    // The only sentence open gives for a bad argument: the file was sealed
+    // from the other kind of secret.
+    throw CliError(failed + ": " + sentence + (o.pass_source ? ": use -kfile" : ": use -pass"));
   }
   if (status == WC_ERR_NO_DEVICE || status == WC_ERR_BACKEND_UNAVAILABLE) {
-    throw CliError(std::string("cannot run on backend ") + wc_backend_name(o.backend) + ": " + wc_status_string(status));
+    throw CliError(std::string("cannot run on backend ") + wc_backend_name(o.backend) + ": " + sentence);
   }
-  throw CliError(std::string(o.sealing ? "sealing" : "opening") + " failed: " + wc_status_string(status));
+  throw CliError(failed + ": " + sentence);
 }
 
 void report(const SealOptions &o, const wc_aead *aead, uint64_t chunks, const wc_job &job) {
@@ -122,7 +88,12 @@ void report(const SealOptions &o, const wc_aead *aead, uint64_t chunks, const wc
                job.seconds > 0 ? static_cast<double>(plaintext) / job.seconds / 1e9 : 0.0);
 }
 
+void check_key_source(const SealOptions &o) {
+  if (o.pass_source.has_value() == o.key_file.has_value()) throw CliError("give exactly one of -pass and -kfile");
+}
+
 int seal(const SealOptions &o) {
+  check_key_source(o);
   InputFile input(o.in_path);
   Secret secret;
   read_secret(o, &secret);
@@ -153,6 +124,7 @@ int seal(const SealOptions &o) {
 }
 
 int open(const SealOptions &o) {
+  check_key_source(o);
   InputFile input(o.in_path);
   Secret secret;
   read_secret(o, &secret);
@@ -181,24 +153,28 @@ int open(const SealOptions &o) {
   return 0;
 }
 
+// Adds seal (`sealing`) or open, whose options differ only in part.
+void add_seal_or_open(CommandLine &command_line, bool sealing) {
+  // The command keeps the options alive, through its run function, for as
+  // long as the option functions that fill them.
+  auto options = std::make_shared<SealOptions>();
+  options->sealing = sealing;
+  Command &command =
+      sealing ? command_line.add_command("seal", "encrypt and authenticate a file with an AEAD")
+              : command_line.add_command("open", "check and decrypt a sealed file, or any byte range of it");
+  add_seal_options(command, *options);
+  if (sealing) {
+    command.set_run([options] { return seal(*options); });
+  } else {
+    command.set_footer("Every byte written has been authenticated; a failure leaves no output file.");
+    command.set_run([options] { return open(*options); });
+  }
+}
+
 }  // namespace
 
-int run_seal(const std::vector<std::string> &args) {
-  const SealOptions options = parse_seal_options(args, true);
-  if (options.help) {
-    std::fputs(kSealUsage, stdout);
-    return 0;
-  }
-  return seal(options);
-}
+void add_seal_command(CommandLine &command_line) { add_seal_or_open(command_line, true); }
 
-int run_open(const std::vector<std::string> &args) {
-  const SealOptions options = parse_seal_options(args, false);
-  if (options.help) {
-    std::fputs(kOpenUsage, stdout);
-    return 0;
-  }
-  return open(options);
-}
+void add_open_command(CommandLine &command_line) { add_seal_or_open(command_line, false); }
 
 }  // namespace warpcrypt::cli

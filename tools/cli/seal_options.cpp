@@ -1,6 +1,7 @@
 #include "seal_options.h"
 
 #include "cli_error.h"
+#include "command_line.h"
 
 namespace warpcrypt::cli {
 namespace {
@@ -28,51 +29,73 @@ const std::string &parse_digest(const std::string &name) {
   return name;
 }
 
+const wc_aead *parse_aead(const std::string &name) {
+  const wc_aead *aead = wc_aead_by_name(name.c_str());
+  if (aead == nullptr) throw CliError("unknown AEAD '" + name + "' (aes-128/192/256-gcm, chacha20-poly1305)");
+  return aead;
+}
+
 }  // namespace
 
-SealOptions parse_seal_options(const std::vector<std::string> &args, bool sealing) {
-  SealOptions o;
-  o.sealing = sealing;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    auto value = [&]() -> const std::string & { return take_value(args, i); };
-    if (arg == "-pass") o.pass_source.emplace(value());
-    else if (arg == "-kfile") o.key_file = value();
-    else if (arg == "-in") o.in_path = value();
-    else if (arg == "-out") o.out_path = value();
-    else if (arg == "--backend") o.backend = parse_backend(value());
-    else if (arg == "--threads") o.threads = parse_thread_count(value());
-    else if (arg == "--window") o.window = parse_window(value());
-    else if (arg == "-v") o.verbose = true;
-    else if (arg == "-q") o.verbose = false;
-    else if (arg == "-h" || arg == "-help" || arg == "--help") o.help = true;
-    else if (sealing && arg == "-iter") {
-      o.iterations = static_cast<uint32_t>(parse_unsigned(value(), "-iter", WC_SEAL_MAX_ITERATIONS));
+void add_seal_options(Command &command, SealOptions &o) {
+  if (o.sealing) {
+    command.add_option("-c,-cipher", "NAME",
+                       "the AEAD, also written -NAME: aes-128-gcm, aes-192-gcm, aes-256-gcm "
+                       "(the default), chacha20-poly1305",
+                       [&o](const std::string &name) { o.aead = parse_aead(name); });
+    command.add_value_words("-cipher", "AEAD",
+                            [](const std::string &name) { return wc_aead_by_name(name.c_str()) != nullptr; });
+  }
+  command.add_secret_option("-pass", "SOURCE",
+                            o.sealing ? "passphrase: pass:TEXT, env:VAR, file:PATH, fd:N or stdin"
+                                      : "the passphrase the file was sealed with (as seal takes it)",
+                            [&o](const SecretText &source) { o.pass_source.emplace(source); });
+  command.add_option("-kfile", "PATH",
+                     o.sealing ? "a key file instead: exactly the AEAD's key length of random bytes"
+                               : "the key file the file was sealed with",
+                     [&o](const std::string &path) { o.key_file = path; });
+  command.hide_unknown_arguments_starting_with("-kfile");
+  if (o.sealing) {
+    command.add_option("-iter", "N", "PBKDF2 iterations for -pass (default 600000)", [&o](const std::string &text) {
+      o.iterations = static_cast<uint32_t>(parse_unsigned(text, "-iter", WC_SEAL_MAX_ITERATIONS));
       if (o.iterations == 0) throw CliError("-iter must be at least 1");
-    } else if (sealing && arg == "-md") o.digest = parse_digest(value());
-    else if (sealing && arg == "--chunk-size") o.chunk_bytes = parse_chunk_bytes(value());
-    else if (sealing && (arg == "-c" || arg == "-cipher")) {
-      const std::string &name = value();
-      o.aead = wc_aead_by_name(name.c_str());
-      if (o.aead == nullptr) throw CliError("unknown AEAD '" + name + "' (aes-128/192/256-gcm, chacha20-poly1305)");
-    } else if (sealing && arg.size() > 1 && arg[0] == '-' && wc_aead_by_name(arg.c_str() + 1) != nullptr) {
-      o.aead = wc_aead_by_name(arg.c_str() + 1);
-    } else if (!sealing && arg == "--offset") o.offset = parse_size(value(), arg);
-    else if (!sealing && arg == "--length") o.length = parse_size(value(), arg);
-    else if (!sealing && arg == "--max-iter") {
-      o.max_iterations = static_cast<uint32_t>(parse_unsigned(value(), "--max-iter", WC_SEAL_MAX_ITERATIONS));
-      if (o.max_iterations == 0) throw CliError("--max-iter must be at least 1");
-    }
-    else if (arg.rfind("-pass", 0) == 0 || arg.rfind("-kfile", 0) == 0) {
-      throw CliError("unknown option starting with '" + arg.substr(0, arg[1] == 'p' ? 5 : 6) + "'");
-    } else {
-      throw CliError("unknown option '" + arg + "' (see 'warpcrypt " + (sealing ? "seal" : "open") + " --help')");
-    }
+    });
+    command.add_option("-md", "sha256|sha512", "the key derivation's digest (default sha256)",
+                       [&o](const std::string &name) { o.digest = parse_digest(name); });
+    command.add_option("--chunk-size", "SIZE", "plaintext per chunk, a power of two from 4K to 1G (default 1M)",
+                       [&o](const std::string &text) { o.chunk_bytes = parse_chunk_bytes(text); });
   }
-  if (!o.help && o.pass_source.has_value() == o.key_file.has_value()) {
-    throw CliError("give exactly one of -pass and -kfile");
+  command.add_option("-in", "FILE", "input (default stdin)", [&o](const std::string &path) { o.in_path = path; });
+  command.add_option("-out", "FILE", "output (default stdout); a file is written atomically",
+                     [&o](const std::string &path) { o.out_path = path; });
+  if (!o.sealing) {
+    command.add_option("--offset", "SIZE",
+                       "plaintext from byte SIZE on only, reading and authenticating only the "
+                       "chunks that hold it (a regular input file); sizes take K, M and G",
+                       [&o](const std::string &text) { o.offset = parse_size(text, "--offset"); });
+    command.add_option("--length", "SIZE", "only SIZE bytes of plaintext (from --offset)",
+                       [&o](const std::string &text) { o.length = parse_size(text, "--length"); });
+    command.add_option("--max-iter", "N",
+                       "open a -pass file whose header asks for up to N PBKDF2 iterations "
+                       "(default 2000000; the header is checked only after)",
+                       [&o](const std::string &text) {
+                         o.max_iterations =
+                             static_cast<uint32_t>(parse_unsigned(text, "--max-iter", WC_SEAL_MAX_ITERATIONS));
+                         if (o.max_iterations == 0) throw CliError("--max-iter must be at least 1");
+                       });
   }
-  return o;
+  command.add_option("--backend", "NAME",
+                     std::string("where the chunks are ") + (o.sealing ? "sealed" : "opened") +
+                         ": auto (the default: the CPU), cpu, gpu or hybrid",
+                     [&o](const std::string &name) { o.backend = parse_backend(name); });
+  command.add_option("--threads", "N", "CPU workers (default: all cores)",
+                     [&o](const std::string &text) { o.threads = parse_thread_count(text); });
+  command.add_option("--window", "SIZE",
+                     "plaintext a worker claims at a time, in whole chunks (default 1M on the "
+                     "CPU, 8M with GPU workers)",
+                     [&o](const std::string &text) { o.window = parse_window(text); });
+  command.add_flag("-v", "verbose: a summary line", [&o] { o.verbose = true; });
+  command.add_flag("-q", "quiet (the default)", [&o] { o.verbose = false; });
 }
 
 }  // namespace warpcrypt::cli

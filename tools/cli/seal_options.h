@@ -1,10 +1,9 @@
-// The flags of `warpcrypt seal` and `warpcrypt open`.
+// The options of `warpcrypt seal` and `warpcrypt open`.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "arguments.h"
 #include "warpcrypt/warpcrypt.h"
@@ -13,7 +12,6 @@ namespace warpcrypt::cli {
 
 struct SealOptions {
   bool sealing = true;
-  bool help = false;
   const wc_aead *aead = wc_aead_by_name("aes-256-gcm");
   std::optional<SecretText> pass_source;
   std::optional<std::string> key_file;
@@ -31,8 +29,10 @@ struct SealOptions {
   bool verbose = false;
 };
 
-// Parses seal's (`sealing`) or open's arguments; CliError for anything
-// wrong, naming the flag and never its value.
-SealOptions parse_seal_options(const std::vector<std::string> &args, bool sealing);
+class Command;
+
+// Declares seal's options (options.sealing) or open's on `command`, each
+// filling `options` as it is parsed; `options` must outlive the parse.
+void add_seal_options(Command &command, SealOptions &options);
 
 }  // namespace warpcrypt::cli

@@ -8,31 +8,19 @@
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "cli_error.h"
-#include "commands.h"
 #include "arguments.h"
+#include "cli_error.h"
+#include "command_line.h"
+#include "commands.h"
 #include "speed_workload.h"
 
 namespace warpcrypt::cli {
 namespace {
-
-constexpr const char *kSpeedUsage =
-    "usage: warpcrypt speed [options]\n"
-    "  -evp NAME           cipher or AEAD to measure (repeatable; default aes-128-ctr)\n"
-    "  -bytes N            message size (repeatable; default: openssl's sizes plus 1 MiB, 16 MiB)\n"
-    "  -seconds S          timed seconds per size, split over the runs (default 3)\n"
-    "  -decrypt            measure decryption\n"
-    "  --runs N            timed runs per size, at least 5 (default 5)\n"
-    "  --backend NAME      cpu, gpu, gpu-ref, hybrid or auto (default cpu)\n"
-    "  --resident WHERE    host (default; end to end) or device (kernel only, GPU backends)\n"
-    "  --memory KIND       host memory: pinned (default where a GPU is involved) or pageable\n"
-    "  --threads N         CPU threads (default: all cores, less the GPU streams)\n"
-    "%s"
-    "  --json              machine-readable output\n";
 
 // A cipher from `enc -list`, or an AEAD (one message sealed per operation).
 struct Subject {
@@ -75,55 +63,44 @@ double parse_seconds(const std::string &text) {
   return seconds;
 }
 
-SpeedOptions parse_speed_options(const std::vector<std::string> &args) {
-  SpeedOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string &arg = args[i];
-    auto value = [&]() -> const std::string & { return take_value(args, i); };
-    if (arg == "-evp") {
-      const std::string &name = value();
-      const Subject subject{wc_cipher_by_name(name.c_str()), wc_aead_by_name(name.c_str())};
-      if (subject.cipher == nullptr && subject.aead == nullptr) {
-        throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list'; or aes-128/192/256-gcm, "
-                       "chacha20-poly1305)");
-      }
-      o.subjects.push_back(subject);
-    } else if (arg == "-bytes") {
-      const auto bytes = static_cast<size_t>(parse_unsigned(value(), "-bytes", SIZE_MAX));
-      if (bytes == 0) throw CliError("-bytes must be at least 1");
-      o.sizes.push_back(bytes);
-    } else if (arg == "-seconds") {
-      o.seconds = parse_seconds(value());
-    } else if (arg == "--runs") {
-      o.runs = std::max(5u, static_cast<unsigned>(parse_unsigned(value(), "--runs", 1000)));
-    } else if (arg == "-decrypt") {
-      o.direction = WC_DECRYPT;
-    } else if (arg == "--backend") {
-      o.backend = parse_backend(value(), /*allow_reference=*/true);
-    } else if (arg == "--resident") {
-      const std::string &where = value();
-      if (where != "host" && where != "device") throw CliError("--resident takes host or device");
-      o.residency = where == "host" ? Residency::host : Residency::device;
-    } else if (arg == "--threads") {
-      o.threads = parse_thread_count(value());
-    } else if (parse_engine_flag(args, i, o.engine)) {
-      continue;
-    } else if (arg == "--memory") {
-      const std::string &kind = value();
-      if (kind != "pinned" && kind != "pageable") throw CliError("--memory takes pinned or pageable");
-      o.pageable = kind == "pageable";
-    } else if (arg == "--json") {
-      o.json = true;
-    } else if (arg == "-h" || arg == "-help" || arg == "--help") {
-      std::printf(kSpeedUsage, kEngineFlagsUsage);
-      std::exit(0);
-    } else {
-      throw CliError("unknown speed option '" + arg + "' (see 'warpcrypt speed --help')");
-    }
-  }
-  if (o.subjects.empty()) o.subjects.push_back({wc_cipher_by_name("aes-128-ctr"), nullptr});
-  if (o.sizes.empty()) o.sizes = {16, 64, 256, 1024, 8192, 16384, 1 << 20, 16 << 20};
-  return o;
+void add_speed_options(Command &command, SpeedOptions &o) {
+  command.add_option("-evp", "NAME", "cipher or AEAD to measure (repeatable; default aes-128-ctr)",
+                     [&o](const std::string &name) {
+                       const Subject subject{wc_cipher_by_name(name.c_str()), wc_aead_by_name(name.c_str())};
+                       if (subject.cipher == nullptr && subject.aead == nullptr) {
+                         throw CliError("unknown cipher '" + name +
+                                        "' (see 'warpcrypt enc -list'; or aes-128/192/256-gcm, chacha20-poly1305)");
+                       }
+                       o.subjects.push_back(subject);
+                     });
+  command.add_option("-bytes", "SIZE", "message size (repeatable; default: openssl's sizes plus 1M and 16M)",
+                     [&o](const std::string &text) {
+                       const auto bytes = static_cast<size_t>(parse_size(text, "-bytes"));
+                       if (bytes == 0) throw CliError("-bytes must be at least 1");
+                       o.sizes.push_back(bytes);
+                     });
+  command.add_option("-seconds", "S", "timed seconds per size, split over the runs (default 3)",
+                     [&o](const std::string &text) { o.seconds = parse_seconds(text); });
+  command.add_flag("-decrypt", "measure decryption", [&o] { o.direction = WC_DECRYPT; });
+  command.add_option("--runs", "N", "timed runs per size, at least 5 (default 5)", [&o](const std::string &text) {
+    o.runs = std::max(5u, static_cast<unsigned>(parse_unsigned(text, "--runs", 1000)));
+  });
+  command.add_option("--backend", "NAME", "cpu, gpu, gpu-ref, hybrid or auto (default cpu)",
+                     [&o](const std::string &name) { o.backend = parse_backend(name, /*allow_reference=*/true); });
+  command.add_option("--resident", "WHERE", "host (default; end to end) or device (kernel only, GPU backends)",
+                     [&o](const std::string &where) {
+                       if (where != "host" && where != "device") throw CliError("--resident takes host or device");
+                       o.residency = where == "host" ? Residency::host : Residency::device;
+                     });
+  command.add_option("--memory", "KIND", "host memory: pinned (default where a GPU is involved) or pageable",
+                     [&o](const std::string &kind) {
+                       if (kind != "pinned" && kind != "pageable") throw CliError("--memory takes pinned or pageable");
+                       o.pageable = kind == "pageable";
+                     });
+  command.add_option("--threads", "N", "CPU threads (default: all cores, less the GPU streams)",
+                     [&o](const std::string &text) { o.threads = parse_thread_count(text); });
+  add_engine_options(command, o.engine);
+  command.add_flag("--json", "machine-readable output", [&o] { o.json = true; });
 }
 
 double median(std::vector<double> values) {
@@ -199,10 +176,10 @@ void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, 
   std::printf("]}\n");
 }
 
-}  // namespace
-
-int run_speed(const std::vector<std::string> &args) {
-  const SpeedOptions o = parse_speed_options(args);
+// `o` gets the defaults of what the command line left out.
+int run_speed(SpeedOptions &o) {
+  if (o.subjects.empty()) o.subjects.push_back({wc_cipher_by_name("aes-128-ctr"), nullptr});
+  if (o.sizes.empty()) o.sizes = {16, 64, 256, 1024, 8192, 16384, 1 << 20, 16 << 20};
   std::vector<Measurement> results;
   for (const Subject &subject : o.subjects) {
     for (size_t size : o.sizes) results.push_back(measure(o, subject, size));
@@ -214,6 +191,17 @@ int run_speed(const std::vector<std::string> &args) {
     print_table(o, results, threads);
   }
   return 0;
+}
+
+}  // namespace
+
+void add_speed_command(CommandLine &command_line) {
+  // The command keeps the options alive, through its run function, for as
+  // long as the option functions that fill them.
+  auto options = std::make_shared<SpeedOptions>();
+  Command &command = command_line.add_command("speed", "cipher throughput, in the style of `openssl speed -evp`");
+  add_speed_options(command, *options);
+  command.set_run([options] { return run_speed(*options); });
 }
 
 }  // namespace warpcrypt::cli
