@@ -12,8 +12,10 @@ ones the classic GPU-AES studies compare:
   gpu-ref+io  reference kernel from pinned host memory and back (with transfers)
   gpu+io      optimised kernels from pinned host memory and back (with transfers)
 
-Every figure is the median of at least five timed runs after a warm-up, as
-`warpcrypt speed` measures it. Plot with bench/plot.py.
+The reference series run `--backend gpu` with WARPCRYPT_GPU_KERNELS=reference
+in the environment, which swaps in the reference kernels. Every figure is the
+median of at least five timed runs after a warm-up, as `warpcrypt speed`
+measures it. Plot with bench/plot.py.
 """
 import argparse
 import csv
@@ -29,9 +31,9 @@ STREAM_CIPHERS = ["chacha20", "salsa20"]
 SERIES = {
     "cpu-1": dict(backend="cpu", resident="host", threads=1),
     "cpu-all": dict(backend="cpu", resident="host"),
-    "gpu-ref": dict(backend="gpu-ref", resident="device"),
+    "gpu-ref": dict(backend="gpu", resident="device", reference_kernels=True),
     "gpu": dict(backend="gpu", resident="device"),
-    "gpu-ref+io": dict(backend="gpu-ref", resident="host"),
+    "gpu-ref+io": dict(backend="gpu", resident="host", reference_kernels=True),
     "gpu+io": dict(backend="gpu", resident="host"),
 }
 
@@ -61,7 +63,11 @@ def run_speed(binary, cipher, direction, series, size_list, seconds):
         command.append("-decrypt")
     for size in size_list:
         command += ["-bytes", str(size)]
-    result = subprocess.run(command, capture_output=True, text=True)
+    environment = dict(os.environ)
+    environment.pop("WARPCRYPT_GPU_KERNELS", None)
+    if spec.get("reference_kernels"):
+        environment["WARPCRYPT_GPU_KERNELS"] = "reference"
+    result = subprocess.run(command, capture_output=True, text=True, env=environment)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(command)} failed: {result.stderr.strip()}")
     return json.loads(result.stdout)

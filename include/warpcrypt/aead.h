@@ -34,8 +34,7 @@ extern "C" {
  * authenticators evaluated in parallel from precomputed powers of the hash
  * key. WC_BACKEND_AUTO and WC_BACKEND_HYBRID run host-memory calls on the
  * CPU; WC_BACKEND_GPU runs one-shot and batch calls on the GPU (streaming
- * contexts are CPU only); WC_BACKEND_GPU_REFERENCE has no AEAD kernels, so
- * AEAD calls on it fail with WC_ERR_BACKEND_UNAVAILABLE.
+ * contexts are CPU only).
  */
 
 #define WC_AEAD_MIN_TAG_LEN 4

@@ -51,17 +51,19 @@ typedef enum wc_direction { WC_DECRYPT = 0, WC_ENCRYPT = 1 } wc_direction;
 typedef enum wc_backend {
   WC_BACKEND_AUTO = 0, /* the GPU where it is faster (see wc_auto_gpu_min_bytes), else the CPU */
   WC_BACKEND_CPU = 1,  /* OpenSSL and libsodium on a thread pool */
-  WC_BACKEND_GPU = 2,  /* CUDA; an error, never a silent fallback, without a device */
-  /* The GPU's one-thread-per-block reference kernels: the bottom rung of the
-   * optimisation ladder, for benchmarks and cross-checks, never for speed. */
-  WC_BACKEND_GPU_REFERENCE = 3,
+  /* CUDA; an error, never a silent fallback, without a device. For
+   * benchmarks and cross-checks only, the environment variable
+   * WARPCRYPT_GPU_KERNELS=reference swaps in the one-thread-per-block
+   * reference kernels (the bottom rung of the optimisation ladder), as
+   * OPENSSL_ia32cap steers OpenSSL's code paths: not part of the API. */
+  WC_BACKEND_GPU = 2,
   /* The streaming engine's CPU threads and GPU streams take chunks from one
    * queue, so throughput approaches the sum of both. Modes the GPU cannot
    * run use the CPU alone. */
-  WC_BACKEND_HYBRID = 4
+  WC_BACKEND_HYBRID = 3
 } wc_backend;
 
-/* "auto", "cpu", "gpu", "gpu-ref", "hybrid"; "unknown" for any other value. */
+/* "auto", "cpu", "gpu", "hybrid"; "unknown" for any other value. */
 WC_API const char *wc_backend_name(wc_backend backend);
 /* Iterates the backends in the enum's order: index 0 .. wc_backend_count() - 1.
  * WC_BACKEND_AUTO, the default, for an index past the end. */

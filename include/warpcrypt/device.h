@@ -28,7 +28,8 @@ typedef struct wc_device_info {
  * queued on `stream` and the call returns at once: the *_async calls never
  * synchronise, so the caller must keep the buffers alive until the stream
  * reaches this point. Key and IV are copied at call time. Without a CUDA
- * device they return WC_ERR_NO_DEVICE.
+ * device they return WC_ERR_NO_DEVICE. They take no wc_options: device
+ * memory is worked where it lives, on the current device.
  *
  * Modes: ECB (both directions, whole blocks, no padding), CTR, Salsa20 and
  * ChaCha20 (both directions), CBC and CFB128 decryption. `stream_offset` is
@@ -40,12 +41,12 @@ typedef struct wc_device_info {
 struct CUstream_st; /* cudaStream_t without the CUDA headers */
 typedef struct CUstream_st *wc_cuda_stream;
 
-WC_API wc_status wc_encrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+WC_API wc_status wc_encrypt_device_async(const wc_cipher *cipher,
                                          uint8_t *out, const uint8_t *in, size_t len,
                                          const uint8_t *key, size_t key_len,
                                          const uint8_t *iv, size_t iv_len,
                                          uint64_t stream_offset, wc_cuda_stream stream);
-WC_API wc_status wc_decrypt_device_async(const wc_options *options, const wc_cipher *cipher,
+WC_API wc_status wc_decrypt_device_async(const wc_cipher *cipher,
                                          uint8_t *out, const uint8_t *in, size_t len,
                                          const uint8_t *key, size_t key_len,
                                          const uint8_t *iv, size_t iv_len,
@@ -95,13 +96,13 @@ WC_API int wc_built_with_cuda(void);
  * Buffers that overlap are refused as by the batch calls, verified
  * included.
  */
-WC_API wc_status wc_aead_seal_device_async(const wc_options *options, const wc_aead *aead,
+WC_API wc_status wc_aead_seal_device_async(const wc_aead *aead,
                                            uint8_t *out, uint8_t *tag, size_t tag_len,
                                            const uint8_t *key, size_t key_len,
                                            const uint8_t *nonce, size_t nonce_len,
                                            const uint8_t *aad, size_t aad_len,
                                            const uint8_t *in, size_t len, wc_cuda_stream stream);
-WC_API wc_status wc_aead_open_device_async(const wc_options *options, const wc_aead *aead,
+WC_API wc_status wc_aead_open_device_async(const wc_aead *aead,
                                            uint8_t *out, int32_t *verified,
                                            const uint8_t *key, size_t key_len,
                                            const uint8_t *nonce, size_t nonce_len,
@@ -110,11 +111,11 @@ WC_API wc_status wc_aead_open_device_async(const wc_options *options, const wc_a
                                            const uint8_t *tag, size_t tag_len,
                                            wc_cuda_stream stream);
 /* Batches of device-memory messages, all in one kernel launch. */
-WC_API wc_status wc_aead_seal_batch_device_async(const wc_options *options, const wc_aead *aead,
+WC_API wc_status wc_aead_seal_batch_device_async(const wc_aead *aead,
                                                  const wc_aead_message *messages, size_t count,
                                                  size_t tag_len, const uint8_t *key, size_t key_len,
                                                  wc_cuda_stream stream);
-WC_API wc_status wc_aead_open_batch_device_async(const wc_options *options, const wc_aead *aead,
+WC_API wc_status wc_aead_open_batch_device_async(const wc_aead *aead,
                                                  int32_t *verified,
                                                  const wc_aead_message *messages, size_t count,
                                                  size_t tag_len, const uint8_t *key, size_t key_len,

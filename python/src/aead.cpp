@@ -279,7 +279,7 @@ class Aead {
       const uintptr_t handle = call.stream();
       call.wait_for_producers(handle);
       nb::gil_scoped_release unlocked;
-      status = wc_aead_seal_batch_device_async(&options_, aead_, all.data(), all.size(), tag_len_, key_.data(),
+      status = wc_aead_seal_batch_device_async(aead_, all.data(), all.size(), tag_len_, key_.data(),
                                                key_.size(), as_stream(handle));
     }
     if (status != WC_OK) fail_call(status, Way::seal, batch.data(), batch.size(), true, nullptr);
@@ -504,7 +504,7 @@ class Aead {
       const uintptr_t handle = call.stream();
       call.wait_for_producers(handle);
       nb::gil_scoped_release unlocked;
-      status = wc_aead_seal_device_async(&options_, aead_, m.out, m.tag, tag_len_, key_.data(), key_.size(),
+      status = wc_aead_seal_device_async(aead_, m.out, m.tag, tag_len_, key_.data(), key_.size(),
                                          m.nonce, m.nonce_len, m.aad, m.aad_len, m.in, m.len, as_stream(handle));
     }
     if (status != WC_OK) fail_call(status, Way::seal, &message, 1, false, nullptr);
@@ -538,7 +538,7 @@ class Aead {
     std::vector<int32_t> known;
     {
       nb::gil_scoped_release unlocked;
-      status = wc_aead_open_device_async(&options_, aead_, m.out, verdict, key_.data(), key_.size(), m.nonce,
+      status = wc_aead_open_device_async(aead_, m.out, verdict, key_.data(), key_.size(), m.nonce,
                                          m.nonce_len, m.aad, m.aad_len, m.in, m.len, m.tag, tag_len_,
                                          as_stream(handle));
       if (status == WC_OK && own) known = own->read();
@@ -581,7 +581,7 @@ class Aead {
     {
       nb::gil_scoped_release unlocked;
       status = for_each_run(batch, [&](size_t first, size_t count) {
-        return wc_aead_open_batch_device_async(&options_, aead_, verdict + first, all.data() + first, count,
+        return wc_aead_open_batch_device_async(aead_, verdict + first, all.data() + first, count,
                                                tag_len_, key_.data(), key_.size(), as_stream(handle));
       });
       // A message too short for its tag fails as one whose tag did not match.

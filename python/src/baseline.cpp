@@ -62,7 +62,7 @@ std::vector<double> c_encrypt_device_ms(const std::string &name, nb::bytes key, 
   wc_status status = WC_OK;
   for (int r = 0; r < repeats && status == WC_OK; ++r) {
     cudaEventRecord(begin, stream);
-    status = wc_encrypt_device_async(nullptr, cipher, data, data, length, static_cast<const uint8_t *>(key.data()),
+    status = wc_encrypt_device_async(cipher, data, data, length, static_cast<const uint8_t *>(key.data()),
                                      key.size(), static_cast<const uint8_t *>(iv.data()), iv.size(), 0,
                                      reinterpret_cast<wc_cuda_stream>(stream));
     cudaEventRecord(end, stream);

@@ -115,7 +115,7 @@ class BytesResult {
 
 using HostCall = wc_status (*)(const wc_options *, const wc_cipher *, uint8_t *, size_t, size_t *, const uint8_t *,
                                size_t, const uint8_t *, size_t, const uint8_t *, size_t);
-using DeviceCall = wc_status (*)(const wc_options *, const wc_cipher *, uint8_t *, const uint8_t *, size_t,
+using DeviceCall = wc_status (*)(const wc_cipher *, uint8_t *, const uint8_t *, size_t,
                                  const uint8_t *, size_t, const uint8_t *, size_t, uint64_t, wc_cuda_stream);
 
 nb::bytes crypt_bytes(int direction, const CipherInfo &info, nb::handle key, nb::handle iv, nb::handle data, bool padding,
@@ -155,8 +155,7 @@ size_t crypt_host_into(wc_direction direction, const wc_cipher *cipher, const Se
 }
 
 size_t crypt_device(wc_direction direction, const wc_cipher *cipher, const Secrets &secrets, const View &in,
-                    const View &out, const wc_options &options, const StreamChoice &streams,
-                    uint64_t stream_offset) {
+                    const View &out, const StreamChoice &streams, uint64_t stream_offset) {
   const std::string name = wc_cipher_name(cipher);
   if (wc_cipher_is_padded(cipher) != 0) {
     throw Failure(WC_ERR_INVALID_ARGUMENT, "GPU arrays keep their length, so they are never padded: pass "
@@ -185,7 +184,7 @@ size_t crypt_device(wc_direction direction, const wc_cipher *cipher, const Secre
   wc_status status;
   {
     nb::gil_scoped_release unlocked;
-    status = call(&options, cipher, out.data(), in.data(), len, secrets.key.data(), secrets.key.size(),
+    status = call(cipher, out.data(), in.data(), len, secrets.key.data(), secrets.key.size(),
                   secrets.iv_data(), secrets.iv_size(), stream_offset, reinterpret_cast<wc_cuda_stream>(stream));
   }
   check(status, cipher, secrets);
@@ -212,7 +211,7 @@ size_t crypt_into(int direction, const CipherInfo &info, nb::handle key, nb::han
     if (stream_offset != 0) throw Failure(WC_ERR_INVALID_ARGUMENT, "stream_offset applies to GPU arrays only");
     return crypt_host_into(way, cipher, secrets, in_view, out_view, options);
   }
-  return crypt_device(way, cipher, secrets, in_view, out_view, options, streams, stream_offset);
+  return crypt_device(way, cipher, secrets, in_view, out_view, streams, stream_offset);
 }
 
 // A streaming context (wc_ctx) on host memory: pyca/cryptography's

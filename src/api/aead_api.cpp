@@ -135,11 +135,10 @@ wc_status queue_on_device(const AeadCipher &cipher, std::span<const wc_aead_mess
 
 // The one-shot device calls: the checks, then an AEAD on the current device
 // for this call alone.
-wc_status queue_device_call(const wc_options *options, const wc_aead *aead, std::span<const wc_aead_message> messages,
+wc_status queue_device_call(const wc_aead *aead, std::span<const wc_aead_message> messages,
                             size_t tag_len, const uint8_t *key, size_t key_len, bool seal, int32_t *verified,
                             wc_cuda_stream stream) {
   if (aead == nullptr) return WC_ERR_UNKNOWN_CIPHER;
-  if (options != nullptr && options->backend == WC_BACKEND_GPU_REFERENCE) return WC_ERR_BACKEND_UNAVAILABLE;
   wc_status status = check_all(*aead, messages.data(), messages.size(), tag_len, key, key_len, seal, verified);
   if (status == WC_OK && !seal && verified == nullptr && !messages.empty()) status = WC_ERR_INVALID_ARGUMENT;
   if (status != WC_OK) return status;
@@ -294,35 +293,35 @@ wc_status wc_aead_key_open_device_async(const wc_aead_key *key, int32_t *verifie
 
 void wc_aead_key_free(wc_aead_key *key) { delete key; }
 
-wc_status wc_aead_seal_device_async(const wc_options *options, const wc_aead *aead, uint8_t *out, uint8_t *tag,
+wc_status wc_aead_seal_device_async(const wc_aead *aead, uint8_t *out, uint8_t *tag,
                                     size_t tag_len, const uint8_t *key, size_t key_len, const uint8_t *nonce,
                                     size_t nonce_len, const uint8_t *aad, size_t aad_len, const uint8_t *in,
                                     size_t len, wc_cuda_stream stream) {
   const wc_aead_message message{out, in, len, nonce, nonce_len, aad, aad_len, tag};
-  return queue_device_call(options, aead, {&message, 1}, tag_len, key, key_len, true, nullptr, stream);
+  return queue_device_call(aead, {&message, 1}, tag_len, key, key_len, true, nullptr, stream);
 }
 
-wc_status wc_aead_open_device_async(const wc_options *options, const wc_aead *aead, uint8_t *out, int32_t *verified,
+wc_status wc_aead_open_device_async(const wc_aead *aead, uint8_t *out, int32_t *verified,
                                     const uint8_t *key, size_t key_len, const uint8_t *nonce, size_t nonce_len,
                                     const uint8_t *aad, size_t aad_len, const uint8_t *in, size_t len,
                                     const uint8_t *tag, size_t tag_len, wc_cuda_stream stream) {
   // The kernels only read the tag when opening.
   const wc_aead_message message{out, in, len, nonce, nonce_len, aad, aad_len, const_cast<uint8_t *>(tag)};
-  return queue_device_call(options, aead, {&message, 1}, tag_len, key, key_len, false, verified, stream);
+  return queue_device_call(aead, {&message, 1}, tag_len, key, key_len, false, verified, stream);
 }
 
-wc_status wc_aead_seal_batch_device_async(const wc_options *options, const wc_aead *aead,
+wc_status wc_aead_seal_batch_device_async(const wc_aead *aead,
                                           const wc_aead_message *messages, size_t count, size_t tag_len,
                                           const uint8_t *key, size_t key_len, wc_cuda_stream stream) {
   if (messages == nullptr && count != 0) return WC_ERR_INVALID_ARGUMENT;
-  return queue_device_call(options, aead, {messages, count}, tag_len, key, key_len, true, nullptr, stream);
+  return queue_device_call(aead, {messages, count}, tag_len, key, key_len, true, nullptr, stream);
 }
 
-wc_status wc_aead_open_batch_device_async(const wc_options *options, const wc_aead *aead, int32_t *verified,
+wc_status wc_aead_open_batch_device_async(const wc_aead *aead, int32_t *verified,
                                           const wc_aead_message *messages, size_t count, size_t tag_len,
                                           const uint8_t *key, size_t key_len, wc_cuda_stream stream) {
   if (messages == nullptr && count != 0) return WC_ERR_INVALID_ARGUMENT;
-  return queue_device_call(options, aead, {messages, count}, tag_len, key, key_len, false, verified, stream);
+  return queue_device_call(aead, {messages, count}, tag_len, key, key_len, false, verified, stream);
 }
 
 wc_status wc_aead_ctx_new(wc_aead_ctx **ctx, const wc_options *options, const wc_aead *aead, wc_direction direction,
@@ -338,7 +337,7 @@ wc_status wc_aead_ctx_new(wc_aead_ctx **ctx, const wc_options *options, const wc
   // A message piece by piece runs on the CPU; the GPU's kernels take whole
   // messages.
   const wc_backend backend = warpcrypt::options_or_default(options).backend;
-  if (backend == WC_BACKEND_GPU || backend == WC_BACKEND_GPU_REFERENCE) return WC_ERR_BACKEND_UNAVAILABLE;
+  if (backend == WC_BACKEND_GPU) return WC_ERR_BACKEND_UNAVAILABLE;
   if (backend != WC_BACKEND_AUTO && backend != WC_BACKEND_CPU && backend != WC_BACKEND_HYBRID) {
     return WC_ERR_INVALID_ARGUMENT;
   }

@@ -14,7 +14,7 @@ using warpcrypt::kCudaBackend;
 
 namespace {
 
-wc_status crypt_device_async(wc_direction direction, const wc_options *options, const wc_cipher *cipher,
+wc_status crypt_device_async(wc_direction direction, const wc_cipher *cipher,
                              uint8_t *out, const uint8_t *in, size_t len, const uint8_t *key, size_t key_len,
                              const uint8_t *iv, size_t iv_len, uint64_t stream_offset, wc_cuda_stream stream) {
   if (cipher == nullptr) return WC_ERR_UNKNOWN_CIPHER;
@@ -26,9 +26,8 @@ wc_status crypt_device_async(wc_direction direction, const wc_options *options, 
   if (block_mode && stream_offset % 16 != 0) return WC_ERR_INVALID_ARGUMENT;
   if (cipher->block_len == 16 && len % 16 != 0) return WC_ERR_NOT_BLOCK_ALIGNED;  // ECB, CBC: no padding here
   if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
-  const bool reference = options != nullptr && options->backend == WC_BACKEND_GPU_REFERENCE;
   return kCudaBackend.transform_device_async(*cipher, direction, warpcrypt::key_material(key, key_len, iv, iv_len),
-                                             reference, stream_offset, in, out, len, stream);
+                                             stream_offset, in, out, len, stream);
 }
 
 }  // namespace
@@ -50,19 +49,19 @@ wc_status wc_device_info_get(wc_device_info *info, int device) {
   return kCudaBackend.device_info(info, device);
 }
 
-wc_status wc_encrypt_device_async(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+wc_status wc_encrypt_device_async(const wc_cipher *cipher, uint8_t *out,
                                   const uint8_t *in, size_t len, const uint8_t *key, size_t key_len,
                                   const uint8_t *iv, size_t iv_len, uint64_t stream_offset,
                                   wc_cuda_stream stream) {
-  return crypt_device_async(WC_ENCRYPT, options, cipher, out, in, len, key, key_len, iv, iv_len, stream_offset,
+  return crypt_device_async(WC_ENCRYPT, cipher, out, in, len, key, key_len, iv, iv_len, stream_offset,
                             stream);
 }
 
-wc_status wc_decrypt_device_async(const wc_options *options, const wc_cipher *cipher, uint8_t *out,
+wc_status wc_decrypt_device_async(const wc_cipher *cipher, uint8_t *out,
                                   const uint8_t *in, size_t len, const uint8_t *key, size_t key_len,
                                   const uint8_t *iv, size_t iv_len, uint64_t stream_offset,
                                   wc_cuda_stream stream) {
-  return crypt_device_async(WC_DECRYPT, options, cipher, out, in, len, key, key_len, iv, iv_len, stream_offset,
+  return crypt_device_async(WC_DECRYPT, cipher, out, in, len, key, key_len, iv, iv_len, stream_offset,
                             stream);
 }
 

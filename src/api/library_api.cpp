@@ -48,7 +48,6 @@ constexpr const char *backend_name(wc_backend backend) {
     case WC_BACKEND_AUTO: return "auto";
     case WC_BACKEND_CPU: return "cpu";
     case WC_BACKEND_GPU: return "gpu";
-    case WC_BACKEND_GPU_REFERENCE: return "gpu-ref";
     case WC_BACKEND_HYBRID: return "hybrid";
   }
   return nullptr;

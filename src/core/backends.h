@@ -64,8 +64,8 @@ struct CudaBackend {
   // (WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run), and a
   // CBC/CFB encryption batch.
   wc_status (*transform_device_async)(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
-                                      bool reference, uint64_t stream_offset, const uint8_t *in, uint8_t *out,
-                                      size_t len, wc_cuda_stream stream);
+                                      uint64_t stream_offset, const uint8_t *in, uint8_t *out, size_t len,
+                                      wc_cuda_stream stream);
   wc_status (*batch_encrypt_device_async)(const wc_cipher &cipher, std::span<const uint8_t> key, bool padding,
                                           const uint8_t *in, uint8_t *out,
                                           std::span<const wc_batch_message> messages, const uint8_t *ivs,

@@ -105,7 +105,6 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
     case WC_BACKEND_CPU:
       return kCpuBackend.make_cipher(out, options, cipher, direction, key);
     case WC_BACKEND_GPU:
-    case WC_BACKEND_GPU_REFERENCE:
     case WC_BACKEND_HYBRID: {
       // Hybrid runs the sequential modes on the CPU; the GPU backends refuse
       // them (the lanes report it).
@@ -144,7 +143,6 @@ wc_status make_aead(std::unique_ptr<AeadCipher> *out, wc_backend backend, const 
       *out = kCpuBackend.make_aead(aead, key, threads);
       return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
     case WC_BACKEND_GPU: return kCudaBackend.make_aead(out, aead, key);
-    case WC_BACKEND_GPU_REFERENCE: return WC_ERR_BACKEND_UNAVAILABLE;
   }
   return WC_ERR_INVALID_ARGUMENT;
 }

@@ -29,7 +29,7 @@ wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uin
 
 // Builds the cipher for options.backend:
 //  - cpu: always available;
-//  - gpu, gpu-ref: WC_ERR_NO_DEVICE without a device and
+//  - gpu: WC_ERR_NO_DEVICE without a device and
 //    WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run; never a
 //    silent fallback;
 //  - auto: the CPU, plus the GPU for calls on page-locked memory of at least
@@ -46,8 +46,7 @@ wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options 
 // `backend`: cpu, auto and hybrid keep them on the CPU, batches spread over
 // `threads` threads (0: every core; no AEAD break-even size has been
 // measured yet); gpu runs them on the current device, WC_ERR_NO_DEVICE
-// without one, never a silent fallback. The reference kernels exist for the
-// plain ciphers only: WC_ERR_BACKEND_UNAVAILABLE.
+// without one, never a silent fallback.
 wc_status make_aead(std::unique_ptr<AeadCipher> *out, wc_backend backend, const wc_aead &aead,
                     std::span<const uint8_t> key, unsigned threads);
 

@@ -78,7 +78,7 @@ wc_status JobMonitor::status() const {
 
 void JobMonitor::advance(wc_backend backend, uint64_t bytes) {
   std::atomic<uint64_t> &counter =
-      backend == WC_BACKEND_GPU || backend == WC_BACKEND_GPU_REFERENCE ? gpu_bytes_ : cpu_bytes_;
+      backend == WC_BACKEND_GPU ? gpu_bytes_ : cpu_bytes_;
   counter.fetch_add(bytes, std::memory_order_relaxed);
   if (job_ == nullptr || job_->progress == nullptr) return;
   const int64_t now = (std::chrono::steady_clock::now() - started_).count();

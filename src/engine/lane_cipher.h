@@ -1,4 +1,4 @@
-// Host memory through the engine's lanes: the gpu, gpu-ref and hybrid
+// Host memory through the engine's lanes: the gpu and hybrid
 // backends of every call on host buffers (one-shot, streaming contexts,
 // random access and buffer jobs).
 #pragma once

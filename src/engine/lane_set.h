@@ -15,7 +15,7 @@ namespace warpcrypt::engine {
 
 // The engine's view of wc_options: defaults applied and checked.
 struct EngineShape {
-  wc_backend backend = WC_BACKEND_AUTO;  // resolved: cpu, gpu, gpu-ref or hybrid
+  wc_backend backend = WC_BACKEND_AUTO;  // resolved: cpu, gpu or hybrid
   unsigned cpu_lanes = 0;
   unsigned streams = 0;  // GPU lanes per device entry
   std::vector<int> devices;
@@ -30,8 +30,8 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
 class LaneSet {
  public:
   // Builds the lanes, each with `capacity` bytes of staging: cpu_lanes CPU
-  // lanes for cpu and hybrid, `streams` GPU lanes per device entry for gpu,
-  // gpu-ref and hybrid. Hybrid falls back to CPU lanes alone for modes the
+  // lanes for cpu and hybrid, `streams` GPU lanes per device entry for gpu
+  // and hybrid. Hybrid falls back to CPU lanes alone for modes the
   // GPU does not run, or without a device.
   static wc_status create(std::unique_ptr<LaneSet> *out, const EngineShape &shape, const wc_cipher &cipher,
                           wc_direction direction, const KeyMaterial &key, size_t capacity);

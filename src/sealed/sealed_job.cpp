@@ -65,7 +65,6 @@ struct Workforce {
 // Settles the backend, how many workers of each kind and the window.
 wc_status plan(const wc_options &options, const Header &header, Workforce *force) {
   force->backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
-  if (force->backend == WC_BACKEND_GPU_REFERENCE) return WC_ERR_BACKEND_UNAVAILABLE;
   engine::EngineShape shape;
   const wc_status status = engine::resolve_shape(&shape, options, force->backend);
   if (status != WC_OK) return status;

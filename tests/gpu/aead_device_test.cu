@@ -59,7 +59,7 @@ class AeadDevice : public ::testing::TestWithParam<std::string> {
     const size_t length = input.plaintext.size();
     DeviceBuffer data(length), tag(16);
     data.upload(input.plaintext);
-    EXPECT_EQ(wc_aead_seal_device_async(nullptr, aead_of(name()), data.at(0), tag.at(0), input.tag_len,
+    EXPECT_EQ(wc_aead_seal_device_async(aead_of(name()), data.at(0), tag.at(0), input.tag_len,
                                         input.key.data(), input.key.size(), input.nonce.data(), input.nonce.size(),
                                         data_or_dummy(input.aad), input.aad.size(), data.at(0), length, nullptr),
               WC_OK);
@@ -75,7 +75,7 @@ class AeadDevice : public ::testing::TestWithParam<std::string> {
     in.upload(ciphertext);
     tag_buffer.upload(tag);
     auto *verdict = reinterpret_cast<int32_t *>(verified.at(0));
-    EXPECT_EQ(wc_aead_open_device_async(nullptr, aead_of(name()), out.at(0), verdict, input.key.data(),
+    EXPECT_EQ(wc_aead_open_device_async(aead_of(name()), out.at(0), verdict, input.key.data(),
                                         input.key.size(), input.nonce.data(), input.nonce.size(),
                                         data_or_dummy(input.aad), input.aad.size(), in.at(0), ciphertext.size(),
                                         tag_buffer.at(0), tag.size(), nullptr),
@@ -138,7 +138,7 @@ TEST_P(AeadDevice, UnalignedPointers) {
     const AeadSealed expected = lib_aead_seal(name(), input, make_options(0, WC_BACKEND_CPU));
     DeviceBuffer in(length + 16), out(length + 16), tag(16);
     in.upload(input.plaintext, shift);
-    ASSERT_EQ(wc_aead_seal_device_async(nullptr, aead_of(name()), out.at(out_shift), tag.at(0), 16, input.key.data(),
+    ASSERT_EQ(wc_aead_seal_device_async(aead_of(name()), out.at(out_shift), tag.at(0), 16, input.key.data(),
                                         input.key.size(), input.nonce.data(), input.nonce.size(),
                                         data_or_dummy(input.aad), input.aad.size(), in.at(shift), length, nullptr),
               WC_OK);
@@ -172,7 +172,7 @@ TEST_P(AeadDevice, BatchesOfMixedMessages) {
     messages[i] = {data.at(offsets[i]), data.at(offsets[i]), inputs[i].plaintext.size(), inputs[i].nonce.data(),
                    inputs[i].nonce.size(), data_or_dummy(inputs[i].aad), inputs[i].aad.size(), tags.at(16 * i)};
   }
-  ASSERT_EQ(wc_aead_seal_batch_device_async(nullptr, aead_of(name()), messages.data(), count, 16, key.data(),
+  ASSERT_EQ(wc_aead_seal_batch_device_async(aead_of(name()), messages.data(), count, 16, key.data(),
                                             key.size(), nullptr),
             WC_OK);
   synchronize_device();
@@ -187,7 +187,7 @@ TEST_P(AeadDevice, BatchesOfMixedMessages) {
   const std::vector<size_t> tampered = {0, 7, 100, 157, 299};
   for (size_t i : tampered) tags.upload(with_bit_flipped(sealed_tags[i], 3), 16 * i);
   auto *verdicts = reinterpret_cast<int32_t *>(verified.at(0));
-  ASSERT_EQ(wc_aead_open_batch_device_async(nullptr, aead_of(name()), verdicts, messages.data(), count, 16,
+  ASSERT_EQ(wc_aead_open_batch_device_async(aead_of(name()), verdicts, messages.data(), count, 16,
                                             key.data(), key.size(), nullptr),
             WC_OK);
   synchronize_device();
@@ -215,7 +215,7 @@ TEST_P(AeadDevice, RunsOnTheCallersStream) {
   ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
   DeviceBuffer data(input.plaintext.size()), tag(16);
   data.upload(input.plaintext);
-  ASSERT_EQ(wc_aead_seal_device_async(nullptr, aead_of(name()), data.at(0), tag.at(0), 16, input.key.data(),
+  ASSERT_EQ(wc_aead_seal_device_async(aead_of(name()), data.at(0), tag.at(0), 16, input.key.data(),
                                       input.key.size(), input.nonce.data(), input.nonce.size(),
                                       data_or_dummy(input.aad), input.aad.size(), data.at(0), input.plaintext.size(),
                                       reinterpret_cast<wc_cuda_stream>(stream)),
@@ -357,26 +357,22 @@ TEST(AeadDeviceErrors, ArgumentsAreCheckedBeforeAnyWork) {
   const Bytes key(16, 1), nonce(12, 2);
   DeviceBuffer data(64), tag(16), verified(4);
   auto *verdict = reinterpret_cast<int32_t *>(verified.at(0));
-  EXPECT_EQ(wc_aead_seal_device_async(nullptr, gcm, data.at(0), tag.at(0), 16, key.data(), 15, nonce.data(), 12,
+  EXPECT_EQ(wc_aead_seal_device_async(gcm, data.at(0), tag.at(0), 16, key.data(), 15, nonce.data(), 12,
                                       nullptr, 0, data.at(0), 64, nullptr),
             WC_ERR_KEY_LEN);
-  EXPECT_EQ(wc_aead_seal_device_async(nullptr, aead_of("chacha20-poly1305"), data.at(0), tag.at(0), 16,
+  EXPECT_EQ(wc_aead_seal_device_async(aead_of("chacha20-poly1305"), data.at(0), tag.at(0), 16,
                                       Bytes(32, 1).data(), 32, nonce.data(), 8, nullptr, 0, data.at(0), 64, nullptr),
             WC_ERR_IV_LEN);
-  EXPECT_EQ(wc_aead_seal_device_async(nullptr, gcm, data.at(0), tag.at(0), 2, key.data(), 16, nonce.data(), 12,
+  EXPECT_EQ(wc_aead_seal_device_async(gcm, data.at(0), tag.at(0), 2, key.data(), 16, nonce.data(), 12,
                                       nullptr, 0, data.at(0), 64, nullptr),
             WC_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(wc_aead_open_device_async(nullptr, gcm, data.at(0), nullptr, key.data(), 16, nonce.data(), 12, nullptr, 0,
+  EXPECT_EQ(wc_aead_open_device_async(gcm, data.at(0), nullptr, key.data(), 16, nonce.data(), 12, nullptr, 0,
                                       data.at(0), 64, tag.at(0), 16, nullptr),
             WC_ERR_INVALID_ARGUMENT)
       << "nowhere to put the verdict";
-  const wc_options reference = make_options(0, WC_BACKEND_GPU_REFERENCE);
-  EXPECT_EQ(wc_aead_open_device_async(&reference, gcm, data.at(0), verdict, key.data(), 16, nonce.data(), 12, nullptr,
-                                      0, data.at(0), 64, tag.at(0), 16, nullptr),
-            WC_ERR_BACKEND_UNAVAILABLE);
-  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, nullptr, 3, 16, key.data(), 16, nullptr),
+  EXPECT_EQ(wc_aead_seal_batch_device_async(gcm, nullptr, 3, 16, key.data(), 16, nullptr),
             WC_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, nullptr, 0, 16, key.data(), 16, nullptr), WC_OK);
+  EXPECT_EQ(wc_aead_seal_batch_device_async(gcm, nullptr, 0, 16, key.data(), 16, nullptr), WC_OK);
   synchronize_device();
   EXPECT_TRUE(data.guard_bytes_intact(64));
 }

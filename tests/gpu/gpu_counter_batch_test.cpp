@@ -190,9 +190,6 @@ TEST(GpuDispatch, ExplicitGpuRunsThereOrFails) {
   const wc_backend ran = backend_after_update("chacha20", WC_ENCRYPT, WC_BACKEND_GPU, 4096, &status);
   EXPECT_EQ(status, WC_OK);
   EXPECT_EQ(ran, WC_BACKEND_GPU);
-  EXPECT_EQ(backend_after_update("aes-128-ecb", WC_DECRYPT, WC_BACKEND_GPU_REFERENCE, 4096, &status),
-            WC_BACKEND_GPU_REFERENCE);
-  EXPECT_EQ(status, WC_OK);
   backend_after_update("aes-128-cbc", WC_ENCRYPT, WC_BACKEND_GPU, 4096, &status);
   EXPECT_EQ(status, WC_ERR_BACKEND_UNAVAILABLE);
   backend_after_update("aes-128-ofb", WC_DECRYPT, WC_BACKEND_GPU, 4096, &status);

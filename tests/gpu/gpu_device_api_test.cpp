@@ -36,10 +36,9 @@ Bytes cpu_expected(const GpuMode &mode, const Bytes &key, const Bytes &iv, const
 }
 
 wc_status device_call(const GpuMode &mode, uint8_t *out, const uint8_t *in, size_t len, const Bytes &key,
-                      const Bytes &iv, uint64_t offset, wc_backend backend = WC_BACKEND_GPU) {
-  const wc_options options = make_options(0, backend);
+                      const Bytes &iv, uint64_t offset) {
   auto *call = mode.direction == WC_ENCRYPT ? wc_encrypt_device_async : wc_decrypt_device_async;
-  const wc_status status = call(&options, lookup(mode.cipher), out, in, len, data_or_dummy(key), key.size(),
+  const wc_status status = call(lookup(mode.cipher), out, in, len, data_or_dummy(key), key.size(),
                                 data_or_dummy(iv), iv.size(), offset, nullptr);
   synchronize_device();
   return status;
@@ -144,7 +143,10 @@ TEST_P(GpuDeviceApi, ReferenceKernelInPlace) {
   const Bytes input = rng.bytes(len);
   DeviceBuffer buffer(len);
   buffer.upload(input);
-  ASSERT_EQ(device_call(mode, buffer.at(0), buffer.at(0), len, key, iv, 0, WC_BACKEND_GPU_REFERENCE), WC_OK);
+  setenv("WARPCRYPT_GPU_KERNELS", "reference", 1);
+  const wc_status status = device_call(mode, buffer.at(0), buffer.at(0), len, key, iv, 0);
+  unsetenv("WARPCRYPT_GPU_KERNELS");
+  ASSERT_EQ(status, WC_OK);
   EXPECT_TRUE(same_bytes(cpu_expected(mode, key, iv, input, 0), buffer.download(len)));
   EXPECT_TRUE(buffer.guard_bytes_intact(len));
 }
@@ -184,17 +186,17 @@ TEST(GpuDeviceApiErrors, RejectsWhatTheGpuCannotDo) {
   const Bytes key(16, 1), iv(16, 2);
   DeviceBuffer buffer(64);
   // CBC encryption is sequential: only batches run it.
-  EXPECT_EQ(wc_encrypt_device_async(nullptr, lookup("aes-128-cbc"), buffer.at(0), buffer.at(0), 64, key.data(), 16,
+  EXPECT_EQ(wc_encrypt_device_async(lookup("aes-128-cbc"), buffer.at(0), buffer.at(0), 64, key.data(), 16,
                                     iv.data(), 16, 0, nullptr),
             WC_ERR_BACKEND_UNAVAILABLE);
   // ECB and CBC take whole blocks on the device (no padding there).
-  EXPECT_EQ(wc_encrypt_device_async(nullptr, lookup("aes-128-ecb"), buffer.at(0), buffer.at(0), 33, key.data(), 16,
+  EXPECT_EQ(wc_encrypt_device_async(lookup("aes-128-ecb"), buffer.at(0), buffer.at(0), 33, key.data(), 16,
                                     nullptr, 0, 0, nullptr),
             WC_ERR_NOT_BLOCK_ALIGNED);
-  EXPECT_EQ(wc_decrypt_device_async(nullptr, lookup("aes-128-cbc"), buffer.at(0), buffer.at(0), 32, key.data(), 16,
+  EXPECT_EQ(wc_decrypt_device_async(lookup("aes-128-cbc"), buffer.at(0), buffer.at(0), 32, key.data(), 16,
                                     iv.data(), 16, 8, nullptr),
             WC_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(wc_encrypt_device_async(nullptr, lookup("aes-128-ctr"), buffer.at(0), buffer.at(0), 64, key.data(), 15,
+  EXPECT_EQ(wc_encrypt_device_async(lookup("aes-128-ctr"), buffer.at(0), buffer.at(0), 64, key.data(), 15,
                                     iv.data(), 16, 0, nullptr),
             WC_ERR_KEY_LEN);
 }

@@ -54,15 +54,18 @@ TEST_P(GpuDifferential, RandomLengthsUpTo64MiB) {
   }
 }
 
-// The reference kernels compute the same function, just slowly.
+// The reference kernels (WARPCRYPT_GPU_KERNELS=reference) compute the same
+// function, just slowly.
 TEST_P(GpuDifferential, ReferenceKernelAgrees) {
   TestRng rng = TestRng::for_current_test();
   const wc_cipher *cipher = lookup(GetParam().cipher);
   const Bytes key = rng.bytes(wc_cipher_key_len(cipher));
   const Bytes iv = rng.bytes(wc_cipher_iv_len(cipher));
+  setenv("WARPCRYPT_GPU_KERNELS", "reference", 1);
   for (size_t len : {size_t{0}, size_t{1}, size_t{17}, size_t{4096}, size_t{1} << 20, (size_t{3} << 20) + 5}) {
-    check_length(rng, key, iv, len, WC_BACKEND_GPU_REFERENCE);
+    check_length(rng, key, iv, len, WC_BACKEND_GPU);
   }
+  unsetenv("WARPCRYPT_GPU_KERNELS");
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GpuDifferential, ::testing::ValuesIn(gpu_modes()), gpu_mode_name);

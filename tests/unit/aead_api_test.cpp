@@ -112,8 +112,8 @@ TEST(AeadErrors, SealArgumentsGetTheirStatusAndZeroedOutputs) {
   call.out_cap = 39;
   expect_status(call, WC_ERR_OUTPUT_TOO_SMALL, "output too small");
   call = {};
-  call.options.backend = WC_BACKEND_GPU_REFERENCE;
-  expect_status(call, WC_ERR_BACKEND_UNAVAILABLE, "no reference AEAD kernels");
+  call.options.backend = static_cast<wc_backend>(wc_backend_count());
+  expect_status(call, WC_ERR_INVALID_ARGUMENT, "no such backend");
   if (!gpu_available()) {
     call = {};
     call.options.backend = WC_BACKEND_GPU;
@@ -231,13 +231,13 @@ TEST(AeadErrors, EveryCallRefusesOverlappingBuffers) {
   EXPECT_EQ(wc_aead_seal_batch(nullptr, gcm, two_outputs, 2, 16, key.data(), 16), WC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(wc_aead_open_batch(nullptr, gcm, nullptr, two_outputs, 2, 16, key.data(), 16), WC_ERR_INVALID_ARGUMENT);
   // The device calls check their arguments before they look for a device.
-  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, two_outputs, 2, 16, key.data(), 16, nullptr),
+  EXPECT_EQ(wc_aead_seal_batch_device_async(gcm, two_outputs, 2, 16, key.data(), 16, nullptr),
             WC_ERR_INVALID_ARGUMENT);
   const wc_aead_message in_place{at, at, 32, nonce.data(), 12, nullptr, 0, at + 200};
   auto *verdict_inside = reinterpret_cast<int32_t *>(at + 8);
-  EXPECT_EQ(wc_aead_open_batch_device_async(nullptr, gcm, verdict_inside, &in_place, 1, 16, key.data(), 16, nullptr),
+  EXPECT_EQ(wc_aead_open_batch_device_async(gcm, verdict_inside, &in_place, 1, 16, key.data(), 16, nullptr),
             WC_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(wc_aead_open_device_async(nullptr, gcm, at, verdict_inside, key.data(), 16, nonce.data(), 12, nullptr, 0,
+  EXPECT_EQ(wc_aead_open_device_async(gcm, at, verdict_inside, key.data(), 16, nonce.data(), 12, nullptr, 0,
                                       at, 32, at + 200, 16, nullptr),
             WC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(memory, Bytes(256, 7)) << "nothing was written";
@@ -274,15 +274,15 @@ TEST(AeadErrors, DeviceCallsWithoutADevice) {
   const Bytes key(16, 1), nonce(12, 2);
   Bytes buffer(32), tag(16);
   int32_t verified = 7;
-  EXPECT_EQ(wc_aead_seal_device_async(nullptr, gcm, buffer.data(), tag.data(), 16, key.data(), 16, nonce.data(), 12,
+  EXPECT_EQ(wc_aead_seal_device_async(gcm, buffer.data(), tag.data(), 16, key.data(), 16, nonce.data(), 12,
                                       nullptr, 0, buffer.data(), 32, nullptr),
             WC_ERR_NO_DEVICE);
-  EXPECT_EQ(wc_aead_open_device_async(nullptr, gcm, buffer.data(), &verified, key.data(), 16, nonce.data(), 12,
+  EXPECT_EQ(wc_aead_open_device_async(gcm, buffer.data(), &verified, key.data(), 16, nonce.data(), 12,
                                       nullptr, 0, buffer.data(), 32, tag.data(), 16, nullptr),
             WC_ERR_NO_DEVICE);
   const wc_aead_message message{buffer.data(), buffer.data(), 32, nonce.data(), 12, nullptr, 0, tag.data()};
-  EXPECT_EQ(wc_aead_seal_batch_device_async(nullptr, gcm, &message, 1, 16, key.data(), 16, nullptr), WC_ERR_NO_DEVICE);
-  EXPECT_EQ(wc_aead_open_batch_device_async(nullptr, gcm, &verified, &message, 1, 16, key.data(), 16, nullptr),
+  EXPECT_EQ(wc_aead_seal_batch_device_async(gcm, &message, 1, 16, key.data(), 16, nullptr), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(wc_aead_open_batch_device_async(gcm, &verified, &message, 1, 16, key.data(), 16, nullptr),
             WC_ERR_NO_DEVICE);
 }
 

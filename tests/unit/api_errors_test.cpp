@@ -35,7 +35,7 @@ RawCall raw_crypt(wc_direction direction, const wc_options &options, const wc_ci
 }
 
 // The most a successful call could have written: what "zeroed" must cover.
-size_t room_for(wc_direction direction, const wc_options &options, const wc_cipher *cipher,
+size_t room_for(wc_direction direction, const wc_cipher *cipher,
                 size_t in_len) {
   return direction == WC_ENCRYPT ? wc_encrypt_bound(cipher, in_len) : in_len;
 }
@@ -58,7 +58,7 @@ TEST(ApiErrorsTest, WrongKeyLength) {
     const Bytes iv(wc_cipher_iv_len(cipher), 0x02);
     for (wc_direction direction : {WC_ENCRYPT, WC_DECRYPT}) {
       const RawCall call = raw_crypt(direction, options, cipher,
-                                     room_for(direction, options, cipher, message.size()), key,
+                                     room_for(direction, cipher, message.size()), key,
                                      iv, message);
       EXPECT_EQ(call.status, WC_ERR_KEY_LEN) << direction_name(direction);
       EXPECT_TRUE(all_zero(call.out.data(), call.out.size())) << direction_name(direction);
@@ -90,7 +90,7 @@ TEST(ApiErrorsTest, WrongIvLength) {
     const Bytes iv(c.iv_len, 0x02);
     for (wc_direction direction : {WC_ENCRYPT, WC_DECRYPT}) {
       const RawCall call = raw_crypt(direction, options, cipher,
-                                     room_for(direction, options, cipher, message.size()), key,
+                                     room_for(direction, cipher, message.size()), key,
                                      iv, message);
       EXPECT_EQ(call.status, WC_ERR_IV_LEN) << direction_name(direction);
       EXPECT_TRUE(all_zero(call.out.data(), call.out.size())) << direction_name(direction);
@@ -172,7 +172,7 @@ TEST(ApiErrorsTest, NoPaddingNeedsWholeBlocks) {
         SCOPED_TRACE(std::string(name) + " " + direction_name(direction) + " of " +
                      std::to_string(length) + " bytes");
         const RawCall call = raw_crypt(direction, defaults, cipher,
-                                       room_for(direction, defaults, cipher, length), key, iv,
+                                       room_for(direction, cipher, length), key, iv,
                                        input);
         EXPECT_EQ(call.status, WC_ERR_NOT_BLOCK_ALIGNED);
         EXPECT_TRUE(all_zero(call.out.data(), call.out.size()));

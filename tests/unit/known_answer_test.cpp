@@ -6,6 +6,7 @@
 // the modes and directions the GPU runs.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -24,20 +25,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const wc_backend kBackends[] = {WC_BACKEND_CPU, WC_BACKEND_GPU, WC_BACKEND_GPU_REFERENCE};
+// Where a vector runs: the CPU, the GPU's optimised kernels, or its
+// reference kernels (WARPCRYPT_GPU_KERNELS=reference while the test runs).
+struct Rung {
+  wc_backend backend;
+  bool reference_kernels;
+};
+const Rung kRungs[] = {{WC_BACKEND_CPU, false}, {WC_BACKEND_GPU, false}, {WC_BACKEND_GPU, true}};
 
-bool on_gpu(wc_backend backend) { return backend != WC_BACKEND_CPU; }
+bool on_gpu(const Rung &rung) { return rung.backend != WC_BACKEND_CPU; }
 
-// Whether a vector of this cipher and direction runs on this backend.
-bool runs_on(wc_backend backend, const std::string &cipher, wc_direction direction) {
-  return !on_gpu(backend) || gpu_runs(cipher, direction);
+// Whether a vector of this cipher and direction runs on this rung.
+bool runs_on(const Rung &rung, const std::string &cipher, wc_direction direction) {
+  return !on_gpu(rung) || gpu_runs(cipher, direction);
 }
 
-std::string backend_suffix(wc_backend backend) {
-  return backend == WC_BACKEND_CPU ? "" : backend == WC_BACKEND_GPU ? "_gpu" : "_gpu_reference";
+std::string backend_suffix(const Rung &rung) {
+  return !on_gpu(rung) ? "" : rung.reference_kernels ? "_gpu_reference" : "_gpu";
 }
-std::string backend_label(wc_backend backend) {
-  return on_gpu(backend) ? std::string(" on ") + wc_backend_name(backend) : "";
+std::string backend_label(const Rung &rung) {
+  return !on_gpu(rung) ? "" : rung.reference_kernels ? " on the GPU's reference kernels" : " on gpu";
 }
 
 // Fixtures: the vectors directory, and the skip when a GPU backend has no
@@ -46,11 +53,13 @@ template <class Param>
 class VectorTest : public ::testing::TestWithParam<Param> {
  protected:
   void SetUp() override {
-    if (on_gpu(backend())) WCTEST_REQUIRE_GPU();
+    if (on_gpu(rung())) WCTEST_REQUIRE_GPU();
+    if (rung().reference_kernels) setenv("WARPCRYPT_GPU_KERNELS", "reference", 1);
     locate_vectors_dir(&vectors_dir_);
   }
-  wc_backend backend() const { return std::get<wc_backend>(this->GetParam()); }
-  wc_options options() const { return make_options(0, backend()); }
+  void TearDown() override { unsetenv("WARPCRYPT_GPU_KERNELS"); }
+  const Rung &rung() const { return std::get<Rung>(this->GetParam()); }
+  wc_options options() const { return make_options(0, rung().backend); }
   fs::path vectors_dir_;
 };
 
@@ -89,7 +98,7 @@ std::vector<CavpSet> all_cavp_sets() {
   return sets;
 }
 
-using CavpFileTest = VectorTest<std::tuple<CavpSet, wc_backend>>;
+using CavpFileTest = VectorTest<std::tuple<CavpSet, Rung>>;
 
 TEST_P(CavpFileTest, EncryptAndDecryptSectionsMatch) {
   const CavpSet &set = std::get<CavpSet>(GetParam());
@@ -100,8 +109,8 @@ TEST_P(CavpFileTest, EncryptAndDecryptSectionsMatch) {
   const wc_cipher *cipher = wc_cipher_unpadded(lookup(set.cipher_name()));
   ASSERT_NE(cipher, nullptr) << set.cipher_name();
   const wc_options on_backend = options();
-  const bool encrypt_runs = runs_on(backend(), set.cipher_name(), WC_ENCRYPT);
-  const bool decrypt_runs = runs_on(backend(), set.cipher_name(), WC_DECRYPT);
+  const bool encrypt_runs = runs_on(rung(), set.cipher_name(), WC_ENCRYPT);
+  const bool decrypt_runs = runs_on(rung(), set.cipher_name(), WC_DECRYPT);
 
   size_t encrypt_vectors = 0;
   size_t decrypt_vectors = 0;
@@ -130,19 +139,19 @@ TEST_P(CavpFileTest, EncryptAndDecryptSectionsMatch) {
   // Every CAVP AES file has both sections; an empty one means a parse error.
   EXPECT_EQ(encrypt_vectors > 0, encrypt_runs);
   EXPECT_EQ(decrypt_vectors > 0, decrypt_runs);
-  report_vectors_run(set.cipher_name() + backend_label(backend()) + " " + set.file_name() + " (" +
+  report_vectors_run(set.cipher_name() + backend_label(rung()) + " " + set.file_name() + " (" +
                          std::to_string(encrypt_vectors) + " encrypt, " +
                          std::to_string(decrypt_vectors) + " decrypt)",
                      encrypt_vectors + decrypt_vectors);
 }
 
 // Each set on each backend that runs at least one of its directions.
-std::vector<std::tuple<CavpSet, wc_backend>> cavp_runs() {
-  std::vector<std::tuple<CavpSet, wc_backend>> runs;
-  for (wc_backend backend : kBackends) {
+std::vector<std::tuple<CavpSet, Rung>> cavp_runs() {
+  std::vector<std::tuple<CavpSet, Rung>> runs;
+  for (const Rung &rung : kRungs) {
     for (const CavpSet &set : all_cavp_sets()) {
-      if (runs_on(backend, set.cipher_name(), WC_ENCRYPT) || runs_on(backend, set.cipher_name(), WC_DECRYPT)) {
-        runs.emplace_back(set, backend);
+      if (runs_on(rung, set.cipher_name(), WC_ENCRYPT) || runs_on(rung, set.cipher_name(), WC_DECRYPT)) {
+        runs.emplace_back(set, rung);
       }
     }
   }
@@ -153,7 +162,7 @@ INSTANTIATE_TEST_SUITE_P(NistCavp, CavpFileTest, ::testing::ValuesIn(cavp_runs()
                          [](const auto &param_info) {
                            const CavpSet &set = std::get<CavpSet>(param_info.param);
                            return set.file_prefix + "_" + set.kind + "_" + std::to_string(set.key_bits) +
-                                  backend_suffix(std::get<wc_backend>(param_info.param));
+                                  backend_suffix(std::get<Rung>(param_info.param));
                          });
 
 // RFC 3686 gives encryptions only; CTR decryption is the same keystream XOR,
@@ -170,7 +179,7 @@ void check_both_ways(const wc_cipher *cipher, const Bytes &key, const Bytes &iv,
   EXPECT_TRUE(same_bytes(plaintext, decrypted.out));
 }
 
-using Rfc3686CtrTest = VectorTest<std::tuple<int, wc_backend>>;
+using Rfc3686CtrTest = VectorTest<std::tuple<int, Rung>>;
 
 TEST_P(Rfc3686CtrTest, VectorsEncryptAndDecrypt) {
   const std::string name = "aes-" + std::to_string(std::get<int>(GetParam())) + "-ctr";
@@ -191,17 +200,17 @@ TEST_P(Rfc3686CtrTest, VectorsEncryptAndDecrypt) {
     ++vectors;
   }
   EXPECT_GT(vectors, 0u);
-  report_vectors_run(name + backend_label(backend()) + " RFC 3686", vectors);
+  report_vectors_run(name + backend_label(rung()) + " RFC 3686", vectors);
 }
 
 INSTANTIATE_TEST_SUITE_P(Rfc3686, Rfc3686CtrTest,
-                         ::testing::Combine(::testing::Values(128, 192, 256), ::testing::ValuesIn(kBackends)),
+                         ::testing::Combine(::testing::Values(128, 192, 256), ::testing::ValuesIn(kRungs)),
                          [](const auto &param_info) {
                            return "aes_" + std::to_string(std::get<int>(param_info.param)) + "_ctr" +
-                                  backend_suffix(std::get<wc_backend>(param_info.param));
+                                  backend_suffix(std::get<Rung>(param_info.param));
                          });
 
-using Rfc7539ChaCha20Test = VectorTest<std::tuple<wc_backend>>;
+using Rfc7539ChaCha20Test = VectorTest<std::tuple<Rung>>;
 
 // Our IV is OpenSSL's: the 32-bit initial block counter, little-endian,
 // followed by the 96-bit nonce.
@@ -232,12 +241,12 @@ TEST_P(Rfc7539ChaCha20Test, VectorsEncryptAndDecrypt) {
     ++vectors;
   }
   EXPECT_GT(vectors, 0u);
-  report_vectors_run("chacha20" + backend_label(backend()) + " RFC 7539", vectors);
+  report_vectors_run("chacha20" + backend_label(rung()) + " RFC 7539", vectors);
 }
 
-INSTANTIATE_TEST_SUITE_P(Rfc7539, Rfc7539ChaCha20Test, ::testing::Combine(::testing::ValuesIn(kBackends)),
+INSTANTIATE_TEST_SUITE_P(Rfc7539, Rfc7539ChaCha20Test, ::testing::Combine(::testing::ValuesIn(kRungs)),
                          [](const auto &param_info) {
-                           return "chacha20" + backend_suffix(std::get<wc_backend>(param_info.param));
+                           return "chacha20" + backend_suffix(std::get<Rung>(param_info.param));
                          });
 
 }  // namespace

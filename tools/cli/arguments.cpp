@@ -48,14 +48,15 @@ uint64_t parse_size(const std::string &text, const std::string &option) {
   return value << shift;
 }
 
-wc_backend parse_backend(const std::string &name, bool allow_reference) {
-  if (name == "auto") return WC_BACKEND_AUTO;
-  if (name == "cpu") return WC_BACKEND_CPU;
-  if (name == "gpu") return WC_BACKEND_GPU;
-  if (name == "hybrid") return WC_BACKEND_HYBRID;
-  if (allow_reference && name == "gpu-ref") return WC_BACKEND_GPU_REFERENCE;
-  throw CliError("unknown backend '" + name + "' (use auto, cpu, gpu or hybrid" +
-                 (allow_reference ? " or gpu-ref)" : ")"));
+wc_backend parse_backend(const std::string &name) {
+  std::string names;
+  const size_t count = wc_backend_count();
+  for (size_t i = 0; i < count; ++i) {
+    const wc_backend backend = wc_backend_at(i);
+    if (name == wc_backend_name(backend)) return backend;
+    names += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") + wc_backend_name(backend);
+  }
+  throw CliError("unknown backend '" + name + "' (use " + names + ")");
 }
 
 unsigned parse_thread_count(const std::string &text) {

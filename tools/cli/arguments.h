@@ -39,8 +39,8 @@ uint64_t parse_unsigned(const std::string &text, const std::string &option, uint
 // with an optional K, M or G suffix (powers of 1024, either case).
 uint64_t parse_size(const std::string &text, const std::string &option);
 
-// auto, cpu, gpu, hybrid; and gpu-ref where `allow_reference` (speed only).
-wc_backend parse_backend(const std::string &name, bool allow_reference = false);
+// A backend by the library's name for it (wc_backend_name).
+wc_backend parse_backend(const std::string &name);
 unsigned parse_thread_count(const std::string &text);
 
 // The streaming engine's options, shared by enc and speed.

@@ -85,8 +85,10 @@ void add_speed_options(Command &command, SpeedOptions &o) {
   command.add_option("--runs", "N", "timed runs per size, at least 5 (default 5)", [&o](const std::string &text) {
     o.runs = std::max(5u, static_cast<unsigned>(parse_unsigned(text, "--runs", 1000)));
   });
-  command.add_option("--backend", "NAME", "cpu, gpu, gpu-ref, hybrid or auto (default cpu)",
-                     [&o](const std::string &name) { o.backend = parse_backend(name, /*allow_reference=*/true); });
+  command.add_option("--backend", "NAME",
+                     "cpu, gpu, hybrid or auto (default cpu); WARPCRYPT_GPU_KERNELS=reference in the "
+                     "environment times the GPU's reference kernels",
+                     [&o](const std::string &name) { o.backend = parse_backend(name); });
   command.add_option("--resident", "WHERE", "host (default; end to end) or device (kernel only, GPU backends)",
                      [&o](const std::string &where) {
                        if (where != "host" && where != "device") throw CliError("--resident takes host or device");

@@ -32,8 +32,6 @@ class TimedDeviceWorkload : public Workload {
       check_cuda(cudaMemcpy(buffer_ + at, random.data(), std::min(piece, spec.bytes - at), cudaMemcpyHostToDevice),
                  "cudaMemcpy");
     }
-    wc_options_init(&options_);
-    options_.backend = spec.backend;
   }
 
   ~TimedDeviceWorkload() override {
@@ -58,7 +56,6 @@ class TimedDeviceWorkload : public Workload {
   virtual void queue_operation() = 0;
 
   WorkloadSpec spec_;
-  wc_options options_{};
   cudaStream_t stream_ = nullptr;
   uint8_t *buffer_ = nullptr;
 
@@ -80,7 +77,7 @@ class DeviceWorkload final : public TimedDeviceWorkload {
  private:
   void queue_operation() override {
     const auto call = spec_.direction == WC_ENCRYPT ? wc_encrypt_device_async : wc_decrypt_device_async;
-    check(call(&options_, spec_.cipher, buffer_, buffer_, spec_.bytes, key_.data(), key_.size(), iv_.data(),
+    check(call(spec_.cipher, buffer_, buffer_, spec_.bytes, key_.data(), key_.size(), iv_.data(),
                iv_.size(), 0, stream_),
           std::string("device ") + wc_cipher_name(spec_.cipher));
   }
@@ -115,7 +112,7 @@ class DeviceAeadWorkload final : public TimedDeviceWorkload {
       seal();
       return;
     }
-    check(wc_aead_open_device_async(&options_, spec_.aead, opened_,
+    check(wc_aead_open_device_async(spec_.aead, opened_,
                                     reinterpret_cast<int32_t *>(tag_and_verdict_ + WC_AEAD_MAX_TAG_LEN),
                                     keying_.key.data(), keying_.key.size(), keying_.nonce.data(),
                                     keying_.nonce.size(), nullptr, 0, buffer_, spec_.bytes, tag_and_verdict_,
@@ -124,7 +121,7 @@ class DeviceAeadWorkload final : public TimedDeviceWorkload {
   }
 
   void seal() {
-    check(wc_aead_seal_device_async(&options_, spec_.aead, buffer_, tag_and_verdict_, WC_AEAD_MAX_TAG_LEN,
+    check(wc_aead_seal_device_async(spec_.aead, buffer_, tag_and_verdict_, WC_AEAD_MAX_TAG_LEN,
                                     keying_.key.data(), keying_.key.size(), keying_.nonce.data(),
                                     keying_.nonce.size(), nullptr, 0, buffer_, spec_.bytes, stream_),
           std::string("device seal with ") + wc_aead_name(spec_.aead));
@@ -144,9 +141,7 @@ bool have_device() {
 
 std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec) {
   if (!have_device()) throw CliError("--resident device needs a CUDA device");
-  if (spec.backend != WC_BACKEND_GPU && spec.backend != WC_BACKEND_GPU_REFERENCE) {
-    throw CliError("--resident device needs --backend gpu or gpu-ref");
-  }
+  if (spec.backend != WC_BACKEND_GPU) throw CliError("--resident device needs --backend gpu");
   if (spec.aead != nullptr) return std::make_unique<DeviceAeadWorkload>(spec);
   return std::make_unique<DeviceWorkload>(spec);
 }

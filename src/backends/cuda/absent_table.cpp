@@ -21,8 +21,8 @@ wc_status no_aead(std::unique_ptr<AeadCipher> *, const wc_aead &, std::span<cons
   return WC_ERR_NO_DEVICE;
 }
 
-wc_status no_transform(const wc_cipher &, wc_direction, const KeyMaterial &, bool, uint64_t, const uint8_t *,
-                       uint8_t *, size_t, wc_cuda_stream) {
+wc_status no_transform(const wc_cipher &, wc_direction, const KeyMaterial &, uint64_t, const uint8_t *, uint8_t *,
+                       size_t, wc_cuda_stream) {
   return WC_ERR_NO_DEVICE;
 }
 

@@ -181,9 +181,7 @@ wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsign
   wc_status status = on_device.status();
   if (status != WC_OK) return status;
   if (current_device_context() == nullptr) return WC_ERR_DEVICE;
-  const Implementation implementation =
-      backend == WC_BACKEND_GPU_REFERENCE ? Implementation::reference : Implementation::optimized;
-  auto keyed = std::make_shared<const KeyedGpuCipher>(cipher, direction, key, implementation);
+  auto keyed = std::make_shared<const KeyedGpuCipher>(cipher, direction, key, selected_implementation());
   LaneBufferPool &pool = LaneBufferPool::for_device(device);
   for (unsigned i = 0; i < count; ++i) {
     LaneBuffers buffers;
@@ -195,10 +193,10 @@ wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsign
 }
 
 wc_status transform_device_async(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
-                                 bool reference, uint64_t stream_offset, const uint8_t *in, uint8_t *out,
-                                 size_t len, wc_cuda_stream stream) {
+                                 uint64_t stream_offset, const uint8_t *in, uint8_t *out, size_t len,
+                                 wc_cuda_stream stream) {
   if (!gpu_supports(cipher, direction)) return WC_ERR_BACKEND_UNAVAILABLE;
-  const KeyedGpuCipher keyed(cipher, direction, key, reference ? Implementation::reference : Implementation::optimized);
+  const KeyedGpuCipher keyed(cipher, direction, key, selected_implementation());
   uint8_t chain[16] = {};
   if (key.iv.size() == 16) std::memcpy(chain, key.iv.data(), 16);
   return transform_device(keyed, stream_offset, chain, in, out, len, static_cast<cudaStream_t>(stream));

@@ -19,7 +19,7 @@ wc_status device_info(wc_device_info *info, int device);
 
 // Appends `count` lanes on CUDA device `device`, each a stream with a pinned
 // and a device buffer of `capacity` bytes (pooled per device, wiped when the
-// lane is destroyed). `backend` is gpu or gpu-ref (the reference kernels).
+// lane is destroyed). `backend` is what the lanes report: gpu.
 // Fails with WC_ERR_NO_DEVICE without a usable device, WC_ERR_INVALID_ARGUMENT
 // for an ordinal out of range and WC_ERR_BACKEND_UNAVAILABLE for modes the GPU
 // does not run.
@@ -34,8 +34,8 @@ bool page_locked(const void *host);
 // `stream_offset` on `stream`, with checked arguments;
 // WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run.
 wc_status transform_device_async(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
-                                 bool reference, uint64_t stream_offset, const uint8_t *in, uint8_t *out,
-                                 size_t len, wc_cuda_stream stream);
+                                 uint64_t stream_offset, const uint8_t *in, uint8_t *out, size_t len,
+                                 wc_cuda_stream stream);
 
 // Queues a CBC/CFB encryption batch on device memory; `messages` and `ivs`
 // are host memory.

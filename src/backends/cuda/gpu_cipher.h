@@ -13,9 +13,15 @@
 
 namespace warpcrypt::cuda {
 
-// The optimised kernels, or the one-thread-per-block reference (speed and
-// the benchmark compare the two).
+// The optimised kernels, or the one-thread-per-block reference (the
+// benchmarks compare the two).
 enum class Implementation { optimized, reference };
+
+// The reference kernels where the environment says
+// WARPCRYPT_GPU_KERNELS=reference (benchmarks and cross-checks, as
+// OPENSSL_ia32cap steers OpenSSL), else the optimised ones. Read at each
+// keying, so a test may switch it between calls.
+Implementation selected_implementation();
 
 // Modes the GPU runs: ECB, CTR, Salsa20 and ChaCha20 both ways, CBC and CFB128
 // decryption. CBC/CFB encryption run only as batches.

@@ -2,6 +2,7 @@
 // right template arguments, grid and shared memory. Returns early on zero
 // length and checks every launch.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -213,6 +214,12 @@ wc_status launch_batch(const DeviceContext &context, const BatchJob &job, cudaSt
 
 // Every parallel mode but CFB8, whose one-byte segments would need one AES
 // call per byte.
+Implementation selected_implementation() {
+  const char *kernels = std::getenv("WARPCRYPT_GPU_KERNELS");
+  return kernels != nullptr && std::strcmp(kernels, "reference") == 0 ? Implementation::reference
+                                                                      : Implementation::optimized;
+}
+
 bool gpu_supports(const wc_cipher &cipher, wc_direction direction) {
   return is_parallel(cipher, direction) && cipher.mode != Mode::cfb8;
 }

@@ -89,7 +89,7 @@ LibResult lib_stream(wc_direction direction, const wc_cipher *cipher, const Byte
   return result;
 }
 
-RangeWindow lib_range_window(const wc_options &options, const wc_cipher *cipher,
+RangeWindow lib_range_window(const wc_cipher *cipher,
                              uint64_t ciphertext_len, uint64_t offset, uint64_t length) {
   RangeWindow window;
   window.status = wc_range_window(cipher, &window.offset, &window.length,

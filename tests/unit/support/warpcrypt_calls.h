@@ -58,7 +58,7 @@ struct RangeWindow {
 
 // wc_range_window: the ciphertext bytes that plaintext [offset, offset +
 // length) of a `ciphertext_len`-byte ciphertext needs.
-RangeWindow lib_range_window(const wc_options &options, const wc_cipher *cipher,
+RangeWindow lib_range_window(const wc_cipher *cipher,
                              uint64_t ciphertext_len, uint64_t offset, uint64_t length);
 
 // wc_decrypt_range with out_cap = length. `window` must hold exactly the
