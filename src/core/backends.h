@@ -18,9 +18,10 @@ namespace warpcrypt {
 
 struct CpuBackend {
   // A cipher bound to a key: random access for the parallel modes, otherwise
-  // sequential; `options.threads` caps its threads.
-  wc_status (*make_cipher)(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
-                           wc_direction direction, const KeyMaterial &key);
+  // sequential. Each call runs on the calling thread: the engine's lanes
+  // spread the work over threads.
+  wc_status (*make_cipher)(BackendCipher *out, const wc_cipher &cipher, wc_direction direction,
+                           const KeyMaterial &key);
   // One engine lane on a CPU thread, with a staging buffer of `capacity`.
   std::unique_ptr<Lane> (*make_lane)(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
                                      size_t capacity);

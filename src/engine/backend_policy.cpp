@@ -3,9 +3,10 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/secret_bytes.h"
 #include "core/backends.h"
+#include "core/secret_bytes.h"
 #include "core/stream_state.h"
+#include "core/thread_pool.h"
 #include "engine/lane_cipher.h"
 
 namespace warpcrypt::engine {
@@ -35,28 +36,29 @@ constexpr BreakEven kBreakEven[] = {
     {"aes-256-ecb", WC_ENCRYPT, 256 * MiB},
 };
 
-// The automatic policy, decided per call: the engine's CPU and GPU lanes
-// together for page-locked host memory from the mode's break-even size up;
-// the CPU otherwise. Pageable memory stays on the CPU: copying it through
-// pinned staging buffers is slower than all cores running OpenSSL (see
-// docs/performance.md). The lanes are built on the first call that wants
-// them, so calls that never reach the break-even size never touch the GPU.
-class AutoRandomAccess final : public RandomAccessCipher {
+// A call of at least `min_bytes` runs on the lanes of `shape`, built on the
+// first call that wants them; any other call, and every call should the
+// lanes fail to build (no device after all), on `small_calls`. Lanes cost a
+// hand-off per chunk, and GPU lanes device buffers and transfers besides,
+// which pay only from some size on. GPU lanes take page-locked host memory
+// only: copying pageable memory through pinned staging buffers is slower
+// than all cores running OpenSSL (see docs/performance.md).
+class LanesForLargeCalls final : public RandomAccessCipher {
  public:
-  AutoRandomAccess(std::unique_ptr<RandomAccessCipher> cpu, engine::EngineShape shape, const wc_cipher &cipher,
-                   wc_direction direction, const KeyMaterial &key, size_t gpu_min_bytes)
-      : cpu_(std::move(cpu)), shape_(std::move(shape)), cipher_(cipher), direction_(direction), key_(key.key),
-        iv_(key.iv), gpu_min_bytes_(gpu_min_bytes) {}
+  LanesForLargeCalls(std::unique_ptr<RandomAccessCipher> small_calls, EngineShape shape, const wc_cipher &cipher,
+                     wc_direction direction, const KeyMaterial &key, size_t min_bytes)
+      : small_calls_(std::move(small_calls)), shape_(std::move(shape)), cipher_(cipher), direction_(direction),
+        key_(key.key), iv_(key.iv), min_bytes_(min_bytes) {}
 
   wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
                          size_t len) override {
-    RandomAccessCipher *chosen = cpu_.get();
-    if (len >= gpu_min_bytes_ && kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out)) {
-      if (!hybrid_ && !hybrid_failed_) {
+    RandomAccessCipher *chosen = small_calls_.get();
+    if (len >= min_bytes_ && lanes_reach(in, out)) {
+      if (!lanes_ && !lanes_failed_) {
         const KeyMaterial key{{key_.data(), key_.size()}, {iv_.data(), iv_.size()}};
-        hybrid_failed_ = engine::make_lane_cipher(&hybrid_, shape_, cipher_, direction_, key) != WC_OK;
+        lanes_failed_ = make_lane_cipher(&lanes_, shape_, cipher_, direction_, key) != WC_OK;
       }
-      if (hybrid_) chosen = hybrid_.get();
+      if (lanes_) chosen = lanes_.get();
     }
     const wc_status status = chosen->transform_at(position, chain, in, out, len);
     last_ = chosen->last_backend();
@@ -65,17 +67,40 @@ class AutoRandomAccess final : public RandomAccessCipher {
   wc_backend last_backend() const override { return last_; }
 
  private:
-  std::unique_ptr<RandomAccessCipher> cpu_;
-  std::unique_ptr<RandomAccessCipher> hybrid_;
-  bool hybrid_failed_ = false;  // no device after all: the CPU takes everything
-  engine::EngineShape shape_;
+  bool lanes_reach(const uint8_t *in, const uint8_t *out) const {
+    return shape_.backend == WC_BACKEND_CPU || (kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out));
+  }
+
+  std::unique_ptr<RandomAccessCipher> small_calls_;
+  std::unique_ptr<RandomAccessCipher> lanes_;
+  bool lanes_failed_ = false;
+  EngineShape shape_;
   const wc_cipher &cipher_;
   wc_direction direction_;
   SecretBytes key_;
   SecretBytes iv_;
-  size_t gpu_min_bytes_;
+  size_t min_bytes_;
   wc_backend last_ = WC_BACKEND_CPU;
 };
+
+// The CPU backend's cipher. A parallel mode on more than one thread runs a
+// large call on CPU lanes, options.threads of them (every core for 0); a
+// call smaller than two of their chunks, which would not split, stays on the
+// caller's thread. The engine fields (chunk size, streams, devices) belong
+// to jobs and GPU lanes: these lanes take the CPU chunk size.
+wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
+                          wc_direction direction, const KeyMaterial &key) {
+  const wc_status status = kCpuBackend.make_cipher(out, cipher, direction, key);
+  const unsigned threads = options.threads != 0 ? options.threads : ThreadPool::hardware_threads();
+  if (status != WC_OK || !out->random_access || threads == 1) return status;
+  EngineShape shape;
+  shape.backend = WC_BACKEND_CPU;
+  shape.cpu_lanes = threads;
+  shape.chunk_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
+  out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
+                                                            direction, key, 2 * kMinCpuChunk);
+  return WC_OK;
+}
 
 bool gpu_can_run(const wc_cipher &cipher, wc_direction direction) {
   return kCudaBackend.device_count() > 0 && auto_gpu_min_bytes(cipher, direction) != kNever;
@@ -103,23 +128,29 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
   engine::EngineShape shape;
   switch (options.backend) {
     case WC_BACKEND_CPU:
-      return kCpuBackend.make_cipher(out, options, cipher, direction, key);
+      return make_cpu_cipher(out, options, cipher, direction, key);
     case WC_BACKEND_GPU:
     case WC_BACKEND_HYBRID: {
       // Hybrid runs the sequential modes on the CPU; the GPU backends refuse
       // them (the lanes report it).
-      if (!parallel && options.backend == WC_BACKEND_HYBRID) return kCpuBackend.make_cipher(out, options, cipher, direction, key);
+      if (!parallel && options.backend == WC_BACKEND_HYBRID) {
+        return kCpuBackend.make_cipher(out, cipher, direction, key);
+      }
       const wc_status status = engine::resolve_shape(&shape, options, options.backend);
       if (status != WC_OK) return status;
       return engine::make_lane_cipher(&out->random_access, shape, cipher, direction, key);
     }
     case WC_BACKEND_AUTO: {
-      wc_status status = kCpuBackend.make_cipher(out, options, cipher, direction, key);
+      // The CPU, and the engine's CPU and GPU lanes together for calls on
+      // page-locked host memory from the mode's break-even size up. The lanes
+      // are built on the first call that wants them, so calls that never
+      // reach the break-even size never touch the GPU.
+      wc_status status = make_cpu_cipher(out, options, cipher, direction, key);
       if (status != WC_OK || !parallel || !gpu_can_run(cipher, direction)) return status;
       status = engine::resolve_shape(&shape, options, WC_BACKEND_HYBRID);
       if (status != WC_OK) return status;
-      out->random_access = std::make_unique<AutoRandomAccess>(std::move(out->random_access), std::move(shape), cipher,
-                                                              direction, key, auto_gpu_min_bytes(cipher, direction));
+      out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
+                                                                direction, key, auto_gpu_min_bytes(cipher, direction));
       return WC_OK;
     }
   }

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
+#include "core/secret_bytes.h"
 #include "engine/fd_io.h"
 
 namespace warpcrypt::engine {
@@ -49,10 +51,28 @@ wc_status open_endpoint(Endpoint *end, int fd, bool trust_size) {
   return WC_OK;
 }
 
+// A stream's first read of a window: the window grows from here, doubling
+// as bytes arrive.
+constexpr size_t kFirstRead = size_t{64} << 10;
+
 }  // namespace
 
 wc_status open_endpoint(Endpoint *end, int fd) { return open_endpoint(end, fd, true); }
 wc_status open_input_endpoint(Endpoint *end, int fd) { return open_endpoint(end, fd, false); }
+
+bool read_at(const Endpoint &in, uint8_t *buf, size_t len, uint64_t position, size_t *got) {
+  return in.seekable ? pread_fully(in.fd, buf, len, in.base + position, got) : read_fully(in.fd, buf, len, got);
+}
+
+bool write_at(const Endpoint &out, const uint8_t *data, size_t len, uint64_t position) {
+  return out.seekable ? pwrite_fully(out.fd, data, len, out.base + position) : write_fully(out.fd, data, len);
+}
+
+wc_status read_exactly(const Endpoint &in, uint8_t *buf, size_t len, uint64_t position, JobMonitor &monitor) {
+  size_t got = 0;
+  if (!pread_fully(in.fd, buf, len, in.base + position, &got)) return monitor.fail_io(errno);
+  return got == len ? WC_OK : monitor.fail_io(0);
+}
 
 wc_status confirm_input_end(const Endpoint &in, JobMonitor &monitor) {
   if (!in.seekable || monitor.stopped()) return monitor.status();
@@ -62,17 +82,56 @@ wc_status confirm_input_end(const Endpoint &in, JobMonitor &monitor) {
   return got == 0 ? WC_OK : monitor.fail_io(0);
 }
 
-wc_status OrderedWriter::write(size_t chunk, uint64_t position, const uint8_t *data, size_t len) {
-  if (out_.seekable) {
-    return pwrite_fully(out_.fd, data, len, out_.base + position) ? WC_OK : monitor_.fail_io(errno);
+void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &totals) {
+  if (in.seekable) lseek(in.fd, static_cast<off_t>(in.base + totals.bytes_in), SEEK_SET);
+  if (out.seekable) lseek(out.fd, static_cast<off_t>(out.base + totals.bytes_out), SEEK_SET);
+}
+
+OrderedReader::OrderedReader(const Endpoint &in, size_t window_bytes, size_t lookahead, JobMonitor &monitor)
+    : in_(in), window_bytes_(window_bytes), lookahead_(lookahead), monitor_(monitor), carry_(lookahead) {}
+
+OrderedReader::~OrderedReader() { secure_wipe(carry_.data(), carry_.size()); }
+
+wc_status OrderedReader::next(const Room &room, StreamWindow *window, bool *finished, const InOrder &in_order) {
+  std::lock_guard lock(mutex_);
+  *finished = ended_;
+  if (ended_) return WC_OK;
+  const size_t want = window_bytes_ + lookahead_;
+  size_t step = std::min(want, kFirstRead);
+  uint8_t *buffer = room(step);
+  if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
+  if (carried_ != 0) std::memcpy(buffer, carry_.data(), carried_);
+  size_t have = carried_;
+  for (;;) {
+    size_t got = 0;
+    if (!read_fully(in_.fd, buffer + have, step - have, &got)) return monitor_.fail_io(errno);
+    have += got;
+    if (have < step || step == want) break;  // the end of the input, or the whole window
+    step = std::min(want, 2 * step);
+    buffer = room(step);
+    if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
   }
+  window->index = next_index_++;
+  window->offset = offset_;
+  window->last = have < want;
+  window->len = window->last ? have : window_bytes_;
+  carried_ = window->last ? 0 : lookahead_;
+  if (carried_ != 0) std::memcpy(carry_.data(), buffer + window_bytes_, carried_);
+  offset_ += window->len;
+  ended_ = window->last;
+  if (in_order) in_order(*window, buffer);
+  return WC_OK;
+}
+
+wc_status OrderedWriter::write(size_t chunk, uint64_t position, const uint8_t *data, size_t len) {
+  if (out_.seekable) return write_at(out_, data, len, position) ? WC_OK : monitor_.fail_io(errno);
   std::unique_lock lock(mutex_);
   // A stopped job never writes this chunk's turn away: poll for the stop.
   while (next_ != chunk) {
     if (monitor_.stopped()) return WC_OK;
     turn_.wait_for(lock, std::chrono::milliseconds(20));
   }
-  const bool written = write_fully(out_.fd, data, len);
+  const bool written = write_at(out_, data, len, position);
   ++next_;
   turn_.notify_all();
   return written ? WC_OK : monitor_.fail_io(errno);

@@ -6,7 +6,9 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <mutex>
+#include <vector>
 
 #include "engine/job_monitor.h"
 
@@ -19,6 +21,12 @@ struct Endpoint {
   uint64_t size = 0;  // seekable input: the bytes from base to the end
 };
 
+// What a descriptor job consumed and produced.
+struct JobTotals {
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+};
+
 // Fills `end` from fstat and the current offset; WC_ERR_IO with errno set
 // on failure. A regular file is seekable, with the size fstat gives.
 wc_status open_endpoint(Endpoint *end, int fd);
@@ -28,11 +36,77 @@ wc_status open_endpoint(Endpoint *end, int fd);
 // are read in order to their end, like a pipe.
 wc_status open_input_endpoint(Endpoint *end, int fd);
 
+// `len` bytes at `position` from the endpoint's base: pread and pwrite on a
+// regular file, which leave its offset alone; read and write in order on
+// anything else, where `position` is where the previous call stopped. False
+// with errno set on failure; a read stops short only at the end of the input.
+bool read_at(const Endpoint &in, uint8_t *buf, size_t len, uint64_t position, size_t *got);
+bool write_at(const Endpoint &out, const uint8_t *data, size_t len, uint64_t position);
+
+// Exactly `len` bytes at `position` of a seekable input, whose size says they
+// are there: a file that shrank while it was read fails the job (fail_io(0)).
+wc_status read_exactly(const Endpoint &in, uint8_t *buf, size_t len, uint64_t position, JobMonitor &monitor);
+
 // After a seekable input was read at offsets up to its size: fails the job
 // (WC_ERR_IO, detail) if the file has grown since, so a growing file never
 // gives a silently short result. A file that shrank already failed its reads
 // (fail_io(0)).
 wc_status confirm_input_end(const Endpoint &in, JobMonitor &monitor);
+
+// Leaves the descriptors' offsets where read() and write() would have: past
+// what the job consumed and wrote. Pipes have none to leave.
+void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &totals);
+
+// One window of an input read in order.
+struct StreamWindow {
+  size_t index = 0;     // the windows before it
+  uint64_t offset = 0;  // the input bytes before it
+  size_t len = 0;
+  bool last = false;  // the input ends in it
+};
+
+// Input in windows, for descriptors that have no offsets: each claim reads
+// the next window, in order under a lock, into the claiming lane's buffer.
+// `lookahead` bytes beyond the window are read with it and carried into the
+// next, so the window that ends the input knows it: a read that gets all it
+// asked for is a window of `window_bytes`, a shorter one the last window,
+// holding everything that was left (up to window_bytes + lookahead - 1).
+class OrderedReader {
+ public:
+  // The claiming lane's buffer, grown to at least `len` bytes with its
+  // contents kept; nullptr when memory runs out.
+  using Room = std::function<uint8_t *(size_t len)>;
+  // Called under the reader's lock with each window and its bytes, before
+  // the next window is read: what depends on the input's order (a chain of
+  // ciphertext) is taken there.
+  using InOrder = std::function<void(const StreamWindow &window, const uint8_t *data)>;
+
+  OrderedReader(const Endpoint &in, size_t window_bytes, size_t lookahead, JobMonitor &monitor);
+  // The carried bytes may be plaintext.
+  ~OrderedReader();
+  OrderedReader(const OrderedReader &) = delete;
+  OrderedReader &operator=(const OrderedReader &) = delete;
+
+  // Reads the next window into the buffer `room` gives, which grows as bytes
+  // arrive, so a short input costs little memory whatever window it was cut
+  // for. Sets *finished instead once an earlier window ended the input.
+  wc_status next(const Room &room, StreamWindow *window, bool *finished, const InOrder &in_order = nullptr);
+
+  // The input bytes handed out in windows; read once the lanes have stopped.
+  uint64_t bytes_read() const { return offset_; }
+
+ private:
+  const Endpoint &in_;
+  size_t window_bytes_;
+  size_t lookahead_;
+  JobMonitor &monitor_;
+  std::mutex mutex_;
+  size_t next_index_ = 0;
+  uint64_t offset_ = 0;
+  bool ended_ = false;
+  std::vector<uint8_t> carry_;  // lookahead_ bytes long
+  size_t carried_ = 0;          // 0 before the first window, else lookahead_
+};
 
 // Output in chunk order for descriptors that have no offsets; at each
 // chunk's offset (from the endpoint's base) for regular files, from any

@@ -1,22 +1,18 @@
 #include "engine/fd_pipeline.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "core/secret_bytes.h"
-#include "engine/backend_policy.h"
 #include "core/stream_state.h"
+#include "engine/backend_policy.h"
 #include "engine/endpoint.h"
-#include "engine/fd_io.h"
+#include "engine/lane_scheduler.h"
 #include "engine/lane_set.h"
 
 namespace warpcrypt::engine {
@@ -95,7 +91,8 @@ class Pipeline {
     const uint64_t body_end = total - tail;
     const size_t count = std::max<uint64_t>(1, (body_end + chunk - 1) / chunk);
     totals->bytes_in = total;
-    lanes.run_indexed(count, monitor_, [&](Lane &lane, size_t index) {
+    run_lanes_indexed(lanes.size(), count, monitor_, [&](size_t lane_index, size_t index) {
+      Lane &lane = lanes[lane_index];
       ChunkWork work;
       work.index = index;
       work.position = uint64_t{index} * chunk;
@@ -104,70 +101,47 @@ class Pipeline {
       work.tail = work.last ? tail : 0;
       uint8_t *buffer = lane.staging();
       if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
-      size_t got = 0;
-      if (!pread_fully(in_.fd, buffer, work.body + work.tail, in_.base + work.position, &got)) {
-        return monitor_.fail_io(errno);
-      }
-      if (got != work.body + work.tail) return monitor_.fail_io(0);  // the file shrank while it was read
+      wc_status status = read_exactly(in_, buffer, work.body + work.tail, work.position, monitor_);
+      if (status != WC_OK) return status;
       work.chain = iv_;
       if (chains_on_ciphertext(cipher_) && work.position >= 16) {
-        if (!pread_fully(in_.fd, work.chain.data(), 16, in_.base + work.position - 16, &got) || got != 16) {
-          return monitor_.fail_io(errno);
-        }
+        status = read_exactly(in_, work.chain.data(), 16, work.position - 16, monitor_);
+        if (status != WC_OK) return status;
       }
       work.edge_chain = edge_chain_of(work, buffer);
       return process(lane, work, buffer);
     });
   }
 
-  // A pipe or terminal: read in order under a lock, one chunk per claim. A
-  // full read leaves its last 16 bytes to the next chunk, so the edge always
-  // has the stream's true last block even when the end arrives on a chunk
-  // boundary.
+  // A pipe or terminal: read in order, one chunk per claim. Each read looks
+  // 16 bytes ahead, so the edge always has the stream's true last block even
+  // when the end arrives on a chunk boundary; the chain passes from chunk to
+  // chunk in the reader's order.
   void run_stream(LaneSet &lanes, size_t chunk, JobTotals *totals) {
     monitor_.set_total(0);
-    std::mutex reader;
-    size_t next_index = 0;
-    uint64_t position = 0;
-    std::array<uint8_t, 16> carry{};
-    size_t carry_len = 0;
+    OrderedReader reader(in_, chunk, 16, monitor_);
     std::array<uint8_t, 16> chain = iv_;
-    bool ended = false;
-    lanes.run(monitor_, [&](Lane &lane, bool *finished) {
+    run_lanes(lanes.size(), monitor_, [&](size_t lane_index, bool *finished) {
+      Lane &lane = lanes[lane_index];
       uint8_t *buffer = lane.staging();
       if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
       ChunkWork work;
-      {
-        std::lock_guard lock(reader);
-        if (ended) {
-          *finished = true;
-          return WC_OK;
-        }
-        std::memcpy(buffer, carry.data(), carry_len);
-        const size_t wanted = chunk + 16 - carry_len;
-        size_t got = 0;
-        if (!read_fully(in_.fd, buffer + carry_len, wanted, &got)) return monitor_.fail_io(errno);
-        const size_t have = carry_len + got;
-        work.index = next_index++;
-        work.position = position;
-        work.last = got < wanted;
-        if (work.last) {
-          work.tail = held_back_bytes(cipher_, direction_, have);
-          work.body = have - work.tail;
-          ended = true;
-        } else {
-          work.body = chunk;
-          carry_len = 16;
-          std::memcpy(carry.data(), buffer + chunk, 16);
-        }
+      auto take_in_order = [&](const StreamWindow &window, const uint8_t *data) {
+        work.index = window.index;
+        work.position = window.offset;
+        work.last = window.last;
+        work.tail = window.last ? held_back_bytes(cipher_, direction_, window.len) : 0;
+        work.body = window.len - work.tail;
         work.chain = chain;
-        work.edge_chain = edge_chain_of(work, buffer);
+        work.edge_chain = edge_chain_of(work, data);
         chain = work.edge_chain;
-        position += work.body;
-        totals->bytes_in += work.body + work.tail;
-      }
+      };
+      StreamWindow window;
+      const wc_status read = reader.next([buffer](size_t) { return buffer; }, &window, finished, take_in_order);
+      if (read != WC_OK || *finished) return read;
       return process(lane, work, buffer);
     });
+    totals->bytes_in = reader.bytes_read();
   }
 
   // The 16 bytes of IV || ciphertext before the end of the chunk's body,
@@ -219,16 +193,14 @@ wc_status run_sequential(const wc_options &options, const wc_cipher &cipher, wc_
   std::vector<uint8_t> in_buffer(chunk);
   std::vector<uint8_t> out_buffer(chunk + 16);
   auto emit = [&](size_t len) {
-    const bool ok = out.seekable ? pwrite_fully(out.fd, out_buffer.data(), len, out.base + totals->bytes_out)
-                                 : write_fully(out.fd, out_buffer.data(), len);
+    const bool ok = write_at(out, out_buffer.data(), len, totals->bytes_out);
     totals->bytes_out += len;
     return ok ? WC_OK : monitor.fail_io(errno);
   };
   bool ended = false;
   while (status == WC_OK && !ended && !monitor.stopped()) {
     size_t got = 0;
-    if (!(in.seekable ? pread_fully(in.fd, in_buffer.data(), chunk, in.base + totals->bytes_in, &got)
-                      : read_fully(in.fd, in_buffer.data(), chunk, &got))) {
+    if (!read_at(in, in_buffer.data(), chunk, totals->bytes_in, &got)) {
       status = monitor.fail_io(errno);
       break;
     }
@@ -281,9 +253,7 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
     status = pipeline.run(*lanes, shape.chunk_bytes, totals);
   }
   if (status == WC_OK) status = confirm_input_end(in, monitor);
-  // Leave the offsets where read() and write() would have.
-  if (in.seekable) lseek(in_fd, static_cast<off_t>(in.base + totals->bytes_in), SEEK_SET);
-  if (out.seekable) lseek(out_fd, static_cast<off_t>(out.base + totals->bytes_out), SEEK_SET);
+  settle_offsets(in, out, *totals);
   return status;
 }
 

@@ -4,17 +4,11 @@
 // writes of different chunks overlap.
 #pragma once
 
-#include <cstdint>
-
 #include "core/backend.h"
+#include "engine/endpoint.h"
 #include "engine/job_monitor.h"
 
 namespace warpcrypt::engine {
-
-struct JobTotals {
-  uint64_t bytes_in = 0;
-  uint64_t bytes_out = 0;
-};
 
 // Transforms in_fd from its offset to its end into out_fd at its offset.
 // Regular files are read and written with pread/pwrite at each chunk's

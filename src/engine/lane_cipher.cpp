@@ -1,26 +1,26 @@
 #include "engine/lane_cipher.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
+#include "engine/lane_scheduler.h"
+
 namespace warpcrypt::engine {
-namespace {
-
-// Small calls are cut finer than the configured chunk so that every lane
-// gets a share, but never below this: a chunk's hand-off and, on a GPU
-// lane, its launch and copies cost microseconds.
-constexpr size_t kMinChunk = 256 * 1024;
-
-}  // namespace
 
 LaneCipher::LaneCipher(const wc_cipher &cipher, std::unique_ptr<LaneSet> lanes, size_t chunk_bytes,
                        JobMonitor *monitor)
-    : cipher_(cipher), lanes_(std::move(lanes)), chunk_bytes_(chunk_bytes), monitor_(monitor) {}
+    : cipher_(cipher), lanes_(std::move(lanes)), chunk_bytes_(chunk_bytes), min_chunk_(kMinCpuChunk),
+      monitor_(monitor) {
+  for (size_t i = 0; i < lanes_->size(); ++i) {
+    if ((*lanes_)[i].backend() != WC_BACKEND_CPU) min_chunk_ = kMinGpuChunk;
+  }
+}
 
 size_t LaneCipher::chunk_for(size_t len) const {
   const size_t share = (len / std::max<size_t>(1, lanes_->size()) + 4095) / 4096 * 4096;
-  return std::clamp(share, std::min(kMinChunk, chunk_bytes_), chunk_bytes_);
+  return std::clamp(share, std::min(min_chunk_, chunk_bytes_), chunk_bytes_);
 }
 
 wc_status LaneCipher::transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
@@ -31,7 +31,9 @@ wc_status LaneCipher::transform_at(uint64_t position, const uint8_t chain[16], c
   const std::vector<uint8_t> chains = piece_chains(cipher_, chain, in, len, chunk);
   JobMonitor call_monitor(nullptr, len);
   JobMonitor &monitor = monitor_ != nullptr ? *monitor_ : call_monitor;
-  lanes_->run_indexed(count, monitor, [&](Lane &lane, size_t i) {
+  std::atomic<wc_backend> ran{WC_BACKEND_CPU};
+  run_lanes_indexed(lanes_->size(), count, monitor, [&](size_t lane_index, size_t i) {
+    Lane &lane = (*lanes_)[lane_index];
     const size_t offset = i * chunk;
     const size_t n = std::min(chunk, len - offset);
     const uint8_t *from = in + offset;
@@ -46,9 +48,12 @@ wc_status LaneCipher::transform_at(uint64_t position, const uint8_t chain[16], c
       status = lane.transform(position + offset, &chains[16 * i], staging, staging, n);
       if (status == WC_OK) std::memcpy(to, staging, n);
     }
-    if (status == WC_OK) monitor.advance(lane.backend(), n);
-    return status;
+    if (status != WC_OK) return status;
+    monitor.advance(lane.backend(), n);
+    if (lane.backend() != WC_BACKEND_CPU) ran.store(lane.backend(), std::memory_order_relaxed);
+    return WC_OK;
   });
+  last_backend_ = ran.load();
   return monitor.status();
 }
 

@@ -1,7 +1,6 @@
 #include "engine/lane_set.h"
 
 #include <algorithm>
-#include <atomic>
 
 #include "core/backends.h"
 #include "core/thread_pool.h"
@@ -72,33 +71,6 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
   }
   *out = std::move(set);
   return WC_OK;
-}
-
-void LaneSet::run(JobMonitor &monitor, const std::function<wc_status(Lane &, bool *finished)> &step) {
-  // The backend of a GPU lane that did work, else cpu.
-  std::atomic<wc_backend> ran{WC_BACKEND_CPU};
-  ThreadPool::instance().parallel_for(lanes_.size(), static_cast<unsigned>(lanes_.size()), [&](size_t index) {
-    Lane &lane = *lanes_[index];
-    bool finished = false;
-    while (!finished && !monitor.stopped()) {
-      const wc_status status = step(lane, &finished);
-      if (status != WC_OK) {
-        monitor.fail(status);
-      } else if (!finished && lane.backend() != WC_BACKEND_CPU) {
-        ran.store(lane.backend(), std::memory_order_relaxed);
-      }
-    }
-  });
-  last_backend_ = ran.load();
-}
-
-void LaneSet::run_indexed(size_t count, JobMonitor &monitor, const std::function<wc_status(Lane &, size_t)> &work) {
-  std::atomic<size_t> next{0};
-  run(monitor, [&](Lane &lane, bool *finished) {
-    const size_t index = next.fetch_add(1);
-    *finished = index >= count;
-    return *finished ? WC_OK : work(lane, index);
-  });
 }
 
 }  // namespace warpcrypt::engine

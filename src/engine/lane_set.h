@@ -1,15 +1,12 @@
-// The workers of one job: CPU lanes and GPU lanes, picked from the options,
-// all taking chunks from one queue. Whoever is free takes the next chunk, so
-// fast lanes do more of the work and no static split has to be right.
+// The cipher lanes of one job: CPU lanes and GPU lanes, picked from the
+// options, which the lane scheduler (engine/lane_scheduler.h) runs.
 #pragma once
 
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <vector>
 
 #include "core/backend.h"
-#include "engine/job_monitor.h"
 
 namespace warpcrypt::engine {
 
@@ -36,20 +33,12 @@ class LaneSet {
   static wc_status create(std::unique_ptr<LaneSet> *out, const EngineShape &shape, const wc_cipher &cipher,
                           wc_direction direction, const KeyMaterial &key, size_t capacity);
 
-  // Each lane, on its own thread, calls step(lane, &finished) until a call
-  // sets `finished`, `monitor` stops, or a call fails (which stops the job
-  // through `monitor`). A step claims one chunk and processes it.
-  void run(JobMonitor &monitor, const std::function<wc_status(Lane &, bool *finished)> &step);
-  // run() over the chunk indices [0, count), each claimed once.
-  void run_indexed(size_t count, JobMonitor &monitor, const std::function<wc_status(Lane &, size_t)> &work);
-
   size_t size() const { return lanes_.size(); }
-  // gpu when any GPU lane took part in the last run, else cpu.
-  wc_backend last_backend() const { return last_backend_; }
+  // Lane `index` of the scheduler's lane numbers, GPU lanes first.
+  Lane &operator[](size_t index) { return *lanes_[index]; }
 
  private:
   std::vector<std::unique_ptr<Lane>> lanes_;
-  wc_backend last_backend_ = WC_BACKEND_CPU;
 };
 
 }  // namespace warpcrypt::engine

@@ -1,8 +1,8 @@
-// Sealing and opening files of the sealed format on the engine's terms:
-// workers, each an AEAD bound to the file key, claim windows of whole
-// chunks; regular files are read and written at each window's offset by all
-// workers at once, pipes in order. Arguments are checked by the caller;
-// failures are recorded in the monitor and returned.
+// Sealing and opening files of the sealed format on the engine's lanes:
+// each lane, an AEAD bound to the file key, claims windows of whole chunks
+// from the engine's lane scheduler; regular files are read and written at
+// each window's offset by all lanes at once, pipes in order. Arguments are
+// checked by the caller; failures are recorded in the monitor and returned.
 #pragma once
 
 #include <array>
@@ -10,7 +10,6 @@
 #include <span>
 
 #include "engine/endpoint.h"
-#include "engine/fd_pipeline.h"
 #include "engine/job_monitor.h"
 #include "sealed/sealed_format.h"
 

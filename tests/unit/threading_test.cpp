@@ -1,5 +1,5 @@
-// The CPU backend's thread pool must not change a single byte: 2, 4 and 7
-// workers (7 so chunks fall unevenly) give exactly what one worker gives.
+// Splitting CPU work over lanes must not change a single byte: 2, 4 and 7
+// threads (7 so chunks fall unevenly) give exactly what one thread gives.
 #include <string>
 #include <vector>
 

@@ -10,13 +10,13 @@ namespace warpcrypt::cpu {
 namespace {
 
 std::unique_ptr<RandomAccessCipher> make_random_access(const wc_cipher &cipher, wc_direction direction,
-                                                       const KeyMaterial &key, unsigned threads) {
-  if (cipher.primitive == Primitive::salsa20) return make_salsa20(cipher, key, threads);
-  return make_evp_random_access(cipher, direction, key, threads);
+                                                       const KeyMaterial &key) {
+  if (cipher.primitive == Primitive::salsa20) return make_salsa20(key);
+  return make_evp_random_access(cipher, direction, key);
 }
 
-// A CPU lane is the single-threaded cipher on whichever thread runs it: the
-// engine supplies the parallelism, one lane per thread.
+// A CPU lane is the cipher on whichever thread runs it: the engine supplies
+// the parallelism, one lane per thread.
 class CpuLane final : public Lane {
  public:
   CpuLane(std::unique_ptr<RandomAccessCipher> cipher, size_t capacity)
@@ -46,21 +46,20 @@ class CpuLane final : public Lane {
 
 }  // namespace
 
-wc_status make_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
-                      wc_direction direction, const KeyMaterial &key) {
+wc_status make_cipher(BackendCipher *out, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key) {
   if (!is_parallel(cipher, direction)) {
     out->sequential = make_evp_sequential(cipher, direction, key);
     return out->sequential ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
   }
-  out->random_access = make_random_access(cipher, direction, key, options.threads);
+  out->random_access = make_random_access(cipher, direction, key);
   return out->random_access ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
 }
 
 std::unique_ptr<Lane> make_lane(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
                                 size_t capacity) {
-  std::unique_ptr<RandomAccessCipher> single_threaded = make_random_access(cipher, direction, key, 1);
-  if (!single_threaded) return nullptr;
-  return std::make_unique<CpuLane>(std::move(single_threaded), capacity);
+  std::unique_ptr<RandomAccessCipher> random_access = make_random_access(cipher, direction, key);
+  if (!random_access) return nullptr;
+  return std::make_unique<CpuLane>(std::move(random_access), capacity);
 }
 
 }  // namespace warpcrypt::cpu

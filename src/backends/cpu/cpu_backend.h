@@ -1,5 +1,6 @@
-// The CPU backend: OpenSSL EVP for AES and ChaCha20, libsodium for Salsa20,
-// the parallel modes spread over a thread pool.
+// The CPU backend: OpenSSL EVP for AES and ChaCha20, libsodium for Salsa20.
+// Each call runs on the calling thread; the engine's lanes spread the
+// parallel modes over threads.
 #pragma once
 
 #include <memory>
@@ -8,8 +9,7 @@
 
 namespace warpcrypt::cpu {
 
-wc_status make_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
-                      wc_direction direction, const KeyMaterial &key);
+wc_status make_cipher(BackendCipher *out, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key);
 
 // One engine lane on the calling thread, for the parallel modes, with a
 // staging buffer of `capacity` bytes. nullptr if OpenSSL refuses the key.

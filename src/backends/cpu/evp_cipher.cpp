@@ -9,7 +9,6 @@
 
 #include "core/secret_bytes.h"
 #include "core/stream_position.h"
-#include "backends/cpu/chunked_transform.h"
 
 namespace warpcrypt::cpu {
 namespace {
@@ -34,30 +33,18 @@ class FetchedCiphers {
   std::unordered_map<const char *, EVP_CIPHER *> fetched_;
 };
 
+// Each call on the calling thread: position the cipher, skip the keystream
+// bytes before `position` within its block, and run.
 class EvpRandomAccess final : public RandomAccessCipher {
  public:
-  EvpRandomAccess(const wc_cipher &cipher, const EVP_CIPHER *evp, wc_direction direction,
-                  const KeyMaterial &key, unsigned threads)
-      : cipher_(cipher), evp_(evp), encrypt_(direction == WC_ENCRYPT), key_(key.key),
-        iv_(key.iv), threads_(threads) {}
+  EvpRandomAccess(const wc_cipher &cipher, const EVP_CIPHER *evp, wc_direction direction, const KeyMaterial &key)
+      : cipher_(cipher), evp_(evp), encrypt_(direction == WC_ENCRYPT), key_(key.key), iv_(key.iv) {}
 
   wc_backend last_backend() const override { return WC_BACKEND_CPU; }
 
-  wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
-                         uint8_t *out, size_t len) override {
+  wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
+                         size_t len) override {
     if (len == 0) return WC_OK;
-    return run_chunked(cipher_, threads_, position, chain, in, out, len,
-                       [this](uint64_t pos, const uint8_t *piece_chain, const uint8_t *piece_in,
-                              uint8_t *piece_out, size_t piece_len) {
-                         return segment(pos, piece_chain, piece_in, piece_out, piece_len);
-                       });
-  }
-
- private:
-  // One contiguous piece on the calling thread: position the cipher, skip the
-  // keystream bytes before `position` within its block, and run.
-  wc_status segment(uint64_t position, const uint8_t *chain, const uint8_t *in, uint8_t *out,
-                    size_t len) const {
     std::array<uint8_t, 16> start_iv{};
     size_t skip = 0;
     switch (cipher_.mode) {
@@ -96,12 +83,12 @@ class EvpRandomAccess final : public RandomAccessCipher {
     return update_all(ctx.get(), in, out, len) ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
   }
 
+ private:
   const wc_cipher &cipher_;
   const EVP_CIPHER *evp_;
   bool encrypt_;
   SecretBytes key_;
   SecretBytes iv_;
-  unsigned threads_;
 };
 
 class EvpSequential final : public SequentialCipher {
@@ -138,11 +125,10 @@ bool update_all(EVP_CIPHER_CTX *ctx, const uint8_t *in, uint8_t *out, size_t len
 
 std::unique_ptr<RandomAccessCipher> make_evp_random_access(const wc_cipher &cipher,
                                                            wc_direction direction,
-                                                           const KeyMaterial &key,
-                                                           unsigned threads) {
+                                                           const KeyMaterial &key) {
   const EVP_CIPHER *evp = fetch_evp_cipher(cipher.openssl_name);
   if (evp == nullptr) return nullptr;
-  return std::make_unique<EvpRandomAccess>(cipher, evp, direction, key, threads);
+  return std::make_unique<EvpRandomAccess>(cipher, evp, direction, key);
 }
 
 std::unique_ptr<SequentialCipher> make_evp_sequential(const wc_cipher &cipher,

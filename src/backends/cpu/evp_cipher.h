@@ -22,10 +22,10 @@ using CtxPtr = std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter>;
 // 1 GiB at a time. A null `out` passes associated data to an AEAD.
 bool update_all(EVP_CIPHER_CTX *ctx, const uint8_t *in, uint8_t *out, size_t len);
 
+// Runs each call on the calling thread; nullptr if OpenSSL lacks the cipher.
 std::unique_ptr<RandomAccessCipher> make_evp_random_access(const wc_cipher &cipher,
                                                            wc_direction direction,
-                                                           const KeyMaterial &key,
-                                                           unsigned threads);
+                                                           const KeyMaterial &key);
 
 // Returns nullptr if OpenSSL refuses the cipher or the key.
 std::unique_ptr<SequentialCipher> make_evp_sequential(const wc_cipher &cipher,

@@ -6,7 +6,6 @@
 #include <array>
 
 #include "core/secret_bytes.h"
-#include "backends/cpu/chunked_transform.h"
 
 namespace warpcrypt::cpu {
 namespace {
@@ -18,8 +17,7 @@ constexpr uint8_t kTau[17] = "expand 16-byte k";
 
 class Salsa20 final : public RandomAccessCipher {
  public:
-  Salsa20(const wc_cipher &cipher, const KeyMaterial &key, unsigned threads)
-      : cipher_(cipher), nonce_(key.iv), short_key_(key.key.size() == 16), threads_(threads) {
+  explicit Salsa20(const KeyMaterial &key) : nonce_(key.iv), short_key_(key.key.size() == 16) {
     // libsodium's core function takes 32 key bytes: the key itself, or a
     // short key twice, which is exactly where the 16-byte expansion puts it.
     std::copy(key.key.begin(), key.key.end(), core_key_.begin());
@@ -31,15 +29,24 @@ class Salsa20 final : public RandomAccessCipher {
 
   wc_backend last_backend() const override { return WC_BACKEND_CPU; }
 
-  wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in,
-                         uint8_t *out, size_t len) override {
+  wc_status transform_at(uint64_t position, const uint8_t *, const uint8_t *in, uint8_t *out,
+                         size_t len) override {
     if (len == 0) return WC_OK;
-    return run_chunked(cipher_, threads_, position, chain, in, out, len,
-                       [this](uint64_t pos, const uint8_t *, const uint8_t *piece_in,
-                              uint8_t *piece_out, size_t piece_len) {
-                         segment(pos, piece_in, piece_out, piece_len);
-                         return WC_OK;
-                       });
+    uint64_t block = position / 64;
+    const size_t skip = position % 64;
+    if (skip != 0) {
+      std::array<uint8_t, 64> keystream{};
+      keystream_block(block, keystream.data());
+      const size_t n = std::min(64 - skip, len);
+      for (size_t i = 0; i < n; ++i) out[i] = in[i] ^ keystream[skip + i];
+      sodium_memzero(keystream.data(), keystream.size());
+      in += n;
+      out += n;
+      len -= n;
+      ++block;
+    }
+    if (len != 0) xor_blocks(block, in, out, len);
+    return WC_OK;
   }
 
  private:
@@ -65,39 +72,19 @@ class Salsa20 final : public RandomAccessCipher {
     sodium_memzero(keystream.data(), keystream.size());
   }
 
-  void segment(uint64_t position, const uint8_t *in, uint8_t *out, size_t len) const {
-    uint64_t block = position / 64;
-    const size_t skip = position % 64;
-    if (skip != 0) {
-      std::array<uint8_t, 64> keystream{};
-      keystream_block(block, keystream.data());
-      const size_t n = std::min(64 - skip, len);
-      for (size_t i = 0; i < n; ++i) out[i] = in[i] ^ keystream[skip + i];
-      sodium_memzero(keystream.data(), keystream.size());
-      in += n;
-      out += n;
-      len -= n;
-      ++block;
-    }
-    if (len != 0) xor_blocks(block, in, out, len);
-  }
-
-  const wc_cipher &cipher_;
   std::array<uint8_t, 32> core_key_{};
   SecretBytes nonce_;
   bool short_key_;
-  unsigned threads_;
 };
 
 }  // namespace
 
-std::unique_ptr<RandomAccessCipher> make_salsa20(const wc_cipher &cipher, const KeyMaterial &key,
-                                                 unsigned threads) {
+std::unique_ptr<RandomAccessCipher> make_salsa20(const KeyMaterial &key) {
   // sodium_init picks the fastest implementations for this CPU (SSE2/AVX2);
   // without it libsodium runs its portable reference code, 10x slower.
   static const bool initialised = sodium_init() >= 0;
   if (!initialised) return nullptr;
-  return std::make_unique<Salsa20>(cipher, key, threads);
+  return std::make_unique<Salsa20>(key);
 }
 
 }  // namespace warpcrypt::cpu

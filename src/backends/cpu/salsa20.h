@@ -7,7 +7,7 @@
 
 namespace warpcrypt::cpu {
 
-std::unique_ptr<RandomAccessCipher> make_salsa20(const wc_cipher &cipher, const KeyMaterial &key,
-                                                 unsigned threads);
+// Runs each call on the calling thread; nullptr if libsodium cannot start.
+std::unique_ptr<RandomAccessCipher> make_salsa20(const KeyMaterial &key);
 
 }  // namespace warpcrypt::cpu
