@@ -38,6 +38,9 @@ typedef enum wc_seal_key_source {
 #define WC_SEAL_HEADER_LEN 48
 #define WC_SEAL_TAG_LEN 16
 #define WC_SEAL_DEFAULT_CHUNK_BYTES (1u << 20)
+/* A chunk is a power of two bytes in this range. */
+#define WC_SEAL_MIN_CHUNK_BYTES (1u << 12)
+#define WC_SEAL_MAX_CHUNK_BYTES (1u << 30)
 #define WC_SEAL_DEFAULT_ITERATIONS 600000u
 /* Above this a header's iteration count is taken for damage, not a choice. */
 #define WC_SEAL_MAX_ITERATIONS 100000000u
@@ -47,7 +50,8 @@ typedef struct wc_seal_params {
   wc_seal_key_source key_source; /* default WC_SEAL_PASSPHRASE */
   uint32_t iterations;           /* PBKDF2's, 1 to WC_SEAL_MAX_ITERATIONS; default WC_SEAL_DEFAULT_ITERATIONS */
   const char *digest;            /* the KDF's: "sha256" (default) or "sha512" */
-  uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from 4 KiB to 1 GiB;
+  uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from
+                                    WC_SEAL_MIN_CHUNK_BYTES to WC_SEAL_MAX_CHUNK_BYTES;
                                     default WC_SEAL_DEFAULT_CHUNK_BYTES */
 } wc_seal_params;
 

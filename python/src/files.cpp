@@ -164,6 +164,8 @@ void bind_files(nb::module_ &m) {
   m.attr("SEAL_PASSPHRASE") = static_cast<int>(WC_SEAL_PASSPHRASE);
   m.attr("SEAL_KEY") = static_cast<int>(WC_SEAL_KEY);
   m.attr("SEAL_DEFAULT_CHUNK_BYTES") = WC_SEAL_DEFAULT_CHUNK_BYTES;
+  m.attr("SEAL_MIN_CHUNK_BYTES") = WC_SEAL_MIN_CHUNK_BYTES;
+  m.attr("SEAL_MAX_CHUNK_BYTES") = WC_SEAL_MAX_CHUNK_BYTES;
   m.attr("SEAL_DEFAULT_ITERATIONS") = WC_SEAL_DEFAULT_ITERATIONS;
   m.attr("OPEN_DEFAULT_MAX_ITERATIONS") = WC_OPEN_DEFAULT_MAX_ITERATIONS;
   m.def("crypt_file", &crypt_file, "direction"_a, "cipher"_a, "key"_a, "iv"_a.none(), "source"_a, "target"_a,

@@ -21,8 +21,10 @@ struct EngineShape {
 
 // Checks the engine fields of `options` (chunk size, streams, device list)
 // and applies the defaults. `backend` is the backend to build for, auto
-// already resolved by the caller.
-wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend);
+// already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT
+// with the rule in words in *why (for wc_job.detail) where `why` is given.
+wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend,
+                        const char **why = nullptr);
 
 class LaneSet {
  public:

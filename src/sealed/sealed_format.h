@@ -22,6 +22,9 @@ inline constexpr size_t kSaltLen = 16;
 inline constexpr size_t kNoncePrefixLen = 7;
 inline constexpr unsigned kMinChunkLog2 = 12;  // 4 KiB
 inline constexpr unsigned kMaxChunkLog2 = 30;  // 1 GiB
+static_assert(uint64_t{1} << kMinChunkLog2 == WC_SEAL_MIN_CHUNK_BYTES &&
+                  uint64_t{1} << kMaxChunkLog2 == WC_SEAL_MAX_CHUNK_BYTES,
+              "the header's chunk limits are the format's");
 // A flipped high bit must not make `open` run PBKDF2 for hours.
 inline constexpr uint32_t kMaxIterations = WC_SEAL_MAX_ITERATIONS;
 // The chunk index is 32 bits.

@@ -57,11 +57,15 @@ struct LanePlan {
   uint64_t window_chunks = 1;
 };
 
-wc_status plan_lanes(const wc_options &options, const Header &header, LanePlan *plan) {
+wc_status plan_lanes(const wc_options &options, const Header &header, LanePlan *plan, JobMonitor &monitor) {
   plan->backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
   engine::EngineShape shape;
-  const wc_status status = engine::resolve_shape(&shape, options, plan->backend);
-  if (status != WC_OK) return status;
+  const char *why = nullptr;
+  const wc_status status = engine::resolve_shape(&shape, options, plan->backend, &why);
+  if (status != WC_OK) {
+    monitor.fail_with_detail(status, why);
+    return status;
+  }
   const bool hybrid = plan->backend == WC_BACKEND_HYBRID;
   plan->gpu_lanes = plan->backend == WC_BACKEND_GPU || hybrid ? shape.streams : 0;
   plan->cpu_lanes = plan->backend == WC_BACKEND_CPU || hybrid ? shape.cpu_lanes : 0;
@@ -302,7 +306,7 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
   wc_status status = derive_file_key(header, secret, &key);
   if (status != WC_OK) return status;
   LanePlan plan;
-  status = plan_lanes(options, header, &plan);
+  status = plan_lanes(options, header, &plan, monitor);
   if (status != WC_OK) return status;
   const uint64_t chunk = header.chunk_size();
   const uint64_t window_plain = plan.window_chunks * chunk;
@@ -379,7 +383,7 @@ wc_status run_open_fd(const wc_options &options, const wc_open_params &params, w
   status = derive_file_key(header, secret, &key);
   if (status != WC_OK) return status;
   LanePlan plan;
-  status = plan_lanes(options, header, &plan);
+  status = plan_lanes(options, header, &plan, monitor);
   if (status != WC_OK) return status;
   const uint64_t chunk = header.chunk_size();
   const uint64_t sealed_chunk = header.sealed_chunk_size();

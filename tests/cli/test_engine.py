@@ -52,8 +52,8 @@ def test_flags_leave_the_output_unchanged(flags, name, direction, run_cli, run_o
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--chunk-size", "1000"], r"--chunk-size must be a multiple of 4K"),
-    (["--chunk-size", "2G"], r"--chunk-size must be a multiple of 4K, at most 1G"),
+    (["--chunk-size", "1000"], r"chunk size must be a multiple of 4 KiB"),
+    (["--chunk-size", "2G"], r"chunk size must be a multiple of 4 KiB, at most 1 GiB"),
     (["--chunk-size", "lots"], r"invalid number"),
     (["--streams", "0"], r"--streams must be at least 1"),
     (["--streams", "65"], r"invalid number '65' for --streams"),

@@ -433,8 +433,8 @@ def test_gpu_backend_without_a_device(cuda_device_present, expect_failure, workd
     (("-pass", "pass:x", "--chunk-size", "2K"), "power of two"),
     (("-pass", "pass:x", "-iter", "0"), "at least 1"),
     (("-pass", "pass:x", "-md", "md5"), "sha256 or sha512"),
-    (("-pass", "pass:x", "--window", "5000"), "multiple of 4K"),
-    (("-pass", "pass:x", "--window", "2G"), "multiple of 4K"),
+    (("-pass", "pass:x", "--window", "5000"), "chunk size must be a multiple of 4 KiB"),
+    (("-pass", "pass:x", "--window", "2G"), "chunk size must be a multiple of 4 KiB, at most 1 GiB"),
     (("-passpass:secret",), "starting with '-pass'"),
 ))
 def test_bad_seal_invocations(args, message, expect_failure, workdir):

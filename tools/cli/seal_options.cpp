@@ -6,24 +6,6 @@
 namespace warpcrypt::cli {
 namespace {
 
-uint64_t parse_chunk_bytes(const std::string &text) {
-  const uint64_t bytes = parse_size(text, "--chunk-size");
-  const bool power_of_two = bytes != 0 && (bytes & (bytes - 1)) == 0;
-  if (!power_of_two || bytes < 4096 || bytes > (uint64_t{1} << 30)) {
-    throw CliError("--chunk-size must be a power of two from 4K to 1G");
-  }
-  return bytes;
-}
-
-// The engine takes chunks of whole 4 KiB pages up to 1 GiB.
-uint64_t parse_window(const std::string &text) {
-  const uint64_t bytes = parse_size(text, "--window");
-  if (bytes == 0 || bytes % 4096 != 0 || bytes > (uint64_t{1} << 30)) {
-    throw CliError("--window must be a multiple of 4K, up to 1G");
-  }
-  return bytes;
-}
-
 const std::string &parse_digest(const std::string &name) {
   if (name != "sha256" && name != "sha512") throw CliError("-md: seal takes sha256 or sha512, not '" + name + "'");
   return name;
@@ -63,7 +45,7 @@ void add_seal_options(Command &command, SealOptions &o) {
     command.add_option("-md", "sha256|sha512", "the key derivation's digest (default sha256)",
                        [&o](const std::string &name) { o.digest = parse_digest(name); });
     command.add_option("--chunk-size", "SIZE", "plaintext per chunk, a power of two from 4K to 1G (default 1M)",
-                       [&o](const std::string &text) { o.chunk_bytes = parse_chunk_bytes(text); });
+                       [&o](const std::string &text) { o.chunk_bytes = parse_size(text, "--chunk-size"); });
   }
   command.add_option("-in", "FILE", "input (default stdin)", [&o](const std::string &path) { o.in_path = path; });
   command.add_option("-out", "FILE", "output (default stdout); a file is written atomically",
@@ -93,7 +75,7 @@ void add_seal_options(Command &command, SealOptions &o) {
   command.add_option("--window", "SIZE",
                      "plaintext a worker claims at a time, in whole chunks (default 1M on the "
                      "CPU, 8M with GPU workers)",
-                     [&o](const std::string &text) { o.window = parse_window(text); });
+                     [&o](const std::string &text) { o.window = parse_size(text, "--window"); });
   command.add_flag("-v", "verbose: a summary line", [&o] { o.verbose = true; });
   command.add_flag("-q", "quiet (the default)", [&o] { o.verbose = false; });
 }

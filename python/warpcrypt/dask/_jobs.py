@@ -16,6 +16,7 @@ from pathlib import Path
 
 import distributed
 
+from warpcrypt import _native
 from warpcrypt.dask._inputs import PathsOrGlob, collect_inputs
 from warpcrypt.dask._kdf import (
     DerivedKey,
@@ -30,8 +31,8 @@ from warpcrypt.dask._kdf import (
 from warpcrypt.dask._manifest import DONE, FAILED, MANIFEST_NAME, PENDING, Manifest, ManifestMismatch, read_manifest
 from warpcrypt.dask._worker import DECRYPT, ENCRYPT, PLAIN, SEALED, FileTask, Settings, process_batch
 
-# The sealed format's chunk sizes (docs/format.md).
-MIN_CHUNK_SIZE, MAX_CHUNK_SIZE = 1 << 12, 1 << 30
+# The sealed format's chunk sizes, from the library (docs/format.md).
+MIN_CHUNK_SIZE, MAX_CHUNK_SIZE = _native.SEAL_MIN_CHUNK_BYTES, _native.SEAL_MAX_CHUNK_BYTES
 SEALED_SUFFIX = ".wcs"
 PLAIN_SUFFIX = ".enc"
 STAGING_NAME = ".warpcrypt-staging"
