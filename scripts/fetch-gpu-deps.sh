@@ -13,6 +13,8 @@ vectors=$(.venv/bin/python -c 'import cryptography_vectors, os; print(os.path.di
 rm -rf .deps/vectors && mkdir -p .deps/vectors/cryptography_vectors/ciphers/AES
 cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR,GCM} .deps/vectors/cryptography_vectors/ciphers/AES/
 cp -r "$vectors"/ciphers/ChaCha20 .deps/vectors/cryptography_vectors/ciphers/
+mkdir -p .deps/vectors/cryptography_vectors/KDF
+cp "$vectors"/KDF/rfc-5869-HKDF-SHA{1,256}.txt .deps/vectors/cryptography_vectors/KDF/
 # The committed tree, for a run that must test exactly what was committed:
 # the GPU machine's copy of .git can lag behind this checkout. There:
 #   mkdir -p /tmp/wc && tar -xf .deps/head.tar -C /tmp/wc && cp -r .deps /tmp/wc/ && cd /tmp/wc && scripts/gpu-check.sh ...

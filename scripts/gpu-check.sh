@@ -88,7 +88,7 @@ if want engine; then
     --out "$out" ${ENGINE_PARTS:+--parts "$ENGINE_PARTS"}
 fi
 if want sass; then
-  cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_objects.dir/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
+  cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_objects.dir/backends/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
 fi
 if want python; then
   # Built from this checkout with what the machine has (nanobind,
@@ -100,7 +100,14 @@ if want python; then
     -C build-dir="$PWD/build-gpu/python" -C cmake.define.WARPCRYPT_CUDA=ON \
     -C cmake.define.CMAKE_CUDA_ARCHITECTURES=90 -C cmake.define.CMAKE_PREFIX_PATH="$deps/usr" ./python
   export PYTHONPATH="$pysite${PYTHONPATH:+:$PYTHONPATH}"
-  step python-tests python3 -m pytest tests/python -q -rs
+  # Some GPU machines have no Dask; its tests then say so and stay out,
+  # instead of failing at import (CI runs them on every commit).
+  dask_tests=()
+  python3 -c 'import dask, distributed' 2>/dev/null || {
+    echo "no dask on this machine: tests/python/test_dask.py not run"
+    dask_tests=(--ignore=tests/python/test_dask.py)
+  }
+  step python-tests python3 -m pytest tests/python -q -rs "${dask_tests[@]}"
   step python-example-state-dict python3 examples/encrypt_state_dict.py
   step python-example-memmap python3 examples/encrypt_memmap.py --size-mib 1024
   step python-overhead python3 bench/python_overhead.py
