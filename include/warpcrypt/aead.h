@@ -124,7 +124,7 @@ WC_API wc_status wc_aead_open_batch(const wc_options *options, const wc_aead *ae
                                     size_t tag_len, const uint8_t *key, size_t key_len);
 
 /* A buffer of one message, as wc_aead_find_overlap names it. */
-typedef enum wc_aead_buffer {
+typedef WC_ENUM(wc_aead_buffer) {
   WC_AEAD_BUFFER_IN = 0,
   WC_AEAD_BUFFER_OUT = 1,
   WC_AEAD_BUFFER_TAG = 2,

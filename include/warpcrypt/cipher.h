@@ -46,9 +46,9 @@ WC_API int wc_cipher_has_random_access(const wc_cipher *cipher);
 /* Options and backends                                                     */
 /* ------------------------------------------------------------------------ */
 
-typedef enum wc_direction { WC_DECRYPT = 0, WC_ENCRYPT = 1 } wc_direction;
+typedef WC_ENUM(wc_direction) { WC_DECRYPT = 0, WC_ENCRYPT = 1 } wc_direction;
 
-typedef enum wc_backend {
+typedef WC_ENUM(wc_backend) {
   WC_BACKEND_AUTO = 0, /* the GPU where it is faster (see wc_auto_gpu_min_bytes), else the CPU */
   WC_BACKEND_CPU = 1,  /* OpenSSL and libsodium on a thread pool */
   /* CUDA; an error, never a silent fallback, without a device. For

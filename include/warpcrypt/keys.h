@@ -12,7 +12,7 @@ extern "C" {
 /* Keys from passphrases, as `openssl enc` derives them                     */
 /* ------------------------------------------------------------------------ */
 
-typedef enum wc_kdf {
+typedef WC_ENUM(wc_kdf) {
   WC_KDF_PBKDF2 = 0, /* `-pbkdf2`: PKCS5_PBKDF2_HMAC over key || IV */
   WC_KDF_LEGACY = 1  /* no `-pbkdf2`: EVP_BytesToKey, OpenSSL's deprecated default */
 } wc_kdf;

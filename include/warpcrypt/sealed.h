@@ -30,7 +30,7 @@ extern "C" {
  * engine's defaults when 0).
  */
 
-typedef enum wc_seal_key_source {
+typedef WC_ENUM(wc_seal_key_source) {
   WC_SEAL_PASSPHRASE = 1, /* PBKDF2-HMAC(secret, salt, iterations) */
   WC_SEAL_KEY = 2         /* HKDF(secret, salt): the secret is a key of the AEAD's length */
 } wc_seal_key_source;

@@ -11,6 +11,15 @@
 #define WC_API __attribute__((visibility("default")))
 #endif
 
+/* Every enum of the C API. C++ sees it with `int` as its fixed underlying
+ * type: a C caller may store any int in one, and the library must read such
+ * a value without undefined behaviour to refuse it (C's enums are ints). */
+#ifdef __cplusplus
+#define WC_ENUM(name) enum name : int
+#else
+#define WC_ENUM(name) enum name
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,7 +35,7 @@ extern "C" {
 /* Length of the salt in the `Salted__` header of `openssl enc`. */
 #define WC_SALT_LEN 8
 
-typedef enum wc_status {
+typedef WC_ENUM(wc_status) {
   WC_OK = 0,
   WC_ERR_INVALID_ARGUMENT,   /* NULL pointer, overlapping buffers, bad option */
   WC_ERR_UNKNOWN_CIPHER,     /* no cipher by that name */
