@@ -17,12 +17,8 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
           ? auto_job_backend(cipher, direction, in_len, kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out))
           : options.backend;
   EngineShape shape;
-  const char *why = nullptr;
-  wc_status status = resolve_shape(&shape, options, backend, &why);
-  if (status != WC_OK) {
-    monitor.fail_with_detail(status, why);
-    return status;
-  }
+  wc_status status = resolve_shape(&shape, options, backend, &monitor);
+  if (status != WC_OK) return status;
 
   // The parallel modes run on lanes, CPU ones included, so that progress and
   // cancellation work whatever the backend. The sequential modes run on one

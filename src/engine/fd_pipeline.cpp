@@ -236,12 +236,8 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
       options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, in.size, /*page_locked=*/false)
                                          : options.backend;
   EngineShape shape;
-  const char *why = nullptr;
-  wc_status status = resolve_shape(&shape, options, backend, &why);
-  if (status != WC_OK) {
-    monitor.fail_with_detail(status, why);
-    return status;
-  }
+  wc_status status = resolve_shape(&shape, options, backend, &monitor);
+  if (status != WC_OK) return status;
 
   if (!is_parallel(cipher, direction)) {
     wc_options sequential = options;

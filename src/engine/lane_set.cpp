@@ -19,9 +19,9 @@ bool uses_gpu_lanes(wc_backend backend) { return backend != WC_BACKEND_CPU; }
 
 }  // namespace
 
-wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend, const char **why) {
-  auto refuse = [why](const char *rule) {
-    if (why != nullptr) *why = rule;
+wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor) {
+  auto refuse = [monitor](const char *rule) {
+    if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_INVALID_ARGUMENT, rule);
     return WC_ERR_INVALID_ARGUMENT;
   };
   shape->backend = backend;

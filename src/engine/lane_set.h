@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "engine/job_monitor.h"
 
 namespace warpcrypt::engine {
 
@@ -21,10 +22,10 @@ struct EngineShape {
 
 // Checks the engine fields of `options` (chunk size, streams, device list)
 // and applies the defaults. `backend` is the backend to build for, auto
-// already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT
-// with the rule in words in *why (for wc_job.detail) where `why` is given.
+// already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT,
+// and fails `monitor`'s job, where given, with the rule in words.
 wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend,
-                        const char **why = nullptr);
+                        JobMonitor *monitor = nullptr);
 
 class LaneSet {
  public:

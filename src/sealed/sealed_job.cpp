@@ -60,12 +60,8 @@ struct LanePlan {
 wc_status plan_lanes(const wc_options &options, const Header &header, LanePlan *plan, JobMonitor &monitor) {
   plan->backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
   engine::EngineShape shape;
-  const char *why = nullptr;
-  const wc_status status = engine::resolve_shape(&shape, options, plan->backend, &why);
-  if (status != WC_OK) {
-    monitor.fail_with_detail(status, why);
-    return status;
-  }
+  const wc_status status = engine::resolve_shape(&shape, options, plan->backend, &monitor);
+  if (status != WC_OK) return status;
   const bool hybrid = plan->backend == WC_BACKEND_HYBRID;
   plan->gpu_lanes = plan->backend == WC_BACKEND_GPU || hybrid ? shape.streams : 0;
   plan->cpu_lanes = plan->backend == WC_BACKEND_CPU || hybrid ? shape.cpu_lanes : 0;
