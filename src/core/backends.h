@@ -52,7 +52,7 @@ struct CudaBackend {
   wc_status (*device_info)(wc_device_info *info, int device);
   // `count` lanes on `device`, each a stream with pinned and device buffers
   // of `capacity`; WC_ERR_NO_DEVICE without a usable device.
-  wc_status (*make_lanes)(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, wc_backend backend,
+  wc_status (*make_lanes)(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count,
                           const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key, size_t capacity);
   // Whether host memory is page-locked (copies to and from it run at full
   // PCIe speed); false without CUDA.

@@ -58,9 +58,7 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
     if (shape.devices.empty() && shape.backend != WC_BACKEND_HYBRID) return WC_ERR_NO_DEVICE;
     for (int device : shape.devices) {
       const wc_status status =
-          kCudaBackend.make_lanes(&set->lanes_, device, shape.streams,
-                           shape.backend == WC_BACKEND_HYBRID ? WC_BACKEND_GPU : shape.backend, cipher, direction,
-                           key, capacity);
+          kCudaBackend.make_lanes(&set->lanes_, device, shape.streams, cipher, direction, key, capacity);
       if (status == WC_OK) continue;
       // Hybrid runs on the CPU alone where the GPU cannot help; a bad device
       // ordinal or a failing device is still an error.

@@ -12,7 +12,7 @@ bool never_page_locked(const void *) { return false; }
 
 wc_status no_device_info(wc_device_info *, int) { return WC_ERR_NO_DEVICE; }
 
-wc_status no_lanes(std::vector<std::unique_ptr<Lane>> *, int, unsigned, wc_backend, const wc_cipher &, wc_direction,
+wc_status no_lanes(std::vector<std::unique_ptr<Lane>> *, int, unsigned, const wc_cipher &, wc_direction,
                    const KeyMaterial &, size_t) {
   return WC_ERR_NO_DEVICE;
 }

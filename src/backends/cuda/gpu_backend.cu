@@ -108,8 +108,8 @@ class CurrentDevice {
 // third's download.
 class GpuLane final : public Lane {
  public:
-  GpuLane(int device, std::shared_ptr<const KeyedGpuCipher> keyed, const LaneBuffers &buffers, wc_backend backend)
-      : device_(device), keyed_(std::move(keyed)), buffers_(buffers), backend_(backend) {}
+  GpuLane(int device, std::shared_ptr<const KeyedGpuCipher> keyed, const LaneBuffers &buffers)
+      : device_(device), keyed_(std::move(keyed)), buffers_(buffers) {}
 
   ~GpuLane() override {
     // Both buffers held plaintext; wipe what was used before the pool hands
@@ -150,13 +150,12 @@ class GpuLane final : public Lane {
     return status;
   }
 
-  wc_backend backend() const override { return backend_; }
+  wc_backend backend() const override { return WC_BACKEND_GPU; }
 
  private:
   int device_;
   std::shared_ptr<const KeyedGpuCipher> keyed_;
   LaneBuffers buffers_;
-  wc_backend backend_;
   size_t used_ = 0;
 };
 
@@ -171,8 +170,8 @@ bool page_locked(const void *host) {
   return attributes.type == cudaMemoryTypeHost;
 }
 
-wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, wc_backend backend,
-                     const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key, size_t capacity) {
+wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, const wc_cipher &cipher,
+                     wc_direction direction, const KeyMaterial &key, size_t capacity) {
   const int devices = device_count();
   if (devices == 0) return WC_ERR_NO_DEVICE;
   if (device < 0 || device >= devices) return WC_ERR_INVALID_ARGUMENT;
@@ -187,7 +186,7 @@ wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsign
     LaneBuffers buffers;
     status = pool.acquire(&buffers, capacity);
     if (status != WC_OK) return status;
-    out->push_back(std::make_unique<GpuLane>(device, keyed, buffers, backend));
+    out->push_back(std::make_unique<GpuLane>(device, keyed, buffers));
   }
   return WC_OK;
 }
