@@ -10,8 +10,15 @@
 #   engine    the streaming engine's figures (bench/engine_bench.py; ENGINE_PARTS
 #             picks sweep, backends, cli, sealed)
 #   racecheck-aead  racecheck on the AEAD kernels alone, on short messages
+#   kernels   device-resident kernel benchmarks (bench/gpu/kernel_bench.cu):
+#             AEAD batches of 1 KiB messages against one 1 GiB message, and
+#             the timing spread over zero and random keys and data
+#   ncu       Nsight Compute on the AES-256-CTR and AES-256-GCM kernels: the
+#             shared-memory bank conflicts per kernel and per instruction
+#             (ncu-*.csv), for docs/security.md
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, and bench/python_overhead.py (JSON in python-overhead.log)
+# BUILD_TARGETS limits the build to those targets (default: everything).
 # Logs and results go to $OUT (default: gpu-out/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +52,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 # (usr/share/cmake/CLI11, whose include path is relative to it).
 step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DWARPCRYPT_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$deps/usr"
-step build cmake --build build-gpu -j"$(nproc)"
+step build cmake --build build-gpu -j"$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS}
 build-gpu/warpcrypt devices | tee -a "$out/gpu.txt"
 
 if want test; then
@@ -82,6 +89,31 @@ if want speed; then
   for cipher in aes-128-ctr aes-256-ctr aes-256-gcm chacha20 chacha20-poly1305 salsa20; do
     build-gpu/warpcrypt speed -evp "$cipher" --backend gpu --resident device -bytes 1073741824 -seconds 2
   done 2>&1 | tee "$out/speed.txt"
+fi
+if want kernels; then
+  step kernels-batch build-gpu/bench/gpu/warpcrypt_kernel_bench batch 7
+  step kernels-spread build-gpu/bench/gpu/warpcrypt_kernel_bench spread 21
+  # The batches' kernels alone, without the host's per-message preparation.
+  step kernels-batch-ncu ncu --csv --metrics gpu__time_duration.sum -k regex:aead_ \
+    build-gpu/bench/gpu/warpcrypt_kernel_bench batch 1
+fi
+if want ncu; then
+  conflicts=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+  conflicts+=,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum
+  for cipher in aes-256-ctr aes-256-gcm; do
+    step "ncu-$cipher" ncu --section SourceCounters --metrics "$conflicts" -k 'regex:keystream|aead_bulk' -c 3 \
+      -f -o "$out/ncu-$cipher" build-gpu/warpcrypt speed -evp "$cipher" --backend gpu --resident device \
+      -bytes 67108864 -seconds 1
+    ncu -i "$out/ncu-$cipher.ncu-rep" --page details --csv >"$out/ncu-$cipher-details.csv" 2>&1
+    ncu -i "$out/ncu-$cipher.ncu-rep" --page source --print-source sass --csv >"$out/ncu-$cipher-sass.csv" 2>&1
+    rm -f "$out/ncu-$cipher.ncu-rep"
+  done
+  # The same kernels over zero and over random keys and data, at the base
+  # clock Nsight Compute locks: executed instructions, shared-memory
+  # wavefronts and elapsed cycles per launch (ncu-spread.csv).
+  step ncu-spread ncu --csv --metrics gpc__cycles_elapsed.max,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum \
+    -k 'regex:keystream|aead_' build-gpu/bench/gpu/warpcrypt_kernel_bench spread 3
+  mv "$out/ncu-spread.log" "$out/ncu-spread.csv"
 fi
 if want engine; then
   step engine timeout "${ENGINE_SECONDS:-540}" python3 bench/engine_bench.py --binary build-gpu/warpcrypt \

@@ -10,60 +10,175 @@ namespace warpcrypt {
 namespace {
 
 struct Range {
-  uintptr_t start, end;  // [start, end), never empty
+  uintptr_t start, end;  // [start, end); empty where the message has no such buffer
   size_t message;
   wc_aead_buffer buffer;
 };
 
-void add(std::pmr::vector<Range> &ranges, const void *start, size_t len, size_t message, wc_aead_buffer buffer) {
-  if (start == nullptr || len == 0) return;
-  const auto at = reinterpret_cast<uintptr_t>(start);
-  ranges.push_back({at, at + len, message, buffer});
-}
+// The buffers a call writes and those it only reads.
+constexpr wc_aead_buffer kWrittenWhenSealing[] = {WC_AEAD_BUFFER_OUT, WC_AEAD_BUFFER_TAG, WC_AEAD_BUFFER_VERIFIED};
+constexpr wc_aead_buffer kReadWhenSealing[] = {WC_AEAD_BUFFER_IN, WC_AEAD_BUFFER_NONCE, WC_AEAD_BUFFER_AAD};
+constexpr wc_aead_buffer kWrittenWhenOpening[] = {WC_AEAD_BUFFER_OUT, WC_AEAD_BUFFER_VERIFIED};
+constexpr wc_aead_buffer kReadWhenOpening[] = {WC_AEAD_BUFFER_IN, WC_AEAD_BUFFER_NONCE, WC_AEAD_BUFFER_AAD,
+                                               WC_AEAD_BUFFER_TAG};
+
+class Batch {
+ public:
+  Batch(std::span<const wc_aead_message> messages, size_t tag_len, const int32_t *verified)
+      : messages_(messages), tag_len_(tag_len), verified_(verified) {}
+
+  size_t size() const { return messages_.size(); }
+
+  // Message i's buffer; an empty range (start == end) when it has none.
+  Range range(size_t i, wc_aead_buffer buffer) const {
+    const wc_aead_message &m = messages_[i];
+    const void *start = nullptr;
+    size_t len = 0;
+    switch (buffer) {
+      case WC_AEAD_BUFFER_IN: start = m.in, len = m.len; break;
+      case WC_AEAD_BUFFER_OUT: start = m.out, len = m.len; break;
+      case WC_AEAD_BUFFER_TAG: start = m.tag, len = tag_len_; break;
+      case WC_AEAD_BUFFER_NONCE: start = m.nonce, len = m.nonce_len; break;
+      case WC_AEAD_BUFFER_AAD: start = m.aad, len = m.aad_len; break;
+      case WC_AEAD_BUFFER_VERIFIED: start = verified_ == nullptr ? nullptr : verified_ + i, len = sizeof(int32_t); break;
+    }
+    if (start == nullptr || len == 0) return {0, 0, i, buffer};
+    const auto at = reinterpret_cast<uintptr_t>(start);
+    return {at, at + len, i, buffer};
+  }
+
+  // Whether every message's `buffer` starts at or after the previous one's.
+  bool in_order(wc_aead_buffer buffer) const {
+    uintptr_t last = 0;
+    for (size_t i = 0; i < messages_.size(); ++i) {
+      const Range r = range(i, buffer);
+      if (r.start == r.end) continue;
+      if (r.start < last) return false;
+      last = r.start;
+    }
+    return true;
+  }
+
+ private:
+  std::span<const wc_aead_message> messages_;
+  size_t tag_len_;
+  const int32_t *verified_;
+};
+
+// The ranges of some kinds of buffer in order of start, read straight from
+// the messages: each kind is in message order already (Batch::in_order),
+// so this is a merge of at most four sorted runs and allocates nothing.
+class MergedRanges {
+ public:
+  MergedRanges(const Batch &batch, std::span<const wc_aead_buffer> kinds) : batch_(batch), kinds_(kinds) {
+    for (size_t k = 0; k < kinds_.size(); ++k) advance(k, 0);
+  }
+
+  // The next range in order of start; false when none is left.
+  bool next(Range *out) {
+    size_t best = kinds_.size();
+    for (size_t k = 0; k < kinds_.size(); ++k) {
+      if (heads_[k].start == heads_[k].end) continue;
+      if (best == kinds_.size() || heads_[k].start < heads_[best].start) best = k;
+    }
+    if (best == kinds_.size()) return false;
+    *out = heads_[best];
+    advance(best, heads_[best].message + 1);
+    return true;
+  }
+
+ private:
+  // Kind k's first range from message i on, or an empty one at the end.
+  void advance(size_t k, size_t i) {
+    for (; i < batch_.size(); ++i) {
+      heads_[k] = batch_.range(i, kinds_[k]);
+      if (heads_[k].start != heads_[k].end) return;
+    }
+    heads_[k] = Range{};
+  }
+
+  const Batch &batch_;
+  std::span<const wc_aead_buffer> kinds_;
+  std::array<Range, 4> heads_{};
+};
 
 wc_aead_overlap pair(const Range &written, const Range &other) {
   return {written.message, written.buffer, other.message, other.buffer};
 }
 
+// A message's input and output are the same length, so meeting exactly
+// they cover the same bytes and nothing else: in-place work.
+bool in_place(const Range &written, const Range &read) {
+  return read.buffer == WC_AEAD_BUFFER_IN && written.buffer == WC_AEAD_BUFFER_OUT &&
+         written.message == read.message && written.start == read.start;
+}
+
+// The check on ranges in order of start, from two sources with next(Range*):
+// the written ranges must be disjoint; then, disjoint and sorted by start,
+// they are sorted by end too, so the first one ending after a read range
+// starts is the only candidate to overlap it, and with the read ranges in
+// order of start that candidate only moves forward.
+template <class Written, class WrittenAgain, class Read>
+std::optional<wc_aead_overlap> sweep(Written written, WrittenAgain candidates, Read read) {
+  Range previous{}, current{};
+  for (bool first = true; written.next(&current); first = false, previous = current) {
+    if (!first && previous.end > current.start) return pair(previous, current);
+  }
+  Range candidate{};
+  bool have_candidate = candidates.next(&candidate);
+  Range r{};
+  while (read.next(&r)) {
+    while (have_candidate && candidate.end <= r.start) have_candidate = candidates.next(&candidate);
+    if (!have_candidate) break;
+    if (candidate.start < r.end && !in_place(candidate, r)) return pair(candidate, r);
+  }
+  return std::nullopt;
+}
+
+// The same for a batch in any order: the ranges copied and sorted.
+class SortedRanges {
+ public:
+  SortedRanges(const Batch &batch, std::span<const wc_aead_buffer> kinds, std::pmr::memory_resource *memory)
+      : ranges_(memory) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      for (wc_aead_buffer kind : kinds) {
+        const Range r = batch.range(i, kind);
+        if (r.start != r.end) ranges_.push_back(r);
+      }
+    }
+    std::sort(ranges_.begin(), ranges_.end(), [](const Range &a, const Range &b) { return a.start < b.start; });
+  }
+  bool next(Range *out) {
+    if (at_ == ranges_.size()) return false;
+    *out = ranges_[at_++];
+    return true;
+  }
+
+ private:
+  std::pmr::vector<Range> ranges_;
+  size_t at_ = 0;
+};
+
 }  // namespace
 
 std::optional<wc_aead_overlap> find_batch_overlap(std::span<const wc_aead_message> messages, size_t tag_len,
                                                   bool seal, const int32_t *verified) {
-  // Every one-shot call checks its one message, whose ranges fit on the
-  // stack: allocating them on the heap doubled the check, to some 90 ns
-  // against about 1 us for sealing 16 bytes.
-  std::array<std::byte, 512> stack;
-  std::pmr::monotonic_buffer_resource arena(stack.data(), stack.size());
-  std::pmr::vector<Range> written(&arena);
-  std::pmr::vector<Range> read(&arena);
-  written.reserve(messages.size() * 3);
-  read.reserve(messages.size() * 4);
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const wc_aead_message &m = messages[i];
-    add(written, m.out, m.len, i, WC_AEAD_BUFFER_OUT);
-    add(seal ? written : read, m.tag, tag_len, i, WC_AEAD_BUFFER_TAG);
-    if (verified != nullptr) add(written, verified + i, sizeof(int32_t), i, WC_AEAD_BUFFER_VERIFIED);
-    add(read, m.in, m.len, i, WC_AEAD_BUFFER_IN);
-    add(read, m.nonce, m.nonce_len, i, WC_AEAD_BUFFER_NONCE);
-    add(read, m.aad, m.aad_len, i, WC_AEAD_BUFFER_AAD);
+  const Batch batch(messages, tag_len, verified);
+  const std::span<const wc_aead_buffer> written =
+      seal ? std::span<const wc_aead_buffer>(kWrittenWhenSealing) : std::span<const wc_aead_buffer>(kWrittenWhenOpening);
+  const std::span<const wc_aead_buffer> read =
+      seal ? std::span<const wc_aead_buffer>(kReadWhenSealing) : std::span<const wc_aead_buffer>(kReadWhenOpening);
+  bool ordered = true;
+  for (const auto *kinds : {&written, &read}) {
+    for (wc_aead_buffer kind : *kinds) ordered = ordered && batch.in_order(kind);
   }
-  std::sort(written.begin(), written.end(), [](const Range &a, const Range &b) { return a.start < b.start; });
-  for (size_t i = 1; i < written.size(); ++i) {
-    if (written[i - 1].end > written[i].start) return pair(written[i - 1], written[i]);
-  }
-  // Disjoint and sorted by start, the written ranges are sorted by end too:
-  // the first one ending after a read range starts is the only candidate.
-  for (const Range &r : read) {
-    const auto hit = std::lower_bound(written.begin(), written.end(), r.start,
-                                      [](const Range &w, uintptr_t at) { return w.end <= at; });
-    if (hit == written.end() || hit->start >= r.end) continue;
-    // A message's input and output are the same length, so meeting
-    // exactly they cover the same bytes and nothing else.
-    const bool in_place = r.buffer == WC_AEAD_BUFFER_IN && hit->buffer == WC_AEAD_BUFFER_OUT &&
-                          hit->message == r.message && hit->start == r.start;
-    if (!in_place) return pair(*hit, r);
-  }
-  return std::nullopt;
+  if (ordered) return sweep(MergedRanges(batch, written), MergedRanges(batch, written), MergedRanges(batch, read));
+  // One-shot calls have ordered batches of one; a batch out of order pays
+  // for its copy and sort.
+  std::pmr::monotonic_buffer_resource memory;
+  SortedRanges sorted_written(batch, written, &memory);
+  SortedRanges again = sorted_written;
+  return sweep(sorted_written, again, SortedRanges(batch, read, &memory));
 }
 
 }  // namespace warpcrypt

@@ -2,7 +2,7 @@
 // against OpenSSL by the unit tests): lengths on every side of the kernels'
 // segment boundaries, in place and unaligned, batches of mixed messages,
 // tampering detected with the whole output zeroed, GCM's 32-bit counter
-// wrapping, and the argument checks. Guard bytes surround every buffer.
+// wrapping, the argument checks, and host memory through the GPU's lanes. Guard bytes surround every buffer.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -234,6 +234,84 @@ TEST_P(AeadDevice, RunsOnTheCallersStream) {
 // messages sealed from four threads on their own streams, and host memory
 // through a gpu key, all equal to the CPU's one-shot results; a key under
 // auto also takes device memory, and opening through it flags a forgery.
+// Host memory through the GPU's lanes: a message up to a lane's 8 MiB goes
+// in a group, a longer one in pieces of whole segments on several streams.
+// Lengths on both sides of that line and several pieces long, sealed and
+// opened against the CPU; a changed bit in the first piece, the last piece
+// or the tag is refused with the whole output zeroed.
+constexpr size_t kLaneBytes = 8 * 1024 * KiB;
+constexpr size_t kLongestGroupMessage = kLaneBytes + 224;  // tuning::kAeadHostLaneBytes less the trailer
+
+TEST_P(AeadDevice, HostMemoryThroughLanes) {
+  const wc_options gpu = make_options(0, WC_BACKEND_GPU), cpu = make_options(0, WC_BACKEND_CPU);
+  for (size_t length : {kLongestGroupMessage, kLongestGroupMessage + 1, 2 * kLaneBytes + 17, 3 * kLaneBytes - 1}) {
+    const AeadInput input = random_input(length);
+    SCOPED_TRACE(name() + " length " + std::to_string(length) + " nonce " + std::to_string(input.nonce.size()));
+    const AeadSealed expected = lib_aead_seal(name(), input, cpu);
+    const AeadSealed sealed = lib_aead_seal(name(), input, gpu);
+    ASSERT_EQ(sealed.status, WC_OK);
+    ASSERT_TRUE(same_bytes(expected.ciphertext, sealed.ciphertext));
+    ASSERT_TRUE(same_bytes(expected.tag, sealed.tag));
+    const AeadOpened opened = lib_aead_open(name(), input, sealed.ciphertext, sealed.tag, gpu);
+    ASSERT_EQ(opened.status, WC_OK);
+    EXPECT_TRUE(same_bytes(input.plaintext, opened.out));
+    for (size_t bit : {size_t{3}, 8 * length - 5}) {
+      const AeadOpened forged = lib_aead_open(name(), input, with_bit_flipped(sealed.ciphertext, bit), sealed.tag, gpu);
+      EXPECT_EQ(forged.status, WC_ERR_AUTH) << "bit " << bit;
+      EXPECT_TRUE(all_zero(forged.out.data(), forged.out.size())) << "bit " << bit;
+    }
+    const AeadOpened forged_tag = lib_aead_open(name(), input, sealed.ciphertext, with_bit_flipped(sealed.tag, 77), gpu);
+    EXPECT_EQ(forged_tag.status, WC_ERR_AUTH);
+    EXPECT_TRUE(all_zero(forged_tag.out.data(), forged_tag.out.size()));
+  }
+}
+
+// One call with groups and pieces mixed, page-locked and pageable buffers,
+// in place and out of place: every message as the CPU seals it.
+TEST_P(AeadDevice, HostBatchMixesGroupsPiecesAndPageLockedMemory) {
+  const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  wc_options gpu = make_options(0, WC_BACKEND_GPU);
+  wc_aead_key *keyed = nullptr;
+  ASSERT_EQ(wc_aead_key_new(&keyed, &gpu, aead_of(name()), key.data(), key.size()), WC_OK);
+  const std::vector<size_t> lengths = {1000, 2 * kLaneBytes + 17, 0, kLongestGroupMessage + 1, 65, 5 * KiB};
+  std::vector<AeadInput> inputs;
+  for (size_t length : lengths) {
+    AeadInput input = random_input(length);
+    input.key = key;
+    inputs.push_back(std::move(input));
+  }
+  // The long messages live in page-locked memory, sealed in place.
+  std::vector<uint8_t *> locked;
+  std::vector<Bytes> pageable_out(lengths.size());
+  std::vector<Bytes> tags(lengths.size(), Bytes(16));
+  std::vector<wc_aead_message> messages;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const AeadInput &input = inputs[i];
+    uint8_t *out = nullptr;
+    const uint8_t *in = input.plaintext.data();
+    if (i % 2 == 1) {
+      ASSERT_EQ(cudaMallocHost(&out, std::max<size_t>(lengths[i], 1)), cudaSuccess);
+      std::memcpy(out, in, lengths[i]);
+      locked.push_back(out);
+      in = out;
+    } else {
+      pageable_out[i].resize(lengths[i]);
+      out = pageable_out[i].data();
+    }
+    messages.push_back({out, in, lengths[i], input.nonce.data(), input.nonce.size(), data_or_dummy(input.aad),
+                        input.aad.size(), tags[i].data()});
+  }
+  ASSERT_EQ(wc_aead_key_seal(keyed, messages.data(), messages.size(), 16), WC_OK);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    SCOPED_TRACE("message " + std::to_string(i));
+    const AeadSealed expected = lib_aead_seal(name(), inputs[i], make_options(0, WC_BACKEND_CPU));
+    EXPECT_TRUE(same_bytes(expected.ciphertext, Bytes(messages[i].out, messages[i].out + lengths[i])));
+    EXPECT_TRUE(same_bytes(expected.tag, tags[i]));
+  }
+  for (uint8_t *memory : locked) cudaFreeHost(memory);
+  wc_aead_key_free(keyed);
+}
+
 TEST_P(AeadDevice, KeyedObjectServesThreadsOnDeviceAndHostMemory) {
   const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
   wc_options gpu = make_options(0, WC_BACKEND_GPU), automatic = make_options(0, WC_BACKEND_AUTO);

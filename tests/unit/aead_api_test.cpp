@@ -221,6 +221,79 @@ TEST(AeadErrors, OverlapFinderNamesTheBuffers) {
 
 // Every call that takes messages applies the rule, one-shot calls and
 // single messages included; a batch refused for it is left as it was.
+// The finder against the rule checked pair by pair, on random batches in a
+// small arena: laid out in message order (the finder's linear path) and
+// shuffled (its sorting path), sealing and opening, with and without
+// verdicts. Buffers land on each other often enough that both answers occur.
+TEST(AeadErrors, OverlapFinderAgreesWithEveryPairChecked) {
+  TestRng rng = TestRng::for_current_test();
+  Bytes memory(4096);
+  std::vector<int32_t> verdicts(64);
+  const auto range = [](const void *start, size_t len) {
+    const auto at = reinterpret_cast<uintptr_t>(start);
+    return std::pair<uintptr_t, uintptr_t>{at, start == nullptr ? at : at + len};
+  };
+  const auto meet = [](std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> b) {
+    return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
+  };
+  size_t overlapping = 0;
+  for (int round = 0; round < 400; ++round) {
+    const size_t count = rng.uniform(1, 12);
+    const bool seal = rng.uniform(0, 1) == 0;
+    const bool with_verdicts = !seal && rng.uniform(0, 1) == 0;
+    const size_t tag_len = 16;
+    // Message i's buffers march forward through the arena, so the batch is
+    // in message order; a few jump back to land on earlier ones.
+    std::vector<wc_aead_message> batch(count);
+    size_t cursor = 0;
+    for (wc_aead_message &m : batch) {
+      const size_t len = rng.uniform(0, 40);
+      const size_t spread = rng.uniform(0, 9) == 0 ? 0 : 1;
+      const size_t out = spread ? cursor : rng.uniform(0, cursor);
+      const size_t in = rng.uniform(0, 3) == 0 ? out : out + len + rng.uniform(0, 8) * spread;
+      const size_t tag = in + len + rng.uniform(0, 8);
+      const size_t nonce = tag + tag_len;
+      m = wc_aead_message{memory.data() + out, memory.data() + in, len, memory.data() + nonce, 12, nullptr, 0,
+                          memory.data() + tag};
+      cursor = nonce + 12 + rng.uniform(0, 4);
+    }
+    for (bool shuffled : {false, true}) {
+      if (shuffled) {
+        for (size_t i = count; i > 1; --i) std::swap(batch[i - 1], batch[rng.uniform(0, i - 1)]);
+      }
+      const int32_t *verified = with_verdicts ? verdicts.data() : nullptr;
+      // Every written range against every other range of the batch.
+      bool expected = false;
+      for (size_t i = 0; i < count && !expected; ++i) {
+        const wc_aead_message &a = batch[i];
+        std::vector<std::pair<uintptr_t, uintptr_t>> written = {range(a.out, a.len)};
+        if (seal) written.push_back(range(a.tag, tag_len));
+        if (verified) written.push_back(range(verified + i, sizeof(int32_t)));
+        for (size_t j = 0; j < count && !expected; ++j) {
+          const wc_aead_message &b = batch[j];
+          std::vector<std::pair<uintptr_t, uintptr_t>> others = {range(b.out, b.len), range(b.in, b.len),
+                                                                 range(b.nonce, b.nonce_len), range(b.tag, tag_len)};
+          if (verified) others.push_back(range(verified + j, sizeof(int32_t)));
+          for (size_t w = 0; w < written.size(); ++w) {
+            for (size_t o = 0; o < others.size(); ++o) {
+              const bool same_buffer = i == j && ((w == 0 && o == 0) || (w == 1 && seal && o == 3) ||
+                                                  (verified && w + 1 == written.size() && o + 1 == others.size()));
+              const bool in_place = i == j && w == 0 && o == 1 && a.in == a.out;
+              if (!same_buffer && !in_place && meet(written[w], others[o])) expected = true;
+            }
+          }
+        }
+      }
+      overlapping += expected;
+      EXPECT_EQ(wc_aead_find_overlap(nullptr, batch.data(), count, tag_len, seal ? WC_ENCRYPT : WC_DECRYPT, verified) != 0,
+                expected)
+          << "round " << round << (shuffled ? " shuffled" : " in order");
+    }
+  }
+  EXPECT_GT(overlapping, 50u);
+  EXPECT_LT(overlapping, 750u);
+}
+
 TEST(AeadErrors, EveryCallRefusesOverlappingBuffers) {
   const wc_aead *gcm = aead("aes-128-gcm");
   const Bytes key(16, 1), nonce(12, 2);

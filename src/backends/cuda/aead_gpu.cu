@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -18,6 +19,7 @@
 #include "backends/cuda/device_context.h"
 #include "backends/cuda/gpu_backend.h"
 #include "backends/cuda/gpu_cipher.h"
+#include "backends/cuda/lane_buffers.h"
 #include "backends/cuda/tuning.h"
 
 namespace warpcrypt::cuda {
@@ -25,6 +27,7 @@ namespace {
 
 constexpr int kThreads = tuning::kAeadThreads;
 constexpr int kFinishThreads = tuning::kAeadFinishThreads;
+constexpr int kEachThreads = tuning::kAeadEachThreads;
 constexpr int kAesBlocksPerThread = tuning::kAesBlocksPerThread;
 constexpr int kArxBlocksPerThread = tuning::kArxBlocksPerThread;
 constexpr uint64_t kGcmSegmentBlocks = uint64_t{kThreads} * kAesBlocksPerThread * tuning::kAeadAesTilesPerSegment;
@@ -159,47 +162,126 @@ class KeyedGpuAead {
     if (messages.empty()) return WC_OK;
     // One finish block per message, and grid sizes are ints.
     if (messages.size() > static_cast<size_t>(INT32_MAX)) return WC_ERR_INVALID_ARGUMENT;
-    const DeviceContext *context = current_device_context();
-    if (context == nullptr) return WC_ERR_NO_DEVICE;
-    const bool gcm = aead_.kind == AeadKind::gcm;
-    const uint64_t segment_blocks = gcm ? kGcmSegmentBlocks : kChaChaSegmentBlocks;
-    const uint64_t block_bytes = gcm ? 16 : 64;
+    if (current_device_context() == nullptr) return WC_ERR_NO_DEVICE;
 
-    std::vector<AeadMessageJob> jobs(messages.size());
+    // Short messages run one per thread; the others are cut into segments.
+    std::vector<AeadMessageJob> each_jobs, segment_jobs;
     uint64_t segments = 0;
     for (size_t i = 0; i < messages.size(); ++i) {
-      const wc_aead_message &m = messages[i];
-      AeadMessageJob &job = jobs[i];
-      job = AeadMessageJob{m.in, m.out, m.tag, seal ? nullptr : verified + i, m.len, m.aad_len, segments, {}, {},
-                           reinterpret_cast<uintptr_t>(m.in) % 16 == 0 && reinterpret_cast<uintptr_t>(m.out) % 16 == 0};
-      const wc_status status = gcm ? prepare_gcm(job, m) : prepare_chacha(job, m);
+      AeadMessageJob job;
+      const wc_status status = prepare_job(&job, messages[i], seal ? nullptr : verified + i);
       if (status != WC_OK) return status;
-      segments += aead_segments(m.len, block_bytes, segment_blocks);
+      if (messages[i].len <= tuning::kAeadEachMaxBytes) {
+        each_jobs.push_back(job);
+        continue;
+      }
+      job.first_segment = segments;
+      segments += segment_count(messages[i].len);
+      segment_jobs.push_back(job);
     }
-    const size_t value_bytes = gcm ? sizeof(Gf128) : sizeof(Poly);
-    // One message travels in the kernel parameters; a batch's descriptors
-    // go up in front of the segment values' scratch.
-    const size_t jobs_bytes = jobs.size() == 1 ? 0 : jobs.size() * sizeof(AeadMessageJob);
-    const size_t scratch_bytes = jobs_bytes + segments * value_bytes;
+    // One message of a kind travels in the kernel parameters; more go up in
+    // front of the segment values' scratch.
+    auto descriptor_bytes = [](const std::vector<AeadMessageJob> &jobs) {
+      return jobs.size() > 1 ? jobs.size() * sizeof(AeadMessageJob) : 0;
+    };
+    const size_t each_bytes = descriptor_bytes(each_jobs);
+    const size_t jobs_bytes = each_bytes + descriptor_bytes(segment_jobs);
+    const size_t scratch_bytes = jobs_bytes + segments * segment_value_bytes();
     uint8_t *scratch = nullptr;
     if (scratch_bytes != 0 && cudaMallocAsync(&scratch, scratch_bytes, stream) != cudaSuccess) {
       return device_status(cudaErrorMemoryAllocation);
     }
-    AeadLaunch launch{nullptr, jobs.front(), static_cast<uint32_t>(jobs.size()), scratch + jobs_bytes,
-                      static_cast<uint32_t>(tag_len), seal};
-    wc_status status = WC_OK;
-    if (jobs_bytes != 0) {
+    auto describe = [&](const std::vector<AeadMessageJob> &jobs, uint8_t *at, AeadLaunch *launch) {
+      *launch = AeadLaunch{nullptr, jobs.front(), static_cast<uint32_t>(jobs.size()), 0, scratch + jobs_bytes,
+                           static_cast<uint32_t>(tag_len), seal};
+      if (jobs.size() == 1) return WC_OK;
+      launch->messages = reinterpret_cast<const AeadMessageJob *>(at);
       // From pageable memory the copy is done when cudaMemcpyAsync returns,
       // so `jobs` may go out of scope at once.
-      status = device_status(cudaMemcpyAsync(scratch, jobs.data(), jobs_bytes, cudaMemcpyHostToDevice, stream));
-      launch.messages = reinterpret_cast<const AeadMessageJob *>(scratch);
+      return device_status(cudaMemcpyAsync(at, jobs.data(), jobs.size() * sizeof(AeadMessageJob),
+                                           cudaMemcpyHostToDevice, stream));
+    };
+    wc_status status = WC_OK;
+    AeadLaunch launch;
+    if (!each_jobs.empty()) {
+      status = describe(each_jobs, scratch, &launch);
+      if (status == WC_OK) status = queue_each(launch, stream);
     }
-    if (status == WC_OK) status = gcm ? launch_gcm(*context, launch, segments, stream) : launch_chacha(launch, segments, stream);
+    if (!segment_jobs.empty() && status == WC_OK) {
+      status = describe(segment_jobs, scratch + each_bytes, &launch);
+      if (status == WC_OK) status = queue_kernels(launch, segments, true, stream);
+    }
     if (scratch != nullptr && cudaFreeAsync(scratch, stream) != cudaSuccess && status == WC_OK) status = WC_ERR_DEVICE;
     return status;
   }
 
+  // One message's job, without its place among a launch's segments: the
+  // nonce's counter words and the AAD's authenticator state, computed here
+  // on the host. `verified` is null when sealing.
+  wc_status prepare_job(AeadMessageJob *job, const wc_aead_message &m, int32_t *verified) const {
+    *job = AeadMessageJob{m.in, m.out, m.tag, verified, m.len, m.aad_len, 0, 0, {}, {},
+                          reinterpret_cast<uintptr_t>(m.in) % 16 == 0 && reinterpret_cast<uintptr_t>(m.out) % 16 == 0};
+    return aead_.kind == AeadKind::gcm ? prepare_gcm(*job, m) : prepare_chacha(*job, m);
+  }
+
+  // The kernels' cut: a keystream block, a segment of them, and the
+  // segments of a `len`-byte message (every keystream block but the last).
+  uint64_t block_bytes() const { return aead_.kind == AeadKind::gcm ? 16 : 64; }
+  uint64_t segment_bytes() const {
+    return block_bytes() * (aead_.kind == AeadKind::gcm ? kGcmSegmentBlocks : kChaChaSegmentBlocks);
+  }
+  uint64_t segment_count(uint64_t len) const {
+    return aead_segments(len, block_bytes(), segment_bytes() / block_bytes());
+  }
+  size_t segment_value_bytes() const { return aead_.kind == AeadKind::gcm ? sizeof(Gf128) : sizeof(Poly); }
+
+  // Queues the bulk kernel over `bulk_segments` segments from
+  // launch.segment_offset, then, if `finish`, the finish kernel over every
+  // message of the launch; the device must be current.
+  wc_status queue_kernels(const AeadLaunch &launch, uint64_t bulk_segments, bool finish, cudaStream_t stream) const {
+    if (aead_.kind == AeadKind::chacha20_poly1305) return launch_chacha(launch, bulk_segments, finish, stream);
+    const DeviceContext *context = current_device_context();
+    if (context == nullptr) return WC_ERR_NO_DEVICE;
+    return launch_gcm(*context, launch, bulk_segments, finish, stream);
+  }
+
  private:
+  // The per-thread kernel over every message of `launch`, on a grid no
+  // larger than the device holds at once: each CTA loads its tables once.
+  wc_status queue_each(const AeadLaunch &launch, cudaStream_t stream) const {
+    const DeviceContext *context = current_device_context();
+    if (context == nullptr) return WC_ERR_NO_DEVICE;
+    const uint64_t wanted = (uint64_t{launch.message_count} + kEachThreads - 1) / kEachThreads;
+    if (aead_.kind == AeadKind::chacha20_poly1305) {
+      const unsigned grid = grid_for(wanted, *context, tuning::kMaxCtasPerSm);
+      aead_each_kernel<ChaChaPolyEach, kEachThreads><<<grid, kEachThreads, 0, stream>>>(ChaChaPolyKey{arx_}, launch);
+      return device_status(cudaGetLastError());
+    }
+    const unsigned grid = grid_for(wanted, *context, tuning::kAeadAesBlocksPerSm);
+    switch (gcm_->keys.rounds) {
+      case 10: return queue_gcm_each<10>(*context, launch, grid, stream);
+      case 12: return queue_gcm_each<12>(*context, launch, grid, stream);
+      case 14: return queue_gcm_each<14>(*context, launch, grid, stream);
+    }
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+
+  template <int kRounds>
+  wc_status queue_gcm_each(const DeviceContext &context, const AeadLaunch &launch, unsigned grid,
+                           cudaStream_t stream) const {
+    const auto kernel = aead_each_kernel<GcmEach<kRounds>, kEachThreads>;
+    const wc_status allowed = allow_dynamic_shared(kernel, GcmEach<kRounds>::kTableBytes);
+    if (allowed != WC_OK) return allowed;
+    const GcmEachKey<kRounds> key{{gcm_->keys, 0, 0, context.tables}, gcm_->h_columns};
+    kernel<<<grid, kEachThreads, GcmEach<kRounds>::kTableBytes, stream>>>(key, launch);
+    return device_status(cudaGetLastError());
+  }
+
+  static unsigned grid_for(uint64_t wanted, const DeviceContext &context, int ctas_per_sm) {
+    return static_cast<unsigned>(std::min<uint64_t>(wanted, uint64_t{static_cast<unsigned>(context.multiprocessors)} *
+                                                                ctas_per_sm));
+  }
+
   std::span<const uint8_t> key() const { return {key_.data(), key_.size()}; }
 
   const char *ctr_cipher_name() const {
@@ -246,18 +328,18 @@ class KeyedGpuAead {
     return WC_OK;
   }
 
-  wc_status launch_gcm(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments,
+  wc_status launch_gcm(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments, bool finish,
                        cudaStream_t stream) const {
     switch (gcm_->keys.rounds) {
-      case 10: return launch_gcm_rounds<10>(context, launch, segments, stream);
-      case 12: return launch_gcm_rounds<12>(context, launch, segments, stream);
-      case 14: return launch_gcm_rounds<14>(context, launch, segments, stream);
+      case 10: return launch_gcm_rounds<10>(context, launch, segments, finish, stream);
+      case 12: return launch_gcm_rounds<12>(context, launch, segments, finish, stream);
+      case 14: return launch_gcm_rounds<14>(context, launch, segments, finish, stream);
     }
     return WC_ERR_INVALID_ARGUMENT;
   }
 
   template <int kRounds>
-  wc_status launch_gcm_rounds(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments,
+  wc_status launch_gcm_rounds(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments, bool finish,
                               cudaStream_t stream) const {
     const GcmConstants &c = *gcm_;
     using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread>;
@@ -265,20 +347,20 @@ class KeyedGpuAead {
     const typename Bulk::Key bulk_key{{c.keys, 0, 0, context.tables}, c.tile_step, c.slot_step, c.bulk_ladder};
     const typename Finish::Key finish_key{{c.keys, 0, 0, context.tables}, c.h, c.finish_stride, c.finish_ladder};
     return launch_pair<Bulk, Finish, kAesBlocksPerThread, tuning::kAeadAesTilesPerSegment,
-                       tuning::kAeadAesBlocksPerSm>(bulk_key, finish_key, launch, segments, stream);
+                       tuning::kAeadAesBlocksPerSm>(bulk_key, finish_key, launch, segments, finish, stream);
   }
 
-  wc_status launch_chacha(const AeadLaunch &launch, uint64_t segments, cudaStream_t stream) const {
+  wc_status launch_chacha(const AeadLaunch &launch, uint64_t segments, bool finish, cudaStream_t stream) const {
     using Bulk = ChaChaPolyBulk<kThreads, kArxBlocksPerThread>;
     using Finish = ChaChaPolyFinish<kFinishThreads, kChaChaSegmentBlocks>;
     const ChaChaPolyKey chacha_key{arx_};
     return launch_pair<Bulk, Finish, kArxBlocksPerThread, tuning::kAeadArxTilesPerSegment,
-                       tuning::kAeadArxBlocksPerSm>(chacha_key, chacha_key, launch, segments, stream);
+                       tuning::kAeadArxBlocksPerSm>(chacha_key, chacha_key, launch, segments, finish, stream);
   }
 
   template <class Bulk, class Finish, int kBlocksPerThread, int kTiles, int kBlocksPerSm>
   static wc_status launch_pair(const typename Bulk::Key &bulk_key, const typename Finish::Key &finish_key,
-                               const AeadLaunch &launch, uint64_t segments, cudaStream_t stream) {
+                               const AeadLaunch &launch, uint64_t segments, bool finish, cudaStream_t stream) {
     constexpr uint64_t kSegmentBlocks = uint64_t{kThreads} * kBlocksPerThread * kTiles;
     using Element = typename Bulk::Field::Element;
     if (segments != 0) {
@@ -290,11 +372,12 @@ class KeyedGpuAead {
       const wc_status launched = device_status(cudaGetLastError());
       if (launched != WC_OK) return launched;
     }
-    const auto finish = aead_finish_kernel<Finish, kFinishThreads, kSegmentBlocks>;
+    if (!finish) return WC_OK;
+    const auto finish_kernel = aead_finish_kernel<Finish, kFinishThreads, kSegmentBlocks>;
     const size_t shared = Finish::kTableBytes + kFinishThreads / 32 * sizeof(Element);
-    const wc_status allowed = allow_dynamic_shared(finish, shared);
+    const wc_status allowed = allow_dynamic_shared(finish_kernel, shared);
     if (allowed != WC_OK) return allowed;
-    finish<<<launch.message_count, kFinishThreads, shared, stream>>>(finish_key, launch);
+    finish_kernel<<<launch.message_count, kFinishThreads, shared, stream>>>(finish_key, launch);
     return device_status(cudaGetLastError());
   }
 
@@ -330,9 +413,15 @@ class KeyedGpuAead {
   ArxKey arx_{};
 };
 
-// Host memory through the GPU: every message of a call is gathered into one
-// host buffer, copied to the device in one piece, sealed or opened in place
-// there and copied back. The tags and verdicts ride in the same buffer.
+// Host memory through the GPU as the plain ciphers' lanes move it: leased
+// pinned and device buffers on several streams, so that one lane's upload
+// overlaps another's kernels and a third's download. Messages that fit a
+// lane travel in groups, one launch per group. A longer message travels in
+// pieces of whole segments, one per lane in turn, each piece's segment
+// values going to one array; its finish kernel waits for every lane and
+// runs with the last piece, which holds the tail. Page-locked memory is
+// copied straight from and to; pageable memory is staged through the lane's
+// pinned buffer.
 class GpuAead final : public AeadCipher {
  public:
   explicit GpuAead(std::unique_ptr<KeyedGpuAead> keyed) : keyed_(std::move(keyed)) {}
@@ -353,11 +442,69 @@ class GpuAead final : public AeadCipher {
   }
 
  private:
+  // A lane's buffers, and what the host does once the lane's stream has
+  // passed the work queued on it: copy staged outputs, tags and verdicts out.
+  struct HostLane {
+    std::unique_ptr<LeasedBuffers> buffers;
+    std::function<void()> collect;
+  };
+
+  // Per message in a group: its bytes at a 16-byte boundary; then per
+  // message 16 bytes of tag and a verdict. A piece: its bytes, then the tag
+  // and the verdict.
+  static constexpr size_t kTrailerBytes = 16 + sizeof(int32_t);
   static size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
 
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
-    // Layout: each message's bytes at a 16-byte boundary, then 16 bytes of
-    // tag per message, then one verdict per message.
+    int device = 0;
+    wc_status status = device_status(cudaGetDevice(&device));
+    std::vector<HostLane> lanes(tuning::kAeadHostLanes);
+    for (HostLane &lane : lanes) {
+      if (status == WC_OK) status = LeasedBuffers::acquire(&lane.buffers, device, kLaneBytes);
+    }
+    size_t next_lane = 0;
+    for (size_t first = 0; first < messages.size() && status == WC_OK;) {
+      if (round_up16(messages[first].len) + kTrailerBytes > kLaneBytes) {
+        status = run_pieces(lanes, &next_lane, messages[first], tag_len, seal, results ? results + first : nullptr);
+        ++first;
+        continue;
+      }
+      size_t end = first;
+      size_t bytes = 0;
+      while (end < messages.size() && round_up16(messages[end].len) + kTrailerBytes <= kLaneBytes - bytes) {
+        bytes += round_up16(messages[end].len) + kTrailerBytes;
+        ++end;
+      }
+      HostLane &lane = next_lane_of(lanes, &next_lane, &status);
+      if (status == WC_OK) {
+        status = run_group(lane, messages.subspan(first, end - first), tag_len, seal, results ? results + first : nullptr);
+      }
+      first = end;
+    }
+    for (HostLane &lane : lanes) {
+      if (lane.buffers == nullptr) continue;
+      const wc_status waited = lane.buffers->wait();
+      if (status == WC_OK) status = waited;
+      if (status == WC_OK && lane.collect) lane.collect();
+    }
+    if (status == WC_OK && !seal) status = combined_open_status({results, messages.size()});
+    return status;
+  }
+
+  // The next lane in turn, once its stream has passed its earlier work and
+  // the host has collected that work's outputs.
+  static HostLane &next_lane_of(std::vector<HostLane> &lanes, size_t *next, wc_status *status) {
+    HostLane &lane = lanes[(*next)++ % lanes.size()];
+    if (*status != WC_OK) return lane;
+    *status = lane.buffers->wait();
+    if (*status == WC_OK && lane.collect) lane.collect();
+    lane.collect = nullptr;
+    return lane;
+  }
+
+  wc_status run_group(HostLane &lane, std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
+                      wc_status *results) const {
+    LeasedBuffers &buffers = *lane.buffers;
     std::vector<size_t> offsets(messages.size());
     size_t data_bytes = 0;
     for (size_t i = 0; i < messages.size(); ++i) {
@@ -366,55 +513,132 @@ class GpuAead final : public AeadCipher {
     }
     const size_t tags_at = data_bytes;
     const size_t verdicts_at = tags_at + 16 * messages.size();
-    std::vector<uint8_t> staging(verdicts_at + sizeof(int32_t) * messages.size());
-    for (size_t i = 0; i < messages.size(); ++i) {
-      if (messages[i].len != 0) std::memcpy(staging.data() + offsets[i], messages[i].in, messages[i].len);
-      if (!seal) std::memcpy(staging.data() + tags_at + 16 * i, messages[i].tag, tag_len);
-    }
-
-    cudaStream_t stream = cudaStreamPerThread;
-    uint8_t *device = nullptr;
-    if (cudaMallocAsync(&device, staging.size(), stream) != cudaSuccess) {
-      wipe(staging);
-      return device_status(cudaErrorMemoryAllocation);
-    }
+    const size_t used = verdicts_at + sizeof(int32_t) * messages.size();
+    buffers.mark_used(used);
+    uint8_t *pinned = buffers.pinned();
+    uint8_t *device = buffers.device();
     std::vector<wc_aead_message> on_device(messages.begin(), messages.end());
     for (size_t i = 0; i < messages.size(); ++i) {
+      if (messages[i].len != 0) std::memcpy(pinned + offsets[i], messages[i].in, messages[i].len);
+      if (!seal) std::memcpy(pinned + tags_at + 16 * i, messages[i].tag, tag_len);
       on_device[i].in = on_device[i].out = device + offsets[i];
       on_device[i].tag = device + tags_at + 16 * i;
     }
-    auto *verified = reinterpret_cast<int32_t *>(device + verdicts_at);
-    wc_status status =
-        device_status(cudaMemcpyAsync(device, staging.data(), staging.size(), cudaMemcpyHostToDevice, stream));
-    if (status == WC_OK) status = keyed_->queue(on_device, tag_len, seal, verified, stream);
+    cudaStream_t stream = buffers.stream();
+    wc_status status = device_status(cudaMemcpyAsync(device, pinned, used, cudaMemcpyHostToDevice, stream));
     if (status == WC_OK) {
-      status = device_status(cudaMemcpyAsync(staging.data(), device, staging.size(), cudaMemcpyDeviceToHost, stream));
+      status = keyed_->queue(on_device, tag_len, seal, reinterpret_cast<int32_t *>(device + verdicts_at), stream);
     }
-    // The device copy held plaintext: wipe it before the memory goes back.
-    cudaMemsetAsync(device, 0, staging.size(), stream);
-    cudaFreeAsync(device, stream);
-    const wc_status synced = device_status(cudaStreamSynchronize(stream));
-    if (status == WC_OK) status = synced;
-
-    if (status == WC_OK) {
+    if (status == WC_OK) status = device_status(cudaMemcpyAsync(pinned, device, used, cudaMemcpyDeviceToHost, stream));
+    if (status != WC_OK) return status;
+    lane.collect = [messages, offsets = std::move(offsets), pinned, tags_at, verdicts_at, tag_len, seal, results] {
       for (size_t i = 0; i < messages.size(); ++i) {
         const wc_aead_message &m = messages[i];
-        if (m.len != 0) std::memcpy(m.out, staging.data() + offsets[i], m.len);
+        if (m.len != 0) std::memcpy(m.out, pinned + offsets[i], m.len);
         if (seal) {
-          std::memcpy(m.tag, staging.data() + tags_at + 16 * i, tag_len);
+          std::memcpy(m.tag, pinned + tags_at + 16 * i, tag_len);
         } else {
-          int32_t verdict = 0;
-          std::memcpy(&verdict, staging.data() + verdicts_at + sizeof(int32_t) * i, sizeof verdict);
-          results[i] = verdict == 1 ? WC_OK : WC_ERR_AUTH;
+          results[i] = verdict(pinned + verdicts_at + sizeof(int32_t) * i);
         }
       }
-      if (!seal) status = combined_open_status({results, messages.size()});
-    }
-    wipe(staging);
-    return status;
+    };
+    return WC_OK;
   }
 
-  static void wipe(std::vector<uint8_t> &bytes) { secure_wipe(bytes.data(), bytes.size()); }
+  wc_status run_pieces(std::vector<HostLane> &lanes, size_t *next_lane, const wc_aead_message &m, size_t tag_len,
+                       bool seal, wc_status *result) const {
+    AeadMessageJob job;
+    wc_status status = keyed_->prepare_job(&job, m, nullptr);
+    if (status != WC_OK) return status;
+    const uint64_t block_bytes = keyed_->block_bytes();
+    const uint64_t segment_bytes = keyed_->segment_bytes();
+    const uint64_t segments = keyed_->segment_count(m.len);
+    const uint64_t bulk_bytes = aead_bulk_blocks(m.len, block_bytes) * block_bytes;
+    // Room for a run of segments and the tail, which is at most a block.
+    const uint64_t segments_per_piece = (kLaneBytes - kTrailerBytes - block_bytes) / segment_bytes;
+    // Segments are aligned on the end of the bulk run; the first may be short.
+    auto segment_start = [&](uint64_t j) -> uint64_t {
+      const uint64_t from_end = (segments - j) * segment_bytes;
+      return from_end > bulk_bytes ? 0 : bulk_bytes - from_end;
+    };
+    const bool direct_in = page_locked(m.in);
+    const bool direct_out = page_locked(m.out);
+    void *values = nullptr;
+    status = device_status(cudaMalloc(&values, std::max<uint64_t>(segments, 1) * keyed_->segment_value_bytes()));
+    if (status != WC_OK) return status;
+
+    for (uint64_t first = 0;; first += segments_per_piece) {
+      const uint64_t end = std::min(segments, first + segments_per_piece);
+      const bool last = end == segments;
+      const uint64_t begin_byte = segment_start(first);
+      const uint64_t end_byte = last ? m.len : segment_start(end);
+      const size_t len = end_byte - begin_byte;
+      HostLane &lane = next_lane_of(lanes, next_lane, &status);
+      if (status != WC_OK) break;
+      LeasedBuffers &buffers = *lane.buffers;
+      cudaStream_t stream = buffers.stream();
+      uint8_t *device = buffers.device();
+      uint8_t *pinned = buffers.pinned();
+      const size_t trailer_at = round_up16(len);
+      buffers.mark_used(trailer_at + kTrailerBytes);
+
+      const uint8_t *source = m.in + begin_byte;
+      if (!direct_in) {
+        std::memcpy(pinned, source, len);
+        source = pinned;
+      }
+      status = device_status(cudaMemcpyAsync(device, source, len, cudaMemcpyHostToDevice, stream));
+      if (status == WC_OK && last && !seal) {
+        std::memcpy(pinned + trailer_at, m.tag, tag_len);
+        status = device_status(
+            cudaMemcpyAsync(device + trailer_at, pinned + trailer_at, 16, cudaMemcpyHostToDevice, stream));
+      }
+      AeadMessageJob piece = job;
+      piece.in = piece.out = device;
+      piece.base = begin_byte;
+      piece.tag = device + trailer_at;
+      piece.verified = seal ? nullptr : reinterpret_cast<int32_t *>(device + trailer_at + 16);
+      piece.aligned = true;
+      const AeadLaunch launch{nullptr, piece, 1, first, values, static_cast<uint32_t>(tag_len), seal};
+      if (status == WC_OK) status = keyed_->queue_kernels(launch, end - first, false, stream);
+      if (status == WC_OK && last) {
+        // The finish kernel reads every piece's segment values.
+        for (const HostLane &other : lanes) {
+          if (&other != &lane && status == WC_OK) status = buffers.order_after(*other.buffers);
+        }
+        if (status == WC_OK) status = keyed_->queue_kernels(launch, 0, true, stream);
+      }
+      uint8_t *target = direct_out ? m.out + begin_byte : pinned;
+      if (status == WC_OK) status = device_status(cudaMemcpyAsync(target, device, len, cudaMemcpyDeviceToHost, stream));
+      if (status == WC_OK && last) {
+        status = device_status(cudaMemcpyAsync(pinned + trailer_at, device + trailer_at, kTrailerBytes,
+                                               cudaMemcpyDeviceToHost, stream));
+      }
+      if (status != WC_OK) break;
+      lane.collect = [=, &m] {
+        if (!direct_out) std::memcpy(m.out + begin_byte, pinned, len);
+        if (!last) return;
+        if (seal) {
+          std::memcpy(m.tag, pinned + trailer_at, tag_len);
+        } else {
+          *result = verdict(pinned + trailer_at + 16);
+        }
+      };
+      if (last) break;
+    }
+    // cudaFree waits for the device: every piece, and the finish kernel
+    // that read the values, are done by then.
+    const wc_status freed = device_status(cudaFree(values));
+    return status != WC_OK ? status : freed;
+  }
+
+  static wc_status verdict(const uint8_t *word) {
+    int32_t value = 0;
+    std::memcpy(&value, word, sizeof value);
+    return value == 1 ? WC_OK : WC_ERR_AUTH;
+  }
+
+  static constexpr size_t kLaneBytes = tuning::kAeadHostLaneBytes;
 
   std::unique_ptr<KeyedGpuAead> keyed_;
 };

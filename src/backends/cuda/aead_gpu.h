@@ -1,5 +1,5 @@
-// The GPU backend's AEAD: messages in host memory are copied to the device,
-// sealed or opened there in one launch, and copied back; messages in device
+// The GPU backend's AEAD: messages in host memory move through pinned lanes
+// on several streams, as the plain ciphers' chunks do; messages in device
 // memory are queued on the caller's stream.
 #pragma once
 

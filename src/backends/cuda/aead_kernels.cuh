@@ -44,7 +44,10 @@
 
 namespace warpcrypt::cuda {
 
-// One message of a launch, in device memory, prepared by the host.
+// One message of a launch, in device memory, prepared by the host. `in` and
+// `out` hold the message from byte `base` on: a message that starts in host
+// memory reaches the device piece by piece, each piece a run of whole
+// segments (the last with the tail), and each launch sees one piece.
 struct AeadMessageJob {
   const uint8_t *in;
   uint8_t *out;
@@ -53,6 +56,7 @@ struct AeadMessageJob {
   uint64_t len;
   uint64_t aad_len;
   uint64_t first_segment;  // its first segment among the launch's
+  uint64_t base;           // the message byte in[0] and out[0] hold
   // GCM: J0, the pre-counter block, as four big-endian words.
   // ChaCha20-Poly1305: the nonce as three little-endian words.
   uint32_t nonce[4];
@@ -66,6 +70,9 @@ struct AeadLaunch {
   const AeadMessageJob *messages;
   AeadMessageJob single;
   uint32_t message_count;
+  // The bulk kernel's block b takes segment segment_offset + b: a piece of a
+  // message runs its own segments only.
+  uint64_t segment_offset;
   void *segment_values;  // one authenticator element per segment
   uint32_t tag_len;
   bool seal;
@@ -233,6 +240,12 @@ struct GcmBulk {
   __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
 };
 
+// SP 800-38D: [len(A)]_64 || [len(C)]_64, in bits.
+__device__ inline Gf128 gcm_lengths(uint64_t aad_len, uint64_t len) {
+  return {{static_cast<uint32_t>(aad_len >> 29), static_cast<uint32_t>(aad_len << 3), static_cast<uint32_t>(len >> 29),
+           static_cast<uint32_t>(len << 3)}};
+}
+
 template <int kRounds, int kThreads>
 struct GcmFinishKey {
   AesCtrGenerator<ReferenceAes, kRounds> cipher;  // one block per message: the byte-wise cipher will do
@@ -257,15 +270,12 @@ struct GcmFinish {
     key->cipher.prepare(state, shared);
   }
   __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
-  __device__ Gf128 hash_key() const { return key->h; }
+  // Few blocks per message come here: two varying factors will do.
+  __device__ Gf128 times_key(const Gf128 &a) const { return gf_multiply(a, key->h); }
   __device__ Gf128 step(const Gf128 &acc) const { return gf_multiply(acc, key->stride); }
   __device__ Gf128 lane_factor() const { return key->ladder.lane[threadIdx.x % 32]; }
   __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
-  // SP 800-38D: [len(A)]_64 || [len(C)]_64, in bits.
-  __device__ static Gf128 lengths(uint64_t aad_len, uint64_t len) {
-    return {{static_cast<uint32_t>(aad_len >> 29), static_cast<uint32_t>(aad_len << 3),
-             static_cast<uint32_t>(len >> 29), static_cast<uint32_t>(len << 3)}};
-  }
+  __device__ static Gf128 lengths(uint64_t aad_len, uint64_t len) { return gcm_lengths(aad_len, len); }
   // T = E(K, J0) xor the GHASH value, as memory words.
   __device__ uint4 tag(const Gf128 &hash) {
     uint32_t mask[4];
@@ -325,6 +335,13 @@ struct PolyPowers {
 __device__ inline Poly poly_fourth_power(const Poly &r) {
   const Poly square = poly_multiply(r, r);
   return poly_multiply(square, square);
+}
+
+// RFC 8439 2.8: le64(len(AAD)) || le64(len(ciphertext)), a full block.
+__device__ inline Poly chacha_poly_lengths(uint64_t aad_len, uint64_t len) {
+  return poly_from_block(make_uint4(static_cast<uint32_t>(aad_len), static_cast<uint32_t>(aad_len >> 32),
+                                    static_cast<uint32_t>(len), static_cast<uint32_t>(len >> 32)),
+                         1);
 }
 
 struct ChaChaPolyKey {
@@ -416,16 +433,11 @@ struct ChaChaPolyFinish {
     warp = powers.power(warp_exponent<kThreads>(threadIdx.x));
   }
   __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
-  __device__ Poly hash_key() const { return r; }
+  __device__ Poly times_key(const Poly &a) const { return poly_multiply(a, r); }
   __device__ Poly step(const Poly &acc) const { return poly_multiply(acc, stride); }
   __device__ Poly lane_factor() const { return lane; }
   __device__ Poly warp_factor() const { return warp; }
-  // RFC 8439 2.8: le64(len(AAD)) || le64(len(ciphertext)), a full block.
-  __device__ static Poly lengths(uint64_t aad_len, uint64_t len) {
-    return poly_from_block(make_uint4(static_cast<uint32_t>(aad_len), static_cast<uint32_t>(aad_len >> 32),
-                                      static_cast<uint32_t>(len), static_cast<uint32_t>(len >> 32)),
-                           1);
-  }
+  __device__ static Poly lengths(uint64_t aad_len, uint64_t len) { return chacha_poly_lengths(aad_len, len); }
   __device__ uint4 tag(const Poly &hash) const { return poly_tag(hash, s); }
 };
 
@@ -460,7 +472,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   constexpr int64_t kSegmentBlocks = int64_t{kThreads} * kBlocksPerThread * kTilesPerSegment;
   extern __shared__ uint32_t shared[];
 
-  const uint64_t segment = blockIdx.x;
+  const uint64_t segment = launch.segment_offset + blockIdx.x;
   const AeadMessageJob &message = launch.message(message_of_segment(launch, segment));
   Scheme scheme(key, message, shared);
   const int64_t bulk = static_cast<int64_t>(aead_bulk_blocks(message.len, kBytes));
@@ -468,6 +480,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   const int64_t start = bulk - (segments - static_cast<int64_t>(segment - message.first_segment)) * kSegmentBlocks;
   const uint8_t *in = message.in;
   uint8_t *out = message.out;
+  const int64_t base = static_cast<int64_t>(message.base);  // this piece's blocks are at or after it
   const bool aligned = message.aligned;
 
   Element chains[kBlocksPerThread] = {};
@@ -482,7 +495,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       block[k] = start + (int64_t{tile} * kBlocksPerThread + k) * kThreads + threadIdx.x;
       if (block[k] < 0) continue;  // before the message: the first segment is short
 #pragma unroll
-      for (int v = 0; v < kVectors; ++v) data[k][v] = load_block(in + block[k] * kBytes + 16 * v, aligned);
+      for (int v = 0; v < kVectors; ++v) data[k][v] = load_block(in + (block[k] * kBytes - base) + 16 * v, aligned);
     }
 #pragma unroll
     for (int k = 0; k < kBlocksPerThread; ++k) {
@@ -494,7 +507,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       for (int v = 0; v < kVectors; ++v) {
         const uint4 result = data[k][v] ^ make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
                                                      keystream[4 * v + 3]);
-        store_block(out + block[k] * kBytes + 16 * v, result, aligned);
+        store_block(out + (block[k] * kBytes - base) + 16 * v, result, aligned);
         ciphertext[v] = launch.seal ? result : data[k][v];
       }
       chains[k] = Field::add(chains[k], scheme.group(ciphertext, block[k] == 0));
@@ -508,9 +521,71 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   if (threadIdx.x == 0) static_cast<Element *>(launch.segment_values)[segment] = total;
 }
 
+// Keystream blocks `first` to the message's end on one thread: XORed into
+// the output and absorbed, zero-padded, into `state` (Horner's rule).
+// Returns the state.
+template <class Scheme, class Element>
+__device__ Element hash_blocks_serially(Scheme &scheme, const AeadMessageJob &message, bool seal, uint64_t first,
+                                        Element state) {
+  constexpr int kBytes = Scheme::kBlockBytes;
+  constexpr int kVectors = kBytes / 16;
+  const uint64_t blocks = aead_keystream_blocks(message.len, kBytes);
+  for (uint64_t q = first; q < blocks; ++q) {
+    const uint64_t at = q * kBytes - message.base;
+    const uint32_t count = static_cast<uint32_t>(min(message.len - q * kBytes, uint64_t{kBytes}));
+    uint32_t keystream[kBytes / 4];
+    scheme.keystream(q, keystream);
+    uint4 text[kVectors];
+    if (count == kBytes) {
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) {
+        const uint4 data = load_block(message.in + at + 16 * v, message.aligned);
+        const uint4 result = data ^ make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
+                                               keystream[4 * v + 3]);
+        store_block(message.out + at + 16 * v, result, message.aligned);
+        text[v] = seal ? result : data;
+      }
+    } else {
+      uint8_t bytes[kBytes] = {};  // zero-padded, as both constructions hash it
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint8_t in = message.in[at + i];
+        const uint8_t out = in ^ byte_of(keystream, static_cast<int>(i));
+        message.out[at + i] = out;
+        bytes[i] = seal ? out : in;
+      }
+#pragma unroll
+      for (int v = 0; v < kVectors; ++v) text[v] = load_block(bytes + 16 * v, false);
+    }
+#pragma unroll
+    for (int v = 0; v < kVectors; ++v) {
+      if (16 * v < count) state = scheme.times_key(Scheme::Field::add(state, Scheme::Field::from_block(text[v])));
+    }
+  }
+  return state;
+}
+
+// The lengths block and the tag: sealing writes it; opening compares it in
+// constant time and writes the verdict. Returns whether the message is
+// authentic (always, when sealing).
+template <class Scheme, class Element>
+__device__ bool finish_tag(Scheme &scheme, const AeadMessageJob &message, const AeadLaunch &launch, Element state) {
+  state = scheme.times_key(Scheme::Field::add(state, Scheme::lengths(message.aad_len, message.len)));
+  const uint4 tag = scheme.tag(state);
+  const uint32_t tag_words[4] = {tag.x, tag.y, tag.z, tag.w};
+  if (launch.seal) {
+    for (uint32_t i = 0; i < launch.tag_len; ++i) message.tag[i] = byte_of(tag_words, static_cast<int>(i));
+    return true;
+  }
+  uint32_t difference = 0;
+  for (uint32_t i = 0; i < launch.tag_len; ++i) difference |= byte_of(tag_words, static_cast<int>(i)) ^ message.tag[i];
+  *message.verified = difference == 0 ? 1 : 0;
+  return difference == 0;
+}
+
 // One block per message: the segments' values combined, the last keystream
 // block, the lengths block and the tag. Opening compares the tag in
-// constant time and, if it does not match, zeroes the whole output.
+// constant time and, if it does not match, zeroes the output it holds (a
+// piece's caller zeroes the rest).
 template <class Scheme, int kThreads, uint64_t kSegmentBlocks>
 __global__ void __launch_bounds__(kThreads)
     aead_finish_kernel(const __grid_constant__ typename Scheme::Key key, const __grid_constant__ AeadLaunch launch) {
@@ -538,43 +613,104 @@ __global__ void __launch_bounds__(kThreads)
   const Element segment_sum = reduce_block<Field, kThreads>(acc, scheme.lane_factor(), scheme.warp_factor(), scratch);
 
   if (threadIdx.x == 0) {
-    const Element k = scheme.hash_key();
     // The bulk kernel's values leave out one factor K (every block of the
     // run is weighed from exponent 0); the AAD state enters here when there
     // was no bulk block to carry it.
-    Element state = bulk != 0 ? Field::multiply(segment_sum, k) : Field::load(message.initial);
-    if (message.len != 0) {
-      const uint64_t begin = bulk * kBytes;
-      const uint32_t count = static_cast<uint32_t>(message.len - begin);
-      uint32_t keystream[kBytes / 4];
-      scheme.keystream(bulk, keystream);
-      uint8_t ciphertext[kBytes] = {};  // zero-padded, as both constructions hash it
-      for (uint32_t i = 0; i < count; ++i) {
-        const uint8_t in = message.in[begin + i];
-        const uint8_t out = in ^ byte_of(keystream, static_cast<int>(i));
-        message.out[begin + i] = out;
-        ciphertext[i] = launch.seal ? out : in;
-      }
-      for (uint32_t at = 0; at < count; at += 16) {
-        state = Field::multiply(Field::add(state, Field::from_block(load_block(ciphertext + at, false))), k);
-      }
-    }
-    state = Field::multiply(Field::add(state, Scheme::lengths(message.aad_len, message.len)), k);
-    const uint4 tag = scheme.tag(state);
-    const uint32_t tag_words[4] = {tag.x, tag.y, tag.z, tag.w};
-    if (launch.seal) {
-      for (uint32_t i = 0; i < launch.tag_len; ++i) message.tag[i] = byte_of(tag_words, static_cast<int>(i));
-      authentic = true;
-    } else {
-      uint32_t difference = 0;
-      for (uint32_t i = 0; i < launch.tag_len; ++i) difference |= byte_of(tag_words, static_cast<int>(i)) ^ message.tag[i];
-      authentic = difference == 0;
-      *message.verified = authentic ? 1 : 0;
-    }
+    Element state = bulk != 0 ? scheme.times_key(segment_sum) : Field::load(message.initial);
+    state = hash_blocks_serially(scheme, message, launch.seal, bulk, state);
+    authentic = finish_tag(scheme, message, launch, state);
   }
   __syncthreads();
   if (!authentic) {
-    for (uint64_t i = threadIdx.x; i < message.len; i += kThreads) message.out[i] = 0;
+    for (uint64_t i = threadIdx.x; i < message.len - message.base; i += kThreads) message.out[i] = 0;
+  }
+}
+
+
+// ---- Small messages: one thread each --------------------------------------
+
+// A batch of short messages (packets, tensor shards) would leave a segment
+// per message almost empty and pay a CTA's set-up for each. Instead every
+// thread seals or opens whole messages on its own, keystream and
+// authenticator in one serial pass, while the CTA's tables are loaded once
+// and serve every message the grid-stride loop hands the CTA.
+
+template <int kRounds>
+struct GcmEachKey {
+  AesCtrGenerator<TTableAes, kRounds> cipher;  // its IV is unused: counters come from J0
+  Gf128Columns h;
+};
+
+template <int kRounds>
+struct GcmEach {
+  static constexpr int kBlockBytes = 16;
+  // The AES T-table, then H's nibble tables (conflict-free, see gf128).
+  static constexpr uint32_t kHashTableAt = TTableAes::kTableBytes / sizeof(uint32_t);
+  static constexpr size_t kTableBytes = TTableAes::kTableBytes + kGf128TableWords * sizeof(uint32_t);
+  using Field = GhashField;
+  using Key = GcmEachKey<kRounds>;
+
+  const Key *key;
+  const uint32_t *hash_table;
+  typename AesCtrGenerator<TTableAes, kRounds>::State state;
+  GcmCounter counter{{0, 0, 0, 0}};
+
+  // Every thread of the CTA: loads the tables, ending with a barrier.
+  __device__ GcmEach(const Key &k, uint32_t *shared) : key(&k), hash_table(shared + kHashTableAt) {
+    for (int i = threadIdx.x; i < kGf128TableWords; i += blockDim.x) shared[kHashTableAt + i] = gf_table_word(k.h, i);
+    key->cipher.prepare(state, shared);
+  }
+  __device__ Gf128 begin(const AeadMessageJob &message) {
+    counter = GcmCounter(message.nonce);
+    return GhashField::load(message.initial);
+  }
+  __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
+  __device__ Gf128 times_key(const Gf128 &a) const { return gf_multiply(a, hash_table); }
+  __device__ static Gf128 lengths(uint64_t aad_len, uint64_t len) { return gcm_lengths(aad_len, len); }
+  __device__ uint4 tag(const Gf128 &hash) {
+    uint32_t mask[4];
+    key->cipher.encrypt_counter(state, counter.high, counter.pre_counter(), mask);
+    const uint4 y = gf_to_block(hash);
+    return make_uint4(mask[0] ^ y.x, mask[1] ^ y.y, mask[2] ^ y.z, mask[3] ^ y.w);
+  }
+};
+
+struct ChaChaPolyEach {
+  static constexpr int kBlockBytes = 64;
+  static constexpr size_t kTableBytes = 0;
+  using Field = Poly1305Field;
+  using Key = ChaChaPolyKey;
+
+  const Key *key;
+  ArxKey message_key{};
+  Poly r{};
+  uint4 s{};
+
+  __device__ ChaChaPolyEach(const Key &k, uint32_t *) : key(&k) {}
+  __device__ Poly begin(const AeadMessageJob &message) {
+    message_key = chacha_message_key(key->arx, message.nonce, 1);
+    poly1305_key(key->arx, message.nonce, &r, &s);
+    return Poly1305Field::load(message.initial);
+  }
+  __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
+  __device__ Poly times_key(const Poly &a) const { return poly_multiply(a, r); }
+  __device__ static Poly lengths(uint64_t aad_len, uint64_t len) { return chacha_poly_lengths(aad_len, len); }
+  __device__ uint4 tag(const Poly &hash) const { return poly_tag(hash, s); }
+};
+
+template <class Scheme, int kThreads>
+__global__ void __launch_bounds__(kThreads)
+    aead_each_kernel(const __grid_constant__ typename Scheme::Key key, const __grid_constant__ AeadLaunch launch) {
+  extern __shared__ uint32_t shared[];
+  Scheme scheme(key, shared);
+  for (uint64_t index = uint64_t{blockIdx.x} * kThreads + threadIdx.x; index < launch.message_count;
+       index += uint64_t{gridDim.x} * kThreads) {
+    const AeadMessageJob &message = launch.message(static_cast<uint32_t>(index));
+    auto state = scheme.begin(message);
+    state = hash_blocks_serially(scheme, message, launch.seal, 0, state);
+    if (!finish_tag(scheme, message, launch, state)) {
+      for (uint64_t i = 0; i < message.len; ++i) message.out[i] = 0;
+    }
   }
 }
 

@@ -49,5 +49,19 @@ inline constexpr int kAeadArxBlocksPerSm = 2;
 // The finish kernel: one CTA per message, whose threads share the combining
 // of the segments' values before one thread takes the tail and the tag.
 inline constexpr int kAeadFinishThreads = 256;
+// Messages up to 16 KiB (a sixteenth of an AES-GCM segment) run one per
+// thread instead (aead_each_kernel), 256 threads per CTA: a segment each
+// would leave its CTA almost idle and pay its set-up per message.
+inline constexpr size_t kAeadEachMaxBytes = 16 * 1024;
+inline constexpr int kAeadEachThreads = 256;
+// AEAD on host memory: four lanes (streams with pinned and device buffers)
+// of 8 MiB, a whole number of segments of either AEAD plus room for the
+// tail, tag and verdict. Measured on the H100 from pinned memory (see
+// docs/performance.md): 8 MiB beat 2, 4, 16 and 32 MiB, and four lanes beat
+// six and eight; a piece's kernel runs only 32 segments, so a longer piece
+// waits on one under-filled wave and a shorter one on launch and copy
+// latency.
+inline constexpr int kAeadHostLanes = 4;
+inline constexpr size_t kAeadHostLaneBytes = (size_t{8} << 20) + 256;
 
 }  // namespace warpcrypt::cuda::tuning

@@ -1,0 +1,207 @@
+// Device-resident kernel measurements the `speed` command does not make:
+//
+//   batch    AEAD over many small messages in one call (the packet and
+//            tensor-shard workload) against one large message of the same
+//            total size, through a wc_aead_key so the per-key constants are
+//            computed once.
+//   spread   each production kernel timed over a fixed size with all-zero
+//            and with random keys and data, interleaved run by run, so a
+//            data- or key-dependent time would show as a gap between the two
+//            medians larger than the run-to-run spread (docs/security.md).
+//
+// Every figure is the median of --runs timed runs after a warm-up, timed with
+// CUDA events around the queued calls. One JSON object per line on stdout.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace {
+
+void check_cuda(cudaError_t error, const char *what) {
+  if (error != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
+}
+void check(wc_status status, const std::string &what) {
+  if (status != WC_OK) throw std::runtime_error(what + ": " + wc_status_string(status));
+}
+
+struct DeviceBuffer {
+  explicit DeviceBuffer(size_t bytes) { check_cuda(cudaMalloc(&data, std::max<size_t>(bytes, 1)), "cudaMalloc"); }
+  ~DeviceBuffer() { cudaFree(data); }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  uint8_t *data = nullptr;
+};
+
+std::vector<uint8_t> random_bytes(size_t n, std::mt19937_64 &rng) {
+  std::vector<uint8_t> bytes(n);
+  for (size_t i = 0; i < n; i += 8) {
+    const uint64_t word = rng();
+    std::memcpy(bytes.data() + i, &word, std::min<size_t>(8, n - i));
+  }
+  return bytes;
+}
+
+// Queues one operation per call of `queue`; returns the medians' seconds.
+template <class Queue>
+std::vector<double> time_runs(cudaStream_t stream, unsigned runs, Queue &&queue) {
+  cudaEvent_t start, stop;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  queue();  // warm-up: module load, shared-memory carveout, allocator
+  check_cuda(cudaStreamSynchronize(stream), "warm-up");
+  std::vector<double> seconds;
+  for (unsigned r = 0; r < runs; ++r) {
+    check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+    queue();
+    check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    seconds.push_back(ms / 1e3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return seconds;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The messages of a batch: `count` slices of `size` bytes of one buffer,
+// sealed in place, each with its own nonce and tag slot.
+struct Batch {
+  Batch(size_t count, size_t size, size_t nonce_len, uint8_t *data, uint8_t *tags, const uint8_t *nonces)
+      : messages(count) {
+    for (size_t i = 0; i < count; ++i) {
+      messages[i] = wc_aead_message{data + i * size, data + i * size, size, nonces + i * nonce_len, nonce_len,
+                                    nullptr, 0, tags + i * WC_AEAD_MAX_TAG_LEN};
+    }
+  }
+  std::vector<wc_aead_message> messages;
+};
+
+void measure_batch(const wc_aead *aead, size_t total, size_t message_bytes, unsigned runs, cudaStream_t stream) {
+  std::mt19937_64 rng(1);
+  const std::vector<uint8_t> key = random_bytes(wc_aead_key_len(aead), rng);
+  wc_options options{};
+  wc_options_init(&options);
+  options.backend = WC_BACKEND_GPU;
+  wc_aead_key *keyed = nullptr;
+  check(wc_aead_key_new(&keyed, &options, aead, key.data(), key.size()), "wc_aead_key_new");
+  const size_t nonce_len = wc_aead_nonce_len(aead);
+  const size_t count = total / message_bytes;
+  DeviceBuffer data(total), tags(count * WC_AEAD_MAX_TAG_LEN);
+  // Nonces (and AAD) are read by the host when the call is queued; data and
+  // tags live on the device.
+  const std::vector<uint8_t> nonces = random_bytes(count * nonce_len, rng);
+  check_cuda(cudaMemset(data.data, 0x5a, total), "cudaMemset");
+  check_cuda(cudaDeviceSynchronize(), "cudaMemset");
+  for (const size_t size : {total, message_bytes}) {
+    const Batch batch(total / size, size, nonce_len, data.data, tags.data, nonces.data());
+    const std::vector<double> seconds = time_runs(stream, runs, [&] {
+      check(wc_aead_key_seal_device_async(keyed, batch.messages.data(), batch.messages.size(), WC_AEAD_MAX_TAG_LEN,
+                                          stream),
+            "wc_aead_key_seal_device_async");
+    });
+    std::printf("{\"bench\":\"batch\",\"aead\":\"%s\",\"messages\":%zu,\"message_bytes\":%zu,\"seconds\":%.6g,"
+                "\"gb_per_s\":%.1f}\n",
+                wc_aead_name(aead), batch.messages.size(), size, median(seconds), total / median(seconds) / 1e9);
+  }
+  wc_aead_key_free(keyed);
+}
+
+// Times `name` (a cipher or an AEAD) over `bytes` of device memory, runs
+// alternating between zero and random keys and data, each kind first on
+// every other run so that neither gains from going second.
+void measure_spread(const std::string &name, size_t bytes, unsigned runs, cudaStream_t stream) {
+  std::mt19937_64 rng(2);
+  const wc_cipher *cipher = wc_cipher_by_name(name.c_str());
+  const wc_aead *aead = wc_aead_by_name(name.c_str());
+  if (cipher == nullptr && aead == nullptr) throw std::runtime_error("unknown cipher " + name);
+  const size_t key_len = cipher ? wc_cipher_key_len(cipher) : wc_aead_key_len(aead);
+  const size_t iv_len = cipher ? wc_cipher_iv_len(cipher) : wc_aead_nonce_len(aead);
+  DeviceBuffer data(bytes), tag(WC_AEAD_MAX_TAG_LEN);
+  const std::vector<uint8_t> random_data = random_bytes(bytes, rng);
+  struct Input {
+    const char *label;
+    std::vector<uint8_t> key, iv;
+    bool random_data;
+    std::vector<double> seconds;
+  };
+  Input inputs[2] = {{"zero", std::vector<uint8_t>(key_len), std::vector<uint8_t>(iv_len), false, {}},
+                     {"random", random_bytes(key_len, rng), random_bytes(iv_len, rng), true, {}}};
+  for (unsigned r = 0; r < runs; ++r) {
+    for (unsigned i = 0; i < 2; ++i) {
+      Input &input = inputs[(r + i) % 2];
+      // Fresh data every run: in place, the previous run's output would be
+      // neither zero nor the chosen random bytes.
+      if (input.random_data) {
+        check_cuda(cudaMemcpy(data.data, random_data.data(), bytes, cudaMemcpyHostToDevice), "data");
+      } else {
+        check_cuda(cudaMemset(data.data, 0, bytes), "data");
+      }
+      check_cuda(cudaDeviceSynchronize(), "data");
+      const std::vector<double> one = time_runs(stream, 1, [&] {
+        if (cipher != nullptr) {
+          check(wc_encrypt_device_async(cipher, data.data, data.data, bytes, input.key.data(), key_len,
+                                        input.iv.data(), iv_len, 0, stream),
+                "wc_encrypt_device_async");
+        } else {
+          check(wc_aead_seal_device_async(aead, data.data, tag.data, WC_AEAD_MAX_TAG_LEN, input.key.data(), key_len,
+                                          input.iv.data(), iv_len, nullptr, 0, data.data, bytes, stream),
+                "wc_aead_seal_device_async");
+        }
+      });
+      input.seconds.push_back(one.front());
+    }
+  }
+  for (const Input &input : inputs) {
+    const auto [low, high] = std::minmax_element(input.seconds.begin(), input.seconds.end());
+    std::printf("{\"bench\":\"spread\",\"kernel\":\"%s\",\"input\":\"%s\",\"bytes\":%zu,\"runs\":%u,"
+                "\"median_us\":%.2f,\"min_us\":%.2f,\"max_us\":%.2f}\n",
+                name.c_str(), input.label, bytes, runs, median(input.seconds) * 1e6, *low * 1e6, *high * 1e6);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  const unsigned runs = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 11;
+  try {
+    if (mode != "batch" && mode != "spread") {
+      std::fprintf(stderr, "usage: %s batch|spread [runs]\n", argv[0]);
+      return 2;
+    }
+    int devices = 0;
+    if (wc_device_count(&devices) != WC_OK || devices == 0) throw std::runtime_error("no CUDA device");
+    cudaStream_t stream;
+    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    if (mode == "batch") {
+      for (const char *name : {"aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"}) {
+        measure_batch(wc_aead_by_name(name), size_t{1} << 30, 1024, runs, stream);
+      }
+    } else {
+      for (const char *name : {"aes-128-ctr", "aes-256-ctr", "aes-128-gcm", "aes-256-gcm", "chacha20",
+                               "chacha20-poly1305"}) {
+        measure_spread(name, size_t{64} << 20, runs, stream);
+      }
+    }
+    cudaStreamDestroy(stream);
+  } catch (const std::exception &error) {
+    std::fprintf(stderr, "kernel_bench: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,73 @@
+// What moves host memory through a device: a stream with an event to wait
+// on, and a pinned and a device buffer. The plain-cipher lanes
+// (gpu_backend.cu) and host-memory AEAD (aead_gpu.cu) lease them from one
+// pool per device, because pinning memory costs milliseconds.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::cuda {
+
+struct LaneBuffers {
+  cudaStream_t stream = nullptr;
+  // Waited on with the thread asleep: a stream synchronisation would spin a
+  // core per lane, the cores the hybrid backend's CPU lanes work on.
+  cudaEvent_t done = nullptr;
+  uint8_t *pinned = nullptr;
+  uint8_t *device = nullptr;
+  size_t capacity = 0;
+};
+
+// Buffers of at least `capacity` bytes on `device`, leased for the lifetime
+// of this object. Both buffers hold plaintext at times, so the lease wipes
+// what was used (mark_used) before the pool hands them to another job.
+class LeasedBuffers {
+ public:
+  static wc_status acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity);
+  ~LeasedBuffers();
+  LeasedBuffers(const LeasedBuffers &) = delete;
+  LeasedBuffers &operator=(const LeasedBuffers &) = delete;
+
+  int device_ordinal() const { return device_; }
+  cudaStream_t stream() const { return buffers_.stream; }
+  uint8_t *pinned() const { return buffers_.pinned; }
+  uint8_t *device() const { return buffers_.device; }
+  size_t capacity() const { return buffers_.capacity; }
+  void mark_used(size_t bytes) { used_ = bytes > used_ ? bytes : used_; }
+
+  // Records the event on the stream and sleeps until the stream reaches it.
+  wc_status wait() const;
+  // Work queued on this stream from now on waits for what is queued on
+  // `other`'s so far.
+  wc_status order_after(const LeasedBuffers &other) const;
+
+ private:
+  LeasedBuffers(int device, const LaneBuffers &buffers) : device_(device), buffers_(buffers) {}
+
+  int device_;
+  LaneBuffers buffers_;
+  size_t used_ = 0;
+};
+
+// Makes `device` current for a scope and restores the caller's device after:
+// lanes run on the caller's thread too, whose current device is its own.
+class CurrentDevice {
+ public:
+  explicit CurrentDevice(int device);
+  ~CurrentDevice();
+  CurrentDevice(const CurrentDevice &) = delete;
+  CurrentDevice &operator=(const CurrentDevice &) = delete;
+  wc_status status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  wc_status status_ = WC_OK;
+};
+
+}  // namespace warpcrypt::cuda
