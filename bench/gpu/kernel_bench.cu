@@ -50,14 +50,18 @@ std::vector<uint8_t> random_bytes(size_t n, std::mt19937_64 &rng) {
   return bytes;
 }
 
-// Queues one operation per call of `queue`; returns the medians' seconds.
+// Queues one operation per call of `queue` and returns each run's seconds,
+// after a warm-up run (module load, shared-memory carveout, allocator) when
+// asked for one.
 template <class Queue>
-std::vector<double> time_runs(cudaStream_t stream, unsigned runs, Queue &&queue) {
+std::vector<double> time_runs(cudaStream_t stream, unsigned runs, bool warm_up, Queue &&queue) {
   cudaEvent_t start, stop;
   check_cuda(cudaEventCreate(&start), "cudaEventCreate");
   check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  queue();  // warm-up: module load, shared-memory carveout, allocator
-  check_cuda(cudaStreamSynchronize(stream), "warm-up");
+  if (warm_up) {
+    queue();
+    check_cuda(cudaStreamSynchronize(stream), "warm-up");
+  }
   std::vector<double> seconds;
   for (unsigned r = 0; r < runs; ++r) {
     check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
@@ -109,7 +113,7 @@ void measure_batch(const wc_aead *aead, size_t total, size_t message_bytes, unsi
   check_cuda(cudaDeviceSynchronize(), "cudaMemset");
   for (const size_t size : {total, message_bytes}) {
     const Batch batch(total / size, size, nonce_len, data.data, tags.data, nonces.data());
-    const std::vector<double> seconds = time_runs(stream, runs, [&] {
+    const std::vector<double> seconds = time_runs(stream, runs, true, [&] {
       check(wc_aead_key_seal_device_async(keyed, batch.messages.data(), batch.messages.size(), WC_AEAD_MAX_TAG_LEN,
                                           stream),
             "wc_aead_key_seal_device_async");
@@ -141,18 +145,19 @@ void measure_spread(const std::string &name, size_t bytes, unsigned runs, cudaSt
   };
   Input inputs[2] = {{"zero", std::vector<uint8_t>(key_len), std::vector<uint8_t>(iv_len), false, {}},
                      {"random", random_bytes(key_len, rng), random_bytes(iv_len, rng), true, {}}};
-  for (unsigned r = 0; r < runs; ++r) {
+  // In place, a run's output is neither zero nor the chosen random bytes, so
+  // every run starts from fresh data and is timed without a warm-up of its
+  // own: one untimed run of each input warms up first.
+  for (unsigned r = 0; r < runs + 1; ++r) {
     for (unsigned i = 0; i < 2; ++i) {
       Input &input = inputs[(r + i) % 2];
-      // Fresh data every run: in place, the previous run's output would be
-      // neither zero nor the chosen random bytes.
       if (input.random_data) {
         check_cuda(cudaMemcpy(data.data, random_data.data(), bytes, cudaMemcpyHostToDevice), "data");
       } else {
         check_cuda(cudaMemset(data.data, 0, bytes), "data");
       }
       check_cuda(cudaDeviceSynchronize(), "data");
-      const std::vector<double> one = time_runs(stream, 1, [&] {
+      const std::vector<double> one = time_runs(stream, 1, false, [&] {
         if (cipher != nullptr) {
           check(wc_encrypt_device_async(cipher, data.data, data.data, bytes, input.key.data(), key_len,
                                         input.iv.data(), iv_len, 0, stream),
@@ -163,7 +168,7 @@ void measure_spread(const std::string &name, size_t bytes, unsigned runs, cudaSt
                 "wc_aead_seal_device_async");
         }
       });
-      input.seconds.push_back(one.front());
+      if (r != 0) input.seconds.push_back(one.front());
     }
   }
   for (const Input &input : inputs) {
