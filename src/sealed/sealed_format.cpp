@@ -65,7 +65,6 @@ const char *digest_name(Digest digest) {
   return nullptr;
 }
 
-
 wc_status make_header(const wc_seal_params &params, Header *header, const char **detail) {
   auto invalid = [detail](const char *why) {
     *detail = why;
@@ -95,7 +94,7 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
     if (params.argon2_ops == 0) return invalid("Argon2id needs at least one pass");
     if (params.argon2_memory % kArgon2BlockLen != 0 || params.argon2_memory < WC_SEAL_MIN_ARGON2_MEMORY ||
         params.argon2_memory > WC_SEAL_MAX_ARGON2_MEMORY) {
-      return invalid("Argon2id's memory must be a whole number of KiB from 8 KiB to 4 TiB");
+      return invalid("Argon2id's memory must be a whole number of KiB from 8 KiB to 2^32 - 1 KiB");
     }
     header->argon2_ops = params.argon2_ops;
     header->argon2_memory_kib = static_cast<uint32_t>(params.argon2_memory / kArgon2BlockLen);
@@ -105,7 +104,9 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
     return invalid("the key source must be WC_SEAL_PASSPHRASE or WC_SEAL_KEY");
   }
   const std::string_view digest = params.digest != nullptr ? params.digest : "sha256";
-  if (digest == "sha256") {
+  if (uses_argon2id(*header)) {
+    header->digest = Digest::none;
+  } else if (digest == "sha256") {
     header->digest = Digest::sha256;
   } else if (digest == "sha512") {
     header->digest = Digest::sha512;
@@ -113,7 +114,6 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
     *detail = "the format's KDF digest is sha256 or sha512";
     return WC_ERR_DIGEST;
   }
-  if (uses_argon2id(*header)) header->digest = Digest::none;
   if (kCpuBackend.random_bytes(header->salt) != WC_OK ||
       kCpuBackend.random_bytes(header->nonce_prefix) != WC_OK) {
     return WC_ERR_CRYPTO_LIBRARY;
