@@ -112,7 +112,9 @@ wc_seal_params seal_params(const SealOptions &o) {
     if (argon2_costs) throw CliError("--kdf-ops and --kdf-memory are Argon2id's, not PBKDF2's");
     params.iterations = o.iterations.value_or(params.iterations);
   } else {
-    if (o.iterations || o.digest) throw CliError("-iter and -md are PBKDF2's: Argon2id takes --kdf-ops and --kdf-memory");
+    if (o.iterations || o.digest) {
+      throw CliError("-iter and -md are PBKDF2's: Argon2id takes --kdf-ops and --kdf-memory");
+    }
     params.argon2_ops = o.argon2_ops.value_or(params.argon2_ops);
     params.argon2_memory = o.argon2_memory.value_or(params.argon2_memory);
   }

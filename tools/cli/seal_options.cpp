@@ -51,11 +51,14 @@ void add_seal_options(Command &command, SealOptions &o) {
     command.add_option("--kdf", "argon2id|pbkdf2",
                        "how -pass becomes the key: argon2id (the default; memory-hard) or pbkdf2",
                        [&o](const std::string &name) { o.kdf = parse_kdf(name); });
-    command.add_option("--kdf-ops", "N", "Argon2id's passes over its memory (default " + std::to_string(WC_SEAL_DEFAULT_ARGON2_OPS) + ")",
+    command.add_option("--kdf-ops", "N",
+                       "Argon2id's passes over its memory (default " + std::to_string(WC_SEAL_DEFAULT_ARGON2_OPS) + ")",
                        [&o](const std::string &text) {
                          o.argon2_ops = static_cast<uint32_t>(parse_unsigned(text, "--kdf-ops", UINT32_MAX));
                        });
-    command.add_option("--kdf-memory", "SIZE", "Argon2id's memory, whole KiB from 8K (default " + mebibytes(WC_SEAL_DEFAULT_ARGON2_MEMORY) + ")",
+    command.add_option("--kdf-memory", "SIZE",
+                       "Argon2id's memory, whole KiB from 8K (default " +
+                           mebibytes(WC_SEAL_DEFAULT_ARGON2_MEMORY) + ")",
                        [&o](const std::string &text) { o.argon2_memory = parse_size(text, "--kdf-memory"); });
     command.add_option("-iter", "N", "PBKDF2 iterations for -pass (default 600000); implies --kdf pbkdf2",
                        [&o](const std::string &text) {
