@@ -27,8 +27,9 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "==> creating Python venv in .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import pytest, cryptography_vectors, cryptography, numpy, nanobind, scikit_build_core, dask, distributed' \
-    2>/dev/null; then
+# cryptography's argon2 module (44 and later) stands for its version.
+if ! .venv/bin/python -c 'import pytest, cryptography_vectors, numpy, nanobind, scikit_build_core, dask, distributed
+import cryptography.hazmat.primitives.kdf.argon2' 2>/dev/null; then
   echo "==> installing Python test dependencies"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 fi

@@ -20,9 +20,10 @@ extern "C" {
  * splicing are detected. Chunks run on the streaming engine: regular files
  * are read and written at many offsets at once, by every worker.
  *
- * The secret is a passphrase (PBKDF2, parameters in the header) or a key of
- * the AEAD's length (HKDF with the file's random salt: one key can seal any
- * number of files). A reader takes the key source from the header.
+ * The secret is a passphrase (Argon2id by default, or PBKDF2; the KDF and
+ * its costs in the header) or a key of the AEAD's length (HKDF with the
+ * file's random salt: one key can seal any number of files). A reader takes
+ * the key source and the KDF from the header.
  *
  * Engine options: `backend` cpu (auto), gpu or hybrid picks the workers:
  * `threads` CPU workers, `streams` GPU workers on the current device. Each
@@ -31,9 +32,15 @@ extern "C" {
  */
 
 typedef WC_ENUM(wc_seal_key_source) {
-  WC_SEAL_PASSPHRASE = 1, /* PBKDF2-HMAC(secret, salt, iterations) */
+  WC_SEAL_PASSPHRASE = 1, /* the secret is a passphrase, stretched by the file's wc_seal_kdf */
   WC_SEAL_KEY = 2         /* HKDF(secret, salt): the secret is a key of the AEAD's length */
 } wc_seal_key_source;
+
+/* How a passphrase becomes the file key. */
+typedef WC_ENUM(wc_seal_kdf) {
+  WC_SEAL_ARGON2ID = 1, /* libsodium's crypto_pwhash: Argon2id v1.3, one lane; memory-hard */
+  WC_SEAL_PBKDF2 = 2    /* PBKDF2-HMAC(secret, salt, iterations): the format's first KDF */
+} wc_seal_kdf;
 
 #define WC_SEAL_HEADER_LEN 48
 #define WC_SEAL_TAG_LEN 16
@@ -44,12 +51,28 @@ typedef WC_ENUM(wc_seal_key_source) {
 #define WC_SEAL_DEFAULT_ITERATIONS 600000u
 /* Above this a header's iteration count is taken for damage, not a choice. */
 #define WC_SEAL_MAX_ITERATIONS 100000000u
+/* Argon2id's costs: `ops` passes over `memory` bytes. The defaults are
+ * libsodium's MODERATE preset (crypto_pwhash_OPSLIMIT/MEMLIMIT_MODERATE),
+ * which libsodium sizes for about 0.7 s on a desktop core: a sealed file is
+ * open to offline guessing for as long as it exists, so it deserves more
+ * than the interactive preset of a login, while seal still runs once per
+ * file. Memory is counted in Argon2's 1 KiB blocks, from libsodium's
+ * minimum of 8 KiB to its maximum, the most a 32-bit count of KiB holds. */
+#define WC_SEAL_DEFAULT_ARGON2_OPS 3u
+#define WC_SEAL_DEFAULT_ARGON2_MEMORY (256ull << 20)
+#define WC_SEAL_MIN_ARGON2_MEMORY 8192ull
+#define WC_SEAL_MAX_ARGON2_MEMORY (0xffffffffull << 10)
 
 typedef struct wc_seal_params {
   const wc_aead *aead;           /* default aes-256-gcm */
   wc_seal_key_source key_source; /* default WC_SEAL_PASSPHRASE */
+  wc_seal_kdf kdf;               /* a passphrase's; default WC_SEAL_ARGON2ID */
+  uint32_t argon2_ops;           /* Argon2id's passes, at least 1; default WC_SEAL_DEFAULT_ARGON2_OPS */
+  uint64_t argon2_memory;        /* Argon2id's memory in bytes, a multiple of 1024 from
+                                    WC_SEAL_MIN_ARGON2_MEMORY to WC_SEAL_MAX_ARGON2_MEMORY;
+                                    default WC_SEAL_DEFAULT_ARGON2_MEMORY */
   uint32_t iterations;           /* PBKDF2's, 1 to WC_SEAL_MAX_ITERATIONS; default WC_SEAL_DEFAULT_ITERATIONS */
-  const char *digest;            /* the KDF's: "sha256" (default) or "sha512" */
+  const char *digest;            /* PBKDF2's and a key's HKDF's: "sha256" (default) or "sha512" */
   uint64_t chunk_bytes;          /* plaintext per chunk, a power of two from
                                     WC_SEAL_MIN_CHUNK_BYTES to WC_SEAL_MAX_CHUNK_BYTES;
                                     default WC_SEAL_DEFAULT_CHUNK_BYTES */
@@ -57,7 +80,8 @@ typedef struct wc_seal_params {
 
 /* Fills `params` with the defaults above. A NULL params pointer in the
  * calls below means the same. A zero field is an invalid value, not a
- * default (WC_ERR_INVALID_ARGUMENT): start from wc_seal_params_init. */
+ * default (WC_ERR_INVALID_ARGUMENT): start from wc_seal_params_init. The
+ * fields of the KDF not chosen are not read. */
 WC_API void wc_seal_params_init(wc_seal_params *params);
 
 /* The most PBKDF2 iterations wc_open_* run for a file's header unless told
@@ -65,6 +89,13 @@ WC_API void wc_seal_params_init(wc_seal_params *params);
  * forged count must not buy hours of CPU. About 1.3 s (SHA-256) to 2.2 s
  * (SHA-512) on one core; seal's default is 600,000. */
 #define WC_OPEN_DEFAULT_MAX_ITERATIONS 2000000u
+/* The most Argon2id passes and memory wc_open_* spend on a file's header
+ * unless told otherwise, for the same reason: libsodium's SENSITIVE preset
+ * (4 passes over 1 GiB), its strongest, so a file sealed with any of its
+ * presets opens without options, and a forged header costs at most about
+ * five times seal's default. */
+#define WC_OPEN_DEFAULT_MAX_ARGON2_OPS 4u
+#define WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY (1ull << 30)
 
 typedef struct wc_open_params {
   /* Plaintext bytes [offset, offset + length) only: the defaults, 0 and
@@ -75,6 +106,13 @@ typedef struct wc_open_params {
    * (WC_ERR_FORMAT) before the KDF runs; 1 to WC_SEAL_MAX_ITERATIONS,
    * default WC_OPEN_DEFAULT_MAX_ITERATIONS. */
   uint32_t max_iterations;
+  /* Likewise for Argon2id: a header asking for more passes or more memory
+   * is refused before the KDF runs (and before its memory is allocated).
+   * max_argon2_ops at least 1, default WC_OPEN_DEFAULT_MAX_ARGON2_OPS;
+   * max_argon2_memory in bytes, at least WC_SEAL_MIN_ARGON2_MEMORY, default
+   * WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY. */
+  uint32_t max_argon2_ops;
+  uint64_t max_argon2_memory;
 } wc_open_params;
 
 /* Fills `params` with the defaults above; a NULL params pointer in the
@@ -85,8 +123,11 @@ WC_API void wc_open_params_init(wc_open_params *params);
 typedef struct wc_sealed_info {
   const wc_aead *aead;
   wc_seal_key_source key_source;
-  const char *digest;      /* "sha256" or "sha512" */
-  uint32_t iterations;     /* 0 for WC_SEAL_KEY */
+  wc_seal_kdf kdf;         /* a passphrase's; 0 for WC_SEAL_KEY */
+  const char *digest;      /* "sha256" or "sha512"; NULL for Argon2id, which has none */
+  uint32_t iterations;     /* PBKDF2's; 0 otherwise */
+  uint32_t argon2_ops;     /* Argon2id's passes and memory in bytes; 0 otherwise */
+  uint64_t argon2_memory;
   uint64_t chunk_bytes;
   uint64_t chunks;
   uint64_t plaintext_len;

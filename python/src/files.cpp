@@ -109,8 +109,9 @@ nb::tuple crypt_file(int direction, const std::string &cipher_name, nb::handle k
 }
 
 nb::tuple seal_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
-                    const std::string &aead_name, uint64_t chunk_bytes, uint32_t iterations,
-                    const std::string &digest, int backend, unsigned threads, nb::object callback) {
+                    const std::string &aead_name, uint64_t chunk_bytes, int kdf, uint32_t argon2_ops,
+                    uint64_t argon2_memory, uint32_t iterations, const std::string &digest, int backend,
+                    unsigned threads, nb::object callback) {
   const wc_aead *aead = wc_aead_by_name(aead_name.c_str());
   if (aead == nullptr) throw Failure(WC_ERR_UNKNOWN_CIPHER, "unknown AEAD '" + aead_name + "'");
   const View secret = View::host(secret_object, Access::read, "secret");
@@ -119,6 +120,9 @@ nb::tuple seal_file(const std::string &source, const std::string &target, int ke
   params.aead = aead;
   params.key_source = static_cast<wc_seal_key_source>(key_source);
   params.chunk_bytes = chunk_bytes;
+  params.kdf = static_cast<wc_seal_kdf>(kdf);
+  params.argon2_ops = argon2_ops;
+  params.argon2_memory = argon2_memory;
   params.iterations = iterations;
   params.digest = digest.c_str();
   const wc_options options = make_options(backend, threads);
@@ -128,8 +132,8 @@ nb::tuple seal_file(const std::string &source, const std::string &target, int ke
 }
 
 nb::tuple open_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
-                    uint64_t offset, uint64_t length, uint32_t max_iterations, int backend, unsigned threads,
-                    nb::object callback) {
+                    uint64_t offset, uint64_t length, uint32_t max_iterations, uint32_t max_argon2_ops,
+                    uint64_t max_argon2_memory, int backend, unsigned threads, nb::object callback) {
   const View secret = View::host(secret_object, Access::read, "secret");
   const wc_options options = make_options(backend, threads);
   wc_open_params params;
@@ -137,6 +141,8 @@ nb::tuple open_file(const std::string &source, const std::string &target, int ke
   params.offset = offset;
   params.length = length;
   params.max_iterations = max_iterations;
+  params.max_argon2_ops = max_argon2_ops;
+  params.max_argon2_memory = max_argon2_memory;
   return run_job(std::move(callback), "opening " + source, [&](wc_job *job) {
     return wc_open_file(&options, &params, job, target.c_str(), source.c_str(),
                         static_cast<wc_seal_key_source>(key_source), secret.data(), secret.size());
@@ -155,7 +161,8 @@ nb::tuple sealed_info(const std::string &path) {
   return nb::make_tuple(wc_aead_name(info.aead), static_cast<int>(info.key_source), info.digest, info.iterations,
                         info.chunk_bytes, info.chunks, info.plaintext_len,
                         nb::bytes(reinterpret_cast<const char *>(info.salt), sizeof info.salt),
-                        nb::bytes(reinterpret_cast<const char *>(info.nonce_prefix), sizeof info.nonce_prefix));
+                        nb::bytes(reinterpret_cast<const char *>(info.nonce_prefix), sizeof info.nonce_prefix),
+                        static_cast<int>(info.kdf), info.argon2_ops, info.argon2_memory);
 }
 
 }  // namespace
@@ -166,14 +173,21 @@ void bind_files(nb::module_ &m) {
   m.attr("SEAL_DEFAULT_CHUNK_BYTES") = WC_SEAL_DEFAULT_CHUNK_BYTES;
   m.attr("SEAL_MIN_CHUNK_BYTES") = WC_SEAL_MIN_CHUNK_BYTES;
   m.attr("SEAL_MAX_CHUNK_BYTES") = WC_SEAL_MAX_CHUNK_BYTES;
+  m.attr("SEAL_ARGON2ID") = static_cast<int>(WC_SEAL_ARGON2ID);
+  m.attr("SEAL_PBKDF2") = static_cast<int>(WC_SEAL_PBKDF2);
+  m.attr("SEAL_DEFAULT_ARGON2_OPS") = WC_SEAL_DEFAULT_ARGON2_OPS;
+  m.attr("SEAL_DEFAULT_ARGON2_MEMORY") = WC_SEAL_DEFAULT_ARGON2_MEMORY;
   m.attr("SEAL_DEFAULT_ITERATIONS") = WC_SEAL_DEFAULT_ITERATIONS;
   m.attr("OPEN_DEFAULT_MAX_ITERATIONS") = WC_OPEN_DEFAULT_MAX_ITERATIONS;
+  m.attr("OPEN_DEFAULT_MAX_ARGON2_OPS") = WC_OPEN_DEFAULT_MAX_ARGON2_OPS;
+  m.attr("OPEN_DEFAULT_MAX_ARGON2_MEMORY") = WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY;
   m.def("crypt_file", &crypt_file, "direction"_a, "cipher"_a, "key"_a, "iv"_a.none(), "source"_a, "target"_a,
         "padding"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("seal_file", &seal_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "aead"_a, "chunk_bytes"_a,
-        "iterations"_a, "digest"_a, "backend"_a, "threads"_a, "progress"_a.none());
+        "kdf"_a, "argon2_ops"_a, "argon2_memory"_a, "iterations"_a, "digest"_a, "backend"_a, "threads"_a,
+        "progress"_a.none());
   m.def("open_file", &open_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "offset"_a, "length"_a,
-        "max_iterations"_a, "backend"_a, "threads"_a, "progress"_a.none());
+        "max_iterations"_a, "max_argon2_ops"_a, "max_argon2_memory"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("sealed_info", &sealed_info, "path"_a);
 }
 

@@ -41,7 +41,8 @@ wc_status seal_header(const wc_seal_params *params, size_t secret_len, JobMonito
 bool open_params(const wc_open_params *given, wc_open_params *params) {
   wc_open_params_init(params);
   if (given != nullptr) *params = *given;
-  return params->max_iterations >= 1 && params->max_iterations <= WC_SEAL_MAX_ITERATIONS;
+  return params->max_iterations >= 1 && params->max_iterations <= WC_SEAL_MAX_ITERATIONS &&
+         params->max_argon2_ops >= 1 && params->max_argon2_memory >= WC_SEAL_MIN_ARGON2_MEMORY;
 }
 
 }  // namespace
@@ -53,6 +54,9 @@ void wc_seal_params_init(wc_seal_params *params) {
   *params = wc_seal_params{};
   params->aead = wc_aead_by_name("aes-256-gcm");
   params->key_source = WC_SEAL_PASSPHRASE;
+  params->kdf = WC_SEAL_ARGON2ID;
+  params->argon2_ops = WC_SEAL_DEFAULT_ARGON2_OPS;
+  params->argon2_memory = WC_SEAL_DEFAULT_ARGON2_MEMORY;
   params->iterations = WC_SEAL_DEFAULT_ITERATIONS;
   params->digest = "sha256";
   params->chunk_bytes = WC_SEAL_DEFAULT_CHUNK_BYTES;
@@ -63,6 +67,8 @@ void wc_open_params_init(wc_open_params *params) {
   *params = wc_open_params{};
   params->length = UINT64_MAX;
   params->max_iterations = WC_OPEN_DEFAULT_MAX_ITERATIONS;
+  params->max_argon2_ops = WC_OPEN_DEFAULT_MAX_ARGON2_OPS;
+  params->max_argon2_memory = WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY;
 }
 
 wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job) {
@@ -84,8 +90,11 @@ wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job) {
     *info = wc_sealed_info{};
     info->aead = header.aead;
     info->key_source = header.key_source;
+    if (header.key_source == WC_SEAL_PASSPHRASE) info->kdf = header.kdf;
     info->digest = sealed::digest_name(header.digest);
     info->iterations = header.iterations;
+    info->argon2_ops = header.argon2_ops;
+    info->argon2_memory = uint64_t{header.argon2_memory_kib} * sealed::kArgon2BlockLen;
     info->chunk_bytes = header.chunk_size();
     info->chunks = layout.chunks;
     info->plaintext_len = layout.plaintext_len;

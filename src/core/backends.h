@@ -39,6 +39,10 @@ struct CpuBackend {
                       std::span<const uint8_t> passphrase, std::span<const uint8_t> salt);
   wc_status (*hkdf)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> secret,
                     std::span<const uint8_t> salt, std::span<const uint8_t> info);
+  // Argon2id (libsodium's crypto_pwhash, one lane): `ops` passes over
+  // `memory` bytes, a multiple of 1 KiB.
+  wc_status (*argon2id)(std::span<uint8_t> out, uint32_t ops, uint64_t memory, std::span<const uint8_t> passphrase,
+                        std::span<const uint8_t> salt);
   wc_status (*random_bytes)(std::span<uint8_t> out);
 };
 

@@ -16,6 +16,13 @@ namespace {
 // The HKDF info string binds the derived key to this use and version.
 constexpr char kHkdfInfo[] = "warpcrypt seal v1 file key";
 
+// Byte 12 names the secret and the KDF that makes it the file key.
+// Argon2id came after the first files: a reader that predates it refuses
+// its files as an unknown key source.
+constexpr uint8_t kPassphrasePbkdf2 = 1;
+constexpr uint8_t kKeyHkdf = 2;
+constexpr uint8_t kPassphraseArgon2id = 3;
+
 constexpr const char *kAeadById[] = {nullptr, "aes-128-gcm", "aes-192-gcm", "aes-256-gcm", "chacha20-poly1305"};
 
 void store_be32(uint8_t *out, uint32_t value) {
@@ -40,9 +47,23 @@ uint8_t id_for_aead(const wc_aead *aead) {
   return 0;
 }
 
+bool uses_argon2id(const Header &header) {
+  return header.key_source == WC_SEAL_PASSPHRASE && header.kdf == WC_SEAL_ARGON2ID;
+}
+
 }  // namespace
 
-const char *digest_name(Digest digest) { return digest == Digest::sha512 ? "sha512" : "sha256"; }
+const char *digest_name(Digest digest) {
+  switch (digest) {
+    case Digest::sha256:
+      return "sha256";
+    case Digest::sha512:
+      return "sha512";
+    case Digest::none:
+      break;
+  }
+  return nullptr;
+}
 
 wc_status make_header(const wc_seal_params &params, Header *header, const char **detail) {
   auto invalid = [detail](const char *why) {
@@ -60,18 +81,32 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
   }
   if (header->chunk_log2 == 0) return invalid("the chunk size must be a power of two from 4 KiB to 1 GiB");
   header->key_source = params.key_source;
-  if (header->key_source == WC_SEAL_PASSPHRASE) {
+  header->kdf = params.kdf;
+  header->iterations = 0;
+  header->argon2_ops = 0;
+  header->argon2_memory_kib = 0;
+  if (header->key_source == WC_SEAL_PASSPHRASE && header->kdf == WC_SEAL_PBKDF2) {
     header->iterations = params.iterations;
     if (header->iterations == 0 || header->iterations > kMaxIterations) {
       return invalid("PBKDF2 iterations must be 1 to 100,000,000");
     }
-  } else if (header->key_source == WC_SEAL_KEY) {
-    header->iterations = 0;
-  } else {
+  } else if (uses_argon2id(*header)) {
+    if (params.argon2_ops == 0) return invalid("Argon2id needs at least one pass");
+    if (params.argon2_memory % kArgon2BlockLen != 0 || params.argon2_memory < WC_SEAL_MIN_ARGON2_MEMORY ||
+        params.argon2_memory > WC_SEAL_MAX_ARGON2_MEMORY) {
+      return invalid("Argon2id's memory must be a whole number of KiB from 8 KiB to 2^32 - 1 KiB");
+    }
+    header->argon2_ops = params.argon2_ops;
+    header->argon2_memory_kib = static_cast<uint32_t>(params.argon2_memory / kArgon2BlockLen);
+  } else if (header->key_source == WC_SEAL_PASSPHRASE) {
+    return invalid("the passphrase KDF must be WC_SEAL_ARGON2ID or WC_SEAL_PBKDF2");
+  } else if (header->key_source != WC_SEAL_KEY) {
     return invalid("the key source must be WC_SEAL_PASSPHRASE or WC_SEAL_KEY");
   }
   const std::string_view digest = params.digest != nullptr ? params.digest : "sha256";
-  if (digest == "sha256") {
+  if (uses_argon2id(*header)) {
+    header->digest = Digest::none;
+  } else if (digest == "sha256") {
     header->digest = Digest::sha256;
   } else if (digest == "sha512") {
     header->digest = Digest::sha512;
@@ -93,11 +128,16 @@ std::array<uint8_t, kHeaderLen> encode(const Header &header) {
   out[9] = id_for_aead(header.aead);
   out[10] = static_cast<uint8_t>(header.chunk_log2);
   out[11] = kTagLen;
-  out[12] = static_cast<uint8_t>(header.key_source);
+  const bool argon2id = uses_argon2id(header);
+  out[12] = header.key_source == WC_SEAL_KEY ? kKeyHkdf : argon2id ? kPassphraseArgon2id : kPassphrasePbkdf2;
   out[13] = static_cast<uint8_t>(header.digest);
-  store_be32(&out[16], header.iterations);
+  store_be32(&out[16], argon2id ? header.argon2_ops : header.iterations);
   std::copy(header.salt.begin(), header.salt.end(), out.begin() + 20);
   std::copy(header.nonce_prefix.begin(), header.nonce_prefix.end(), out.begin() + 36);
+  if (argon2id) {
+    out[43] = kArgon2Lanes;
+    store_be32(&out[44], header.argon2_memory_kib);
+  }
   return out;
 }
 
@@ -117,18 +157,43 @@ wc_status decode(std::span<const uint8_t, kHeaderLen> in, Header *header, const 
     return bad("bad header: chunk size out of range");
   }
   if (in[11] != kTagLen) return bad("bad header: tag length is not 16");
-  if (in[12] != WC_SEAL_PASSPHRASE && in[12] != WC_SEAL_KEY) return bad("bad header: unknown key source");
-  header->key_source = static_cast<wc_seal_key_source>(in[12]);
-  if (in[13] != static_cast<uint8_t>(Digest::sha256) && in[13] != static_cast<uint8_t>(Digest::sha512)) {
+  if (in[12] == kPassphrasePbkdf2 || in[12] == kPassphraseArgon2id) {
+    header->key_source = WC_SEAL_PASSPHRASE;
+    header->kdf = in[12] == kPassphraseArgon2id ? WC_SEAL_ARGON2ID : WC_SEAL_PBKDF2;
+  } else if (in[12] == kKeyHkdf) {
+    header->key_source = WC_SEAL_KEY;
+  } else {
+    return bad("bad header: unknown key source");
+  }
+  const bool argon2id = uses_argon2id(*header);
+  header->digest = static_cast<Digest>(in[13]);
+  if (argon2id && header->digest != Digest::none) return bad("bad header: Argon2id takes no digest");
+  if (!argon2id && header->digest != Digest::sha256 && header->digest != Digest::sha512) {
     return bad("bad header: unknown digest");
   }
-  header->digest = static_cast<Digest>(in[13]);
-  header->iterations = load_be32(&in[16]);
-  const bool iterations_valid = header->key_source == WC_SEAL_PASSPHRASE
-                                    ? header->iterations >= 1 && header->iterations <= kMaxIterations
-                                    : header->iterations == 0;
-  if (!iterations_valid) return bad("bad header: implausible iteration count");
-  if (!all_zero(&in[14], 2) || !all_zero(&in[43], 5)) return bad("bad header: reserved bytes are not zero");
+  const uint32_t count = load_be32(&in[16]);
+  header->iterations = 0;
+  header->argon2_ops = 0;
+  header->argon2_memory_kib = 0;
+  if (argon2id) {
+    header->argon2_ops = count;
+    header->argon2_memory_kib = load_be32(&in[44]);
+    if (header->argon2_ops == 0) return bad("bad header: Argon2id with no passes");
+    if (in[43] != kArgon2Lanes) return bad("bad header: Argon2id lanes other than 1");
+    if (header->argon2_memory_kib < kMinArgon2MemoryKib) {
+      return bad("bad header: Argon2id memory below libsodium's minimum of 8 KiB");
+    }
+  } else {
+    header->iterations = count;
+    const bool iterations_valid = header->key_source == WC_SEAL_PASSPHRASE
+                                      ? header->iterations >= 1 && header->iterations <= kMaxIterations
+                                      : header->iterations == 0;
+    if (!iterations_valid) return bad("bad header: implausible iteration count");
+  }
+  // Argon2id's lanes and memory fill the last five bytes.
+  if (!all_zero(&in[14], 2) || (!argon2id && !all_zero(&in[43], 5))) {
+    return bad("bad header: reserved bytes are not zero");
+  }
   std::copy_n(in.begin() + 20, kSaltLen, header->salt.begin());
   std::copy_n(in.begin() + 36, kNoncePrefixLen, header->nonce_prefix.begin());
   return WC_OK;
@@ -148,12 +213,34 @@ wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret,
   key->len = header.aead->key_len;
   const std::span<uint8_t> out(key->bytes.data(), key->len);
   const char *digest = digest_name(header.digest);
+  if (uses_argon2id(header)) {
+    return kCpuBackend.argon2id(out, header.argon2_ops, uint64_t{header.argon2_memory_kib} * kArgon2BlockLen, secret,
+                                header.salt);
+  }
   if (header.key_source == WC_SEAL_PASSPHRASE) {
     return kCpuBackend.pbkdf2(out, digest, header.iterations, secret, header.salt);
   }
   if (secret.size() != key->len) return WC_ERR_KEY_LEN;
   const std::span<const uint8_t> info(reinterpret_cast<const uint8_t *>(kHkdfInfo), sizeof kHkdfInfo - 1);
   return kCpuBackend.hkdf(out, digest, secret, header.salt, info);
+}
+
+wc_status check_kdf_cost(const Header &header, const wc_open_params &params, const char **detail) {
+  // Each message ends with the same advice: the limits are the reader's
+  // own, and only the person who sealed the file knows what it needs.
+  if (header.iterations > params.max_iterations) {
+    *detail = "the header asks for more PBKDF2 iterations than this reader's limit "
+              "(raise the limit only for a file you expect)";
+  } else if (header.argon2_ops > params.max_argon2_ops) {
+    *detail = "the header asks for more Argon2id passes than this reader's limit "
+              "(raise the limit only for a file you expect)";
+  } else if (uint64_t{header.argon2_memory_kib} * kArgon2BlockLen > params.max_argon2_memory) {
+    *detail = "the header asks for more Argon2id memory than this reader's limit "
+              "(raise the limit only for a file you expect)";
+  } else {
+    return WC_OK;
+  }
+  return WC_ERR_FORMAT;
 }
 
 wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, const char **detail) {

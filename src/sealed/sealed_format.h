@@ -27,17 +27,26 @@ static_assert(uint64_t{1} << kMinChunkLog2 == WC_SEAL_MIN_CHUNK_BYTES &&
               "the header's chunk limits are the format's");
 // A flipped high bit must not make `open` run PBKDF2 for hours.
 inline constexpr uint32_t kMaxIterations = WC_SEAL_MAX_ITERATIONS;
+// Argon2id's memory is stored in 1 KiB blocks; libsodium runs one lane.
+inline constexpr uint64_t kArgon2BlockLen = 1024;
+inline constexpr uint32_t kMinArgon2MemoryKib = WC_SEAL_MIN_ARGON2_MEMORY / kArgon2BlockLen;
+inline constexpr uint8_t kArgon2Lanes = 1;
+static_assert(WC_SEAL_MAX_ARGON2_MEMORY / kArgon2BlockLen == UINT32_MAX, "the header's memory field is 32 bits");
 // The chunk index is 32 bits.
 inline constexpr uint64_t kMaxChunks = uint64_t{1} << 32;
 
-enum class Digest : uint8_t { sha256 = 1, sha512 = 2 };
+// Argon2id has no digest of the header's choosing: its byte is zero.
+enum class Digest : uint8_t { none = 0, sha256 = 1, sha512 = 2 };
 
 struct Header {
   const wc_aead *aead = nullptr;
   unsigned chunk_log2 = 20;
   wc_seal_key_source key_source = WC_SEAL_PASSPHRASE;
-  Digest digest = Digest::sha256;
-  uint32_t iterations = 0;  // PBKDF2's; 0 with a key
+  wc_seal_kdf kdf = WC_SEAL_ARGON2ID;  // a passphrase's; unused with a key
+  Digest digest = Digest::none;
+  uint32_t iterations = 0;   // PBKDF2's; 0 otherwise
+  uint32_t argon2_ops = 0;   // Argon2id's passes and memory in KiB; 0 otherwise
+  uint32_t argon2_memory_kib = 0;
   std::array<uint8_t, kSaltLen> salt{};
   std::array<uint8_t, kNoncePrefixLen> nonce_prefix{};
 
@@ -57,7 +66,13 @@ wc_status decode(std::span<const uint8_t, kHeaderLen> bytes, Header *header, con
 // prefix || big-endian 32-bit index || 1 for the last chunk, else 0.
 std::array<uint8_t, 12> chunk_nonce(const Header &header, uint64_t index, bool last);
 
+// "sha256", "sha512", or nullptr for none.
 const char *digest_name(Digest digest);
+
+// WC_ERR_FORMAT (and *detail) when the header asks a reader for more KDF
+// work than `params` allow: the header is not authenticated until the KDF
+// has run, so its cost is bounded first.
+wc_status check_kdf_cost(const Header &header, const wc_open_params &params, const char **detail);
 
 // The file key, wiped on destruction.
 struct FileKey {
@@ -66,9 +81,9 @@ struct FileKey {
   ~FileKey();
 };
 
-// PBKDF2-HMAC(passphrase, salt, iterations) or HKDF(key, salt, info), with
-// the header's digest, as long as the AEAD's key. A key of the wrong length
-// is WC_ERR_KEY_LEN.
+// Argon2id(passphrase, salt, ops, memory), PBKDF2-HMAC(passphrase, salt,
+// iterations) or HKDF(key, salt, info), with the header's digest, as long as
+// the AEAD's key. A key of the wrong length is WC_ERR_KEY_LEN.
 wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret, FileKey *key);
 
 // What a body of `body_len` bytes (the file after the header) holds: every

@@ -369,11 +369,10 @@ wc_status run_open_fd(const wc_options &options, const wc_open_params &params, w
                                                           : "this file was sealed with a key");
     return WC_ERR_INVALID_ARGUMENT;
   }
-  if (header.iterations > params.max_iterations) {
-    monitor.fail_with_detail(WC_ERR_FORMAT,
-                             "the header asks for more PBKDF2 iterations than this reader's limit "
-                             "(raise the limit only for a file you expect)");
-    return WC_ERR_FORMAT;
+  status = check_kdf_cost(header, params, &detail);
+  if (status != WC_OK) {
+    monitor.fail_with_detail(status, detail);
+    return status;
   }
   FileKey key;
   status = derive_file_key(header, secret, &key);

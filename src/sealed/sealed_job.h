@@ -26,8 +26,9 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
 // Plaintext [params.offset, params.offset + params.length), cut at the end;
 // the whole file when offset is 0 and length UINT64_MAX (the only range a
 // pipe allows). `key_source` is the kind of secret the caller holds; it must
-// be the file's. A header asking for more than params.max_iterations is
-// refused before the KDF runs.
+// be the file's. A header asking for more KDF work than params allow
+// (max_iterations, max_argon2_ops, max_argon2_memory) is refused before the
+// KDF runs.
 wc_status run_open_fd(const wc_options &options, const wc_open_params &params, wc_seal_key_source key_source,
                       std::span<const uint8_t> secret, int out_fd, int in_fd, engine::JobMonitor &monitor,
                       engine::JobTotals *totals);

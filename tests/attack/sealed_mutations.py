@@ -5,8 +5,8 @@
                                                       [--jobs N] [--json REPORT]
 
 It seals a few small files with `warpcrypt seal` (4 KiB or 8 KiB chunks, a
-handful of chunks plus a partial one, every AEAD, key files and passphrases
-with 1000 PBKDF2 iterations), damages them in many ways and opens each
+handful of chunks plus a partial one, every AEAD, key files, and passphrases
+through 1000 PBKDF2 iterations or Argon2id's cheapest costs), damages them in many ways and opens each
 damaged file with `warpcrypt open` (and, for a seeded sample, with
 `warpcrypt.open_file` in a child interpreter):
 
@@ -16,8 +16,9 @@ damaged file with `warpcrypt open` (and, for a seeded sample, with
                     fake chunk of arbitrary bytes
   header            every header field at its extremes (each magic byte,
                     version, AEAD id, chunk exponent 0/11/12/13/29/30/31/255,
-                    tag length, key source, digest, reserved bytes,
-                    iterations 0/1/2^31/0xFFFFFFFF..., salt, nonce prefix)
+                    tag length, key source, digest, reserved bytes (Argon2id's
+                    lanes and memory in its file), iterations or passes
+                    0/1/2^31/0xFFFFFFFF..., salt, nonce prefix)
   bit flip          1 to 3 random bits flipped across header and body
   random cut        a random cut, sometimes followed by random bytes
   reorder           chunks swapped, dropped, duplicated
@@ -96,6 +97,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADER_LEN = 48
 TAG_LEN = 16
 ITERATIONS = 1000  # PBKDF2 stays cheap; the format's default is 600,000
+# Argon2id at its cheapest: one pass over 8 KiB (the default is 3 over 256 MiB).
+ARGON2ID_COSTS = ("--kdf-ops", "1", "--kdf-memory", "8K")
 TIMEOUT_S = 20
 KEY_LENS = {"aes-128-gcm": 16, "aes-192-gcm": 24, "aes-256-gcm": 32, "chacha20-poly1305": 32}
 
@@ -141,9 +144,13 @@ class Recipe:
     name: str
     aead: str
     uses_key_file: bool  # else a passphrase
-    digest: str
+    digest: Optional[str]  # PBKDF2's or HKDF's; None for a passphrase through Argon2id, which has none
     chunk_size: int
     plaintext_len: int
+
+    @property
+    def argon2id(self) -> bool:
+        return not self.uses_key_file and self.digest is None
 
 
 # Several chunks plus a partial one, an exact multiple, a single empty chunk,
@@ -154,6 +161,7 @@ RECIPES = (
     Recipe("aes128-kfile", "aes-128-gcm", True, "sha256", 4096, 5 * 4096 + 17),
     Recipe("aes192-pass-8k", "aes-192-gcm", False, "sha512", 8192, 3 * 8192 + 1),
     Recipe("chacha-pass-empty", "chacha20-poly1305", False, "sha256", 4096, 0),
+    Recipe("aes256-argon2id", "aes-256-gcm", False, None, 4096, 2 * 4096 + 300),
 )
 
 
@@ -192,18 +200,19 @@ def seal_originals(cli: Path, seed: int, directory: Path) -> list[Original]:
             python_secret = ("key", str(key_path))
         else:
             passphrase = f"mutation suite {rng.getrandbits(64):016x}"
-            cli_secret = ("-pass", f"pass:{passphrase}", "-iter", str(ITERATIONS))
+            costs = ARGON2ID_COSTS if recipe.argon2id else ("-iter", str(ITERATIONS))
+            cli_secret = ("-pass", f"pass:{passphrase}", *costs)
             python_secret = ("passphrase", passphrase)
         sealed, sibling = (seal(cli, recipe, cli_secret, directory, copy) for copy in ("sealed", "sibling"))
-        # `open` takes the secret but not the PBKDF2 iterations (they are in the header).
+        # `open` takes the secret but not the KDF's costs (they are in the header).
         originals.append(Original(recipe, plaintext, sealed, sibling, cli_secret[:2], python_secret))
     return originals
 
 
 def seal(cli: Path, recipe: Recipe, cli_secret: tuple[str, ...], directory: Path, copy: str) -> bytes:
     out = directory / f"{recipe.name}.{copy}"
-    argv = [str(cli), "seal", "-c", recipe.aead, *cli_secret, "-md", recipe.digest,
-            "--chunk-size", str(recipe.chunk_size), "-in", str(directory / f"{recipe.name}.plain"), "-out", str(out)]
+    digest = ("-md", recipe.digest) if recipe.digest else ()
+    argv = [str(cli), "seal", "-c", recipe.aead, *cli_secret, *digest, "--chunk-size", str(recipe.chunk_size), "-in", str(directory / f"{recipe.name}.plain"), "-out", str(out)]
     result = subprocess.run(argv, capture_output=True, timeout=TIMEOUT_S)
     if result.returncode != 0:
         fail_setup(f"sealing {recipe.name} failed (exit {result.returncode}): {result.stderr.decode(errors='replace')}")

@@ -106,14 +106,22 @@ def reference_open(sealed: bytes, *, passphrase: str | None = None, key_file: by
     header = sealed[:HEADER]
     magic, version, aead_id, chunk_log2, tag_len, source, digest_id, reserved1, iterations = struct.unpack(
         ">8sBBBBBBHI", header[:20])
-    salt, prefix, reserved2 = header[20:36], header[36:43], header[43:48]
-    assert magic == b"WARPSEAL" and version == 1 and tag_len == 16
-    assert reserved1 == 0 and reserved2 == bytes(5)
+    salt, prefix, lanes, memory_kib = header[20:36], header[36:43], header[43], header[44:48]
+    assert magic == b"WARPSEAL" and version == 1 and tag_len == 16 and reserved1 == 0
     aead = AEAD_IDS[aead_id]
-    digest = {1: "sha256", 2: "sha512"}[digest_id]
-    if source == 1:
+    if source == 3:
+        # Argon2id through OpenSSL (pyca/cryptography), not libsodium.
+        from cryptography.hazmat.primitives.kdf.argon2 import Argon2id
+        assert digest_id == 0 and lanes == 1
+        key = Argon2id(salt=salt, length=KEY_LENS[aead], iterations=iterations, lanes=lanes,
+                       memory_cost=int.from_bytes(memory_kib, "big")).derive(passphrase.encode())
+    elif source == 1:
+        assert header[43:48] == bytes(5)
+        digest = {1: "sha256", 2: "sha512"}[digest_id]
         key = hashlib.pbkdf2_hmac(digest, passphrase.encode(), salt, iterations, KEY_LENS[aead])
     else:
+        assert header[43:48] == bytes(5)
+        digest = {1: "sha256", 2: "sha512"}[digest_id]
         assert iterations == 0 and len(key_file) == KEY_LENS[aead]
         key = hkdf(digest, key_file, salt, b"warpcrypt seal v1 file key", KEY_LENS[aead])
     chunk, body = 1 << chunk_log2, sealed[HEADER:]
@@ -211,10 +219,11 @@ def test_header_fields_and_fresh_salt(run_cli, random_bytes, tmp_path):
     assert first[HEADER:] != second[HEADER:]
 
 
-def test_default_is_aes_256_gcm_with_600000_iterations(run_cli, tmp_path):
-    sealed = seal(run_cli, b"hello", "-pass", "pass:x", tmp=tmp_path)
+def test_default_is_aes_256_gcm_and_pbkdf2_defaults_to_600000_iterations(run_cli, tmp_path):
+    # Argon2id, the default KDF, and its costs: tests/cli/test_seal_kdf.py.
+    sealed = seal(run_cli, b"hello", "-pass", "pass:x", "--kdf", "pbkdf2", tmp=tmp_path)
     assert sealed[9] == 3 and sealed[10] == 20, "aes-256-gcm, 1 MiB chunks"
-    assert struct.unpack(">I", sealed[16:20])[0] == 600000
+    assert sealed[12] == 1 and struct.unpack(">I", sealed[16:20])[0] == 600000
 
 
 def test_verbose_reports_chunks(run_cli, random_bytes, tmp_path):

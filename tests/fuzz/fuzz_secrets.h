@@ -20,4 +20,9 @@ inline constexpr std::string_view kPassphrase = "warpcrypt fuzz passphrase";
 // up to four times per input.
 inline constexpr uint32_t kSeedIterations = 100;
 
+// Argon2id's cheapest costs, for the same reason: one pass over libsodium's
+// least memory, 8 KiB.
+inline constexpr uint32_t kSeedArgon2Ops = 1;
+inline constexpr uint64_t kSeedArgon2Memory = 8 << 10;
+
 }  // namespace warpcrypt::fuzz

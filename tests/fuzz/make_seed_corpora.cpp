@@ -6,7 +6,8 @@
 //
 // open_fd: genuine sealed files, sealed with the secrets of fuzz_secrets.h
 // in 4 KiB chunks (the format's smallest, so a few KiB span several chunks),
-// with every AEAD and both key sources and digests. sealed_header: their
+// with every AEAD, every key source and KDF (Argon2id at its cheapest), and
+// both digests. sealed_header: their
 // headers, each followed by its body length (64 bits, big-endian).
 // cli_arguments and passphrase_source: argument vectors (a command's name
 // first) and -pass sources, NUL-separated. Salts and nonce prefixes are
@@ -36,6 +37,7 @@ struct SealedSeed {
   const char *name;
   const char *aead;
   wc_seal_key_source key_source;
+  wc_seal_kdf kdf;  // a passphrase's
   const char *digest;
   size_t plaintext_len;
 };
@@ -43,11 +45,14 @@ struct SealedSeed {
 constexpr size_t kChunk = 4096;
 
 const SealedSeed kSealedSeeds[] = {
-    {"key-aes-256-gcm-3-chunks", "aes-256-gcm", WC_SEAL_KEY, "sha256", 2 * kChunk + 100},
-    {"key-aes-128-gcm-empty", "aes-128-gcm", WC_SEAL_KEY, "sha256", 0},
-    {"key-chacha20-poly1305-sha512-1-chunk", "chacha20-poly1305", WC_SEAL_KEY, "sha512", 1000},
-    {"pass-aes-192-gcm-2-full-chunks", "aes-192-gcm", WC_SEAL_PASSPHRASE, "sha256", 2 * kChunk},
-    {"pass-chacha20-poly1305-sha512-2-chunks", "chacha20-poly1305", WC_SEAL_PASSPHRASE, "sha512", kChunk + 1},
+    {"key-aes-256-gcm-3-chunks", "aes-256-gcm", WC_SEAL_KEY, WC_SEAL_PBKDF2, "sha256", 2 * kChunk + 100},
+    {"key-aes-128-gcm-empty", "aes-128-gcm", WC_SEAL_KEY, WC_SEAL_PBKDF2, "sha256", 0},
+    {"key-chacha20-poly1305-sha512-1-chunk", "chacha20-poly1305", WC_SEAL_KEY, WC_SEAL_PBKDF2, "sha512", 1000},
+    {"pass-aes-192-gcm-2-full-chunks", "aes-192-gcm", WC_SEAL_PASSPHRASE, WC_SEAL_PBKDF2, "sha256", 2 * kChunk},
+    {"pass-chacha20-poly1305-sha512-2-chunks", "chacha20-poly1305", WC_SEAL_PASSPHRASE, WC_SEAL_PBKDF2, "sha512",
+     kChunk + 1},
+    {"argon2id-aes-256-gcm-2-chunks", "aes-256-gcm", WC_SEAL_PASSPHRASE, WC_SEAL_ARGON2ID, "sha256", kChunk + 7},
+    {"argon2id-chacha20-poly1305-empty", "chacha20-poly1305", WC_SEAL_PASSPHRASE, WC_SEAL_ARGON2ID, "sha256", 0},
 };
 
 struct ArgumentSeed {
@@ -73,6 +78,9 @@ const std::vector<ArgumentSeed> kCliArgumentSeeds = {
      {"seal", "-chacha20-poly1305", "-pass", "env:PW", "-iter", "1000", "-md", "sha512", "--chunk-size", "64K",
       "--window", "1M", "--backend", "cpu", "-in", "plain", "-out", "sealed"}},
     {"open-flags", {"open", "-kfile", "key", "--offset", "4096", "--length", "100", "--max-iter", "5000", "-v"}},
+    {"seal-argon2id-flags",
+     {"seal", "-pass", "pass:x", "--kdf", "argon2id", "--kdf-ops", "2", "--kdf-memory", "64K", "-in", "plain"}},
+    {"open-kdf-limits", {"open", "-pass", "env:PW", "--max-kdf-ops", "8", "--max-kdf-memory", "2G", "-in", "sealed"}},
     {"speed-flags",
      {"speed", "-evp", "aes-256-gcm", "-evp", "salsa20", "-bytes", "1M", "-bytes", "16", "-seconds", "0.5", "--runs",
       "7", "-decrypt", "--resident", "device", "--memory", "pageable", "--json"}},
@@ -138,6 +146,9 @@ std::vector<uint8_t> seal(const SealedSeed &seed, const fs::path &path) {
   wc_seal_params_init(&params);
   params.aead = wc_aead_by_name(seed.aead);
   params.key_source = seed.key_source;
+  params.kdf = seed.kdf;
+  params.argon2_ops = fuzz::kSeedArgon2Ops;
+  params.argon2_memory = fuzz::kSeedArgon2Memory;
   params.iterations = fuzz::kSeedIterations;
   params.digest = seed.digest;
   params.chunk_bytes = kChunk;

@@ -36,6 +36,10 @@ using fuzz::write_all;
 // open. Ten times the seeds' count keeps executions fast, and inputs above
 // it fuzz the refusal.
 constexpr uint32_t kMaxIterations = 10 * fuzz::kSeedIterations;
+// Argon2id's costs likewise: limits a little above the seeds' keep each KDF
+// run under a millisecond, and the rest of the range fuzzes the refusals.
+constexpr uint32_t kMaxArgon2Ops = 4 * fuzz::kSeedArgon2Ops;
+constexpr uint64_t kMaxArgon2Memory = 8 * fuzz::kSeedArgon2Memory;
 
 struct Secret {
   wc_seal_key_source source;
@@ -59,11 +63,13 @@ const wc_options &engine_options() {
   return options;
 }
 
-// The whole file, with the iteration cap.
+// The whole file, with the KDF caps.
 wc_open_params open_params() {
   wc_open_params params;
   wc_open_params_init(&params);
   params.max_iterations = kMaxIterations;
+  params.max_argon2_ops = kMaxArgon2Ops;
+  params.max_argon2_memory = kMaxArgon2Memory;
   return params;
 }
 

@@ -319,6 +319,7 @@ TEST(SealedFailures, ParametersTheFormatCannotHoldAreRefused) {
   }
   params = key_params("aes-256-gcm");
   params.key_source = WC_SEAL_PASSPHRASE;
+  params.kdf = WC_SEAL_PBKDF2;
   params.iterations = WC_SEAL_MAX_ITERATIONS + 1;
   EXPECT_EQ(seal(Io::file, Bytes(10), params, Bytes(3), options).status, WC_ERR_INVALID_ARGUMENT);
   params.iterations = 1000;
@@ -410,6 +411,7 @@ TEST(SealedParameters, ZeroIsAnInvalidValueNotTheDefault) {
   EXPECT_EQ(seal(Io::file, Bytes(10), params, Bytes(32), options).status, WC_ERR_INVALID_ARGUMENT);
   params = key_params("aes-256-gcm");
   params.key_source = WC_SEAL_PASSPHRASE;
+  params.kdf = WC_SEAL_PBKDF2;
   params.iterations = 0;
   EXPECT_EQ(seal(Io::file, Bytes(10), params, Bytes{'p', 'w'}, options).status, WC_ERR_INVALID_ARGUMENT);
 }
@@ -417,7 +419,6 @@ TEST(SealedParameters, ZeroIsAnInvalidValueNotTheDefault) {
 TEST(SealedParameters, AnEmptyPassphraseIsRefused) {
   wc_seal_params params = key_params("aes-256-gcm");
   params.key_source = WC_SEAL_PASSPHRASE;
-  params.iterations = 1000;
   const JobRun run = seal(Io::file, Bytes(10), params, Bytes(), engine_options(1, kChunk));
   EXPECT_EQ(run.status, WC_ERR_INVALID_ARGUMENT);
   ASSERT_NE(run.job.detail, nullptr);
@@ -431,6 +432,7 @@ TEST(SealedInspect, ReportsTheHeaderAndTheLayout) {
   wc_seal_params params;
   wc_seal_params_init(&params);
   params.aead = wc_aead_by_name("chacha20-poly1305");
+  params.kdf = WC_SEAL_PBKDF2;
   params.iterations = 1000;
   params.digest = "sha512";
   params.chunk_bytes = kChunk;
@@ -445,8 +447,11 @@ TEST(SealedInspect, ReportsTheHeaderAndTheLayout) {
   close(fd);
   EXPECT_EQ(info.aead, params.aead);
   EXPECT_EQ(info.key_source, WC_SEAL_PASSPHRASE);
+  EXPECT_EQ(info.kdf, WC_SEAL_PBKDF2);
   EXPECT_STREQ(info.digest, "sha512");
   EXPECT_EQ(info.iterations, 1000u);
+  EXPECT_EQ(info.argon2_ops, 0u);
+  EXPECT_EQ(info.argon2_memory, 0u);
   EXPECT_EQ(info.chunk_bytes, kChunk);
   EXPECT_EQ(info.chunks, 4u);
   EXPECT_EQ(info.plaintext_len, 3 * kChunk + 5);

@@ -92,20 +92,63 @@ void check_key_source(const SealOptions &o) {
   if (o.pass_source.has_value() == o.key_file.has_value()) throw CliError("give exactly one of -pass and -kfile");
 }
 
+// The library's parameters from seal's options, refusing options that the
+// chosen secret or KDF would not read.
+wc_seal_params seal_params(const SealOptions &o) {
+  wc_seal_params params;
+  wc_seal_params_init(&params);
+  params.aead = o.aead;
+  params.chunk_bytes = o.chunk_bytes;
+  if (o.digest) params.digest = o.digest->c_str();
+  const bool argon2_costs = o.argon2_ops || o.argon2_memory;
+  if (o.key_file) {
+    if (o.kdf || argon2_costs) throw CliError("--kdf, --kdf-ops and --kdf-memory are for -pass, not -kfile");
+    params.key_source = WC_SEAL_KEY;
+    return params;
+  }
+  params.key_source = WC_SEAL_PASSPHRASE;
+  params.kdf = o.kdf.value_or(o.iterations ? WC_SEAL_PBKDF2 : WC_SEAL_ARGON2ID);
+  if (params.kdf == WC_SEAL_PBKDF2) {
+    if (argon2_costs) throw CliError("--kdf-ops and --kdf-memory are Argon2id's, not PBKDF2's");
+    params.iterations = o.iterations.value_or(params.iterations);
+  } else {
+    if (o.iterations || o.digest) {
+      throw CliError("-iter and -md are PBKDF2's: Argon2id takes --kdf-ops and --kdf-memory");
+    }
+    params.argon2_ops = o.argon2_ops.value_or(params.argon2_ops);
+    params.argon2_memory = o.argon2_memory.value_or(params.argon2_memory);
+  }
+  return params;
+}
+
+// What `open` will need to be told for a file sealed with `params`.
+void warn_above_open_limits(const wc_seal_params &params) {
+  if (params.key_source != WC_SEAL_PASSPHRASE) return;
+  if (params.kdf == WC_SEAL_PBKDF2 && params.iterations > WC_OPEN_DEFAULT_MAX_ITERATIONS) {
+    std::fprintf(stderr, "warpcrypt: warning: more than %u PBKDF2 iterations: open this file with --max-iter %u\n",
+                 WC_OPEN_DEFAULT_MAX_ITERATIONS, params.iterations);
+  }
+  if (params.kdf != WC_SEAL_ARGON2ID) return;
+  std::string options;
+  if (params.argon2_ops > WC_OPEN_DEFAULT_MAX_ARGON2_OPS) {
+    options += " --max-kdf-ops " + std::to_string(params.argon2_ops);
+  }
+  if (params.argon2_memory > WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY) {
+    options += " --max-kdf-memory " + std::to_string(params.argon2_memory >> 10) + "K";
+  }
+  if (!options.empty()) {
+    std::fprintf(stderr, "warpcrypt: warning: Argon2id costs above open's default limits: open this file with%s\n",
+                 options.c_str());
+  }
+}
+
 int seal(const SealOptions &o) {
   check_key_source(o);
   InputFile input(o.in_path);
   Secret secret;
   read_secret(o, &secret);
   check_key_file_length(o, secret, o.aead);
-
-  wc_seal_params params;
-  wc_seal_params_init(&params);
-  params.aead = o.aead;
-  params.key_source = o.pass_source ? WC_SEAL_PASSPHRASE : WC_SEAL_KEY;
-  params.iterations = o.iterations;
-  params.digest = o.digest.c_str();
-  params.chunk_bytes = o.chunk_bytes;
+  const wc_seal_params params = seal_params(o);
 
   OutputFile output(o.out_path, input);
   const wc_options options = library_options(o);
@@ -116,10 +159,7 @@ int seal(const SealOptions &o) {
   if (status != WC_OK) fail(o, status, job);
   output.commit();
   report(o, o.aead, std::max<uint64_t>(1, (job.bytes_in + params.chunk_bytes - 1) / params.chunk_bytes), job);
-  if (o.pass_source && o.iterations > WC_OPEN_DEFAULT_MAX_ITERATIONS) {
-    std::fprintf(stderr, "warpcrypt: warning: more than %u PBKDF2 iterations: open this file with --max-iter %u\n",
-                 WC_OPEN_DEFAULT_MAX_ITERATIONS, o.iterations);
-  }
+  warn_above_open_limits(params);
   return 0;
 }
 
@@ -145,6 +185,8 @@ int open(const SealOptions &o) {
   params.offset = o.offset.value_or(0);
   params.length = o.length.value_or(UINT64_MAX);
   params.max_iterations = o.max_iterations;
+  params.max_argon2_ops = o.max_argon2_ops;
+  params.max_argon2_memory = o.max_argon2_memory;
   const wc_status status = wc_open_fd(&options, &params, &job, output.fd(), input.fd(),
                                       o.pass_source ? WC_SEAL_PASSPHRASE : WC_SEAL_KEY, bytes.data(), bytes.size());
   if (status != WC_OK) fail(o, status, job);

@@ -1,5 +1,7 @@
 #include "seal_options.h"
 
+#include <string>
+
 #include "cli_error.h"
 #include "command_line.h"
 
@@ -9,6 +11,14 @@ namespace {
 const std::string &parse_digest(const std::string &name) {
   if (name != "sha256" && name != "sha512") throw CliError("-md: seal takes sha256 or sha512, not '" + name + "'");
   return name;
+}
+
+std::string mebibytes(uint64_t bytes) { return std::to_string(bytes >> 20) + "M"; }
+
+wc_seal_kdf parse_kdf(const std::string &name) {
+  if (name == "argon2id") return WC_SEAL_ARGON2ID;
+  if (name == "pbkdf2") return WC_SEAL_PBKDF2;
+  throw CliError("--kdf: argon2id or pbkdf2, not '" + name + "'");
 }
 
 const wc_aead *parse_aead(const std::string &name) {
@@ -38,11 +48,24 @@ void add_seal_options(Command &command, SealOptions &o) {
                      [&o](const std::string &path) { o.key_file = path; });
   command.hide_unknown_arguments_starting_with("-kfile");
   if (o.sealing) {
-    command.add_option("-iter", "N", "PBKDF2 iterations for -pass (default 600000)", [&o](const std::string &text) {
-      o.iterations = static_cast<uint32_t>(parse_unsigned(text, "-iter", WC_SEAL_MAX_ITERATIONS));
-      if (o.iterations == 0) throw CliError("-iter must be at least 1");
-    });
-    command.add_option("-md", "sha256|sha512", "the key derivation's digest (default sha256)",
+    command.add_option("--kdf", "argon2id|pbkdf2",
+                       "how -pass becomes the key: argon2id (the default; memory-hard) or pbkdf2",
+                       [&o](const std::string &name) { o.kdf = parse_kdf(name); });
+    command.add_option("--kdf-ops", "N",
+                       "Argon2id's passes over its memory (default " + std::to_string(WC_SEAL_DEFAULT_ARGON2_OPS) + ")",
+                       [&o](const std::string &text) {
+                         o.argon2_ops = static_cast<uint32_t>(parse_unsigned(text, "--kdf-ops", UINT32_MAX));
+                       });
+    command.add_option("--kdf-memory", "SIZE",
+                       "Argon2id's memory, whole KiB from 8K (default " +
+                           mebibytes(WC_SEAL_DEFAULT_ARGON2_MEMORY) + ")",
+                       [&o](const std::string &text) { o.argon2_memory = parse_size(text, "--kdf-memory"); });
+    command.add_option("-iter", "N", "PBKDF2 iterations for -pass (default 600000); implies --kdf pbkdf2",
+                       [&o](const std::string &text) {
+                         o.iterations = static_cast<uint32_t>(parse_unsigned(text, "-iter", WC_SEAL_MAX_ITERATIONS));
+                         if (o.iterations == 0) throw CliError("-iter must be at least 1");
+                       });
+    command.add_option("-md", "sha256|sha512", "PBKDF2's digest, or a key file's HKDF's (default sha256)",
                        [&o](const std::string &name) { o.digest = parse_digest(name); });
     command.add_option("--chunk-size", "SIZE", "plaintext per chunk, a power of two from 4K to 1G (default 1M)",
                        [&o](const std::string &text) { o.chunk_bytes = parse_size(text, "--chunk-size"); });
@@ -64,6 +87,22 @@ void add_seal_options(Command &command, SealOptions &o) {
                          o.max_iterations =
                              static_cast<uint32_t>(parse_unsigned(text, "--max-iter", WC_SEAL_MAX_ITERATIONS));
                          if (o.max_iterations == 0) throw CliError("--max-iter must be at least 1");
+                       });
+    command.add_option("--max-kdf-ops", "N",
+                       "open a -pass file whose header asks for up to N Argon2id passes (default " +
+                           std::to_string(WC_OPEN_DEFAULT_MAX_ARGON2_OPS) + ")",
+                       [&o](const std::string &text) {
+                         o.max_argon2_ops = static_cast<uint32_t>(parse_unsigned(text, "--max-kdf-ops", UINT32_MAX));
+                         if (o.max_argon2_ops == 0) throw CliError("--max-kdf-ops must be at least 1");
+                       });
+    command.add_option("--max-kdf-memory", "SIZE",
+                       "open a -pass file whose header asks for up to SIZE of Argon2id memory (default " +
+                           mebibytes(WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY) + ")",
+                       [&o](const std::string &text) {
+                         o.max_argon2_memory = parse_size(text, "--max-kdf-memory");
+                         if (o.max_argon2_memory < WC_SEAL_MIN_ARGON2_MEMORY) {
+                           throw CliError("--max-kdf-memory must be at least 8K, Argon2id's least");
+                         }
                        });
   }
   command.add_option("--backend", "NAME",

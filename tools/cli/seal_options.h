@@ -15,14 +15,21 @@ struct SealOptions {
   const wc_aead *aead = wc_aead_by_name("aes-256-gcm");
   std::optional<SecretText> pass_source;
   std::optional<std::string> key_file;
-  uint32_t iterations = WC_SEAL_DEFAULT_ITERATIONS;
-  std::string digest = "sha256";
+  // A passphrase's KDF: --kdf, else PBKDF2 when only -iter is given (as
+  // -iter implies -pbkdf2 for openssl enc), else Argon2id.
+  std::optional<wc_seal_kdf> kdf;
+  std::optional<uint32_t> iterations;
+  std::optional<std::string> digest;
+  std::optional<uint32_t> argon2_ops;
+  std::optional<uint64_t> argon2_memory;
   uint64_t chunk_bytes = WC_SEAL_DEFAULT_CHUNK_BYTES;
   std::optional<std::string> in_path;
   std::optional<std::string> out_path;
   std::optional<uint64_t> offset;
   std::optional<uint64_t> length;
   uint32_t max_iterations = WC_OPEN_DEFAULT_MAX_ITERATIONS;
+  uint32_t max_argon2_ops = WC_OPEN_DEFAULT_MAX_ARGON2_OPS;
+  uint64_t max_argon2_memory = WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY;
   wc_backend backend = WC_BACKEND_AUTO;
   unsigned threads = 0;
   uint64_t window = 0;  // the engine's chunk size: 0 for its default

@@ -14,6 +14,7 @@ const CpuBackend kCpuBackend = {
     .derive_key_iv = cpu::derive_key_iv,
     .pbkdf2 = cpu::pbkdf2,
     .hkdf = cpu::hkdf,
+    .argon2id = cpu::argon2id,
     .random_bytes = cpu::random_bytes,
 };
 

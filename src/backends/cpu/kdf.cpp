@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include "backends/cpu/sodium_init.h"
+
 namespace warpcrypt::cpu {
 namespace {
 
@@ -92,6 +94,25 @@ wc_status pbkdf2(std::span<uint8_t> out, const char *digest, uint32_t iterations
                            static_cast<int>(iterations), md.get(), static_cast<int>(out.size()), out.data()) == 1
              ? WC_OK
              : WC_ERR_CRYPTO_LIBRARY;
+}
+
+wc_status argon2id(std::span<uint8_t> out, uint32_t ops, uint64_t memory, std::span<const uint8_t> passphrase,
+                   std::span<const uint8_t> salt) {
+  if (out.size() < crypto_pwhash_argon2id_BYTES_MIN || salt.size() != crypto_pwhash_argon2id_SALTBYTES ||
+      passphrase.size() > crypto_pwhash_argon2id_PASSWD_MAX || ops < crypto_pwhash_argon2id_OPSLIMIT_MIN ||
+      memory < crypto_pwhash_argon2id_MEMLIMIT_MIN || memory > crypto_pwhash_argon2id_MEMLIMIT_MAX ||
+      memory % 1024 != 0) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  if (!sodium_ready()) return WC_ERR_CRYPTO_LIBRARY;
+  static const char kEmpty[] = "";
+  const char *text = passphrase.empty() ? kEmpty : reinterpret_cast<const char *>(passphrase.data());
+  // With the arguments in range, crypto_pwhash fails only when it cannot
+  // allocate the memory.
+  return crypto_pwhash(out.data(), out.size(), text, passphrase.size(), salt.data(), ops, static_cast<size_t>(memory),
+                       crypto_pwhash_ALG_ARGON2ID13) == 0
+             ? WC_OK
+             : WC_ERR_OUT_OF_MEMORY;
 }
 
 wc_status hkdf(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> secret,

@@ -1,5 +1,6 @@
-// Keys from passphrases, exactly as `openssl enc` derives them; PBKDF2 and
-// HKDF (RFC 5869) for the formats; random bytes from OpenSSL's CSPRNG.
+// Keys from passphrases, exactly as `openssl enc` derives them; Argon2id,
+// PBKDF2 and HKDF (RFC 5869) for the formats; random bytes from OpenSSL's
+// CSPRNG.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,13 @@ wc_status derive_key_iv(std::span<uint8_t> key_and_iv, wc_kdf kdf, const char *d
 // PBKDF2-HMAC with the named digest ("sha256", "sha512", ...).
 wc_status pbkdf2(std::span<uint8_t> out, const char *digest, uint32_t iterations, std::span<const uint8_t> passphrase,
                  std::span<const uint8_t> salt);
+
+// Argon2id v1.3 with one lane through libsodium's crypto_pwhash: `ops`
+// passes over `memory` bytes (a multiple of 1 KiB, within libsodium's
+// limits), a 16-byte salt, 16 bytes of output or more. WC_ERR_OUT_OF_MEMORY
+// when the memory cannot be had.
+wc_status argon2id(std::span<uint8_t> out, uint32_t ops, uint64_t memory, std::span<const uint8_t> passphrase,
+                   std::span<const uint8_t> salt);
 
 // HKDF (RFC 5869) extract-then-expand with the named digest; at most 255
 // digest lengths of output.

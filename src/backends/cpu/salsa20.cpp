@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "backends/cpu/sodium_init.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::cpu {
@@ -80,10 +81,7 @@ class Salsa20 final : public RandomAccessCipher {
 }  // namespace
 
 std::unique_ptr<RandomAccessCipher> make_salsa20(const KeyMaterial &key) {
-  // sodium_init picks the fastest implementations for this CPU (SSE2/AVX2);
-  // without it libsodium runs its portable reference code, 10x slower.
-  static const bool initialised = sodium_init() >= 0;
-  if (!initialised) return nullptr;
+  if (!sodium_ready()) return nullptr;
   return std::make_unique<Salsa20>(key);
 }
 
