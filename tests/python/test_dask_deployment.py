@@ -20,14 +20,23 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("dask", reason="warpcrypt.dask needs the dask extra")
+import cloudpickle  # noqa: E402
 import distributed  # noqa: E402
 
+import secret_search  # noqa: E402
 import warpcrypt  # noqa: E402
-from dask_support import MASTER_KEY, live_objects_holding, masked, sealed_headers, tree, write_files  # noqa: E402
+from dask_support import MASTER_KEY, sealed_headers, tree, write_files  # noqa: E402
+from secret_search import live_objects_holding, masked  # noqa: E402
 from warpcrypt.dask import MANIFEST_SUFFIX, derive_file_key, encrypt_files, read_manifest  # noqa: E402
 
 FILES = 40
 SECONDS_PER_FILE = 0.08
+
+# The functions this module runs on the workers and the scheduler travel by
+# value: those processes cannot import the tests, and must not, since the
+# tests' modules hold the key.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+cloudpickle.register_pickle_by_value(secret_search)
 
 
 def _start(*module_and_args: str, log: Path) -> subprocess.Popen:
@@ -140,7 +149,8 @@ def test_a_worker_killed_mid_job_redoes_no_finished_file(deployment, tmp_path):
     # The job is over: its tasks and its key plugin are gone from the
     # scheduler, and no live object anywhere holds a key.
     assert client.run_on_scheduler(lambda dask_scheduler: [str(k) for k in dask_scheduler.tasks]) == []
-    assert client.run_on_scheduler(lambda dask_scheduler: list(dask_scheduler.worker_plugins)) == []
+    assert client.run_on_scheduler(lambda dask_scheduler: [name for name in dask_scheduler.worker_plugins
+                                                           if "warpcrypt" in name]) == []
     hidden, mask = masked([MASTER_KEY] + [derive_file_key(MASTER_KEY, name, job_id=job_id).key for name in contents])
     assert client.run_on_scheduler(live_objects_holding, hidden, mask) == []
     assert all(found == [] for found in client.run(live_objects_holding, hidden, mask).values())

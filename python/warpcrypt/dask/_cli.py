@@ -189,7 +189,7 @@ def _one_line(error: BaseException) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if not args.verbose and args.command != "derive-key":
+    if args.command != "derive-key" and not args.verbose:
         # Dask reads this when it is first imported, here and in the local
         # cluster's worker processes: its warnings would bury the one line.
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
