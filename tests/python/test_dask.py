@@ -606,12 +606,22 @@ def test_threads_follow_the_cpu_affinity():
 # ----------------------------------------------------------------------------
 
 
-def _warpcrypt_dask(*args, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "warpcrypt.dask", *map(str, args)], capture_output=True, text=True,
-                          env=env)
+def _warpcrypt_dask(*args) -> subprocess.CompletedProcess:
+    """The command as a user runs it, in a process of its own."""
+    return subprocess.run([sys.executable, "-m", "warpcrypt.dask", *map(str, args)], capture_output=True, text=True)
 
 
-def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset, tmp_path):
+def _main(capsys, *args) -> tuple[int, str, str]:
+    """The command run in this process (which spares a Dask import):
+    (status, stdout, stderr)."""
+    from warpcrypt.dask._cli import main
+
+    status = main([str(arg) for arg in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset, tmp_path, capsys):
     root, contents = small_dataset
     key_file = tmp_path / "master.key"
     key_file.write_bytes(MASTER_KEY)
@@ -626,51 +636,58 @@ def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset,
     assert report["processed"] == len(contents) and report["workers"]
     assert all(w["throughput"] > 0 for w in report["workers"])
 
-    run = _warpcrypt_dask("decrypt", sealed_dir, "-o", restored, "--key-file", key_file, "--scheduler", scheduler,
-                          "--workers-read-key")
-    assert run.returncode == 0, run.stderr
+    status, out, err = _main(capsys, "decrypt", sealed_dir, "-o", restored, "--key-file", key_file,
+                             "--scheduler", scheduler, "--workers-read-key")
+    assert status == 0 and out.startswith(f"decrypt: {len(contents)} files"), err
     assert subprocess.run(["diff", "-r", root, restored]).returncode == 0
 
     manifest = f"{sealed_dir}{MANIFEST_SUFFIX}"
-    run = _warpcrypt_dask("derive-key", "d2/f5.bin", "--key-file", key_file, "--manifest", manifest,
-                          "--out", tmp_path / "f5.key")
-    assert run.returncode == 0, run.stderr
+    status, _, err = _main(capsys, "derive-key", "d2/f5.bin", "--key-file", key_file, "--manifest", manifest,
+                           "--out", tmp_path / "f5.key")
+    assert status == 0, err
     subprocess.run([cli, "open", "-kfile", tmp_path / "f5.key", "-in", sealed_dir / "d2/f5.bin.wcs",
                     "-out", tmp_path / "f5"], check=True)
     assert (tmp_path / "f5").read_bytes() == contents["d2/f5.bin"]
 
 
-@pytest.mark.parametrize("case", ["wrong key", "missing input", "usage", "tls without its settings", "no dask"])
-def test_command_line_failures_are_one_line_with_exit_status_2(client, small_dataset, tmp_path, case):
+@pytest.mark.parametrize("case", ["wrong key", "missing input", "usage", "tls without its settings"])
+def test_command_line_failures_are_one_line_with_exit_status_2(client, small_dataset, tmp_path, capsys, case):
     root, _ = small_dataset
     key_file = tmp_path / "master.key"
     key_file.write_bytes(MASTER_KEY)
     scheduler = client.scheduler.address
     sealed_dir = tmp_path / "sealed"
-    env = dict(os.environ)
-    job = ["encrypt", root, "-o", sealed_dir, "--key-file", key_file, "--scheduler", scheduler]
     if case == "wrong key":
-        assert _warpcrypt_dask(*job).returncode == 0
+        assert encrypt_files(root, sealed_dir, key=MASTER_KEY, client=client).ok
         key_file.write_bytes(OTHER_KEY)
         args, expected = ["decrypt", sealed_dir, "-o", tmp_path / "r", "--key-file", key_file,
                           "--scheduler", scheduler], "was encrypted under another master key"
     elif case == "missing input":
-        args, expected = ["encrypt", root / "nothing", "-o", tmp_path / "out", "--key-file", key_file,
+        args, expected = ["encrypt", root / "nothing", "-o", tmp_path / "r", "--key-file", key_file,
                           "--scheduler", scheduler], "no such file or folder"
     elif case == "usage":
         args, expected = ["encrypt", root, "--key-file", key_file], "the following arguments are required: -o/--out"
-    elif case == "tls without its settings":
-        # A tls:// scheduler, but no certificates in Dask's configuration.
-        args, expected = [*job[:-1], scheduler.replace("tcp://", "tls://")], "TLS expects"
     else:
-        # Dask blocked from importing, as where the extra is not installed.
-        script = ("import sys; sys.modules.update(dask=None, distributed=None)\n"
-                  "from warpcrypt.dask._cli import main; sys.exit(main(sys.argv[1:]))")
-        run = subprocess.run([sys.executable, "-c", script, *map(str, job)], capture_output=True, text=True)
-        assert run.returncode == 2 and run.stderr.count("\n") == 1, run.stderr
-        assert 'pip install "warpcrypt[dask]"' in run.stderr
-        return
-    run = _warpcrypt_dask(*args, env=env)
-    assert run.returncode == 2, run.stderr
-    assert run.stderr.count("\n") == 1 and expected in run.stderr, run.stderr
-    assert not (tmp_path / "out").exists() and not (tmp_path / "r").exists()
+        # A tls:// scheduler, but no certificates in Dask's configuration.
+        args, expected = ["encrypt", root, "-o", tmp_path / "r", "--key-file", key_file,
+                          "--scheduler", scheduler.replace("tcp://", "tls://")], "TLS expects"
+    try:
+        status, out, err = _main(capsys, *args)
+    except SystemExit as exit_:  # argparse's way out
+        status, out, err = exit_.code, *capsys.readouterr()
+    assert status == 2 and out == "", err
+    assert err.count("\n") == 1 and err.startswith("warpcrypt-dask: error: ") and expected in err, err
+    assert not (tmp_path / "r").exists() and not Path(f"{tmp_path / 'r'}{MANIFEST_SUFFIX}").exists()
+
+
+def test_command_line_without_dask_says_how_to_install_it(small_dataset, tmp_path):
+    root, _ = small_dataset
+    # Dask blocked from importing, as where the extra is not installed.
+    script = ("import sys; sys.modules.update(dask=None, distributed=None)\n"
+              "from warpcrypt.dask._cli import main; sys.exit(main(sys.argv[1:]))")
+    run = subprocess.run([sys.executable, "-c", script, "encrypt", root, "-o", tmp_path / "out", "--key-file",
+                          tmp_path / "master.key"], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    assert run.stderr == ('warpcrypt-dask: error: warpcrypt.dask needs the "dask" extra: '
+                          'pip install "warpcrypt[dask]" (dask, distributed, bokeh)\n')
+    assert not (tmp_path / "out").exists()

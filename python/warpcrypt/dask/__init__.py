@@ -37,8 +37,8 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-# The packages the extra installs, by their import names.
-_EXTRA_MODULES = {"dask", "distributed", "fsspec", "toolz", "cloudpickle"}
+# The packages the extra installs (and theirs), by their import names.
+_EXTRA_MODULES = {"dask", "distributed", "fsspec", "numpy", "toolz", "cloudpickle"}
 
 
 def require_extra() -> None:
@@ -49,7 +49,7 @@ def require_extra() -> None:
         import distributed  # noqa: F401
         import fsspec  # noqa: F401
     except ImportError as error:
-        if (error.name or "").split(".")[0] in _EXTRA_MODULES | {"numpy"}:
+        if (error.name or "").split(".")[0] in _EXTRA_MODULES:
             raise ImportError(INSTALL_HINT, name=error.name) from None
         raise
 

@@ -41,7 +41,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line like every other failure."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(EXIT_ERROR, f"warpcrypt-dask: error: {message} (see {self.prog} --help)\n")
 
 
 def _paths(inputs: list[str]) -> str | list[str]:
@@ -180,9 +180,9 @@ def _derive_key(args: argparse.Namespace) -> int:
 
 def _one_line(error: BaseException) -> str:
     """The error on one line; its class leads where the message alone might
-    not say what went wrong (the library's, OSError's and ValueError's do)."""
+    not say what went wrong (the library's, OSError's, ValueError's and ImportError's do)."""
     text = " ".join(str(error).split())
-    if text and isinstance(error, (OSError, warpcrypt.Error, ValueError)):
+    if text and isinstance(error, (OSError, warpcrypt.Error, ValueError, ImportError)):
         return text
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
@@ -194,10 +194,12 @@ def main(argv: list[str] | None = None) -> int:
         # cluster's worker processes: its warnings would bury the one line.
         os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
     try:
+        if args.command == "derive-key":
+            return _derive_key(args)
         from warpcrypt.dask import require_extra
 
         require_extra()
-        return _derive_key(args) if args.command == "derive-key" else _run_job(args)
+        return _run_job(args)
     except KeyboardInterrupt:
         print("warpcrypt-dask: interrupted; run the same command again to finish the job", file=sys.stderr)
         return EXIT_INTERRUPTED
