@@ -337,7 +337,7 @@ def test_a_task_run_again_keeps_what_it_committed(tmp_path):
     with install_key(MASTER_KEY, local_only=True) as installed:
         settings = Settings(ENCRYPT, SEALED, "aes-256-gcm", 4096, "cpu", 1, bytes(16), installed.ref, local, local,
                             str(out / ".staging"))
-        batch = [FileTask(name, name, str(root / name), str(out / f"{name}.wcs"), len(data))
+        batch = [FileTask(name, name, str(root / name), str(out / f"{name}.wcs"), len(data), None)
                  for name, data in contents.items()]
         first = process_batch(settings, batch)
         stamps = _stamps(out)
@@ -387,6 +387,9 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
     (damaged / f"{bogus}.wcs").write_bytes(b"not a sealed file at all" * 10)
 
     restored = tmp_path / "restored"
+    # A file already at a failing file's target stays as it was.
+    (restored / flipped).parent.mkdir(parents=True)
+    (restored / flipped).write_bytes(b"precious")
     report = decrypt_files(damaged, restored, key=MASTER_KEY, client=client,
                            source_manifest=f"{out}{MANIFEST_SUFFIX}")
     assert sorted(report.failed) == sorted(f"{name}.wcs" for name in (flipped, truncated, bogus))
@@ -398,7 +401,8 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
         assert entries[f"{name}.wcs"]["status"] == "failed"
         assert entries[f"{name}.wcs"]["authentication"] == "failed"
     good = [name for name in names if name not in (flipped, truncated)]
-    assert tree(restored) == sorted(good)
+    assert tree(restored) == sorted([*good, flipped])
+    assert (restored / flipped).read_bytes() == b"precious"
     for name in good:
         assert (restored / name).read_bytes() == contents[name]
 

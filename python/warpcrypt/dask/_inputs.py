@@ -61,15 +61,23 @@ def _glob_root(pattern: str) -> str:
     return "/".join(fixed).rstrip("/") or "/"
 
 
-def _listed(info: dict) -> Listed:
-    version = info.get("ETag") or info.get("mtime") or info.get("LastModified") or ""
-    return Listed(info["name"], int(info["size"]), str(version))
+def listed(info: dict) -> Listed:
+    """A file as fsspec's info describes it. A local file's version joins its
+    inode to its modification time, so that a file renamed into its place
+    differs from the one it replaced even within the clock's resolution."""
+    if "ETag" in info:
+        version = str(info["ETag"])
+    elif "ino" in info:
+        version = f"{info.get('mtime')}:{info['ino']}"
+    else:
+        version = str(info.get("mtime") or info.get("LastModified") or "")
+    return Listed(info["name"], int(info["size"]), version)
 
 
 def _files(fs: fsspec.AbstractFileSystem, infos: dict[str, dict]) -> list[Listed]:
     """The regular files among `infos` (pipes, sockets and broken links are
     no data set's files), in a stable order so that reruns plan alike."""
-    return [_listed(info) for _, info in sorted(infos.items()) if info.get("type") == "file"]
+    return [listed(info) for _, info in sorted(infos.items()) if info.get("type") == "file"]
 
 
 def _not_found(url: str, what: str) -> FileNotFoundError:

@@ -23,7 +23,7 @@ from dask.delayed import Delayed
 from fsspec.implementations.local import LocalFileSystem
 
 from warpcrypt import _native
-from warpcrypt.dask._inputs import Listed, PathsOrGlob, collect_inputs, open_tree, url_of
+from warpcrypt.dask._inputs import Listed, PathsOrGlob, collect_inputs, listed, open_tree, url_of
 from warpcrypt.dask._kdf import is_sealed_cipher, new_id, plain_cipher_info
 from warpcrypt.dask._keyring import KeyRef, install_key, key_ref
 from warpcrypt.dask._manifest import (
@@ -215,21 +215,23 @@ def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], out
           refuse_changed_inputs: bool) -> _Job:
     """The files to process, and how many were already done. A file counts as
     done if the manifest says so, its input has the size and version
-    recorded then, and its output the size. Outputs at the targets of the
-    files to process, left by a run that died before recording them, are
-    removed: a task that finds its target then knows this run wrote it."""
+    recorded then, and its output the size. Each task learns the version of
+    what its target holds now, if anything (an earlier run's output that was
+    never recorded, a user's file): a target found with another version was
+    committed by this run."""
     started = time.time()
     fs = settings.output_fs
-    existing = {info["name"]: info["size"] for info in fs.find(output_root, detail=True).values()} \
+    existing = {info["name"]: listed(info) for info in fs.find(output_root, detail=True).values()} \
         if fs.exists(output_root) else {}
-    planned, skipped, stale = [], 0, []
-    for name, listed in inputs.items():
-        stamp = {"input_size": listed.size, "input_version": listed.version}
+    planned, skipped = [], 0
+    for name, source in inputs.items():
+        stamp = {"input_size": source.size, "input_version": source.version}
         output = output_of(name)
         target = f"{output_root}/{output}"
         entry = manifest.files.get(name)
         unchanged = entry is not None and all(entry.get(k) == v for k, v in stamp.items())
-        if unchanged and entry["status"] == DONE and existing.get(target) == entry["output_size"]:
+        found = existing.get(target)
+        if unchanged and entry["status"] == DONE and found is not None and found.size == entry["output_size"]:
             skipped += 1
             continue
         if entry is not None and not unchanged and refuse_changed_inputs:
@@ -238,11 +240,8 @@ def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], out
             continue
         manifest.files[name] = {"input": name, **stamp, "output": output, "output_size": None,
                                 "status": PENDING, "error": None}
-        if target in existing:
-            stale.append(target)
-        planned.append(FileTask(name, identifier_of(name), listed.path, target, listed.size))
-    if stale:
-        fs.rm(stale)
+        planned.append(FileTask(name, identifier_of(name), source.path, target, source.size,
+                                found.version if found is not None else None))
     job = _Job(manifest, settings, planned, skipped, started)
     # A run killed before its end leaves attempts of files it never finished.
     job.remove_staging()
@@ -500,7 +499,7 @@ def decrypt_files(
         data_format = source["format"]
         cipher = source["cipher"] if data_format == PLAIN else None
         suffix = suffix or source["suffix"]
-        inputs = {name: listed for name, listed in candidates.items() if name.endswith(suffix)}
+        inputs = {name: source for name, source in candidates.items() if name.endswith(suffix)}
         header = {
             "operation": DECRYPT, "format": data_format, "cipher": cipher, "kdf": "HKDF-SHA256",
             "key_check": ref.key_id, "job_id": source["job_id"], "suffix": suffix, "chunk_size": None,

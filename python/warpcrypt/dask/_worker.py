@@ -19,6 +19,7 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 import warpcrypt
+from warpcrypt.dask._inputs import listed
 from warpcrypt.dask._kdf import SEALED_AEADS, derive_file_key, sealed_file_secret
 from warpcrypt.dask._keyring import KeyRef, held_key
 from warpcrypt.dask._manifest import DONE, FAILED
@@ -58,6 +59,7 @@ class FileTask:
     source: str  # on input_fs
     target: str  # on output_fs
     size: int  # the input's, as listed
+    replaces: str | None  # the version of what the target held when the job was planned, if anything
 
 
 @functools.cache
@@ -149,8 +151,7 @@ def _committed_details(settings: Settings, task: FileTask, scratch: Path, master
     """The manifest's fields for an output this run committed already: a
     task run again (its worker died before the client recorded its result)
     keeps what the first run wrote instead of writing it anew with fresh
-    salts. The client removed every output it had not recorded before the
-    run began, so an output at the target is this run's."""
+    salts."""
     details = {"output_size": settings.output_fs.size(task.target), "reused": True}
     if settings.format == PLAIN:
         derived = derive_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
@@ -160,6 +161,16 @@ def _committed_details(settings: Settings, task: FileTask, scratch: Path, master
         return {**details, **_sealed_details(warpcrypt.sealed_info(sealed), "sealed")}
     source = _local_copy(settings.input_fs, task.source, scratch, "input")
     return {**details, **_sealed_details(warpcrypt.sealed_info(source), "verified")}
+
+
+def _committed_in_this_run(fs: fsspec.AbstractFileSystem, task: FileTask) -> bool:
+    """Whether the target holds something other than what it held when the
+    job was planned: only a commit of this run puts anything there."""
+    try:
+        current = listed(fs.info(task.target)).version
+    except FileNotFoundError:
+        return False
+    return current != task.replaces
 
 
 def process_file(settings: Settings, task: FileTask, master_key: bytes) -> dict:
@@ -179,7 +190,7 @@ def process_file(settings: Settings, task: FileTask, master_key: bytes) -> dict:
     else:
         scratch = Path(tempfile.mkdtemp(prefix="warpcrypt-dask-"))
     try:
-        if settings.output_fs.exists(task.target):
+        if _committed_in_this_run(settings.output_fs, task):
             entry.update(_committed_details(settings, task, scratch, master_key), status=DONE, error=None,
                          cpu_bytes=0, gpu_bytes=0)
         else:
