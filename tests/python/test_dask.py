@@ -13,7 +13,6 @@ tests/cli; its absence fails the interop tests rather than skipping them.
 
 from __future__ import annotations
 
-import filecmp
 import json
 import os
 import pickle
@@ -209,9 +208,8 @@ def test_sealed_round_trip_restores_the_tree_exactly(client, dataset, sealed, tm
     back = decrypt_files(out, restored, key=MASTER_KEY, client=client)
     assert back.ok and back.processed == len(contents)
     # The restored tree equals the original, its warpcrypt-manifest.json included.
-    comparison = filecmp.dircmp(root, restored)
     assert tree(restored) == tree(root)
-    assert subprocess.run(["diff", "-r", root, restored]).returncode == 0, comparison.report()
+    assert subprocess.run(["diff", "-r", root, restored]).returncode == 0
     assert {e["authentication"] for e in _manifest_of(restored)["files"].values()} == {"verified"}
 
 
@@ -329,13 +327,10 @@ def test_plain_cipher_refuses_to_reencrypt_a_changed_input(client, tmp_path):
 def test_a_task_run_again_keeps_what_it_committed(tmp_path):
     """Dask runs a task again when the worker holding its result dies before
     the client has it: the second run must not seal the file anew."""
-    import fsspec
-
     root, out = tmp_path / "in", tmp_path / "out"
     contents = write_files(root, {"a.bin": 10000, "b.bin": 0}, "run again")
-    local = fsspec.filesystem("file")
     with install_key(MASTER_KEY, local_only=True) as installed:
-        settings = Settings(ENCRYPT, SEALED, "aes-256-gcm", 4096, "cpu", 1, bytes(16), installed.ref, local, local,
+        settings = Settings(ENCRYPT, SEALED, "aes-256-gcm", 4096, "cpu", 1, bytes(16), installed.ref, "file", "file",
                             str(out / ".staging"))
         batch = [FileTask(name, name, str(root / name), str(out / f"{name}.wcs"), len(data), None)
                  for name, data in contents.items()]

@@ -41,6 +41,13 @@ def open_tree(url: str | os.PathLike) -> tuple[fsspec.AbstractFileSystem, str]:
     return fs, path.rstrip("/") or "/"
 
 
+def protocol_of(fs: fsspec.AbstractFileSystem) -> str:
+    """The name a worker opens the same file system by, with its own
+    configuration and credentials: tasks carry this name, never a file
+    system object, whose pickle would carry the client's settings."""
+    return fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+
+
 def url_of(fs: fsspec.AbstractFileSystem, path: str) -> str:
     """The path as the user would write it: plain for local files, a URL
     otherwise."""

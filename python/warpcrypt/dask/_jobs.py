@@ -23,7 +23,7 @@ from dask.delayed import Delayed
 from fsspec.implementations.local import LocalFileSystem
 
 from warpcrypt import _native
-from warpcrypt.dask._inputs import Listed, PathsOrGlob, collect_inputs, listed, open_tree, url_of
+from warpcrypt.dask._inputs import Listed, PathsOrGlob, collect_inputs, listed, open_tree, protocol_of, url_of
 from warpcrypt.dask._kdf import is_sealed_cipher, new_id, plain_cipher_info
 from warpcrypt.dask._keyring import KeyRef, install_key, key_ref
 from warpcrypt.dask._manifest import (
@@ -431,7 +431,8 @@ def encrypt_files(
         _make_tree(output_fs, output_root)
         job_manifest = Manifest.open(manifest_url, header)
         settings = Settings(ENCRYPT, header["format"], name, chunk_size, backend, threads, job_manifest.job_id, ref,
-                            input_fs, output_fs, f"{output_root}/{job_manifest.content['staging']}")
+                            protocol_of(input_fs), protocol_of(output_fs),
+                            f"{output_root}/{job_manifest.content['staging']}")
         job = _plan(job_manifest, settings, inputs, output_root, output_of=lambda n: n + suffix,
                     identifier_of=lambda n: n, refuse_changed_inputs=not sealed)
         return _execute(job, client, compute, task_bytes, progress)
@@ -511,7 +512,8 @@ def decrypt_files(
         if job_manifest.content["job_id"] != source["job_id"]:
             raise ManifestMismatch(f"{manifest_url} records another encryption job: use another output folder")
         settings = Settings(DECRYPT, data_format, cipher or "", 0, backend, threads, job_manifest.job_id, ref,
-                            input_fs, output_fs, f"{output_root}/{job_manifest.content['staging']}")
+                            protocol_of(input_fs), protocol_of(output_fs),
+                            f"{output_root}/{job_manifest.content['staging']}")
 
         def identifier(name: str) -> str:
             return name[: -len(suffix)]

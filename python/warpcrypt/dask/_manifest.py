@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from warpcrypt.dask._inputs import protocol_of
+
 MANIFEST_SUFFIX = ".warpcrypt-manifest.json"
 MANIFEST_KIND = "warpcrypt-dask manifest"
 MANIFEST_VERSION = 2
@@ -90,11 +92,17 @@ class Manifest:
     from it are redone by the next run, whose writes replace theirs whole)."""
 
     def __init__(self, fs: fsspec.AbstractFileSystem, path: str, content: dict, save_interval: float) -> None:
-        self.fs = fs
+        # By name: the lazy form's last task pickles the manifest, and the
+        # worker that runs it opens the file system with its own settings.
+        self.protocol = protocol_of(fs)
         self.path = path
         self.content = content
         self.save_interval = save_interval
         self._last_save = float("-inf")
+
+    @property
+    def fs(self) -> fsspec.AbstractFileSystem:
+        return fsspec.filesystem(self.protocol)
 
     @property
     def url(self) -> str:

@@ -40,9 +40,17 @@ class Settings:
     threads: int
     job_id: bytes  # the encryption job's id, public: an input of every file's key
     key: KeyRef
-    input_fs: fsspec.AbstractFileSystem
-    output_fs: fsspec.AbstractFileSystem
+    input_protocol: str  # fsspec's names of the file systems, which each worker opens itself
+    output_protocol: str
     staging: str  # a folder of the output tree, on output_fs, that the job removes when it ends
+
+    @property
+    def input_fs(self) -> fsspec.AbstractFileSystem:
+        return fsspec.filesystem(self.input_protocol)
+
+    @property
+    def output_fs(self) -> fsspec.AbstractFileSystem:
+        return fsspec.filesystem(self.output_protocol)
 
 
 # With threads=0 (every core) the library sets up a worker per core for each
