@@ -140,7 +140,8 @@ def _run_job(args: argparse.Namespace) -> int:
     from warpcrypt.dask._keyring import KeyFile
 
     progress = sys.stderr.isatty() if args.progress is None else args.progress
-    key: object = KeyFile(args.key_file) if args.workers_read_key else _read_key(args.key_file)
+    # Absolute: the workers resolve the path from folders of their own.
+    key: object = KeyFile(os.path.abspath(args.key_file)) if args.workers_read_key else _read_key(args.key_file)
     options = {"key": key, "root": args.root, "suffix": args.suffix, "manifest": args.manifest,
                "backend": args.backend, "progress": progress}
     if args.task_bytes is not None:

@@ -177,6 +177,7 @@ class _Job:
 
     manifest: Manifest
     settings: Settings
+    inputs: list[str]  # this run's inputs, by name: the manifest may list others, from earlier runs
     planned: list[FileTask]
     skipped: int
     started: float  # time.time() when planned
@@ -199,8 +200,8 @@ class _Job:
             manifest=self.manifest.url,
             processed=len(finished),
             skipped=self.skipped,
-            failed={name: entry["error"] for name, entry in self.manifest.files.items()
-                    if entry["status"] == FAILED},
+            failed={name: self.manifest.files[name]["error"] for name in self.inputs
+                    if self.manifest.files[name]["status"] == FAILED},
             bytes=sum(entry["input_size"] for entry in entries if entry["status"] == DONE),
             seconds=time.time() - self.started,
             workers=_summarise(entries),
@@ -242,7 +243,7 @@ def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], out
                                 "status": PENDING, "error": None}
         planned.append(FileTask(name, identifier_of(name), source.path, target, source.size,
                                 found.version if found is not None else None))
-    job = _Job(manifest, settings, planned, skipped, started)
+    job = _Job(manifest, settings, list(inputs), planned, skipped, started)
     # A run killed before its end leaves attempts of files it never finished.
     job.remove_staging()
     manifest.save()
