@@ -7,8 +7,9 @@ the chunk's index, never a key.
 Chunks are encrypted where they live: NumPy chunks on the CPU (or the
 worker's GPU, by the library's backend), CuPy chunks on their own device,
 through the library's calls on device memory (__cuda_array_interface__),
-without a copy to the host. The NumPy calls below dispatch to CuPy for CuPy
-chunks (NEP 18), so one code path serves both.
+without a copy to the host. The code below uses ndarray methods, which CuPy
+shares, and np.empty_like, which dispatches to CuPy for CuPy chunks (NEP
+18), so one code path serves both.
 
 With an AEAD (the default, AES-256-GCM) the ciphertext keeps the array's
 shape, chunks and dtype, and a second array holds each chunk's 16-byte tag;
@@ -76,6 +77,12 @@ def on_device(block: object) -> bool:
     return hasattr(block, "__cuda_array_interface__")
 
 
+def _contiguous(block: np.ndarray) -> np.ndarray:
+    """The chunk as one C-ordered buffer, where it lives (np.ascontiguousarray
+    would refuse a CuPy chunk rather than copy it to the host)."""
+    return block if block.flags.c_contiguous else block.copy(order="C")
+
+
 def _backend(requested: str, block: object) -> str:
     # The library works device memory where it lives; "auto" lets it.
     return "auto" if requested == "auto" and on_device(block) else resolve_backend(requested)
@@ -107,7 +114,7 @@ def _layout(array: da.Array) -> bytes:
 def _seal_chunk(block: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: bytes, cipher: str, layout: bytes,
                 backend: str, threads: int) -> tuple[np.ndarray, np.ndarray]:
     _, derived = _chunk_key(cell, key, array_id, cipher)
-    data = np.ascontiguousarray(block)
+    data = _contiguous(block)
     out = np.empty_like(data)
     # On the chunk's own device for a CuPy chunk, as the ciphertext.
     tag = np.empty_like(data, dtype=np.uint8, shape=(1,) * data.ndim + (TAG_LEN,))
@@ -119,11 +126,11 @@ def _seal_chunk(block: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: b
 def _open_chunk(block: np.ndarray, tag: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: bytes, cipher: str,
                 layout: bytes, backend: str, threads: int) -> np.ndarray:
     index, derived = _chunk_key(cell, key, array_id, cipher)
-    data = np.ascontiguousarray(block)
+    data = _contiguous(block)
     out = np.empty_like(data)
     try:
         _aead(cipher, derived.key, _backend(backend, data), threads).decrypt_into(
-            derived.iv, data, layout, out, tag=np.ascontiguousarray(tag).reshape(-1))
+            derived.iv, data, layout, out, tag=_contiguous(tag).reshape(-1))
     except warpcrypt.InvalidTag:
         raise warpcrypt.InvalidTag(f"chunk {index} of the array failed authentication: a wrong key or "
                                    "array id, a changed chunk or tag, or another shape, chunking or dtype") from None
@@ -133,7 +140,7 @@ def _open_chunk(block: np.ndarray, tag: np.ndarray, cell: np.ndarray, *, key: Ke
 def _crypt_chunk(block: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: bytes, operation: str, cipher: str,
                  backend: str, threads: int) -> np.ndarray:
     _, derived = _chunk_key(cell, key, array_id, cipher)
-    data = np.ascontiguousarray(block)
+    data = _contiguous(block)
     out = np.empty_like(data)
     crypt = warpcrypt.encrypt if operation == ENCRYPT else warpcrypt.decrypt
     crypt(cipher, derived.key, derived.iv, data, out=out, backend=_backend(backend, data), threads=threads)
