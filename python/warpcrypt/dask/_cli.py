@@ -1,9 +1,10 @@
 """The `warpcrypt-dask` command (also `python -m warpcrypt.dask`).
 
-Exit status: 0 when every file is done; 1 when some files failed (the
-summary lists them); 2 when the job could not run at all (bad arguments, no
-dask extra, a wrong key, an unreadable input, a cluster that cannot be
-reached or a half-configured TLS), with one line on stderr saying why. The
+Exit status (docs/dask.md): 0 when every file is done; 1 when some files
+failed (the summary lists them); 2 when the job could not run or stopped
+(bad arguments, no dask extra, a wrong key, an unreadable input, a cluster
+that cannot be reached or is lost, a half-configured TLS), with one line on
+stderr saying why; 130 when interrupted. The
 module imports Dask only once the command runs, so that the missing extra is
 one of those lines, not a traceback."""
 

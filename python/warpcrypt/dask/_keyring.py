@@ -16,6 +16,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from distributed import Client, default_client
 from distributed.diagnostics.plugin import WorkerPlugin
 
 import warpcrypt
@@ -123,7 +124,7 @@ class InstalledKey:
     of its cluster, until `close()` (or the end of a ``with`` block). Hand it
     as `key=` to the lazy forms; its repr shows the check value alone."""
 
-    def __init__(self, key: bytes, client: object | None) -> None:
+    def __init__(self, key: bytes, client: Client | None) -> None:
         key = check_master_key(key)
         self.ref = KeyRef(key_check_value(key))
         self._client = client
@@ -133,7 +134,7 @@ class InstalledKey:
         if client is not None:
             name = f"warpcrypt-key-{uuid.uuid4().hex}"
             try:
-                client.register_plugin(_KeyPlugin(key, self.ref.key_id), name=name)  # type: ignore[attr-defined]
+                client.register_plugin(_KeyPlugin(key, self.ref.key_id), name=name)
             except BaseException:
                 _keyring.remove(self.ref.key_id)
                 raise
@@ -149,8 +150,8 @@ class InstalledKey:
             return
         self._open = False
         try:
-            if self._plugin_name is not None:
-                self._client.unregister_worker_plugin(self._plugin_name)  # type: ignore[union-attr]
+            if self._client is not None and self._plugin_name is not None:
+                self._client.unregister_worker_plugin(self._plugin_name)
         finally:
             _keyring.remove(self.ref.key_id)
 
@@ -161,7 +162,7 @@ class InstalledKey:
         self.close()
 
 
-def install_key(key: bytes, client: object | None = None, *, local_only: bool = False) -> InstalledKey:
+def install_key(key: bytes, client: Client | None = None, *, local_only: bool = False) -> InstalledKey:
     """Installs the master `key` on every worker of `client`'s cluster (by
     default the current distributed client, if any) and in this process, for
     Dask's local schedulers; use as ``with install_key(key, client) as k:``.
@@ -171,10 +172,8 @@ def install_key(key: bytes, client: object | None = None, *, local_only: bool = 
         client = None
     elif client is None:
         try:
-            from distributed import default_client
-
             client = default_client()
-        except (ImportError, ValueError):  # no distributed, or no client: local schedulers only
+        except ValueError:  # no client: Dask's local schedulers only
             client = None
     return InstalledKey(key, client)
 
