@@ -168,9 +168,13 @@ def test_short_keys_ecb_and_jobless_derivations_are_refused():
 
 
 def test_reprs_show_no_key_bytes():
+    from warpcrypt.dask._keyring import _KeyPlugin
+
     derived = derive_file_key(MASTER_KEY, "f", cipher="aes-256-ctr", job_id=bytes(16))
     with install_key(MASTER_KEY, local_only=True) as installed:
-        shown = [repr(derived), str(derived), repr(installed), str(installed), repr(installed.ref)]
+        plugin = _KeyPlugin(MASTER_KEY, installed.ref.key_id)
+        shown = [repr(derived), str(derived), repr(installed), str(installed), repr(installed.ref), repr(plugin),
+                 str(plugin)]
     for text in shown:
         for secret in (MASTER_KEY, derived.key):
             assert secret.hex() not in text and repr(secret) not in text and str(list(secret)) not in text
@@ -258,6 +262,18 @@ def test_rerun_with_another_key_and_bad_arguments_are_refused(client, dataset, s
     assert _stamps(out) == before
     assert not (out.parent / "never-written").exists()
     assert not Path(f"{out.parent / 'never-written'}{MANIFEST_SUFFIX}").exists()
+
+
+def test_an_output_tree_inside_the_input_tree_is_left_out_of_the_inputs(client, tmp_path):
+    root = tmp_path / "data"
+    contents = write_files(root, {"a.bin": 3000, "b/c.bin": 40}, "nested output")
+    assert encrypt_files(root, root / "sealed", key=MASTER_KEY, client=client).ok
+    # The outputs and the manifest beside them lie in the input tree now.
+    report = encrypt_files(root, root / "sealed", key=MASTER_KEY, client=client)
+    assert (report.processed, report.skipped) == (0, len(contents))
+    assert sorted(_manifest_of(root / "sealed")["files"]) == sorted(contents)
+    with pytest.raises(ValueError, match="lies in the output folder"):
+        encrypt_files(root / "b", root, key=MASTER_KEY, client=client)
 
 
 def test_a_derived_key_opens_its_file_of_its_job_alone(cli, dataset, sealed, tmp_path):
