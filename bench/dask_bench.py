@@ -41,10 +41,17 @@ import distributed
 import numpy as np
 
 import warpcrypt
-from warpcrypt.dask import decrypt_files, encrypt_files
+from warpcrypt.dask import MANIFEST_SUFFIX, decrypt_files, encrypt_files
 
 GENERATOR_PIECE = 64 << 20
 MASTER_KEY = bytes(range(32))
+
+
+def remove_job_tree(tree: Path) -> None:
+    """A job's output tree and the manifest beside it, so that the next run
+    starts afresh."""
+    shutil.rmtree(tree, ignore_errors=True)
+    Path(f"{tree}{MANIFEST_SUFFIX}").unlink(missing_ok=True)
 
 
 def parse_size(text: str) -> int:
@@ -111,10 +118,10 @@ def run_configuration(args, inputs: Path, cpu_workers: int, gpu_index: str | Non
         warm_files = sorted(inputs.iterdir())[: len(workers)]
         encrypt_files(warm_files, args.dir / "warm-up", key=MASTER_KEY, client=client, cipher=args.cipher,
                       threads=args.threads)
-        shutil.rmtree(args.dir / "warm-up")
+        remove_job_tree(args.dir / "warm-up")
         for repeat in range(args.repeat):
             out = args.dir / f"out-{label}"
-            shutil.rmtree(out, ignore_errors=True)
+            remove_job_tree(out)
             report = encrypt_files(inputs, out, key=MASTER_KEY, client=client, cipher=args.cipher,
                                    threads=args.threads)
             if not report.ok:
@@ -127,8 +134,8 @@ def run_configuration(args, inputs: Path, cpu_workers: int, gpu_index: str | Non
                 back = decrypt_files(out, args.dir / f"back-{label}", key=MASTER_KEY, client=client,
                                      threads=args.threads)
                 run["decrypt_seconds"], run["decrypt_gb_per_s"] = back.seconds, back.throughput / 1e9
-                shutil.rmtree(args.dir / f"back-{label}")
-            shutil.rmtree(out)
+                remove_job_tree(args.dir / f"back-{label}")
+            remove_job_tree(out)
             runs.append(run)
             print(f"{label:>14} run {repeat + 1}/{args.repeat}: {run['gb_per_s']:7.3f} GB/s encrypt"
                   + (f", {run['decrypt_gb_per_s']:7.3f} GB/s decrypt" if args.decrypt else ""), flush=True)

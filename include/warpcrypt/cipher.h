@@ -83,7 +83,7 @@ WC_API size_t wc_auto_gpu_min_bytes(const wc_cipher *cipher, wc_direction direct
  * cipher, its key and IV alone (padding included: wc_cipher_unpadded). */
 typedef struct wc_options {
   wc_backend backend;
-  /* CPU worker threads for the parallel modes; 0 means every online core. */
+  /* CPU worker threads for the parallel modes; 0 means wc_default_threads(). */
   unsigned threads;
 
   /* The streaming engine, which moves host memory and files through the GPU
@@ -111,6 +111,12 @@ typedef struct wc_options {
  * device. Every call taking options also accepts NULL for the
  * defaults. */
 WC_API void wc_options_init(wc_options *options);
+
+/* What threads = 0 stands for: the CPUs this process may run on (its
+ * affinity mask, as taskset and cpusets set it), capped by its cgroup's CPU
+ * quota rounded up (cgroup v2 cpu.max, v1 cpu.cfs_quota_us over
+ * cpu.cfs_period_us); at least 1. Read once per process. */
+WC_API unsigned wc_default_threads(void);
 
 /* ------------------------------------------------------------------------ */
 /* One-shot encryption and decryption                                       */

@@ -368,6 +368,7 @@ NB_MODULE(_native, m) {
   m.def("hkdf", &hkdf, "digest"_a, "secret"_a, "salt"_a, "info"_a, "length"_a,
         "HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "
         "\"sha256\". An empty salt stands for a digest's length of zero bytes.");
+  m.def("default_threads", &wc_default_threads, "What threads=0 means: the usable CPUs (affinity, cgroup quota).");
   m.def("built_with_cuda", [] { return wc_built_with_cuda() != 0; });
   m.def("device_count", [] {
     int count = 0;

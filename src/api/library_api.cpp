@@ -5,6 +5,7 @@
 
 #include "core/aead_registry.h"
 #include "core/cipher_registry.h"
+#include "core/cpu_budget.h"
 #include "core/secret_bytes.h"
 #include "core/status_text.h"
 #include "engine/backend_policy.h"
@@ -96,6 +97,8 @@ void wc_options_init(wc_options *options) {
   options->devices = nullptr;
   options->device_count = 0;
 }
+
+unsigned wc_default_threads(void) { return warpcrypt::usable_cpus(); }
 
 void wc_job_init(wc_job *job) {
   if (job != nullptr) *job = wc_job{};

@@ -23,12 +23,6 @@ ThreadPool &ThreadPool::instance() {
   return pool;
 }
 
-unsigned ThreadPool::hardware_threads() {
-  // glibc reads /sys to answer this, which costs microseconds: ask once.
-  static const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  return threads;
-}
-
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);

@@ -20,9 +20,6 @@ class ThreadPool {
  public:
   static ThreadPool &instance();
 
-  // Every online core, the meaning of threads = 0.
-  static unsigned hardware_threads();
-
   // Runs task(i) for every i in [0, count) on at most `workers` threads, the
   // caller among them, and returns when all have finished. Safe to call from
   // several threads at once.

@@ -6,7 +6,7 @@
 #include "core/backends.h"
 #include "core/secret_bytes.h"
 #include "core/stream_state.h"
-#include "core/thread_pool.h"
+#include "core/cpu_budget.h"
 #include "engine/lane_cipher.h"
 
 namespace warpcrypt::engine {
@@ -91,7 +91,7 @@ class LanesForLargeCalls final : public RandomAccessCipher {
 wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                           wc_direction direction, const KeyMaterial &key) {
   const wc_status status = kCpuBackend.make_cipher(out, cipher, direction, key);
-  const unsigned threads = options.threads != 0 ? options.threads : ThreadPool::hardware_threads();
+  const unsigned threads = options.threads != 0 ? options.threads : usable_cpus();
   if (status != WC_OK || !out->random_access || threads == 1) return status;
   EngineShape shape;
   shape.backend = WC_BACKEND_CPU;

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/backends.h"
-#include "core/thread_pool.h"
+#include "core/cpu_budget.h"
 
 namespace warpcrypt::engine {
 namespace {
@@ -43,7 +43,7 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
     const int count = kCudaBackend.device_count();
     for (int device = 0; device < count; ++device) shape->devices.push_back(device);
   }
-  const unsigned cores = ThreadPool::hardware_threads();
+  const unsigned cores = usable_cpus();
   const unsigned gpu_lanes = uses_gpu_lanes(backend) ? shape->streams * static_cast<unsigned>(shape->devices.size()) : 0;
   // Each GPU lane keeps a thread busy with staging copies and file I/O; the
   // CPU lanes take the cores that are left, unless told how many to use.

@@ -1,7 +1,11 @@
 """warpcrypt.dask on a Dask LocalCluster of two worker processes: files
-encrypted and decrypted across workers (200 small files and three of 50 MiB),
-per-file nonces, the manifest and reruns, a worker killed mid-file, corrupt
-inputs, interop with the `warpcrypt` CLI, dask arrays, and the command line.
+encrypted and decrypted across workers, keys bound to the job and derived on
+the workers, the manifest beside the tree and reruns, a re-run task that
+keeps what it committed, corrupt inputs, interop with the `warpcrypt` CLI,
+the lazy forms, dask arrays, what the graph and the reprs show, thread
+counts, and the command line. tests/python/test_dask_s3.py covers object
+stores, tests/python/test_dask_deployment.py a scheduler and workers started
+as commands.
 
 The CLI comes from $WARPCRYPT_CLI, else <repo>/build/warpcrypt, as in
 tests/cli; its absence fails the interop tests rather than skipping them.
@@ -9,30 +13,31 @@ tests/cli; its absence fails the interop tests rather than skipping them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import random
+import pickle
 import shutil
-import signal
 import subprocess
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import dask
-import dask.array as da
-import distributed
-import numpy as np
 import pytest
 
-import warpcrypt
-import warpcrypt.aead
-from warpcrypt.dask import (
-    MANIFEST_NAME,
+dask = pytest.importorskip("dask", reason="warpcrypt.dask needs the dask extra")
+import dask.array as da  # noqa: E402
+import distributed  # noqa: E402
+import numpy as np  # noqa: E402
+
+import warpcrypt  # noqa: E402
+import warpcrypt.aead  # noqa: E402
+from dask_support import HEADER, MASTER_KEY, OTHER_KEY, TAG, sealed_headers, tree, write_files  # noqa: E402
+from warpcrypt import _native  # noqa: E402
+from warpcrypt.dask import (  # noqa: E402
+    MANIFEST_SUFFIX,
+    DerivedKey,
     EncryptedArray,
     JobReport,
+    KeyFile,
     ManifestMismatch,
     decrypt_array,
     decrypt_files,
@@ -41,17 +46,16 @@ from warpcrypt.dask import (
     encrypt_array,
     encrypt_files,
     hkdf_sha256,
+    install_key,
     read_manifest,
 )
-from warpcrypt.dask._jobs import STAGING_NAME
+from warpcrypt.dask._keyring import KeyNotHeld  # noqa: E402
+from warpcrypt.dask._worker import ENCRYPT, SEALED, FileTask, Settings, process_batch  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MASTER_KEY = hashlib.sha256(b"warpcrypt.dask tests: master key").digest()
-OTHER_KEY = hashlib.sha256(b"warpcrypt.dask tests: another key").digest()
-SMALL_FILES = 200
-LARGE_FILES = 3
-LARGE_SIZE = 50 << 20
-HEADER, TAG = 48, 16
+SMALL_FILES = 120
+LARGE_FILES = 2
+LARGE_SIZE = 6 << 20
 
 
 def _cluster() -> distributed.LocalCluster:
@@ -74,32 +78,29 @@ def cli() -> Path:
     return path
 
 
-def _write_files(root: Path, sizes: dict[str, int], seed: str) -> dict[str, bytes]:
-    generator = random.Random(seed)
-    contents = {}
-    for name, size in sizes.items():
-        contents[name] = generator.randbytes(size)
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_bytes(contents[name])
-    return contents
+def _manifest_of(tree_root: Path) -> dict:
+    return read_manifest(f"{tree_root}{MANIFEST_SUFFIX}")
 
 
 def _small_file_sizes(count: int) -> dict[str, int]:
     """Names in nested folders, one not ASCII, sizes 0 to 64 KiB, some on
-    the sealed format's 4 KiB chunk boundaries."""
+    the sealed format's 4 KiB chunk boundaries, and a file at the root named
+    as manifests used to be, which is data like any other."""
+    import random
+
     generator = random.Random("small file sizes")
-    sizes = {f"small/{i % 7}/file-{i:03d}.bin": generator.randrange(0, 64 << 10) for i in range(count - 4)}
+    sizes = {f"small/{i % 7}/file-{i:03d}.bin": generator.randrange(0, 64 << 10) for i in range(count - 5)}
     sizes.update({"small/empty.bin": 0, "small/one-chunk.bin": 4096, "small/two-chunks.bin": 8192,
-                  "small/données/été.bin": 1234})
+                  "small/données/été.bin": 1234, "warpcrypt-manifest.json": 777})
     return sizes
 
 
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
-    root = tmp_path_factory.mktemp("dataset")
+    root = tmp_path_factory.mktemp("dataset") / "raw"
     sizes = _small_file_sizes(SMALL_FILES)
     sizes.update({f"large/part-{i}.bin": LARGE_SIZE + i * 1000 for i in range(LARGE_FILES)})
-    return root, _write_files(root, sizes, "dataset")
+    return root, write_files(root, sizes, "dataset")
 
 
 @pytest.fixture(scope="module")
@@ -107,17 +108,13 @@ def sealed(client, dataset, tmp_path_factory) -> tuple[Path, JobReport]:
     """The dataset sealed with aes-256-gcm in 4 KiB chunks, once for the
     module; tests that damage it work on a copy."""
     root, _ = dataset
-    out = tmp_path_factory.mktemp("sealed")
+    out = tmp_path_factory.mktemp("sealed") / "sealed"
     report = encrypt_files(root, out, key=MASTER_KEY, client=client, chunk_size=4096)
     return out, report
 
 
-def _tree(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
-
-
 def _stamps(root: Path) -> dict[str, tuple[int, int]]:
-    return {name: ((root / name).stat().st_ino, (root / name).stat().st_mtime_ns) for name in _tree(root)}
+    return {name: ((root / name).stat().st_ino, (root / name).stat().st_mtime_ns) for name in tree(root)}
 
 
 # ----------------------------------------------------------------------------
@@ -139,25 +136,49 @@ def test_hkdf_matches_rfc_5869(ikm, salt, info, length, expected):
     assert hkdf_sha256(ikm, salt, info, length).hex() == expected
 
 
-def test_derived_keys_differ_by_file_cipher_and_job():
+def test_file_keys_bind_the_job_the_path_and_the_cipher():
     job_a, job_b = bytes(16), bytes([1] * 16)
-    sealed_keys = {derive_file_key(MASTER_KEY, f"f{i}").key for i in range(100)}
+    sealed_keys = {derive_file_key(MASTER_KEY, f"f{i}", job_id=job_a).key for i in range(100)}
     assert len(sealed_keys) == 100
+    # The same path in another job: another key, sealed or plain.
+    assert derive_file_key(MASTER_KEY, "f0", job_id=job_b).key not in sealed_keys
     ctr = derive_file_key(MASTER_KEY, "f0", cipher="aes-256-ctr", job_id=job_a)
     assert len(ctr.key) == 32 and len(ctr.iv) == 16
     assert derive_file_key(MASTER_KEY, "f0", cipher="aes-256-ctr", job_id=job_b).iv != ctr.iv
     assert derive_file_key(MASTER_KEY, "f0", cipher="aes-128-ctr", job_id=job_a).iv != ctr.iv
     # A sealed file's key is the prefix of the 32-byte derivation, whatever its AEAD.
-    assert derive_file_key(MASTER_KEY, "f0", cipher="aes-128-gcm").key == derive_file_key(MASTER_KEY, "f0").key[:16]
+    assert derive_file_key(MASTER_KEY, "f0", cipher="aes-128-gcm", job_id=job_a).key == \
+        derive_file_key(MASTER_KEY, "f0", job_id=job_a).key[:16]
+    # The rule docs/dask.md states, computed from its parts.
+    assert derive_file_key(MASTER_KEY, "a/b.bin", job_id=job_b).key == hkdf_sha256(
+        MASTER_KEY, b"", b"warpcrypt-dask v2 sealed file key\0" + job_b + b"a/b.bin", 32)
+    material = hkdf_sha256(MASTER_KEY, b"", b"warpcrypt-dask v2 plain file key and iv\0" + job_b
+                           + b"aes-256-ctr\0a/b.bin", 48)
+    assert derive_file_key(MASTER_KEY, "a/b.bin", cipher="aes-256-ctr", job_id=job_b) == \
+        DerivedKey(material[:32], material[32:])
 
 
-def test_short_keys_ecb_and_jobless_plain_ciphers_are_refused():
+def test_short_keys_ecb_and_jobless_derivations_are_refused():
     with pytest.raises(warpcrypt.InvalidKey, match="at least 16"):
-        derive_file_key(b"short", "f")
+        derive_file_key(b"short", "f", job_id=bytes(16))
     with pytest.raises(warpcrypt.InvalidArgument, match="takes no IV"):
         derive_file_key(MASTER_KEY, "f", cipher="aes-256-ecb", job_id=bytes(16))
     with pytest.raises(warpcrypt.InvalidArgument, match="job_id"):
-        derive_file_key(MASTER_KEY, "f", cipher="aes-256-ctr")
+        derive_file_key(MASTER_KEY, "f", job_id=b"short")
+
+
+def test_reprs_show_no_key_bytes():
+    from warpcrypt.dask._keyring import _KeyPlugin
+
+    derived = derive_file_key(MASTER_KEY, "f", cipher="aes-256-ctr", job_id=bytes(16))
+    with install_key(MASTER_KEY, local_only=True) as installed:
+        plugin = _KeyPlugin(MASTER_KEY, installed.ref.key_id)
+        shown = [repr(derived), str(derived), repr(installed), str(installed), repr(installed.ref), repr(plugin),
+                 str(plugin)]
+    for text in shown:
+        for secret in (MASTER_KEY, derived.key):
+            assert secret.hex() not in text and repr(secret) not in text and str(list(secret)) not in text
+    assert "32 secret bytes" in repr(derived) and derived.iv.hex() in repr(derived)
 
 
 # ----------------------------------------------------------------------------
@@ -165,16 +186,19 @@ def test_short_keys_ecb_and_jobless_plain_ciphers_are_refused():
 # ----------------------------------------------------------------------------
 
 
-def test_sealed_round_trip(client, dataset, sealed, tmp_path):
+def test_sealed_round_trip_restores_the_tree_exactly(client, dataset, sealed, tmp_path):
     root, contents = dataset
     out, report = sealed
     assert report.ok and report.processed == len(contents) and report.skipped == 0
     assert report.bytes == sum(map(len, contents.values()))
     assert sum(w.files for w in report.workers) == len(contents)
-    assert _tree(out) == sorted([f"{name}.wcs" for name in contents] + [MANIFEST_NAME])
+    # The output tree holds the outputs alone; the manifest lies beside it.
+    assert tree(out) == sorted(f"{name}.wcs" for name in contents)
+    assert report.manifest == f"{out}{MANIFEST_SUFFIX}"
 
-    manifest = read_manifest(out / MANIFEST_NAME)
+    manifest = _manifest_of(out)
     assert manifest["operation"] == "encrypt" and manifest["cipher"] == "aes-256-gcm"
+    assert len(bytes.fromhex(manifest["job_id"])) == 16
     workers = client.scheduler_info()["workers"]
     for name, data in contents.items():
         entry = manifest["files"][name]
@@ -187,32 +211,33 @@ def test_sealed_round_trip(client, dataset, sealed, tmp_path):
     restored = tmp_path / "restored"
     back = decrypt_files(out, restored, key=MASTER_KEY, client=client)
     assert back.ok and back.processed == len(contents)
-    assert _tree(restored) == sorted([*contents, MANIFEST_NAME])
-    for name, data in contents.items():
-        assert (restored / name).read_bytes() == data, name
-    assert {e["authentication"] for e in read_manifest(restored / MANIFEST_NAME)["files"].values()} == {"verified"}
+    # The restored tree equals the original, its warpcrypt-manifest.json included.
+    assert tree(restored) == tree(root)
+    assert subprocess.run(["diff", "-r", root, restored]).returncode == 0
+    assert {e["authentication"] for e in _manifest_of(restored)["files"].values()} == {"verified"}
 
 
 def test_every_sealed_file_has_its_own_salt_and_nonce_prefix(sealed):
     out, _ = sealed
-    manifest = read_manifest(out / MANIFEST_NAME)
-    infos = [warpcrypt.sealed_info(out / entry["output"]) for entry in manifest["files"].values()]
-    assert len({info.salt for info in infos}) == len({info.nonce_prefix for info in infos}) == len(infos)
-    for entry, info in zip(manifest["files"].values(), infos):
-        assert (entry["salt"], entry["nonce_prefix"]) == (info.salt.hex(), info.nonce_prefix.hex())
+    manifest = _manifest_of(out)
+    outputs = [entry["output"] for entry in manifest["files"].values()]
+    headers = sealed_headers(out, outputs)
+    assert len({salt for salt, _ in headers.values()}) == len({prefix for _, prefix in headers.values()}) == \
+        len(outputs)
+    for entry in manifest["files"].values():
+        assert (entry["salt"], entry["nonce_prefix"]) == headers[entry["output"]]
 
 
 def test_rerun_is_a_no_op_and_redoes_only_missing_outputs(client, dataset, sealed):
     root, contents = dataset
     out, _ = sealed
     before = _stamps(out)
-    files_before = read_manifest(out / MANIFEST_NAME)["files"]
+    files_before = _manifest_of(out)["files"]
 
     report = encrypt_files(root, out, key=MASTER_KEY, client=client, chunk_size=4096)
     assert report.ok and (report.processed, report.skipped) == (0, len(contents))
-    assert {k: v for k, v in _stamps(out).items() if k != MANIFEST_NAME} == \
-        {k: v for k, v in before.items() if k != MANIFEST_NAME}
-    assert read_manifest(out / MANIFEST_NAME)["files"] == files_before
+    assert _stamps(out) == before
+    assert _manifest_of(out)["files"] == files_before
 
     (out / "small/empty.bin.wcs").unlink()
     report = encrypt_files(root, out, key=MASTER_KEY, client=client, chunk_size=4096)
@@ -232,25 +257,48 @@ def test_rerun_with_another_key_and_bad_arguments_are_refused(client, dataset, s
         decrypt_files(out, out.parent / "never-written", key=OTHER_KEY, client=client)
     with pytest.raises(ValueError, match="power of two"):
         encrypt_files(root, out, key=MASTER_KEY, client=client, chunk_size=5000)
+    with pytest.raises(FileNotFoundError, match="no such file or folder"):
+        encrypt_files(root / "missing", out.parent / "never-written", key=MASTER_KEY, client=client)
     assert _stamps(out) == before
     assert not (out.parent / "never-written").exists()
+    assert not Path(f"{out.parent / 'never-written'}{MANIFEST_SUFFIX}").exists()
 
 
-def test_sealed_output_opens_with_the_cli_and_the_derived_key(cli, dataset, sealed, tmp_path):
+def test_an_output_tree_inside_the_input_tree_is_left_out_of_the_inputs(client, tmp_path):
+    root = tmp_path / "data"
+    contents = write_files(root, {"a.bin": 3000, "b/c.bin": 40}, "nested output")
+    assert encrypt_files(root, root / "sealed", key=MASTER_KEY, client=client).ok
+    # The outputs and the manifest beside them lie in the input tree now.
+    report = encrypt_files(root, root / "sealed", key=MASTER_KEY, client=client)
+    assert (report.processed, report.skipped) == (0, len(contents))
+    assert sorted(_manifest_of(root / "sealed")["files"]) == sorted(contents)
+    with pytest.raises(ValueError, match="lies in the output folder"):
+        encrypt_files(root / "b", root, key=MASTER_KEY, client=client)
+
+
+def test_a_derived_key_opens_its_file_of_its_job_alone(cli, dataset, sealed, tmp_path):
     root, contents = dataset
     out, _ = sealed
+    job_id = bytes.fromhex(_manifest_of(out)["job_id"])
     for name in ("large/part-1.bin", "small/données/été.bin"):
         key_file = tmp_path / "file.key"
-        key_file.write_bytes(derive_file_key(MASTER_KEY, name).key)
+        key_file.write_bytes(derive_file_key(MASTER_KEY, name, job_id=job_id).key)
         subprocess.run([cli, "open", "-kfile", key_file, "-in", out / f"{name}.wcs", "-out", tmp_path / "plain"],
                        check=True)
         assert (tmp_path / "plain").read_bytes() == contents[name]
+    # The same path under another job's id, and another file: refused.
+    for name, job in (("small/empty.bin", bytes(16)), ("small/one-chunk.bin", job_id)):
+        (tmp_path / "file.key").write_bytes(derive_file_key(MASTER_KEY, "small/two-chunks.bin" if job == job_id
+                                                            else name, job_id=job).key)
+        run = subprocess.run([cli, "open", "-kfile", tmp_path / "file.key", "-in", out / f"{name}.wcs",
+                              "-out", tmp_path / "refused"], capture_output=True)
+        assert run.returncode != 0 and not (tmp_path / "refused").exists()
 
 
 @pytest.fixture(scope="module")
 def small_dataset(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
-    root = tmp_path_factory.mktemp("small")
-    return root, _write_files(root, {f"d{i % 3}/f{i}.bin": 1000 * i for i in range(40)}, "small dataset")
+    root = tmp_path_factory.mktemp("small") / "in"
+    return root, write_files(root, {f"d{i % 3}/f{i}.bin": 1000 * i for i in range(40)}, "small dataset")
 
 
 def test_plain_cipher_round_trip_interop_and_unique_ivs(client, cli, small_dataset, tmp_path):
@@ -258,7 +306,7 @@ def test_plain_cipher_round_trip_interop_and_unique_ivs(client, cli, small_datas
     first, second = tmp_path / "first", tmp_path / "second"
     assert encrypt_files(root, first, key=MASTER_KEY, client=client, cipher="aes-256-ctr").ok
     assert encrypt_files(root, second, key=MASTER_KEY, client=client, cipher="aes-256-ctr").ok
-    manifests = [read_manifest(folder / MANIFEST_NAME) for folder in (first, second)]
+    manifests = [_manifest_of(folder) for folder in (first, second)]
     assert manifests[0]["job_id"] != manifests[1]["job_id"]
     # Unique within a job and across the two jobs, which encrypted the same paths.
     ivs = [entry["iv"] for manifest in manifests for entry in manifest["files"].values()]
@@ -274,22 +322,60 @@ def test_plain_cipher_round_trip_interop_and_unique_ivs(client, cli, small_datas
 
     restored = tmp_path / "restored"
     assert decrypt_files(first, restored, key=MASTER_KEY, client=client).ok
-    for name, data in contents.items():
-        assert (restored / name).read_bytes() == data
+    assert subprocess.run(["diff", "-r", root, restored]).returncode == 0
 
 
 def test_plain_cipher_refuses_to_reencrypt_a_changed_input(client, tmp_path):
     root, out = tmp_path / "in", tmp_path / "out"
-    _write_files(root, {"a.bin": 5000, "b.bin": 6000}, "changed input")
+    write_files(root, {"a.bin": 5000, "b.bin": 6000}, "changed input")
     assert encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="chacha20").ok
     (out / "a.bin.enc").unlink()
     (root / "a.bin").write_bytes(b"new contents under the same path")
+    os.utime(root / "a.bin", ns=(1, 1))
 
     report = encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="chacha20")
     assert list(report.failed) == ["a.bin"] and "nonce is spent" in report.failed["a.bin"]
     assert (report.processed, report.skipped) == (0, 1)
     assert not (out / "a.bin.enc").exists()
-    assert read_manifest(out / MANIFEST_NAME)["files"]["a.bin"]["status"] == "failed"
+    assert _manifest_of(out)["files"]["a.bin"]["status"] == "failed"
+
+
+def test_a_task_run_again_keeps_what_it_committed(tmp_path):
+    """Dask runs a task again when the worker holding its result dies before
+    the client has it: the second run must not seal the file anew."""
+    root, out = tmp_path / "in", tmp_path / "out"
+    contents = write_files(root, {"a.bin": 10000, "b.bin": 0}, "run again")
+    with install_key(MASTER_KEY, local_only=True) as installed:
+        settings = Settings(ENCRYPT, SEALED, "aes-256-gcm", 4096, "cpu", 1, bytes(16), installed.ref, "file", "file",
+                            str(out / ".staging"))
+        batch = [FileTask(name, name, str(root / name), str(out / f"{name}.wcs"), len(data), None)
+                 for name, data in contents.items()]
+        first = process_batch(settings, batch)
+        stamps = _stamps(out)
+        again = process_batch(settings, batch)
+    assert _stamps(out) == stamps
+    for name in contents:
+        assert again[name]["reused"] and not first[name].get("reused")
+        for field in ("status", "salt", "nonce_prefix", "aead", "output_size", "authentication"):
+            assert again[name][field] == first[name][field], field
+
+
+def test_futures_are_released_and_nothing_keyed_stays_with_the_scheduler(client, small_dataset, tmp_path):
+    from secret_search import live_objects_holding, masked
+
+    root, contents = small_dataset
+    report = encrypt_files(root, tmp_path / "out", key=MASTER_KEY, client=client)
+    assert report.ok
+    job_id = bytes.fromhex(_manifest_of(tmp_path / "out")["job_id"])
+    assert client.run_on_scheduler(lambda dask_scheduler: [str(k) for k in dask_scheduler.tasks
+                                                           if "warpcrypt" in str(k)]) == []
+    assert client.run_on_scheduler(lambda dask_scheduler: [name for name in dask_scheduler.worker_plugins
+                                                           if "warpcrypt" in name]) == []
+    # (This LocalCluster's scheduler shares the test's process, which holds
+    # the keys; test_dask_deployment.py searches a scheduler of its own.)
+    secrets = [MASTER_KEY] + [derive_file_key(MASTER_KEY, name, job_id=job_id).key for name in contents]
+    hidden, mask = masked(secrets)
+    assert all(found == [] for found in client.run(live_objects_holding, hidden, mask).values())
 
 
 # ----------------------------------------------------------------------------
@@ -302,7 +388,6 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
     out, _ = sealed
     damaged = tmp_path / "damaged"
     shutil.copytree(out / "small" / "3", damaged / "small" / "3")
-    shutil.copy(out / MANIFEST_NAME, damaged / MANIFEST_NAME)
     names = sorted(p.relative_to(damaged).as_posix()[: -len(".wcs")] for p in damaged.rglob("*.wcs"))
     flipped, truncated, bogus = names[0], names[1], "small/3/not-sealed.bin"
     data = bytearray((damaged / f"{flipped}.wcs").read_bytes())
@@ -313,73 +398,76 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
     (damaged / f"{bogus}.wcs").write_bytes(b"not a sealed file at all" * 10)
 
     restored = tmp_path / "restored"
-    report = decrypt_files(damaged, restored, key=MASTER_KEY, client=client)
+    # A file already at a failing file's target stays as it was.
+    (restored / flipped).parent.mkdir(parents=True)
+    (restored / flipped).write_bytes(b"precious")
+    report = decrypt_files(damaged, restored, key=MASTER_KEY, client=client,
+                           source_manifest=f"{out}{MANIFEST_SUFFIX}")
     assert sorted(report.failed) == sorted(f"{name}.wcs" for name in (flipped, truncated, bogus))
     assert "InvalidTag" in report.failed[f"{flipped}.wcs"]
     assert "FormatError" in report.failed[f"{bogus}.wcs"]
     assert report.processed == len(names) + 1
-    entries = read_manifest(restored / MANIFEST_NAME)["files"]
+    entries = _manifest_of(restored)["files"]
     for name in (flipped, truncated, bogus):
         assert entries[f"{name}.wcs"]["status"] == "failed"
         assert entries[f"{name}.wcs"]["authentication"] == "failed"
     good = [name for name in names if name not in (flipped, truncated)]
-    assert _tree(restored) == sorted([*good, MANIFEST_NAME])
+    assert tree(restored) == sorted([*good, flipped])
+    assert (restored / flipped).read_bytes() == b"precious"
     for name in good:
         assert (restored / name).read_bytes() == contents[name]
 
 
-def _slow_down_sealing(seconds: float) -> None:
-    """Run on each worker: sealing pauses in its first progress report, which
-    the library makes once it has begun writing (after its first window of
-    chunks), so that a worker can be killed while its output is part-written."""
-    original = warpcrypt.seal_file
-
-    def slow_seal_file(*args, **kwargs):
-        reports = []
-
-        def pause_once(done: int, total: int) -> None:
-            if not reports:
-                time.sleep(seconds)
-            reports.append(done)
-
-        return original(*args, progress=pause_once, **kwargs)
-
-    warpcrypt.seal_file = slow_seal_file
+def test_decrypting_without_the_encryption_manifest_is_refused(client, sealed, tmp_path):
+    out, _ = sealed
+    shutil.copytree(out / "small" / "0", tmp_path / "moved")
+    with pytest.raises(FileNotFoundError, match="no encryption manifest"):
+        decrypt_files(tmp_path / "moved", tmp_path / "restored", key=MASTER_KEY, client=client)
+    assert not (tmp_path / "restored").exists()
 
 
-def _wait_for(condition, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while not (result := condition()):
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.01)
-    return result
+# ----------------------------------------------------------------------------
+# The lazy form
+# ----------------------------------------------------------------------------
 
 
-def test_worker_killed_mid_file_leaves_no_partial_output(tmp_path):
-    root, out = tmp_path / "in", tmp_path / "out"
-    size, chunk = 24 << 20, 64 << 10
-    contents = _write_files(root, {f"f{i}.bin": size for i in range(4)}, "killed worker")
-    sealed_size = HEADER + (size // chunk) * (chunk + TAG)
-    staging = out / STAGING_NAME
+def test_lazy_jobs_go_into_a_larger_graph_and_carry_no_key(client, small_dataset, tmp_path):
+    root, contents = small_dataset
+    with pytest.raises(TypeError, match="a key the workers hold"):
+        encrypt_files(root, tmp_path / "never", key=MASTER_KEY, client=client, compute=False)
+    assert not (tmp_path / "never").exists()
 
-    def part_written() -> list[Path]:
-        return [p for p in staging.rglob("*") if p.is_file() and 0 < p.stat().st_size < sealed_size]
+    with install_key(MASTER_KEY, client) as key:
+        job = encrypt_files(root, tmp_path / "sealed", key=key, compute=False)
+        job_id = bytes.fromhex(_manifest_of(tmp_path / "sealed")["job_id"])
+        graph = pickle.dumps(dict(job.__dask_graph__()))
+        secrets = [MASTER_KEY] + [derive_file_key(MASTER_KEY, name, job_id=job_id).key for name in contents]
+        assert not any(secret in graph for secret in secrets)
+        assert not any(secret.hex().encode() in graph for secret in secrets)
+        assert tree(tmp_path / "sealed") == []  # planned, not run
 
-    with _cluster() as cluster, distributed.Client(cluster) as client, ThreadPoolExecutor(1) as pool:
-        client.run(_slow_down_sealing, 1.0)
-        job = pool.submit(encrypt_files, root, out, key=MASTER_KEY, client=client, chunk_size=chunk, threads=1)
-        # Both workers hold a part-written output: whichever dies, dies mid-file.
-        _wait_for(lambda: len(part_written()) >= 2)
-        victim = next(address for address, keys in client.processing().items() if keys)
-        os.kill(client.run(os.getpid, workers=[victim])[victim], signal.SIGKILL)
-        report = job.result(timeout=120)
+        # Both jobs in one compute: the decryption reads what the encryption wrote.
+        processed = dask.delayed(lambda report: report.processed)(job)
+        report, count = dask.compute(job, processed)
+        assert report.ok and report.processed == count == len(contents)
+        restored = decrypt_files(tmp_path / "sealed", tmp_path / "restored", key=key, compute=False).compute()
+    assert restored.ok
+    assert subprocess.run(["diff", "-r", root, tmp_path / "restored"]).returncode == 0
 
-    assert report.ok and report.processed == len(contents)
-    assert _tree(out) == sorted([f"{name}.wcs" for name in contents] + [MANIFEST_NAME])
-    assert {e["status"] for e in read_manifest(out / MANIFEST_NAME)["files"].values()} == {"done"}
-    for name, data in contents.items():
-        warpcrypt.open_file(out / f"{name}.wcs", tmp_path / "plain", key=derive_file_key(MASTER_KEY, name).key)
-        assert (tmp_path / "plain").read_bytes() == data
+
+def test_key_files_and_workers_without_the_key(client, small_dataset, tmp_path):
+    root, _ = small_dataset
+    key_file = tmp_path / "master.key"
+    key_file.write_bytes(MASTER_KEY)
+    # A KeyFile: each worker reads it itself; the key reaches no scheduler.
+    report = encrypt_files(root, tmp_path / "sealed", key=KeyFile(str(key_file)), compute=False).compute()
+    assert report.ok
+    assert decrypt_files(tmp_path / "sealed", tmp_path / "restored", key=KeyFile(str(key_file))).ok
+    # A key held by the client's process alone: the workers say what to do.
+    with install_key(OTHER_KEY, local_only=True) as here_only:
+        job = encrypt_files(root, tmp_path / "other", key=here_only, compute=False)
+        with pytest.raises(KeyNotHeld, match="install_key"):
+            job.compute()
 
 
 # ----------------------------------------------------------------------------
@@ -389,6 +477,8 @@ def test_worker_killed_mid_file_leaves_no_partial_output(tmp_path):
 
 def _layout_aad(array: np.ndarray, chunks: tuple[tuple[int, ...], ...]) -> bytes:
     """The associated data docs/dask.md specifies for every chunk."""
+    import hashlib
+
     description = json.dumps({"shape": list(array.shape), "chunks": [list(c) for c in chunks],
                               "dtype": array.dtype.str}, separators=(",", ":"))
     return b"warpcrypt-dask v1 array layout\0" + hashlib.sha256(description.encode()).digest()
@@ -398,21 +488,29 @@ def _block(chunks: tuple[tuple[int, ...], ...], index: tuple[int, ...]) -> tuple
     return tuple(slice(sum(c[:i]), sum(c[: i + 1])) for c, i in zip(chunks, index))
 
 
+@pytest.fixture(scope="module")
+def cluster_key(client):
+    with install_key(MASTER_KEY, client) as key:
+        yield key
+
+
 @pytest.mark.parametrize("cipher", ["aes-256-gcm", "chacha20-poly1305", "aes-256-ctr"])
-def test_array_round_trip_with_a_key_per_chunk(client, cipher):
+def test_array_round_trip_with_a_key_per_chunk(cluster_key, cipher):
     plain = np.random.default_rng(7).integers(0, 256, size=(300, 170), dtype=np.uint8)
     array = da.from_array(plain, chunks=(64, 50))
-    encrypted = encrypt_array(array, MASTER_KEY, cipher=cipher, chunk_bytes=None)
+    encrypted = encrypt_array(array, cluster_key, cipher=cipher, chunk_bytes=None)
     assert encrypted.ciphertext.chunks == array.chunks and encrypted.ciphertext.dtype == array.dtype
+    graph = pickle.dumps(dict(encrypted.ciphertext.__dask_graph__()))
     ciphertext, tags = dask.compute(encrypted.ciphertext, encrypted.tags)
     assert not np.array_equal(ciphertext, plain)
 
     # Each chunk is the cipher under its own derived key and nonce, with the
-    # array's layout as associated data (AEADs).
+    # array's layout as associated data (AEADs); no key is in the graph.
     aead = {"aes-256-gcm": warpcrypt.aead.AESGCM, "chacha20-poly1305": warpcrypt.aead.ChaCha20Poly1305}.get(cipher)
     keys = set()
     for index in np.ndindex(*array.numblocks):
         derived = derive_chunk_key(MASTER_KEY, encrypted.array_id, index, cipher=cipher)
+        assert derived.key not in graph and MASTER_KEY not in graph
         keys.add(derived)
         chunk = np.ascontiguousarray(plain[_block(array.chunks, index)])
         if aead is None:
@@ -427,18 +525,18 @@ def test_array_round_trip_with_a_key_per_chunk(client, cipher):
 
     stored = EncryptedArray(da.from_array(ciphertext, chunks=array.chunks),
                             None if tags is None else da.from_array(tags), encrypted.array_id, cipher)
-    assert np.array_equal(decrypt_array(stored, MASTER_KEY).compute(), plain)
+    assert np.array_equal(decrypt_array(stored, cluster_key).compute(), plain)
 
 
-def test_tampered_or_rechunked_aead_arrays_do_not_decrypt(client):
+def test_tampered_or_rechunked_aead_arrays_do_not_decrypt(cluster_key):
     plain = np.arange(40 * 30, dtype=np.int32).reshape(40, 30)
-    encrypted = encrypt_array(da.from_array(plain, chunks=(10, 15)), MASTER_KEY, chunk_bytes=None)
+    encrypted = encrypt_array(da.from_array(plain, chunks=(10, 15)), cluster_key, chunk_bytes=None)
     ciphertext, tags = dask.compute(encrypted.ciphertext, encrypted.tags)
 
     def decrypt(ciphertext, tags, chunks=(10, 15), array_id=encrypted.array_id):
         stored = EncryptedArray(da.from_array(ciphertext, chunks=chunks), da.from_array(tags), array_id,
                                 encrypted.cipher)
-        return decrypt_array(stored, MASTER_KEY).compute()
+        return decrypt_array(stored, cluster_key).compute()
 
     assert np.array_equal(decrypt(ciphertext, tags), plain)
     flipped = ciphertext.copy()
@@ -455,22 +553,67 @@ def test_tampered_or_rechunked_aead_arrays_do_not_decrypt(client):
     with pytest.raises(warpcrypt.InvalidTag):
         decrypt(ciphertext[:30], tags[:3])
     with pytest.raises(ValueError, match="needs the tags array"):
-        decrypt_array(EncryptedArray(encrypted.ciphertext, None, encrypted.array_id, encrypted.cipher), MASTER_KEY)
+        decrypt_array(EncryptedArray(encrypted.ciphertext, None, encrypted.array_id, encrypted.cipher), cluster_key)
 
 
-def test_array_rechunking_ids_and_refusals(client):
+def test_array_rechunking_ids_and_refusals(cluster_key):
     plain = np.arange(1 << 18, dtype=np.float32).reshape(512, 512)
     array = da.from_array(plain, chunks=(16, 512))
-    encrypted = encrypt_array(array, MASTER_KEY, chunk_bytes=256 << 10)
+    encrypted = encrypt_array(array, cluster_key, chunk_bytes=256 << 10)
     assert encrypted.ciphertext.chunksize == (128, 512) and encrypted.ciphertext.dtype == np.float32
     assert encrypted.tags.shape == (4, 1, 16)
-    again = encrypt_array(array, MASTER_KEY, chunk_bytes=256 << 10)
+    again = encrypt_array(array, cluster_key, chunk_bytes=256 << 10)
     assert again.array_id != encrypted.array_id
-    assert decrypt_array(encrypted, MASTER_KEY).compute().tobytes() == plain.tobytes()
+    assert decrypt_array(encrypted, cluster_key).compute().tobytes() == plain.tobytes()
     with pytest.raises(warpcrypt.InvalidArgument, match="keep a chunk's size"):
-        encrypt_array(array, MASTER_KEY, cipher="aes-256-cbc")
+        encrypt_array(array, cluster_key, cipher="aes-256-cbc")
     with pytest.raises(TypeError, match="objects"):
-        encrypt_array(da.from_array(np.array([b"x"], dtype=object), chunks=1), MASTER_KEY)
+        encrypt_array(da.from_array(np.array([b"x"], dtype=object), chunks=1), cluster_key)
+    with pytest.raises(TypeError, match="a key the workers hold"):
+        encrypt_array(array, MASTER_KEY)
+
+
+def test_cupy_chunks_are_encrypted_on_their_device(require_device):
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    plain = cupy.arange(1 << 16, dtype=cupy.uint32).reshape(256, 256)
+    array = da.from_array(plain, chunks=(64, 256), asarray=False)
+    with install_key(MASTER_KEY, local_only=True) as key, dask.config.set(scheduler="threads"):
+        encrypted = encrypt_array(array, key, chunk_bytes=None)
+        ciphertext, tags = dask.compute(encrypted.ciphertext, encrypted.tags)
+        assert isinstance(ciphertext, cupy.ndarray) and isinstance(tags, cupy.ndarray)
+        derived = derive_chunk_key(MASTER_KEY, encrypted.array_id, (1, 0))
+        expected = warpcrypt.aead.AESGCM(derived.key).encrypt(
+            derived.iv, cupy.asnumpy(plain[64:128]), _layout_aad(cupy.asnumpy(plain), array.chunks))
+        assert cupy.asnumpy(ciphertext[64:128]).tobytes() + cupy.asnumpy(tags[1, 0]).tobytes() == expected
+        assert bool((decrypt_array(encrypted, key).compute() == plain).all())
+
+
+# ----------------------------------------------------------------------------
+# Thread counts
+# ----------------------------------------------------------------------------
+
+
+def _taskset() -> str:
+    path = shutil.which("taskset")
+    if path is None:
+        pytest.skip("taskset (util-linux) is not installed")
+    return path
+
+
+def test_threads_follow_the_cpu_affinity():
+    """Under `taskset -c 0` every core means one: the library's default, and
+    the threads it actually starts for a job on every core (threads=0)."""
+    script = (
+        "import os, numpy as np, warpcrypt\n"
+        "from warpcrypt import _native\n"
+        "data = np.zeros(64 << 20, np.uint8)\n"
+        "warpcrypt.encrypt('aes-256-ctr', bytes(32), bytes(16), data, out=data, backend='cpu', threads=0)\n"
+        "print(_native.default_threads(), len(os.listdir('/proc/self/task')))\n")
+    run = subprocess.run([_taskset(), "-c", "0", sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True)
+    default, threads = map(int, run.stdout.split())
+    assert default == 1 and threads == 1
+    assert 1 <= _native.default_threads() <= len(os.sched_getaffinity(0))
 
 
 # ----------------------------------------------------------------------------
@@ -479,10 +622,21 @@ def test_array_rechunking_ids_and_refusals(client):
 
 
 def _warpcrypt_dask(*args) -> subprocess.CompletedProcess:
+    """The command as a user runs it, in a process of its own."""
     return subprocess.run([sys.executable, "-m", "warpcrypt.dask", *map(str, args)], capture_output=True, text=True)
 
 
-def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset, tmp_path):
+def _main(capsys, *args) -> tuple[int, str, str]:
+    """The command run in this process (which spares a Dask import):
+    (status, stdout, stderr)."""
+    from warpcrypt.dask._cli import main
+
+    status = main([str(arg) for arg in args])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset, tmp_path, capsys):
     root, contents = small_dataset
     key_file = tmp_path / "master.key"
     key_file.write_bytes(MASTER_KEY)
@@ -497,17 +651,58 @@ def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset,
     assert report["processed"] == len(contents) and report["workers"]
     assert all(w["throughput"] > 0 for w in report["workers"])
 
-    run = _warpcrypt_dask("decrypt", sealed_dir, "-o", restored, "--key-file", key_file, "--scheduler", scheduler)
-    assert run.returncode == 0, run.stderr
-    assert all((restored / name).read_bytes() == data for name, data in contents.items())
+    status, out, err = _main(capsys, "decrypt", sealed_dir, "-o", restored, "--key-file", key_file,
+                             "--scheduler", scheduler, "--workers-read-key")
+    assert status == 0 and out.startswith(f"decrypt: {len(contents)} files"), err
+    assert subprocess.run(["diff", "-r", root, restored]).returncode == 0
 
-    run = _warpcrypt_dask("derive-key", "d2/f5.bin", "--key-file", key_file, "--out", tmp_path / "f5.key")
-    assert run.returncode == 0, run.stderr
+    manifest = f"{sealed_dir}{MANIFEST_SUFFIX}"
+    status, _, err = _main(capsys, "derive-key", "d2/f5.bin", "--key-file", key_file, "--manifest", manifest,
+                           "--out", tmp_path / "f5.key")
+    assert status == 0, err
     subprocess.run([cli, "open", "-kfile", tmp_path / "f5.key", "-in", sealed_dir / "d2/f5.bin.wcs",
                     "-out", tmp_path / "f5"], check=True)
     assert (tmp_path / "f5").read_bytes() == contents["d2/f5.bin"]
 
-    key_file.write_bytes(OTHER_KEY)
-    run = _warpcrypt_dask("decrypt", sealed_dir, "-o", tmp_path / "refused", "--key-file", key_file,
-                          "--scheduler", scheduler)
-    assert run.returncode == 2 and run.stderr.strip().endswith("was encrypted under another master key")
+
+@pytest.mark.parametrize("case", ["wrong key", "missing input", "usage", "tls without its settings"])
+def test_command_line_failures_are_one_line_with_exit_status_2(client, small_dataset, tmp_path, capsys, case):
+    root, _ = small_dataset
+    key_file = tmp_path / "master.key"
+    key_file.write_bytes(MASTER_KEY)
+    scheduler = client.scheduler.address
+    sealed_dir = tmp_path / "sealed"
+    if case == "wrong key":
+        assert encrypt_files(root, sealed_dir, key=MASTER_KEY, client=client).ok
+        key_file.write_bytes(OTHER_KEY)
+        args, expected = ["decrypt", sealed_dir, "-o", tmp_path / "r", "--key-file", key_file,
+                          "--scheduler", scheduler], "was encrypted under another master key"
+    elif case == "missing input":
+        args, expected = ["encrypt", root / "nothing", "-o", tmp_path / "r", "--key-file", key_file,
+                          "--scheduler", scheduler], "no such file or folder"
+    elif case == "usage":
+        args, expected = ["encrypt", root, "--key-file", key_file], "the following arguments are required: -o/--out"
+    else:
+        # A tls:// scheduler, but no certificates in Dask's configuration.
+        args, expected = ["encrypt", root, "-o", tmp_path / "r", "--key-file", key_file,
+                          "--scheduler", scheduler.replace("tcp://", "tls://")], "TLS expects"
+    try:
+        status, out, err = _main(capsys, *args)
+    except SystemExit as exit_:  # argparse's way out
+        status, out, err = exit_.code, *capsys.readouterr()
+    assert status == 2 and out == "", err
+    assert err.count("\n") == 1 and err.startswith("warpcrypt-dask: error: ") and expected in err, err
+    assert not (tmp_path / "r").exists() and not Path(f"{tmp_path / 'r'}{MANIFEST_SUFFIX}").exists()
+
+
+def test_command_line_without_dask_says_how_to_install_it(small_dataset, tmp_path):
+    root, _ = small_dataset
+    # Dask blocked from importing, as where the extra is not installed.
+    script = ("import sys; sys.modules.update(dask=None, distributed=None)\n"
+              "from warpcrypt.dask._cli import main; sys.exit(main(sys.argv[1:]))")
+    run = subprocess.run([sys.executable, "-c", script, "encrypt", root, "-o", tmp_path / "out", "--key-file",
+                          tmp_path / "master.key"], capture_output=True, text=True)
+    assert run.returncode == 2 and run.stdout == "", run.stderr
+    assert run.stderr == ('warpcrypt-dask: error: warpcrypt.dask needs the "dask" extra: '
+                          'pip install "warpcrypt[dask]" (dask, distributed, bokeh)\n')
+    assert not (tmp_path / "out").exists()

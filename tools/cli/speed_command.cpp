@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "arguments.h"
@@ -186,7 +185,7 @@ int run_speed(SpeedOptions &o) {
   for (const Subject &subject : o.subjects) {
     for (size_t size : o.sizes) results.push_back(measure(o, subject, size));
   }
-  const unsigned threads = o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = o.threads != 0 ? o.threads : wc_default_threads();
   if (o.json) {
     print_json(o, results, threads);
   } else {

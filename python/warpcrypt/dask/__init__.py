@@ -1,37 +1,74 @@
-"""warpcrypt on a Dask cluster: files and arrays encrypted by many workers,
-each on its own GPU (or its CPU), every file and chunk under its own key
-derived from one master key. docs/dask.md is the guide.
+"""warpcrypt on a Dask cluster: files (local or on any fsspec file system,
+such as s3://) and arrays encrypted by many workers, each on its own GPU (or
+its CPU), every file and chunk under its own key, which the worker derives
+from the master key it holds. docs/dask.md is the guide.
 
     from distributed import Client
     from warpcrypt.dask import encrypt_files, decrypt_files
 
     client = Client("tcp://scheduler:8786")
-    report = encrypt_files("/data/raw", "/data/sealed", key=master_key)
+    report = encrypt_files("s3://bucket/raw", "s3://bucket/sealed", key=master_key)
     print(report.summary())
-    decrypt_files("/data/sealed", "/data/restored", key=master_key)
+    decrypt_files("s3://bucket/sealed", "/data/restored", key=master_key)
 
 Command line: ``warpcrypt-dask encrypt ...`` or ``python -m warpcrypt.dask``.
+
+The names below load on first use, so that the command can tell a user
+without the ``dask`` extra how to install it instead of failing on import.
 """
 
-from warpcrypt.dask._arrays import EncryptedArray, decrypt_array, encrypt_array
-from warpcrypt.dask._jobs import JobReport, WorkerSummary, decrypt_files, encrypt_files
-from warpcrypt.dask._kdf import DerivedKey, derive_chunk_key, derive_file_key, hkdf_sha256, key_check_value
-from warpcrypt.dask._manifest import MANIFEST_NAME, ManifestMismatch, read_manifest
+from __future__ import annotations
 
-__all__ = [
-    "MANIFEST_NAME",
-    "DerivedKey",
-    "EncryptedArray",
-    "JobReport",
-    "ManifestMismatch",
-    "WorkerSummary",
-    "decrypt_array",
-    "decrypt_files",
-    "derive_chunk_key",
-    "derive_file_key",
-    "encrypt_array",
-    "encrypt_files",
-    "hkdf_sha256",
-    "key_check_value",
-    "read_manifest",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+INSTALL_HINT = 'warpcrypt.dask needs the "dask" extra: pip install "warpcrypt[dask]" (dask, distributed, bokeh)'
+
+# Where each public name lives.
+_EXPORTS = {
+    "EncryptedArray": "_arrays", "decrypt_array": "_arrays", "encrypt_array": "_arrays",
+    "JobReport": "_jobs", "WorkerSummary": "_jobs", "decrypt_files": "_jobs", "encrypt_files": "_jobs",
+    "DerivedKey": "_kdf", "derive_chunk_key": "_kdf", "derive_file_key": "_kdf", "hkdf_sha256": "_kdf",
+    "key_check_value": "_kdf",
+    "InstalledKey": "_keyring", "KeyFile": "_keyring", "KeyNotHeld": "_keyring", "install_key": "_keyring",
+    "MANIFEST_SUFFIX": "_manifest", "ManifestMismatch": "_manifest", "manifest_beside": "_manifest",
+    "read_manifest": "_manifest",
+}
+
+__all__ = sorted(_EXPORTS)
+
+# The packages the extra installs (and theirs), by their import names.
+_EXTRA_MODULES = {"dask", "distributed", "fsspec", "numpy", "toolz", "cloudpickle"}
+
+
+def require_extra() -> None:
+    """Imports what the extra installs; raises ImportError with INSTALL_HINT
+    where something is missing."""
+    try:
+        import dask.array  # noqa: F401
+        import distributed  # noqa: F401
+        import fsspec  # noqa: F401
+    except ImportError as error:
+        if (error.name or "").split(".")[0] in _EXTRA_MODULES:
+            raise ImportError(INSTALL_HINT, name=error.name) from None
+        raise
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    require_extra()
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:
+    from warpcrypt.dask._arrays import EncryptedArray, decrypt_array, encrypt_array
+    from warpcrypt.dask._jobs import JobReport, WorkerSummary, decrypt_files, encrypt_files
+    from warpcrypt.dask._kdf import DerivedKey, derive_chunk_key, derive_file_key, hkdf_sha256, key_check_value
+    from warpcrypt.dask._keyring import InstalledKey, KeyFile, KeyNotHeld, install_key
+    from warpcrypt.dask._manifest import MANIFEST_SUFFIX, ManifestMismatch, manifest_beside, read_manifest

@@ -1,6 +1,15 @@
 """encrypt_array and decrypt_array: a dask array encrypted chunk by chunk,
 each chunk under its own key and nonce, derived from the master key, the
-array's id and the chunk's place in the chunk grid.
+array's id and the chunk's place in the chunk grid. The worker that runs a
+chunk's task derives them from the master key it holds: the graph carries
+the chunk's index, never a key.
+
+Chunks are encrypted where they live: NumPy chunks on the CPU (or the
+worker's GPU, by the library's backend), CuPy chunks on their own device,
+through the library's calls on device memory (__cuda_array_interface__),
+without a copy to the host. The code below uses ndarray methods, which CuPy
+shares, and np.empty_like, which dispatches to CuPy for CuPy chunks (NEP
+18), so one code path serves both.
 
 With an AEAD (the default, AES-256-GCM) the ciphertext keeps the array's
 shape, chunks and dtype, and a second array holds each chunk's 16-byte tag;
@@ -19,19 +28,14 @@ from dataclasses import dataclass
 
 import dask.array as da
 import numpy as np
+from dask.array.utils import meta_from_array
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 import warpcrypt
 from warpcrypt.aead import AESGCM, ChaCha20Poly1305
-from warpcrypt.dask._kdf import (
-    JOB_ID_LEN,
-    check_master_key,
-    chunk_cipher_sizes,
-    derive_chunk_key,
-    is_sealed_cipher,
-    new_id,
-)
+from warpcrypt.dask._kdf import JOB_ID_LEN, DerivedKey, chunk_cipher_sizes, derive_chunk_key, is_sealed_cipher, new_id
+from warpcrypt.dask._keyring import KeyRef, held_key, key_ref
 from warpcrypt.dask._worker import DECRYPT, ENCRYPT, resolve_backend
 
 # Chunks of up to 64 MiB: tens of milliseconds of work per task on a CPU
@@ -67,9 +71,33 @@ def _chunk_cipher(cipher: str) -> str:
     return name
 
 
+def on_device(block: object) -> bool:
+    """Whether a chunk lives in GPU memory (CuPy, or anything else with
+    __cuda_array_interface__)."""
+    return hasattr(block, "__cuda_array_interface__")
+
+
+def _contiguous(block: np.ndarray) -> np.ndarray:
+    """The chunk as one C-ordered buffer, where it lives (np.ascontiguousarray
+    would refuse a CuPy chunk rather than copy it to the host)."""
+    return block if block.flags.c_contiguous else block.copy(order="C")
+
+
+def _backend(requested: str, block: object) -> str:
+    # The library works device memory where it lives; "auto" lets it.
+    return "auto" if requested == "auto" and on_device(block) else resolve_backend(requested)
+
+
 def _aead(cipher: str, key: bytes, backend: str, threads: int) -> AESGCM | ChaCha20Poly1305:
-    options = {"backend": resolve_backend(backend), "threads": threads}
+    options = {"backend": backend, "threads": threads}
     return ChaCha20Poly1305(key, **options) if cipher == "chacha20-poly1305" else AESGCM(key, **options)
+
+
+def _chunk_key(cell: np.ndarray, key: KeyRef, array_id: bytes, cipher: str) -> tuple[tuple[int, ...], DerivedKey]:
+    """The chunk's index, from its cell of the index array, and its key,
+    derived here on the worker."""
+    index = cell.flat[0]
+    return index, derive_chunk_key(held_key(key), array_id, index, cipher=cipher)
 
 
 def _layout(array: da.Array) -> bytes:
@@ -83,37 +111,39 @@ def _layout(array: da.Array) -> bytes:
     return LAYOUT_LABEL + b"\0" + hashlib.sha256(description.encode()).digest()
 
 
-def _seal_chunk(block: np.ndarray, cell: np.ndarray, *, cipher: str, layout: bytes, backend: str,
-                threads: int) -> tuple[np.ndarray, np.ndarray]:
-    _, derived = cell.flat[0]
-    data = np.ascontiguousarray(block)
+def _seal_chunk(block: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: bytes, cipher: str, layout: bytes,
+                backend: str, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    _, derived = _chunk_key(cell, key, array_id, cipher)
+    data = _contiguous(block)
     out = np.empty_like(data)
-    tag = np.empty((1,) * data.ndim + (TAG_LEN,), dtype=np.uint8)
-    _aead(cipher, derived.key, backend, threads).encrypt_into(derived.iv, data, layout, out, tag=tag.reshape(-1))
+    # On the chunk's own device for a CuPy chunk, as the ciphertext.
+    tag = np.empty_like(data, dtype=np.uint8, shape=(1,) * data.ndim + (TAG_LEN,))
+    _aead(cipher, derived.key, _backend(backend, data), threads).encrypt_into(
+        derived.iv, data, layout, out, tag=tag.reshape(-1))
     return out, tag
 
 
-def _open_chunk(block: np.ndarray, tag: np.ndarray, cell: np.ndarray, *, cipher: str, layout: bytes, backend: str,
-                threads: int) -> np.ndarray:
-    index, derived = cell.flat[0]
-    data = np.ascontiguousarray(block)
+def _open_chunk(block: np.ndarray, tag: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: bytes, cipher: str,
+                layout: bytes, backend: str, threads: int) -> np.ndarray:
+    index, derived = _chunk_key(cell, key, array_id, cipher)
+    data = _contiguous(block)
     out = np.empty_like(data)
     try:
-        _aead(cipher, derived.key, backend, threads).decrypt_into(
-            derived.iv, data, layout, out, tag=np.ascontiguousarray(tag).reshape(-1))
+        _aead(cipher, derived.key, _backend(backend, data), threads).decrypt_into(
+            derived.iv, data, layout, out, tag=_contiguous(tag).reshape(-1))
     except warpcrypt.InvalidTag:
         raise warpcrypt.InvalidTag(f"chunk {index} of the array failed authentication: a wrong key or "
                                    "array id, a changed chunk or tag, or another shape, chunking or dtype") from None
     return out
 
 
-def _crypt_chunk(block: np.ndarray, cell: np.ndarray, *, operation: str, cipher: str, backend: str,
-                 threads: int) -> np.ndarray:
-    _, derived = cell.flat[0]
-    data = np.ascontiguousarray(block)
+def _crypt_chunk(block: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: bytes, operation: str, cipher: str,
+                 backend: str, threads: int) -> np.ndarray:
+    _, derived = _chunk_key(cell, key, array_id, cipher)
+    data = _contiguous(block)
     out = np.empty_like(data)
     crypt = warpcrypt.encrypt if operation == ENCRYPT else warpcrypt.decrypt
-    crypt(cipher, derived.key, derived.iv, data, out=out, backend=resolve_backend(backend), threads=threads)
+    crypt(cipher, derived.key, derived.iv, data, out=out, backend=_backend(backend, data), threads=threads)
     return out
 
 
@@ -122,16 +152,14 @@ def _axes(ndim: int) -> tuple[str, ...]:
     return tuple(f"axis{axis}" for axis in range(ndim))
 
 
-def _chunk_keys(array: da.Array, master_key: bytes, array_id: bytes, cipher: str, token: str) -> da.Array:
-    """An object array with one element per chunk: (its index, its key).
-    Each is a literal of the graph of its own, so the scheduler hands a
-    worker only the keys of the chunks it computes, and the master key stays
-    with the client."""
-    name = f"warpcrypt-chunk-keys-{token}"
+def _chunk_indices(array: da.Array, token: str) -> da.Array:
+    """An object array with one element per chunk: its index in the chunk
+    grid, which blockwise hands to the chunk's task beside the chunk."""
+    name = f"warpcrypt-chunk-index-{token}"
     layer = {}
     for index in np.ndindex(*array.numblocks):
         cell = np.empty((1,) * array.ndim, dtype=object)
-        cell.flat[0] = (index, derive_chunk_key(master_key, array_id, index, cipher=cipher))
+        cell.flat[0] = index
         layer[(name, *index)] = cell
     return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=[]), name,
                     chunks=tuple((1,) * blocks for blocks in array.numblocks), dtype=object)
@@ -139,7 +167,7 @@ def _chunk_keys(array: da.Array, master_key: bytes, array_id: bytes, cipher: str
 
 def encrypt_array(
     array: da.Array,
-    key: bytes,
+    key: object,
     *,
     cipher: str = "aes-256-gcm",
     array_id: bytes | None = None,
@@ -150,8 +178,10 @@ def encrypt_array(
     """Encrypts a dask array, lazily like any dask operation: computing (or
     storing) the result runs one task per chunk on the cluster.
 
-    `array` holds NumPy chunks of any dtype but object; each chunk is
-    encrypted as the bytes it holds. `cipher`: an AEAD ("aes-256-gcm",
+    `array` holds NumPy or CuPy chunks of any dtype but object; each chunk
+    is encrypted as the bytes it holds, CuPy chunks on their device. `key`:
+    an InstalledKey (install_key) or a KeyFile, held by the workers until
+    the result has been computed. `cipher`: an AEAD ("aes-256-gcm",
     "aes-128-gcm", "aes-192-gcm", "chacha20-poly1305"), which adds a tags
     array, or a stream cipher ("aes-256-ctr", "chacha20", ...), which does
     not authenticate. `array_id`: 16 bytes that must never serve two
@@ -162,7 +192,7 @@ def encrypt_array(
     Compute the ciphertext and the tags together (``dask.compute(c, t)``,
     ``da.store([c, t], ...)``) so that each chunk is encrypted once.
     """
-    master_key = check_master_key(key)
+    ref = key_ref(key)
     name = _chunk_cipher(cipher)
     if array.dtype.hasobject:
         raise TypeError("an array of Python objects has no bytes to encrypt")
@@ -171,47 +201,51 @@ def encrypt_array(
         raise warpcrypt.InvalidArgument(f"array_id must have {JOB_ID_LEN} bytes")
     if chunk_bytes is not None:
         array = array.rechunk("auto", block_size_limit=chunk_bytes)
-    token = tokenize(ENCRYPT, array.name, array_id, name, backend, threads)
-    keys = _chunk_keys(array, master_key, array_id, name, token)
+    token = tokenize(ENCRYPT, array.name, array_id, name, ref, backend, threads)
+    keys = _chunk_indices(array, token)
     axes = _axes(array.ndim)
-    meta = np.empty((0,) * array.ndim, dtype=array.dtype)
+    meta = meta_from_array(array, array.ndim, array.dtype)
+    options = {"key": ref, "array_id": array_id, "cipher": name, "backend": backend, "threads": threads}
     if not is_sealed_cipher(name):
         ciphertext = da.blockwise(
             _crypt_chunk, axes, array, axes, keys, axes,
-            # The key array has one element per chunk: pair the two by chunk index.
+            # The index array has one element per chunk: pair the two by chunk index.
             align_arrays=False, dtype=array.dtype, meta=meta, name=f"warpcrypt-encrypt-array-{token}",
-            operation=ENCRYPT, cipher=name, backend=backend, threads=threads)
+            operation=ENCRYPT, **options)
         return EncryptedArray(ciphertext, None, array_id, name)
     sealed = da.blockwise(
         _seal_chunk, axes, array, axes, keys, axes,
         align_arrays=False, dtype=array.dtype, meta=meta, name=f"warpcrypt-seal-array-{token}",
-        cipher=name, layout=_layout(array), backend=backend, threads=threads)
+        layout=_layout(array), **options)
     # Each sealing task returns (ciphertext, tag); the two arrays take their halves.
     ciphertext = sealed.map_blocks(operator.itemgetter(0), dtype=array.dtype, meta=meta,
                                    name=f"warpcrypt-ciphertext-{token}")
     tags = sealed.map_blocks(operator.itemgetter(1), dtype=np.uint8, new_axis=array.ndim,
-                             chunks=keys.chunks + ((TAG_LEN,),), meta=np.empty((0,) * (array.ndim + 1), np.uint8),
+                             chunks=keys.chunks + ((TAG_LEN,),), meta=meta_from_array(array, array.ndim + 1, np.uint8),
                              name=f"warpcrypt-tags-{token}")
     return EncryptedArray(ciphertext, tags, array_id, name)
 
 
-def decrypt_array(encrypted: EncryptedArray, key: bytes, *, backend: str = "auto", threads: int = 0) -> da.Array:
+def decrypt_array(encrypted: EncryptedArray, key: object, *, backend: str = "auto", threads: int = 0) -> da.Array:
     """Decrypts what encrypt_array returned, lazily. The ciphertext must have
     the chunks it was encrypted with (as stored); with an AEAD, computing a
-    chunk that does not authenticate raises InvalidTag naming the chunk."""
-    master_key = check_master_key(key)
+    chunk that does not authenticate raises InvalidTag naming the chunk.
+    `key` as for encrypt_array."""
+    ref = key_ref(key)
     name = _chunk_cipher(encrypted.cipher)
     ciphertext = encrypted.ciphertext
     tags_name = encrypted.tags.name if encrypted.tags is not None else None
-    token = tokenize(DECRYPT, ciphertext.name, tags_name, encrypted.array_id, name, backend, threads)
-    keys = _chunk_keys(ciphertext, master_key, bytes(encrypted.array_id), name, token)
+    token = tokenize(DECRYPT, ciphertext.name, tags_name, encrypted.array_id, name, ref, backend, threads)
+    keys = _chunk_indices(ciphertext, token)
     axes = _axes(ciphertext.ndim)
-    meta = np.empty((0,) * ciphertext.ndim, dtype=ciphertext.dtype)
+    meta = meta_from_array(ciphertext, ciphertext.ndim, ciphertext.dtype)
+    options = {"key": ref, "array_id": bytes(encrypted.array_id), "cipher": name, "backend": backend,
+               "threads": threads}
     if not is_sealed_cipher(name):
         return da.blockwise(
             _crypt_chunk, axes, ciphertext, axes, keys, axes,
             align_arrays=False, dtype=ciphertext.dtype, meta=meta, name=f"warpcrypt-decrypt-array-{token}",
-            operation=DECRYPT, cipher=name, backend=backend, threads=threads)
+            operation=DECRYPT, **options)
     if encrypted.tags is None or encrypted.tags.shape != ciphertext.numblocks + (TAG_LEN,):
         raise ValueError(f"{name} needs the tags array, of shape numblocks + ({TAG_LEN},) = "
                          f"{ciphertext.numblocks + (TAG_LEN,)}")
@@ -221,5 +255,4 @@ def decrypt_array(encrypted: EncryptedArray, key: bytes, *, backend: str = "auto
         # is handed over whole.
         _open_chunk, axes, ciphertext, axes, tags, axes + ("tag",), keys, axes,
         align_arrays=False, concatenate=True, dtype=ciphertext.dtype, meta=meta,
-        name=f"warpcrypt-open-array-{token}", cipher=name, layout=_layout(ciphertext), backend=backend,
-        threads=threads)
+        name=f"warpcrypt-open-array-{token}", layout=_layout(ciphertext), **options)

@@ -1,4 +1,12 @@
-"""The `warpcrypt-dask` command (also `python -m warpcrypt.dask`)."""
+"""The `warpcrypt-dask` command (also `python -m warpcrypt.dask`).
+
+Exit status (docs/dask.md): 0 when every file is done; 1 when some files
+failed (the summary lists them); 2 when the job could not run or stopped
+(bad arguments, no dask extra, a wrong key, an unreadable input, a cluster
+that cannot be reached or is lost, a half-configured TLS), with one line on
+stderr saying why; 130 when interrupted. The
+module imports Dask only once the command runs, so that the missing extra is
+one of those lines, not a traceback."""
 
 from __future__ import annotations
 
@@ -10,19 +18,16 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-
-import distributed
+from typing import Any, NoReturn
 
 import warpcrypt
-from warpcrypt.dask._jobs import DEFAULT_TASK_BYTES, JobReport, decrypt_files, encrypt_files
-from warpcrypt.dask._kdf import derive_file_key
-from warpcrypt.dask._manifest import read_manifest
 
 _SIZE = re.compile(r"(\d+)([KMG]?)", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 EXIT_FAILED_FILES = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
 
 
 def _size(text: str) -> int:
@@ -31,6 +36,13 @@ def _size(text: str) -> int:
     if not match:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (such as 1M or 64K)")
     return int(match[1]) * _UNITS[match[2].upper()]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line like every other failure."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_ERROR, f"warpcrypt-dask: error: {message} (see {self.prog} --help)\n")
 
 
 def _paths(inputs: list[str]) -> str | list[str]:
@@ -44,32 +56,39 @@ def _master_key(path: str) -> bytes:
 
 def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
-                        help="a folder, a quoted glob ('data/**/*.bin'), or files")
-    parser.add_argument("-o", "--out", required=True, help="the output folder (it holds the manifest)")
+                        help="a folder, a quoted glob ('data/**/*.bin'), or files: local paths or fsspec URLs")
+    parser.add_argument("-o", "--out", required=True, help="the output folder: a local path or an fsspec URL")
     parser.add_argument("--key-file", required=True,
                         help="the master key: a file of at least 16 random bytes (head -c 32 /dev/urandom)")
+    parser.add_argument("--workers-read-key", action="store_true",
+                        help="every worker reads --key-file itself, at the same path; the key then never "
+                             "passes through the scheduler")
     cluster = parser.add_mutually_exclusive_group()
     cluster.add_argument("--scheduler", help="a Dask scheduler's address, such as tcp://host:8786")
     cluster.add_argument("--workers", type=int,
-                         help="without --scheduler: worker processes of a local cluster (default: Dask's choice)")
+                         help="without --scheduler: worker processes of a local cluster (default: one per usable CPU)")
     parser.add_argument("--root", help="the folder the identifiers are relative to")
     parser.add_argument("--suffix", help="the encrypted files' suffix (default .wcs sealed, .enc plain)")
+    parser.add_argument("--manifest", help="where this job's manifest goes (default: beside the output folder, "
+                                           "as OUT.warpcrypt-manifest.json)")
     parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu", "hybrid"],
                         help="auto: each worker's GPU where it has one, else its CPU")
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads per file, 0 for every core")
-    parser.add_argument("--task-bytes", type=_size, default=DEFAULT_TASK_BYTES,
-                        help="bytes of small files grouped into one task (default 64M)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="CPU threads per file; 0: the worker's usable CPUs (a local cluster's divided by "
+                             "its workers)")
+    parser.add_argument("--task-bytes", type=_size, help="bytes of small files grouped into one task (default 64M)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="Dask's progress bar (default: on a terminal)")
+                        help="count finished files on stderr (default: on a terminal)")
     parser.add_argument("--json", metavar="FILE", help="also write the run's report as JSON")
+    parser.add_argument("--verbose", action="store_true", help="keep Dask's own log messages")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="warpcrypt-dask",
         description="Encrypt and decrypt files on a Dask cluster, each file under its own key "
                     "derived from one master key (docs/dask.md).")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     encrypt = commands.add_parser("encrypt", help="encrypt files into an output folder")
     _add_job_arguments(encrypt)
@@ -82,43 +101,59 @@ def _parser() -> argparse.ArgumentParser:
     decrypt = commands.add_parser("decrypt", help="decrypt what encrypt wrote")
     _add_job_arguments(decrypt)
     decrypt.add_argument("--source-manifest",
-                         help="the encryption's manifest (default: the one in the input folder)")
+                         help="the encryption's manifest (default: the one beside the input folder)")
 
     derive = commands.add_parser(
         "derive-key", help="one file's derived key, for `warpcrypt open -kfile` or `warpcrypt enc -K -iv`")
     derive.add_argument("identifier", help="the file's path relative to the input root, as in the manifest")
     derive.add_argument("--key-file", required=True, help="the master key file")
-    source = derive.add_mutually_exclusive_group()
-    source.add_argument("--manifest", help="the encryption's manifest: gives the cipher and the job id")
-    source.add_argument("--cipher", default="aes-256-gcm", help="a sealed-file AEAD (without --manifest)")
+    derive.add_argument("--manifest", required=True, help="the encryption's manifest: its job id and cipher")
     derive.add_argument("--out", help="sealed files: write the raw key here (mode 0600) for -kfile")
     return parser
 
 
+def _read_key(path: str) -> bytes:
+    return Path(path).read_bytes()
+
+
 @contextlib.contextmanager
-def _client(args: argparse.Namespace) -> Iterator[distributed.Client]:
+def _client(args: argparse.Namespace) -> Iterator[tuple[Any, int]]:
+    """The Dask client, and the library threads each file gets."""
+    import distributed
+
+    from warpcrypt import _native
+
     if args.scheduler:
         with distributed.Client(args.scheduler) as client:
-            yield client
-    else:
-        # One Dask thread per worker process: the library runs its own
-        # threads (and the GPU) under each file.
-        with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1) as cluster, \
-                distributed.Client(cluster) as client:
-            yield client
+            yield client, args.threads
+        return
+    # One Dask thread per worker process: the library runs its own threads
+    # under each file, so the usable CPUs are shared out between workers.
+    cpus = _native.default_threads()
+    workers = args.workers or cpus
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client, args.threads or max(1, cpus // workers)
 
 
 def _run_job(args: argparse.Namespace) -> int:
-    progress = sys.stdout.isatty() if args.progress is None else args.progress
-    options = {"key": _master_key(args.key_file), "root": args.root, "suffix": args.suffix,
-               "backend": args.backend, "threads": args.threads, "task_bytes": args.task_bytes,
-               "progress": progress}
-    with _client(args) as client:
+    from warpcrypt.dask._jobs import decrypt_files, encrypt_files
+    from warpcrypt.dask._keyring import KeyFile
+
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    # Absolute: the workers resolve the path from folders of their own.
+    key: object = KeyFile(os.path.abspath(args.key_file)) if args.workers_read_key else _read_key(args.key_file)
+    options = {"key": key, "root": args.root, "suffix": args.suffix, "manifest": args.manifest,
+               "backend": args.backend, "progress": progress}
+    if args.task_bytes is not None:
+        options["task_bytes"] = args.task_bytes
+    paths = args.inputs[0] if len(args.inputs) == 1 else args.inputs  # a folder or glob; or files
+    with _client(args) as (client, threads):
         if args.command == "encrypt":
-            report: JobReport = encrypt_files(_paths(args.inputs), args.out, client=client, cipher=args.cipher,
-                                              chunk_size=args.chunk_size, **options)
+            report = encrypt_files(paths, args.out, client=client, threads=threads, cipher=args.cipher,
+                                   chunk_size=args.chunk_size, **options)
         else:
-            report = decrypt_files(_paths(args.inputs), args.out, client=client,
+            report = decrypt_files(paths, args.out, client=client, threads=threads,
                                    source_manifest=args.source_manifest, **options)
     print(report.summary())
     if args.json:
@@ -127,13 +162,12 @@ def _run_job(args: argparse.Namespace) -> int:
 
 
 def _derive_key(args: argparse.Namespace) -> int:
-    master_key = _master_key(args.key_file)
-    cipher, job_id = args.cipher, None
-    if args.manifest:
-        manifest = read_manifest(args.manifest)
-        cipher = manifest["cipher"]
-        job_id = bytes.fromhex(manifest["job_id"]) if manifest["job_id"] else None
-    derived = derive_file_key(master_key, args.identifier, cipher=cipher, job_id=job_id)
+    from warpcrypt.dask._kdf import derive_file_key
+    from warpcrypt.dask._manifest import read_manifest
+
+    manifest = read_manifest(args.manifest)
+    derived = derive_file_key(_read_key(args.key_file), args.identifier, job_id=bytes.fromhex(manifest["job_id"]),
+                              cipher=manifest["cipher"])
     if derived.iv is not None:
         # Shaped for the command line: warpcrypt enc -d -<cipher> $(...) -in ... -out ...
         print(f"-K {derived.key.hex()} -iv {derived.iv.hex()}")
@@ -146,11 +180,31 @@ def _derive_key(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line(error: BaseException) -> str:
+    """The error on one line; its class leads where the message alone might
+    not say what went wrong (the library's, OSError's, ValueError's and ImportError's do)."""
+    text = " ".join(str(error).split())
+    if text and isinstance(error, (OSError, warpcrypt.Error, ValueError, ImportError)):
+        return text
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
+    if args.command != "derive-key" and not args.verbose:
+        # Dask reads this when it is first imported, here and in the local
+        # cluster's worker processes: its warnings would bury the one line.
+        os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "critical")
     try:
-        return _derive_key(args) if args.command == "derive-key" else _run_job(args)
-    except (warpcrypt.Error, OSError, ValueError) as error:  # ManifestMismatch is a ValueError
-        print(f"warpcrypt-dask: error: {error}", file=sys.stderr)
+        if args.command == "derive-key":
+            return _derive_key(args)
+        from warpcrypt.dask import require_extra
+
+        require_extra()
+        return _run_job(args)
+    except KeyboardInterrupt:
+        print("warpcrypt-dask: interrupted; run the same command again to finish the job", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # every failure is one line: the job did not run
+        print(f"warpcrypt-dask: error: {_one_line(error)}", file=sys.stderr)
         return EXIT_ERROR

@@ -1,83 +1,143 @@
-"""Which files a job reads, and the identifier of each: its path relative to
-the input root, which names the output and feeds the key derivation."""
+"""Which files a job reads, and the name of each: its path relative to the
+input root, which names the output and feeds the key derivation. Inputs are
+local paths or any fsspec URL (s3://bucket/raw, gs://..., file://...)."""
 
 from __future__ import annotations
 
-import glob
+import errno
 import os
 from collections.abc import Iterable
-from pathlib import Path
+from dataclasses import dataclass
+
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
 
 PathsOrGlob = str | os.PathLike | Iterable[str | os.PathLike]
 
 _GLOB_CHARACTERS = frozenset("*?[")
 
 
-def _absolute(path: str | os.PathLike) -> Path:
-    """An absolute, normalised path that still names a symlink itself, not
-    its target, so a link inside the input root keeps its identifier."""
-    return Path(os.path.abspath(path))
+@dataclass(frozen=True)
+class Listed:
+    """One input as listed: its path on its file system, its size, and a
+    version that changes when its contents do (the mtime of a local file, an
+    object's ETag)."""
+
+    path: str
+    size: int
+    version: str
+
+
+def open_tree(url: str | os.PathLike) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The file system of a path or URL and the path on it, without a
+    trailing "/"; local paths become absolute."""
+    text = os.fspath(url)
+    fs, path = fsspec.core.url_to_fs(text)
+    # Object stores' listings are cached per instance, and instances are
+    # shared: a job must see the store as it is now.
+    fs.invalidate_cache()
+    if isinstance(fs, LocalFileSystem):
+        path = os.path.abspath(path)
+    return fs, path.rstrip("/") or "/"
+
+
+def protocol_of(fs: fsspec.AbstractFileSystem) -> str:
+    """The name a worker opens the same file system by, with its own
+    configuration and credentials: tasks carry this name, never a file
+    system object, whose pickle would carry the client's settings."""
+    return fs.protocol if isinstance(fs.protocol, str) else fs.protocol[0]
+
+
+def url_of(fs: fsspec.AbstractFileSystem, path: str) -> str:
+    """The path as the user would write it: plain for local files, a URL
+    otherwise."""
+    return path if isinstance(fs, LocalFileSystem) else fs.unstrip_protocol(path)
 
 
 def _is_glob(text: str) -> bool:
     return not _GLOB_CHARACTERS.isdisjoint(text)
 
 
-def _glob_root(pattern: str) -> Path:
-    """The directory a glob searches from: its leading parts without wildcards."""
+def _glob_root(pattern: str) -> str:
+    """The folder a glob searches from: its leading parts without wildcards."""
     fixed = []
-    for part in Path(pattern).parts:
+    for part in pattern.split("/"):
         if _is_glob(part):
             break
         fixed.append(part)
-    return _absolute(Path(*fixed)) if fixed else Path.cwd()
+    return "/".join(fixed).rstrip("/") or "/"
 
 
-def _walk(directory: Path) -> list[Path]:
-    """The regular files under `directory` (pipes, sockets and broken links
-    are no data set's files)."""
-    found = []
-    for parent, subdirectories, files in os.walk(directory):
-        subdirectories.sort()  # a stable order, so reruns plan alike
-        found.extend(path for name in sorted(files) if (path := Path(parent, name)).is_file())
-    return found
+def listed(info: dict) -> Listed:
+    """A file as fsspec's info describes it. A local file's version joins its
+    inode to its modification time, so that a file renamed into its place
+    differs from the one it replaced even within the clock's resolution."""
+    if "ETag" in info:
+        version = str(info["ETag"])
+    elif "ino" in info:
+        version = f"{info.get('mtime')}:{info['ino']}"
+    else:
+        version = str(info.get("mtime") or info.get("LastModified") or "")
+    return Listed(info["name"], int(info["size"]), version)
 
 
-def collect_inputs(paths: PathsOrGlob, *, root: str | os.PathLike | None,
-                   exclude: Iterable[Path]) -> tuple[Path, dict[str, Path]]:
-    """(input root, {identifier: absolute path}) for `paths`: a directory (its
+def _files(fs: fsspec.AbstractFileSystem, infos: dict[str, dict]) -> list[Listed]:
+    """The regular files among `infos` (pipes, sockets and broken links are
+    no data set's files), in a stable order so that reruns plan alike."""
+    return [listed(info) for _, info in sorted(infos.items()) if info.get("type") == "file"]
+
+
+def _not_found(url: str, what: str) -> FileNotFoundError:
+    return FileNotFoundError(errno.ENOENT, what, url)
+
+
+def collect_inputs(
+    paths: PathsOrGlob, *, root: str | os.PathLike | None,
+    exclude: Iterable[tuple[fsspec.AbstractFileSystem, str]],
+) -> tuple[fsspec.AbstractFileSystem, str, dict[str, Listed]]:
+    """(file system, input root, {name: Listed}) for `paths`: a folder (its
     files, recursively), a glob pattern ("**" matches folders recursively), a
-    single file, or a list of files. `root` overrides the input root (every
-    file must lie under it). Files under an `exclude` directory are left out,
-    so a job whose output folder lies inside its input folder does not read
-    its own outputs.
+    single file, or a list of files, all on one file system. `root`
+    overrides the input root (every file must lie under it). Paths under an
+    `exclude` path (on a file system of the inputs' kind) are left out, so a job whose output tree or manifest lies
+    inside its input folder does not read them. Nothing is written.
     """
     if isinstance(paths, (str, os.PathLike)):
-        text = os.fspath(paths)
-        if os.path.isdir(text):
-            default_root = _absolute(text)
-            files = _walk(default_root)
-        elif _is_glob(text):
-            default_root = _glob_root(text)
-            files = [_absolute(f) for f in sorted(glob.glob(text, recursive=True)) if os.path.isfile(f)]
+        fs, path = open_tree(paths)
+        if fs.isdir(path):
+            default_root = path
+            files = _files(fs, fs.find(path, detail=True))
+        elif _is_glob(path):
+            default_root = _glob_root(path)
+            files = _files(fs, fs.glob(path, detail=True))
+        elif fs.isfile(path):
+            files = _files(fs, {path: fs.info(path)})
+            default_root = path.rsplit("/", 1)[0] or "/"
         else:
-            files = [_absolute(text)]
-            default_root = files[0].parent
+            raise _not_found(os.fspath(paths), "no such file or folder")
     else:
-        files = [_absolute(p) for p in paths]
-        if not files:
+        urls = [os.fspath(p) for p in paths]
+        if not urls:
             raise ValueError("no input files given")
-        default_root = Path(os.path.commonpath([f.parent for f in files]))
+        fs, _ = open_tree(urls[0])
+        files = []
+        for url in urls:
+            other, path = open_tree(url)
+            if type(other) is not type(fs):
+                raise ValueError(f"the input files lie on different file systems: {urls[0]} and {url}")
+            if not fs.isfile(path):
+                raise _not_found(url, "not a file")
+            files.extend(_files(fs, {path: fs.info(path)}))
+        default_root = os.path.commonpath([f.path.rsplit("/", 1)[0] or "/" for f in files])
 
-    input_root = _absolute(root) if root is not None else default_root
-    excluded = [_absolute(e) for e in exclude]
-    collected: dict[str, Path] = {}
-    for path in files:
-        if any(path.is_relative_to(e) for e in excluded):
+    input_root = open_tree(root)[1] if root is not None else default_root
+    excluded = [path for other, path in exclude if type(other) is type(fs)]
+    collected: dict[str, Listed] = {}
+    for listed in files:
+        if any(listed.path == e or listed.path.startswith(e.rstrip("/") + "/") for e in excluded):
             continue
-        if not path.is_file():
-            raise FileNotFoundError(f"not a file: {path}")
-        if not path.is_relative_to(input_root):
-            raise ValueError(f"{path} is not under the input root {input_root}")
-        collected[path.relative_to(input_root).as_posix()] = path
-    return input_root, collected
+        prefix = input_root.rstrip("/") + "/"
+        if not listed.path.startswith(prefix):
+            raise ValueError(f"{url_of(fs, listed.path)} is not under the input root {url_of(fs, input_root)}")
+        collected[listed.path[len(prefix):]] = listed
+    return fs, input_root, collected

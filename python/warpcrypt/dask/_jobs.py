@@ -1,41 +1,47 @@
 """encrypt_files and decrypt_files: the client's side of a job. The client
-lists the inputs, derives every file's key from the master key, submits
-batches of files to the Dask cluster, and records each result in the
-manifest as it arrives."""
+lists the inputs, plans the job against its manifest, makes sure every
+worker holds the master key (never a derived key: workers derive those), and
+submits batches of files to the Dask cluster, recording each result in the
+manifest as it arrives and releasing its future at once. With
+``compute=False`` it returns the same work as a dask.delayed graph instead.
+Inputs and outputs are local paths or any fsspec URL."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
-import threading
+import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import distributed
+import fsspec
+from dask import delayed
+from dask.delayed import Delayed
+from fsspec.implementations.local import LocalFileSystem
 
 from warpcrypt import _native
-from warpcrypt.dask._inputs import PathsOrGlob, collect_inputs
-from warpcrypt.dask._kdf import (
-    DerivedKey,
-    check_master_key,
-    derive_file_key,
-    is_sealed_cipher,
-    key_check_value,
-    new_id,
-    plain_cipher_info,
-    sealed_file_secret,
+from warpcrypt.dask._inputs import Listed, PathsOrGlob, collect_inputs, listed, open_tree, protocol_of, url_of
+from warpcrypt.dask._kdf import is_sealed_cipher, new_id, plain_cipher_info
+from warpcrypt.dask._keyring import KeyRef, install_key, key_ref
+from warpcrypt.dask._manifest import (
+    DONE,
+    FAILED,
+    PENDING,
+    Manifest,
+    ManifestMismatch,
+    manifest_beside,
+    read_manifest,
 )
-from warpcrypt.dask._manifest import DONE, FAILED, MANIFEST_NAME, PENDING, Manifest, ManifestMismatch, read_manifest
 from warpcrypt.dask._worker import DECRYPT, ENCRYPT, PLAIN, SEALED, FileTask, Settings, process_batch
 
 # The sealed format's chunk sizes, from the library (docs/format.md).
 MIN_CHUNK_SIZE, MAX_CHUNK_SIZE = _native.SEAL_MIN_CHUNK_BYTES, _native.SEAL_MAX_CHUNK_BYTES
 SEALED_SUFFIX = ".wcs"
 PLAIN_SUFFIX = ".enc"
-STAGING_NAME = ".warpcrypt-staging"
+STAGING_PREFIX = ".warpcrypt-staging-"
 
 # Small files travel in batches, one Dask task each. The scheduler manages a
 # few thousand tasks a second, so a task should carry tens of megabytes for a
@@ -111,10 +117,6 @@ class JobReport:
         return "\n".join(lines)
 
 
-def _client(client: distributed.Client | None) -> distributed.Client:
-    return client if client is not None else distributed.default_client()
-
-
 def _batches(planned: list[FileTask], task_bytes: int, slots: int) -> list[list[FileTask]]:
     """Groups files into tasks of up to `task_bytes`, fewer for a job too
     small to give each of the cluster's `slots` several tasks; largest files
@@ -152,198 +154,310 @@ def _summarise(entries: list[dict]) -> list[WorkerSummary]:
     return sorted(workers.values(), key=lambda w: w.worker)
 
 
-def _show_progress(futures: list[distributed.Future]) -> threading.Thread:
-    """Dask's text progress bar, drawn from a thread of its own: it blocks
-    until the futures finish, while this thread records their results."""
-    thread = threading.Thread(target=distributed.progress, args=(futures,), kwargs={"notebook": False},
-                              daemon=True)
-    thread.start()
-    return thread
+def _summarise(entries: list[dict]) -> list[WorkerSummary]:
+    workers: dict[str, WorkerSummary] = {}
+    for entry in entries:
+        if entry["status"] != DONE:
+            continue
+        address = entry.get("worker") or "local"
+        summary = workers.setdefault(address, WorkerSummary(address, entry["host"], []))
+        if entry["backend"] not in summary.backends:
+            summary.backends.append(entry["backend"])
+        summary.files += 1
+        summary.bytes += entry["input_size"]
+        summary.gpu_bytes += entry.get("gpu_bytes") or 0
+        summary.busy_seconds += entry["seconds"]
+    return sorted(workers.values(), key=lambda w: w.worker)
 
 
 @dataclass
 class _Job:
-    """A job planned against its manifest: what to submit and how."""
+    """A job planned against its manifest: what to submit and how. Picklable
+    (the lazy form's last task records the results), and free of secrets."""
 
     manifest: Manifest
     settings: Settings
-    inputs: dict[str, Path]  # manifest key (input path relative to the input root) -> path
-    output_of: Callable[[str], str]  # manifest key -> output path relative to the output root
-    derive: Callable[[str], DerivedKey]  # manifest key -> the file's key
-    refuse_changed_inputs: bool  # plain encryption: a changed input would reuse its nonce
+    inputs: list[str]  # this run's inputs, by name: the manifest may list others, from earlier runs
+    planned: list[FileTask]
+    skipped: int
+    started: float  # time.time() when planned
+
+    def record(self, results: dict[str, dict]) -> None:
+        for name, fields in results.items():
+            self.manifest.files[name].update(fields)
+
+    def remove_staging(self) -> None:
+        fs = self.settings.output_fs
+        if fs.exists(self.settings.staging):
+            fs.rm(self.settings.staging, recursive=True)
+
+    def report(self, finished: list[str]) -> JobReport:
+        """Ends the run: the report, also kept in the manifest, which is saved."""
+        self.remove_staging()
+        entries = [self.manifest.files[name] for name in finished]
+        report = JobReport(
+            operation=self.settings.operation,
+            manifest=self.manifest.url,
+            processed=len(finished),
+            skipped=self.skipped,
+            failed={name: self.manifest.files[name]["error"] for name in self.inputs
+                    if self.manifest.files[name]["status"] == FAILED},
+            bytes=sum(entry["input_size"] for entry in entries if entry["status"] == DONE),
+            seconds=time.time() - self.started,
+            workers=_summarise(entries),
+        )
+        self.manifest.content["last_run"] = report.to_dict()
+        self.manifest.save()
+        return report
 
 
-def _plan(job: _Job, output_root: Path) -> tuple[list[FileTask], int]:
-    """The files to process, and how many were already
-    done. A file counts as done if the manifest says so, its input has the
-    size and modification time recorded then, and its output the size."""
+def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], output_root: str,
+          output_of: Callable[[str], str], identifier_of: Callable[[str], str],
+          refuse_changed_inputs: bool) -> _Job:
+    """The files to process, and how many were already done. A file counts as
+    done if the manifest says so, its input has the size and version
+    recorded then, and its output the size. Each task learns the version of
+    what its target holds now, if anything (an earlier run's output that was
+    never recorded, a user's file): a target found with another version was
+    committed by this run."""
+    started = time.time()
+    fs = settings.output_fs
+    existing = {info["name"]: listed(info) for info in fs.find(output_root, detail=True).values()} \
+        if fs.exists(output_root) else {}
     planned, skipped = [], 0
-    for name, source in job.inputs.items():
-        try:
-            status = source.stat()
-        except OSError as error:  # gone since it was listed
-            job.manifest.files.setdefault(name, {"input": name}).update(status=FAILED, error=f"{error}")
-            continue
-        stamp = {"input_size": status.st_size, "input_mtime_ns": status.st_mtime_ns}
-        output = job.output_of(name)
-        target = output_root / output
-        entry = job.manifest.files.get(name)
+    for name, source in inputs.items():
+        stamp = {"input_size": source.size, "input_version": source.version}
+        output = output_of(name)
+        target = f"{output_root}/{output}"
+        entry = manifest.files.get(name)
         unchanged = entry is not None and all(entry.get(k) == v for k, v in stamp.items())
-        if unchanged and entry["status"] == DONE and target.is_file() and target.stat().st_size == entry["output_size"]:
+        found = existing.get(target)
+        if unchanged and entry["status"] == DONE and found is not None and found.size == entry["output_size"]:
             skipped += 1
             continue
-        if entry is not None and not unchanged and job.refuse_changed_inputs:
+        if entry is not None and not unchanged and refuse_changed_inputs:
             entry.update(status=FAILED, error="the input changed after this job first read it; its derived "
                          "nonce is spent, so encrypt the new contents in a new job (another output folder)")
             continue
-        job.manifest.files[name] = {"input": name, **stamp, "output": output, "output_size": None,
-                                    "status": PENDING, "error": None}
-        derived = job.derive(name)
-        planned.append(FileTask(name, str(source), str(target), status.st_size, derived.key, derived.iv))
-    return planned, skipped
-
-
-def _run(job: _Job, client: distributed.Client | None, *, task_bytes: int, progress: bool) -> JobReport:
-    started = time.perf_counter()
-    output_root = job.manifest.path.parent
-    staging_root = Path(job.settings.staging_root)
+        manifest.files[name] = {"input": name, **stamp, "output": output, "output_size": None,
+                                "status": PENDING, "error": None}
+        planned.append(FileTask(name, identifier_of(name), source.path, target, source.size,
+                                found.version if found is not None else None))
+    job = _Job(manifest, settings, list(inputs), planned, skipped, started)
     # A run killed before its end leaves attempts of files it never finished.
-    shutil.rmtree(staging_root, ignore_errors=True)
-    planned, skipped = _plan(job, output_root)
-    job.manifest.save()
+    job.remove_staging()
+    manifest.save()
+    return job
+
+
+def _task_prefix(settings: Settings) -> str:
+    # Named keys: Dask's dashboard shows "warpcrypt-encrypt".
+    return f"warpcrypt-{settings.operation}-{uuid.uuid4().hex[:8]}"
+
+
+def _cluster_slots(client: distributed.Client | None) -> int:
+    return sum(client.nthreads().values()) if client is not None else _native.default_threads()
+
+
+def _failed_batch(batch: list[FileTask], error: BaseException) -> dict[str, dict]:
+    reason = f"task failed: {type(error).__name__}: {error}"
+    return {task.name: {"status": FAILED, "error": reason} for task in batch}
+
+
+def _show_progress(done: int, total: int) -> None:
+    print(f"\r{done}/{total} files", end="\n" if done == total else "", file=sys.stderr, flush=True)
+
+
+def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bool) -> JobReport:
+    """Runs the planned batches as futures. Each is released as soon as its
+    result is in the manifest, so that the scheduler forgets it: a worker
+    that dies later holds no result the scheduler would compute again."""
     finished: list[str] = []
-    futures: list[distributed.Future] = []
+    pending: dict[distributed.Future, list[FileTask]] = {}
     try:
-        if planned:
-            client = _client(client)
-            batches = _batches(planned, task_bytes, sum(client.nthreads().values()))
-            # Named keys: Dask's progress bar and dashboard show "warpcrypt-encrypt".
-            prefix = f"warpcrypt-{job.settings.operation}-{uuid.uuid4().hex[:8]}"
-            futures = [client.submit(process_batch, job.settings, batch, key=f"{prefix}-{i}")
-                       for i, batch in enumerate(batches)]
-            batch_of = {future.key: batch for future, batch in zip(futures, batches)}
-            bar = _show_progress(futures) if progress else None
-            for future in distributed.as_completed(futures):
-                batch = batch_of[future.key]
+        if job.planned:
+            prefix = _task_prefix(job.settings)
+            batches = _batches(job.planned, task_bytes, _cluster_slots(client))
+            for i, batch in enumerate(batches):
+                pending[client.submit(process_batch, job.settings, batch, key=f"{prefix}-{i}", pure=False)] = batch
+            for future in distributed.as_completed(list(pending)):
+                batch = pending.pop(future)
                 try:
                     results = future.result()
                 except Exception as error:  # the task itself failed: its workers died too often, ...
-                    reason = f"task failed: {type(error).__name__}: {error}"
-                    results = {task.identifier: {"status": FAILED, "error": reason} for task in batch}
-                for name, fields in results.items():
-                    job.manifest.files[name].update(fields)
-                    finished.append(name)
+                    results = _failed_batch(batch, error)
+                future.release()
+                job.record(results)
+                finished.extend(results)
                 job.manifest.save_if_due()
-            if bar is not None:
-                bar.join()
+                if progress:
+                    _show_progress(len(finished), len(job.planned))
     finally:
         # Interrupted (Ctrl-C, a lost scheduler): what is queued need not run.
-        for future in futures:
-            if not future.done():
-                future.cancel()
-        shutil.rmtree(staging_root, ignore_errors=True)
-        entries = [job.manifest.files[name] for name in finished]
-        report = JobReport(
-            operation=job.settings.operation,
-            manifest=job.manifest.path,
-            processed=len(finished),
-            skipped=skipped,
-            failed={name: entry["error"] for name, entry in job.manifest.files.items()
-                    if name in job.inputs and entry["status"] == FAILED},
-            bytes=sum(entry["input_size"] for entry in entries if entry["status"] == DONE),
-            seconds=time.perf_counter() - started,
-            workers=_summarise(entries),
-        )
-        job.manifest.content["last_run"] = report.to_dict()
-        job.manifest.save()
+        for future in pending:
+            future.cancel()
+        report = job.report(finished)
     return report
 
 
-def _collect(paths: PathsOrGlob, root: str | os.PathLike | None, output_root: Path) -> tuple[Path, dict[str, Path]]:
-    input_root, inputs = collect_inputs(paths, root=root, exclude=[output_root])
+def _finish(job: _Job, *results: dict[str, dict]) -> JobReport:
+    """The lazy form's last task: records every batch's results."""
+    finished: list[str] = []
+    for batch_results in results:
+        job.record(batch_results)
+        finished.extend(batch_results)
+    return job.report(finished)
+
+
+def _graph(job: _Job, task_bytes: int) -> Delayed:
+    client = _current_client()
+    prefix = _task_prefix(job.settings)
+    parts = [delayed(process_batch, pure=False)(job.settings, batch, dask_key_name=f"{prefix}-{i}")
+             for i, batch in enumerate(_batches(job.planned, task_bytes, _cluster_slots(client)))]
+    return delayed(_finish, pure=False)(job, *parts, dask_key_name=f"{prefix}-manifest")
+
+
+def _current_client() -> distributed.Client | None:
+    try:
+        return distributed.default_client()
+    except ValueError:
+        return None
+
+
+@contextlib.contextmanager
+def _held_by_workers(key: object, client: distributed.Client | None, compute: bool) -> Iterator[KeyRef]:
+    """The reference tasks carry for `key`. Raw bytes are installed on the
+    cluster for the job's duration (and removed from the scheduler and the
+    workers at its end); a lazy job needs a key that stays held until its
+    graph runs: an InstalledKey or a KeyFile."""
+    if isinstance(key, (bytes, bytearray, memoryview)) and compute:
+        with install_key(bytes(key), client) as installed:
+            yield installed.ref
+    else:
+        yield key_ref(key)
+
+
+def _check_inside(input_fs: fsspec.AbstractFileSystem, input_root: str, output_fs: fsspec.AbstractFileSystem,
+                  output_root: str) -> None:
     # Outputs inside the input folder are left out of the inputs; the other
     # way round every input would be.
-    if input_root.is_relative_to(output_root):
-        raise ValueError(f"the input folder {input_root} lies in the output folder {output_root}")
-    return input_root, inputs
+    if type(input_fs) is type(output_fs) and (input_root + "/").startswith(output_root + "/"):
+        raise ValueError(f"the input folder {url_of(input_fs, input_root)} lies in the output folder "
+                         f"{url_of(output_fs, output_root)}")
+
+
+def _exclusions(output_fs: fsspec.AbstractFileSystem, output_root: str,
+                manifest_url: str) -> list[tuple[fsspec.AbstractFileSystem, str]]:
+    """What may lie in an input tree but belongs to the job: its output tree
+    and its manifest."""
+    return [(output_fs, output_root), open_tree(manifest_url)]
+
+
+def _client_for(client: distributed.Client | None) -> distributed.Client:
+    return client if client is not None else distributed.default_client()
+
+
+def _execute(job: _Job, client: distributed.Client | None, compute: bool, task_bytes: int,
+             progress: bool) -> JobReport | Delayed:
+    return _run(job, _client_for(client), task_bytes=task_bytes, progress=progress) if compute \
+        else _graph(job, task_bytes)
 
 
 def encrypt_files(
     paths: PathsOrGlob,
     out_dir: str | os.PathLike,
     *,
-    key: bytes,
+    key: object,
     cipher: str = "aes-256-gcm",
     client: distributed.Client | None = None,
     root: str | os.PathLike | None = None,
     suffix: str | None = None,
+    manifest: str | os.PathLike | None = None,
     chunk_size: int = 1 << 20,
     backend: str = "auto",
     threads: int = 0,
     task_bytes: int = DEFAULT_TASK_BYTES,
     progress: bool = False,
-) -> JobReport:
+    compute: bool = True,
+) -> JobReport | Delayed:
     """Encrypts files on a Dask cluster into `out_dir`, each under its own
-    key derived from the master `key`, and returns a report.
+    key derived on the workers from the master `key`, and returns a report.
 
-    `paths`: a directory (every file under it), a glob ("data/**/*.npy"), a
-    file, or a list of files; `root` (by default the directory, the glob's
-    fixed part, or the files' common folder) is what their identifiers, and
-    so their output paths under `out_dir`, are relative to. The client and
-    every worker must see these paths, and `out_dir`, at the same place.
+    `paths`: a folder (every file under it), a glob ("data/**/*.npy"), a
+    file, or a list of files: local paths or fsspec URLs (s3://bucket/raw);
+    `root` (by default the folder, the glob's fixed part, or the files'
+    common folder) is what their names, and so their output paths under
+    `out_dir` (also a path or URL), are relative to. The client and every
+    worker must reach these paths at the same place.
 
-    `cipher`: an AEAD of the sealed-file format ("aes-256-gcm",
-    "aes-128-gcm", "aes-192-gcm", "chacha20-poly1305"), which writes sealed
-    files (docs/format.md, suffix ".wcs", `chunk_size` bytes per AEAD chunk);
-    or a plain cipher with an IV ("aes-256-ctr", "chacha20", ...), which
-    writes what ``warpcrypt enc`` writes, without authentication (suffix
-    ".enc"). `backend`: "auto" (each worker's GPU where it has one, else its
-    CPU), "cpu", "gpu" or "hybrid"; `threads`: CPU threads per file, 0 for
-    every core of the worker's machine.
+    `key`: the master key (bytes: installed on the workers for the job's
+    duration), an InstalledKey (install_key) or a KeyFile. `cipher`: an AEAD
+    of the sealed-file format ("aes-256-gcm", "aes-128-gcm", "aes-192-gcm",
+    "chacha20-poly1305"), which writes sealed files (docs/format.md, suffix
+    ".wcs", `chunk_size` bytes per AEAD chunk); or a plain cipher with an IV
+    ("aes-256-ctr", "chacha20", ...), which writes what ``warpcrypt enc``
+    writes, without authentication (suffix ".enc"). `backend`: "auto" (each
+    worker's GPU where it has one, else its CPU), "cpu", "gpu" or "hybrid";
+    `threads`: CPU threads per file, 0 for wc_default_threads().
 
-    The manifest, `out_dir`/warpcrypt-manifest.json, records every file; a
-    rerun skips the files it shows done, and one with another key or cipher
-    is refused (ManifestMismatch). A file that fails (unreadable, ...) is
-    recorded as failed and the others go on. `client`: the Dask client, by
-    default the current one. `task_bytes`: how many bytes of small files one
-    task may carry. `progress`: draw Dask's progress bar.
+    The manifest (`manifest`, by default ``<out_dir>.warpcrypt-manifest.json``
+    beside the output tree) records every file; a rerun skips the files it
+    shows done, and one with another key or cipher is refused
+    (ManifestMismatch). A file that fails is recorded as failed and the
+    others go on. `client`: the Dask client, by default the current one.
+    `task_bytes`: how many bytes of small files one task may carry.
+    `progress`: count finished files on stderr. `compute=False`: plan the job
+    (the manifest is written) and return a dask.delayed object that runs it
+    and computes to the JobReport; `key` must then be an InstalledKey or a
+    KeyFile, held until the graph has run.
     """
-    master_key = check_master_key(key)
     sealed = is_sealed_cipher(cipher)
     name = cipher.lower() if sealed else plain_cipher_info(cipher).name
     # Checked here rather than failing every file on the workers.
     if sealed and not (MIN_CHUNK_SIZE <= chunk_size <= MAX_CHUNK_SIZE and chunk_size & (chunk_size - 1) == 0):
         raise ValueError(f"chunk_size must be a power of two from {MIN_CHUNK_SIZE} to {MAX_CHUNK_SIZE}")
     suffix = suffix or (SEALED_SUFFIX if sealed else PLAIN_SUFFIX)
-    output_root = Path(os.path.abspath(out_dir))
-    output_root.mkdir(parents=True, exist_ok=True)
-    input_root, inputs = _collect(paths, root, output_root)
-    header = {
-        "operation": ENCRYPT, "format": SEALED if sealed else PLAIN, "cipher": name, "kdf": "HKDF-SHA256",
-        "key_check": key_check_value(master_key), "job_id": None if sealed else new_id().hex(),
-        "suffix": suffix, "chunk_size": chunk_size if sealed else None,
-        "input_root": str(input_root), "output_root": str(output_root),
-    }
-    manifest = Manifest.open(output_root / MANIFEST_NAME, header)
-    job_id = bytes.fromhex(manifest.job_id) if manifest.job_id else None
-    settings = Settings(ENCRYPT, header["format"], name, chunk_size, backend, threads,
-                        str(output_root / STAGING_NAME))
-    job = _Job(manifest, settings, inputs, output_of=lambda identifier: identifier + suffix,
-               derive=lambda identifier: derive_file_key(master_key, identifier, cipher=name, job_id=job_id),
-               refuse_changed_inputs=not sealed)
-    return _run(job, client, task_bytes=task_bytes, progress=progress)
+    output_fs, output_root = open_tree(out_dir)
+    manifest_url = os.fspath(manifest) if manifest is not None else manifest_beside(url_of(output_fs, output_root))
+    with _held_by_workers(key, client, compute) as ref:
+        input_fs, input_root, inputs = collect_inputs(
+            paths, root=root, exclude=_exclusions(output_fs, output_root, manifest_url))
+        _check_inside(input_fs, input_root, output_fs, output_root)
+        header = {
+            "operation": ENCRYPT, "format": SEALED if sealed else PLAIN, "cipher": name, "kdf": "HKDF-SHA256",
+            "key_check": ref.key_id, "job_id": new_id().hex(), "suffix": suffix,
+            "chunk_size": chunk_size if sealed else None, "input_root": url_of(input_fs, input_root),
+            "output_root": url_of(output_fs, output_root), "staging": STAGING_PREFIX + new_id().hex(),
+        }
+        _make_tree(output_fs, output_root)
+        job_manifest = Manifest.open(manifest_url, header)
+        settings = Settings(ENCRYPT, header["format"], name, chunk_size, backend, threads, job_manifest.job_id, ref,
+                            protocol_of(input_fs), protocol_of(output_fs),
+                            f"{output_root}/{job_manifest.content['staging']}")
+        job = _plan(job_manifest, settings, inputs, output_root, output_of=lambda n: n + suffix,
+                    identifier_of=lambda n: n, refuse_changed_inputs=not sealed)
+        return _execute(job, client, compute, task_bytes, progress)
 
 
-def _source_manifest(path: Path, master_key: bytes) -> dict | None:
-    """The encryption's manifest, if there is one, after checking that it
-    was an encryption under this master key."""
-    if not path.is_file():
-        return None
-    content = read_manifest(path)
+def _make_tree(fs: fsspec.AbstractFileSystem, root: str) -> None:
+    """Creates a local output folder, now that the inputs proved valid (an
+    object store has no folders to create)."""
+    if isinstance(fs, LocalFileSystem):
+        os.makedirs(root, exist_ok=True)
+
+
+def _source_manifest(url: str, key_id: str) -> dict:
+    """The encryption's manifest, after checking that it was an encryption
+    under this master key."""
+    fs, path = fsspec.core.url_to_fs(url)
+    if not fs.exists(path):
+        raise FileNotFoundError(2, "no encryption manifest here (it gives the job id every file's key derives "
+                                   "from): name it with source_manifest= or --source-manifest", url)
+    content = read_manifest(url)
     if content["operation"] != ENCRYPT:
-        raise ManifestMismatch(f"{path} records a {content['operation']} job, not an encryption")
-    if content["key_check"] != key_check_value(master_key):
-        raise ManifestMismatch(f"{path} was encrypted under another master key")
+        raise ManifestMismatch(f"{url} records a {content['operation']} job, not an encryption")
+    if content["key_check"] != key_id:
+        raise ManifestMismatch(f"{url} was encrypted under another master key")
     return content
 
 
@@ -351,57 +465,60 @@ def decrypt_files(
     paths: PathsOrGlob,
     out_dir: str | os.PathLike,
     *,
-    key: bytes,
+    key: object,
     client: distributed.Client | None = None,
     root: str | os.PathLike | None = None,
     suffix: str | None = None,
     source_manifest: str | os.PathLike | None = None,
+    manifest: str | os.PathLike | None = None,
     backend: str = "auto",
     threads: int = 0,
     task_bytes: int = DEFAULT_TASK_BYTES,
     progress: bool = False,
-) -> JobReport:
+    compute: bool = True,
+) -> JobReport | Delayed:
     """Decrypts what encrypt_files wrote: the files among `paths` whose names
     end with the suffix, each to its identifier (the name without the suffix)
     under `out_dir`. The arguments are encrypt_files'.
 
-    The encryption's manifest (`source_manifest`, by default
-    warpcrypt-manifest.json in the input root) gives the cipher, the suffix
-    and, for plain ciphers, the job id, and refuses a wrong master key
-    before any work. Sealed files need no manifest: each file's header names
-    its AEAD. A sealed file that does not authenticate (damaged, truncated,
-    swapped) is recorded as failed with ``"authentication": "failed"``, and
-    no output is written for it.
+    The encryption's manifest (`source_manifest`, by default the one beside
+    the input root) gives the job id every file's key derives from, the
+    cipher and the suffix, and refuses a wrong master key before any work.
+    This run's own manifest goes beside `out_dir` (or to `manifest`), so the
+    restored tree holds exactly the original files. A sealed file that does
+    not authenticate (damaged, truncated, swapped) is recorded as failed with
+    ``"authentication": "failed"``, and no output is written for it.
     """
-    master_key = check_master_key(key)
-    output_root = Path(os.path.abspath(out_dir))
-    input_root, candidates = _collect(paths, root, output_root)
-    source = _source_manifest(Path(source_manifest or input_root / MANIFEST_NAME), master_key)
-    output_root.mkdir(parents=True, exist_ok=True)
-    if source is None:
-        data_format, cipher, job_id, suffix = SEALED, None, None, suffix or SEALED_SUFFIX
-    else:
-        data_format, job_id = source["format"], source["job_id"]
+    output_fs, output_root = open_tree(out_dir)
+    manifest_url = os.fspath(manifest) if manifest is not None else manifest_beside(url_of(output_fs, output_root))
+    with _held_by_workers(key, client, compute) as ref:
+        input_fs, input_root, candidates = collect_inputs(
+            paths, root=root, exclude=_exclusions(output_fs, output_root, manifest_url))
+        _check_inside(input_fs, input_root, output_fs, output_root)
+        source_url = os.fspath(source_manifest) if source_manifest is not None \
+            else manifest_beside(url_of(input_fs, input_root))
+        source = _source_manifest(source_url, ref.key_id)
+        data_format = source["format"]
         cipher = source["cipher"] if data_format == PLAIN else None
         suffix = suffix or source["suffix"]
-    inputs = {name: path for name, path in candidates.items() if name.endswith(suffix)}
-    header = {
-        "operation": DECRYPT, "format": data_format, "cipher": cipher, "kdf": "HKDF-SHA256",
-        "key_check": key_check_value(master_key), "job_id": job_id, "suffix": suffix, "chunk_size": None,
-        "input_root": str(input_root), "output_root": str(output_root),
-    }
-    manifest = Manifest.open(output_root / MANIFEST_NAME, header)
-    settings = Settings(DECRYPT, data_format, cipher or "", 0, backend, threads, str(output_root / STAGING_NAME))
+        inputs = {name: source for name, source in candidates.items() if name.endswith(suffix)}
+        header = {
+            "operation": DECRYPT, "format": data_format, "cipher": cipher, "kdf": "HKDF-SHA256",
+            "key_check": ref.key_id, "job_id": source["job_id"], "suffix": suffix, "chunk_size": None,
+            "input_root": url_of(input_fs, input_root), "output_root": url_of(output_fs, output_root),
+            "source_manifest": source_url, "staging": STAGING_PREFIX + new_id().hex(),
+        }
+        _make_tree(output_fs, output_root)
+        job_manifest = Manifest.open(manifest_url, header)
+        if job_manifest.content["job_id"] != source["job_id"]:
+            raise ManifestMismatch(f"{manifest_url} records another encryption job: use another output folder")
+        settings = Settings(DECRYPT, data_format, cipher or "", 0, backend, threads, job_manifest.job_id, ref,
+                            protocol_of(input_fs), protocol_of(output_fs),
+                            f"{output_root}/{job_manifest.content['staging']}")
 
-    def identifier(name: str) -> str:
-        return name[: -len(suffix)]
+        def identifier(name: str) -> str:
+            return name[: -len(suffix)]
 
-    if data_format == SEALED:
-        def derive(name: str) -> DerivedKey:
-            return DerivedKey(sealed_file_secret(master_key, identifier(name)), None)
-    else:
-        def derive(name: str) -> DerivedKey:
-            return derive_file_key(master_key, identifier(name), cipher=cipher, job_id=bytes.fromhex(job_id))
-
-    job = _Job(manifest, settings, inputs, output_of=identifier, derive=derive, refuse_changed_inputs=False)
-    return _run(job, client, task_bytes=task_bytes, progress=progress)
+        job = _plan(job_manifest, settings, inputs, output_root, output_of=identifier, identifier_of=identifier,
+                    refuse_changed_inputs=False)
+        return _execute(job, client, compute, task_bytes, progress)

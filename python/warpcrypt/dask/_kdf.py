@@ -1,6 +1,8 @@
 """Key derivation for warpcrypt.dask: HKDF-SHA256 (RFC 5869) over the master
-key, so that every file and every array chunk gets a key (and, for the plain
-ciphers, an IV) of its own. docs/dask.md gives the exact inputs.
+key, so that every file of every job and every array chunk gets a key (and,
+for the plain ciphers, an IV) of its own. docs/dask.md gives the exact
+inputs. Workers run these derivations themselves, from the master key they
+hold (_keyring.py): no derived key travels in a task.
 
 HKDF is the C library's (wc_hkdf, on OpenSSL); the AEADs and their sizes come
 from its table.
@@ -10,15 +12,15 @@ from __future__ import annotations
 
 import hmac
 import os
-from typing import NamedTuple
+from dataclasses import dataclass, field
 
 import warpcrypt
 from warpcrypt import _native
 
 # Each use has its own label, so that no two derivations can ever yield the
-# same bytes for different purposes.
-SEALED_FILE_LABEL = b"warpcrypt-dask v1 sealed file key"
-PLAIN_FILE_LABEL = b"warpcrypt-dask v1 plain file key and iv"
+# same bytes for different purposes. v2: file keys bind the job id.
+SEALED_FILE_LABEL = b"warpcrypt-dask v2 sealed file key"
+PLAIN_FILE_LABEL = b"warpcrypt-dask v2 plain file key and iv"
 ARRAY_CHUNK_LABEL = b"warpcrypt-dask v1 array chunk key and nonce"
 KEY_CHECK_LABEL = b"warpcrypt-dask v1 key check"
 
@@ -31,12 +33,18 @@ JOB_ID_LEN = 16
 MIN_MASTER_KEY_LEN = 16
 
 
-class DerivedKey(NamedTuple):
+@dataclass(frozen=True)
+class DerivedKey:
     """A derived key and, for the plain ciphers, its IV (None for sealed
-    files, whose format draws its own nonces)."""
+    files, whose format draws its own nonces). The repr shows the key's
+    length, never its bytes; the IV is public (the manifest records it)."""
 
-    key: bytes
+    key: bytes = field(repr=False)
     iv: bytes | None
+
+    def __repr__(self) -> str:
+        iv = None if self.iv is None else self.iv.hex()
+        return f"DerivedKey(key=<{len(self.key)} secret bytes>, iv={iv!r})"
 
 
 def hkdf_sha256(ikm: bytes, salt: bytes, info: bytes, length: int) -> bytes:
@@ -80,35 +88,39 @@ def plain_cipher_info(cipher: str) -> warpcrypt.CipherInfo:
     return info
 
 
-def sealed_file_secret(master_key: bytes, identifier: str) -> bytes:
+def _check_job_id(job_id: bytes) -> bytes:
+    if not isinstance(job_id, (bytes, bytearray)) or len(job_id) != JOB_ID_LEN:
+        raise warpcrypt.InvalidArgument(f"job_id must be the job's {JOB_ID_LEN} bytes (the manifest's \"job_id\")")
+    return bytes(job_id)
+
+
+def sealed_file_secret(master_key: bytes, job_id: bytes, identifier: str) -> bytes:
     """The 32 bytes from which a sealed file's key is cut: its first L bytes
     for an AEAD with L-byte keys. (HKDF-SHA256's output up to 32 bytes is one
     block, so this equals HKDF with length L, and opening a file needs no
     knowledge of its AEAD before the worker reads its header.)"""
-    return hkdf_sha256(master_key, b"", SEALED_FILE_LABEL + b"\0" + os.fsencode(identifier), SEALED_SECRET_LEN)
+    info = SEALED_FILE_LABEL + b"\0" + _check_job_id(job_id) + os.fsencode(identifier)
+    return hkdf_sha256(master_key, b"", info, SEALED_SECRET_LEN)
 
 
-def derive_file_key(master_key: bytes, identifier: str, *, cipher: str = "aes-256-gcm",
-                    job_id: bytes | None = None) -> DerivedKey:
-    """The key (and IV) of one file of a job.
+def derive_file_key(master_key: bytes, identifier: str, *, job_id: bytes,
+                    cipher: str = "aes-256-gcm") -> DerivedKey:
+    """The key (and IV) of one file of one job.
 
     `identifier` is the file's path relative to the job's input root, with
-    "/" between its parts, as the manifest lists it. Sealed files
-    (`cipher` an AEAD of the sealed format) need no `job_id`: the format gives
-    each file a random salt and nonce prefix. Plain ciphers need the job's
-    `job_id` (the manifest's "job_id"), which keeps two jobs that encrypt the
-    same path under one master key from sharing a nonce.
+    "/" between its parts, as the manifest lists it; `job_id` the job's 16
+    random bytes (``bytes.fromhex(manifest["job_id"])``). The key opens what
+    that job wrote for that identifier, and nothing else: not the same path
+    in another job, not another file of this one.
     """
     master_key = check_master_key(master_key)
     name = cipher.lower()
     if is_sealed_cipher(name):
-        return DerivedKey(sealed_file_secret(master_key, identifier)[: SEALED_AEADS[name].key_size], None)
-    if job_id is None or len(job_id) != JOB_ID_LEN:
-        raise warpcrypt.InvalidArgument(f"a plain cipher needs the job's {JOB_ID_LEN}-byte job_id")
+        return DerivedKey(sealed_file_secret(master_key, job_id, identifier)[: SEALED_AEADS[name].key_size], None)
     info = plain_cipher_info(name)
-    material = hkdf_sha256(master_key, bytes(job_id),
-                           PLAIN_FILE_LABEL + b"\0" + info.name.encode() + b"\0" + os.fsencode(identifier),
-                           info.key_size + info.iv_size)
+    material = hkdf_sha256(master_key, b"",
+                           PLAIN_FILE_LABEL + b"\0" + _check_job_id(job_id) + info.name.encode() + b"\0"
+                           + os.fsencode(identifier), info.key_size + info.iv_size)
     return DerivedKey(material[: info.key_size], material[info.key_size:])
 
 

@@ -1,7 +1,8 @@
-"""The job manifest: one JSON file in the output folder that lists every
-input, its output, their sizes and how each ended. The client alone writes
-it, atomically, as results arrive; a rerun reads it to skip finished files.
-docs/dask.md describes its fields."""
+"""The job manifest: one JSON file beside the output tree (never in it, so
+the tree holds exactly the job's outputs) that lists every input, its output,
+their sizes and how each ended. The client alone writes it, atomically, as
+results arrive; a rerun reads it to skip finished files. docs/dask.md
+describes its fields."""
 
 from __future__ import annotations
 
@@ -9,12 +10,17 @@ import json
 import os
 import tempfile
 import time
+import uuid
 from datetime import datetime, timezone
-from pathlib import Path
 
-MANIFEST_NAME = "warpcrypt-manifest.json"
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
+from warpcrypt.dask._inputs import protocol_of
+
+MANIFEST_SUFFIX = ".warpcrypt-manifest.json"
 MANIFEST_KIND = "warpcrypt-dask manifest"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
 
 # A rerun must agree with the manifest on these, or its outputs would mix
 # two keys or two ciphers in one folder.
@@ -28,32 +34,55 @@ class ManifestMismatch(ValueError):
     key, operation or cipher. Use another output folder, or the same key."""
 
 
+def manifest_beside(tree: str) -> str:
+    """Where the manifest of the tree `tree` (a path or URL) lives: beside
+    it, as ``<tree>.warpcrypt-manifest.json``."""
+    stripped = tree.rstrip("/")
+    _, path = fsspec.core.url_to_fs(stripped)
+    if "/" not in path.strip("/"):
+        raise ValueError(f"{tree} is the top of its file system or bucket, so nothing lies beside it: "
+                         "name the manifest's place (manifest=, --manifest)")
+    return stripped + MANIFEST_SUFFIX
+
+
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    """Writes `path` through a temporary file in its folder and a rename, so a
-    reader (or a client killed mid-write) sees the old or the new manifest,
-    never half of one."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def write_atomically(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> None:
+    """Writes `path` so that a reader (or a client killed mid-write) sees the
+    old or the new contents, never part: on a local file system through a
+    temporary file in the same folder, fsync and rename; on an object store
+    by a single upload to a temporary key and a copy into place."""
+    if isinstance(fs, LocalFileSystem):
+        folder, name = os.path.split(path)
+        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+        return
+    temporary = f"{path}.{uuid.uuid4().hex}.tmp"
+    fs.pipe_file(temporary, data)
     try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+        fs.mv(temporary, path)
+    finally:
+        if fs.exists(temporary):
+            fs.rm_file(temporary)
 
 
-def read_manifest(path: str | os.PathLike) -> dict:
-    """A manifest's contents; raises ValueError for a file that is not one."""
-    with open(path, encoding="utf-8") as file:
-        content = json.load(file)
+def read_manifest(url: str | os.PathLike) -> dict:
+    """A manifest's contents, from a path or any fsspec URL; raises
+    ValueError for a file that is not one."""
+    fs, path = fsspec.core.url_to_fs(os.fspath(url))
+    content = json.loads(fs.cat_file(path))
     if content.get("manifest") != MANIFEST_KIND or content.get("version") != MANIFEST_VERSION:
-        raise ValueError(f"{path} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest")
+        raise ValueError(f"{url} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest")
     return content
 
 
@@ -62,43 +91,56 @@ class Manifest:
     `save_interval` seconds while results arrive (the files a crash loses
     from it are redone by the next run, whose writes replace theirs whole)."""
 
-    def __init__(self, path: Path, content: dict, save_interval: float) -> None:
+    def __init__(self, fs: fsspec.AbstractFileSystem, path: str, content: dict, save_interval: float) -> None:
+        # By name: the lazy form's last task pickles the manifest, and the
+        # worker that runs it opens the file system with its own settings.
+        self.protocol = protocol_of(fs)
         self.path = path
         self.content = content
         self.save_interval = save_interval
         self._last_save = float("-inf")
 
+    @property
+    def fs(self) -> fsspec.AbstractFileSystem:
+        return fsspec.filesystem(self.protocol)
+
+    @property
+    def url(self) -> str:
+        return self.fs.unstrip_protocol(self.path) if not isinstance(self.fs, LocalFileSystem) else self.path
+
     @classmethod
-    def open(cls, path: Path, header: dict, *, save_interval: float = 1.0) -> Manifest:
-        """The manifest at `path`, continued if it exists (after checking it
+    def open(cls, url: str, header: dict, *, save_interval: float = 1.0) -> Manifest:
+        """The manifest at `url`, continued if it exists (after checking it
         belongs to the same job as `header`), else a new one."""
-        if path.exists():
-            content = read_manifest(path)
+        fs, path = fsspec.core.url_to_fs(url)
+        if fs.exists(path):
+            content = read_manifest(url)
             for field in _MUST_MATCH:
                 if content.get(field) != header[field]:
                     raise ManifestMismatch(
-                        f"{path} records {field} {content.get(field)!r}, this run has {header[field]!r}"
+                        f"{url} records {field} {content.get(field)!r}, this run has {header[field]!r}"
                         + (" (another master key)" if field == "key_check" else "")
                         + ": use another output folder")
-            # The job id stays the manifest's: the outputs already written
-            # derived their nonces from it.
-            content.update({k: v for k, v in header.items() if k != "job_id"})
+            # The job id and the staging folder's name stay the manifest's:
+            # the outputs already written derived their keys from the one,
+            # and a killed run may have left files in the other.
+            content.update({k: v for k, v in header.items() if k not in ("job_id", "staging")})
         else:
             content = {"manifest": MANIFEST_KIND, "version": MANIFEST_VERSION, "created": _now(),
                        **header, "files": {}}
-        return cls(path, content, save_interval)
+        return cls(fs, path, content, save_interval)
 
     @property
     def files(self) -> dict[str, dict]:
         return self.content["files"]
 
     @property
-    def job_id(self) -> str | None:
-        return self.content.get("job_id")
+    def job_id(self) -> bytes:
+        return bytes.fromhex(self.content["job_id"])
 
     def save(self) -> None:
         self.content["updated"] = _now()
-        _write_atomically(self.path, json.dumps(self.content, indent=1, sort_keys=False) + "\n")
+        write_atomically(self.fs, self.path, (json.dumps(self.content, indent=1) + "\n").encode())
         self._last_save = time.monotonic()
 
     def save_if_due(self) -> None:

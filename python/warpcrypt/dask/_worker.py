@@ -1,6 +1,7 @@
-"""What a Dask task runs on its worker: encrypt or decrypt a batch of files
-with the per-file keys the client derived. The master key never reaches a
-worker."""
+"""What a Dask task runs on its worker: encrypt or decrypt a batch of files.
+The task carries paths, the job's public id and a reference to the master
+key; the worker derives each file's key from the master key it holds
+(_keyring.py), so no key travels in the task graph."""
 
 from __future__ import annotations
 
@@ -8,13 +9,19 @@ import functools
 import os
 import shutil
 import socket
+import tempfile
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+import fsspec
+from fsspec.implementations.local import LocalFileSystem
+
 import warpcrypt
-from warpcrypt.dask._kdf import SEALED_AEADS
+from warpcrypt.dask._inputs import listed
+from warpcrypt.dask._kdf import SEALED_AEADS, derive_file_key, sealed_file_secret
+from warpcrypt.dask._keyring import KeyRef, held_key
 from warpcrypt.dask._manifest import DONE, FAILED
 
 ENCRYPT, DECRYPT = "encrypt", "decrypt"
@@ -23,7 +30,7 @@ SEALED, PLAIN = "sealed", "plain"
 
 @dataclass(frozen=True)
 class Settings:
-    """What every task of a job shares."""
+    """What every task of a job shares; nothing in it is secret."""
 
     operation: str  # ENCRYPT or DECRYPT
     format: str  # SEALED or PLAIN
@@ -31,7 +38,19 @@ class Settings:
     chunk_size: int  # the sealed format's chunk size
     backend: str
     threads: int
-    staging_root: str  # a folder beside the outputs, on their file system
+    job_id: bytes  # the encryption job's id, public: an input of every file's key
+    key: KeyRef
+    input_protocol: str  # fsspec's names of the file systems, which each worker opens itself
+    output_protocol: str
+    staging: str  # a folder of the output tree, on output_fs, that the job removes when it ends
+
+    @property
+    def input_fs(self) -> fsspec.AbstractFileSystem:
+        return fsspec.filesystem(self.input_protocol)
+
+    @property
+    def output_fs(self) -> fsspec.AbstractFileSystem:
+        return fsspec.filesystem(self.output_protocol)
 
 
 # With threads=0 (every core) the library sets up a worker per core for each
@@ -43,13 +62,12 @@ SINGLE_THREAD_BELOW = 1 << 20
 
 @dataclass(frozen=True)
 class FileTask:
-    identifier: str
-    source: str
-    target: str
-    size: int  # the input's, when the client listed it
-    # Hidden from repr: Dask logs the arguments of a task that raises.
-    key: bytes = field(repr=False)
-    iv: bytes | None = field(default=None, repr=False)
+    name: str  # the manifest's key: the input's path relative to the input root
+    identifier: str  # what the file's key derives from: the plaintext's path relative to the root
+    source: str  # on input_fs
+    target: str  # on output_fs
+    size: int  # the input's, as listed
+    replaces: str | None  # the version of what the target held when the job was planned, if anything
 
 
 @functools.cache
@@ -77,56 +95,127 @@ def _worker_address() -> str | None:
         return None
 
 
-def _run_one(settings: Settings, task: FileTask, staged: Path, backend: str) -> tuple[warpcrypt.JobStats, dict]:
+def _is_local(fs: fsspec.AbstractFileSystem) -> bool:
+    return isinstance(fs, LocalFileSystem)
+
+
+def _sealed_details(info: warpcrypt.SealedInfo, authentication: str) -> dict:
+    return {"authentication": authentication, "aead": info.aead, "salt": info.salt.hex(),
+            "nonce_prefix": info.nonce_prefix.hex()}
+
+
+def _local_copy(fs: fsspec.AbstractFileSystem, path: str, scratch: Path, name: str) -> str:
+    """`path` as a local file: itself on a local file system, else a copy
+    downloaded into `scratch`."""
+    if _is_local(fs):
+        return path
+    local = scratch / name
+    fs.get_file(path, str(local))
+    return str(local)
+
+
+def _run_one(settings: Settings, task: FileTask, source: str, staged: Path, master_key: bytes,
+             backend: str) -> tuple[warpcrypt.JobStats, dict]:
     """Writes the result of `task` to `staged`; returns the library's JobStats
     and what the manifest records about nonces and authentication."""
     threads = 1 if settings.threads == 0 and task.size < SINGLE_THREAD_BELOW else settings.threads
     options = {"backend": backend, "threads": threads}
     if settings.format == PLAIN:
+        derived = derive_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
         crypt = warpcrypt.encrypt_file if settings.operation == ENCRYPT else warpcrypt.decrypt_file
-        stats = crypt(settings.cipher, task.key, task.iv, task.source, str(staged), **options)
-        return stats, {"authentication": "none", "iv": task.iv.hex()}
+        stats = crypt(settings.cipher, derived.key, derived.iv, source, str(staged), **options)
+        return stats, {"authentication": "none", "iv": derived.iv.hex()}
+    secret = sealed_file_secret(master_key, settings.job_id, task.identifier)
     if settings.operation == ENCRYPT:
-        stats = warpcrypt.seal_file(task.source, str(staged), key=task.key, aead=settings.cipher,
-                                    chunk_size=settings.chunk_size, **options)
-        info = warpcrypt.sealed_info(str(staged))
-        return stats, {"authentication": "sealed", "aead": info.aead, "salt": info.salt.hex(),
-                       "nonce_prefix": info.nonce_prefix.hex()}
-    info = warpcrypt.sealed_info(task.source)
+        stats = warpcrypt.seal_file(source, str(staged), key=secret[: SEALED_AEADS[settings.cipher].key_size],
+                                    aead=settings.cipher, chunk_size=settings.chunk_size, **options)
+        return stats, _sealed_details(warpcrypt.sealed_info(str(staged)), "sealed")
+    info = warpcrypt.sealed_info(source)
     # Every AEAD's key is a prefix of the 32-byte derivation (HKDF's first
-    # output block), so the client need not read the header to derive it.
-    stats = warpcrypt.open_file(task.source, str(staged), key=task.key[: SEALED_AEADS[info.aead].key_size], **options)
-    return stats, {"authentication": "verified", "aead": info.aead, "salt": info.salt.hex(),
-                   "nonce_prefix": info.nonce_prefix.hex()}
+    # output block), so the worker cuts it once it has read the header.
+    stats = warpcrypt.open_file(source, str(staged), key=secret[: SEALED_AEADS[info.aead].key_size], **options)
+    return stats, _sealed_details(info, "verified")
 
 
-def process_file(settings: Settings, task: FileTask) -> dict:
+def _commit(settings: Settings, staged: Path, target: str) -> None:
+    """Puts a whole output at its final path: a rename on a local file
+    system; elsewhere an upload to a key of the staging folder and a copy
+    into place, so that the target never holds part of a file."""
+    fs = settings.output_fs
+    if _is_local(fs):
+        Path(target).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staged, target)
+        return
+    temporary = f"{settings.staging}/{uuid.uuid4().hex}"
+    fs.put_file(str(staged), temporary)
+    try:
+        fs.mv(temporary, target)
+    finally:
+        if fs.exists(temporary):
+            fs.rm_file(temporary)
+
+
+def _committed_details(settings: Settings, task: FileTask, scratch: Path, master_key: bytes) -> dict:
+    """The manifest's fields for an output this run committed already: a
+    task run again (its worker died before the client recorded its result)
+    keeps what the first run wrote instead of writing it anew with fresh
+    salts."""
+    details = {"output_size": settings.output_fs.size(task.target), "reused": True}
+    if settings.format == PLAIN:
+        derived = derive_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
+        return {**details, "authentication": "none", "iv": derived.iv.hex()}
+    if settings.operation == ENCRYPT:
+        sealed = _local_copy(settings.output_fs, task.target, scratch, "committed")
+        return {**details, **_sealed_details(warpcrypt.sealed_info(sealed), "sealed")}
+    source = _local_copy(settings.input_fs, task.source, scratch, "input")
+    return {**details, **_sealed_details(warpcrypt.sealed_info(source), "verified")}
+
+
+def _committed_in_this_run(fs: fsspec.AbstractFileSystem, task: FileTask) -> bool:
+    """Whether the target holds something other than what it held when the
+    job was planned: only a commit of this run puts anything there."""
+    try:
+        current = listed(fs.info(task.target)).version
+    except FileNotFoundError:
+        return False
+    return current != task.replaces
+
+
+def process_file(settings: Settings, task: FileTask, master_key: bytes) -> dict:
     """Encrypts or decrypts one file and returns its manifest entry's new
-    fields. The output is written into a fresh folder under the staging root
-    and renamed into place only when whole, so a worker killed mid-file leaves
-    nothing at the output path (the client removes the staging root when the
-    job ends). Failures of this file are returned, not raised, so that they
-    do not stop the other files of the batch."""
+    fields. The output is written into a scratch folder (in the output tree's
+    staging folder on a local file system, so that the final rename stays on
+    one file system; a local temporary folder otherwise) and committed only
+    when whole, so a worker killed mid-file leaves nothing at the output
+    path. Failures of this file are returned, not raised, so that they do
+    not stop the other files of the batch."""
     started = time.perf_counter()
     backend = resolve_backend(settings.backend)
-    entry = {"worker": _worker_address(), "host": socket.gethostname(), "backend": backend}
-    attempt = Path(settings.staging_root, uuid.uuid4().hex)
+    entry: dict = {"worker": _worker_address(), "host": socket.gethostname(), "backend": backend}
+    if _is_local(settings.output_fs):
+        Path(settings.staging).mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(dir=settings.staging))
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix="warpcrypt-dask-"))
     try:
-        attempt.mkdir(parents=True)
-        # A short name: the library's temporary file adds to it, and the
-        # target's own name may be near the file system's limit.
-        staged = attempt / "output"
-        stats, details = _run_one(settings, task, staged, backend)
-        Path(task.target).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staged, task.target)
-        entry.update(details, status=DONE, error=None, output_size=stats.bytes_out, backend=stats.backend,
-                     cpu_bytes=stats.cpu_bytes, gpu_bytes=stats.gpu_bytes)
+        if _committed_in_this_run(settings.output_fs, task):
+            entry.update(_committed_details(settings, task, scratch, master_key), status=DONE, error=None,
+                         cpu_bytes=0, gpu_bytes=0)
+        else:
+            source = _local_copy(settings.input_fs, task.source, scratch, "input")
+            # A short name: the library's temporary file adds to it, and the
+            # target's own name may be near the file system's limit.
+            staged = scratch / "output"
+            stats, details = _run_one(settings, task, source, staged, master_key, backend)
+            _commit(settings, staged, task.target)
+            entry.update(details, status=DONE, error=None, output_size=stats.bytes_out, backend=stats.backend,
+                         cpu_bytes=stats.cpu_bytes, gpu_bytes=stats.gpu_bytes)
     except (warpcrypt.Error, OSError) as error:
         failed_authentication = isinstance(error, (warpcrypt.InvalidTag, warpcrypt.FormatError))
         entry.update(status=FAILED, error=f"{type(error).__name__}: {error}", output_size=None,
                      authentication="failed" if failed_authentication else None)
     finally:
-        shutil.rmtree(attempt, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
     entry["seconds"] = time.perf_counter() - started
     return entry
 
@@ -134,4 +223,5 @@ def process_file(settings: Settings, task: FileTask) -> dict:
 def process_batch(settings: Settings, tasks: list[FileTask]) -> dict[str, dict]:
     """One Dask task: several small files (or one large one), so the
     scheduler's cost per task is spread over enough bytes."""
-    return {task.identifier: process_file(settings, task) for task in tasks}
+    master_key = held_key(settings.key)
+    return {task.name: process_file(settings, task, master_key) for task in tasks}

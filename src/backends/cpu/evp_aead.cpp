@@ -8,6 +8,7 @@
 
 #include "core/secret_bytes.h"
 #include "backends/cpu/evp_cipher.h"
+#include "core/cpu_budget.h"
 #include "core/thread_pool.h"
 
 namespace warpcrypt::cpu {
@@ -76,7 +77,7 @@ class EvpAead final : public AeadCipher {
   // A single message runs on the calling thread; a batch on the pool, one
   // message per task (EVP's GCM and ChaCha20-Poly1305 are sequential).
   void for_each_message(size_t count, const std::function<void(size_t)> &task) const {
-    const unsigned workers = threads_ == 0 ? ThreadPool::hardware_threads() : threads_;
+    const unsigned workers = threads_ == 0 ? usable_cpus() : threads_;
     ThreadPool::instance().parallel_for(count, workers, task);
   }
 
