@@ -251,7 +251,8 @@ CommandLine::CommandLine()
       "--help-man", [this] { throw PrintText{manual_page()}; }, "the manual page, in roff");
   app_->add_option_function<std::string>(
       "--completion", [this](const std::string &shell) { throw PrintText{completion(shell)}; },
-      "the completions for SHELL: bash, zsh or fish");
+      "the completions for SHELL: bash, zsh or fish")
+      ->type_name("SHELL");
   app_->footer("A command's options: warpcrypt help COMMAND, or warpcrypt COMMAND --help.");
   help_command_ = app_->add_subcommand("help", "a command's options");
   help_command_->add_option("command", help_topic_, "the command");

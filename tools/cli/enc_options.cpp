@@ -28,12 +28,10 @@ void add_enc_options(Command &command, EncOptions &o) {
                        if (o.cipher == nullptr) {
                          throw CliError("unknown cipher '" + name + "' (see 'warpcrypt enc -list')");
                        }
-                       o.no_cipher = false;
                      });
-  command.add_flag("-none", "no cipher: copy the input (with -a, only base64)", [&o] {
-    o.cipher = nullptr;
-    o.no_cipher = true;
-  });
+  // As in openssl 3, a cipher named anywhere on the line wins over -none.
+  command.add_flag("-none", "no cipher, unless one is named: copy the input (with -a, only base64)",
+                   [&o] { o.no_cipher = true; });
   command.add_value_words("-cipher", "cipher",
                           [](const std::string &name) { return wc_cipher_by_name(name.c_str()) != nullptr; });
   command.add_secret_option("-K", "HEX", "raw key, exactly the cipher's length",

@@ -17,7 +17,7 @@ inline constexpr uint64_t kOpensslBufferSize = 8192;
 
 struct EncOptions {
   const wc_cipher *cipher = nullptr;
-  bool no_cipher = false;  // -none: copy, or only base64 with -a
+  bool no_cipher = false;  // -none: without a cipher, copy (or only base64 with -a)
   wc_direction direction = WC_ENCRYPT;
   std::optional<SecretText> key_hex;      // -K
   std::optional<SecretText> iv_hex;       // -iv

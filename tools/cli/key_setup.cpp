@@ -18,7 +18,7 @@ namespace {
 
 [[noreturn]] void unreadable(const std::string &source_name) {
   // openssl's words for the same failure, so scripts that match them work.
-  throw CliError("error reading passphrase from " + source_name + ": it gave no passphrase");
+  throw CliError("error reading passphrase from " + source_name + ": it gave no passphrase", WC_KIND_IO);
 }
 
 // The first line of `fd` without its LF, read a byte at a time so that
@@ -33,7 +33,7 @@ void read_first_line(int fd, const std::string &source_name, Passphrase *out) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int error = errno;
-      throw CliError("cannot read passphrase from " + source_name + ": " + std::strerror(error));
+      throw CliError("cannot read passphrase from " + source_name + ": " + std::strerror(error), WC_KIND_IO);
     }
     if (n == 0 && !any) unreadable(source_name);
     if (n == 0 || c == '\n') return;
@@ -191,7 +191,7 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, int input_fd, c
         if (read_up_to(input_fd, header.data(), header.size(), input_name) != header.size() ||
             std::memcmp(header.data(), kSaltMagic, 8) != 0) {
           throw CliError("bad magic number: input has no 'Salted__' header "
-                         "(not encrypted with a passphrase, or encrypted with -nosalt or -S)",
+                         "(not encrypted with -pass, -k or -kfile, or encrypted with -nosalt or -S)",
                          WC_KIND_AUTH);
         }
         std::memcpy(salt.data(), header.data() + 8, WC_SALT_LEN);

@@ -46,7 +46,7 @@ void read_secret(const SealOptions &o, Secret *secret) {
   }
   if (!o.key_file) {
     // Sealing asks twice, as openssl enc does when it encrypts.
-    ask_passphrase(o.sealing ? "enter the passphrase to seal with:" : "enter the passphrase the file was sealed with:",
+    ask_passphrase(o.sealing ? "enter passphrase to seal with:" : "enter passphrase the file was sealed with:",
                    o.sealing, "use -pass or -keyfile", &secret->passphrase);
     return;
   }
