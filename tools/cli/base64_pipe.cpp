@@ -69,7 +69,7 @@ void Base64Pipe::close_job_end() {
 uint64_t Base64Pipe::finish() {
   close_job_end();
   thread_.join();
-  if (!error_.empty()) throw CliError(error_, static_cast<wc_status_kind>(error_kind_));
+  if (!error_.empty()) throw CliError(error_, error_kind_);
   return text_bytes_;
 }
 

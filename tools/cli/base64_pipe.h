@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "warpcrypt/warpcrypt.h"
+
 namespace warpcrypt::cli {
 
 class Base64Pipe {
@@ -43,7 +45,7 @@ class Base64Pipe {
   int thread_end_ = -1;
   uint64_t text_bytes_ = 0;
   std::string error_;  // set by the thread
-  int error_kind_ = 0;
+  wc_status_kind error_kind_ = WC_KIND_OK;
   std::thread thread_;
 };
 

@@ -21,18 +21,16 @@ void ask_passphrase(const std::string &prompt, bool confirm, const std::string &
   // One byte more than a Passphrase holds, so that a longer one is refused
   // rather than cut short; UI_UTIL_read_pw_string ends it with a NUL.
   std::array<char, Passphrase::kCapacity + 2> typed{};
-  const int result = UI_UTIL_read_pw_string(typed.data(), static_cast<int>(typed.size()), prompt.c_str(),
-                                            confirm ? 1 : 0);
-  std::string problem;
-  if (result != 0) problem = confirm ? "the passphrases differ, or none was read" : "no passphrase was read";
+  const bool read = UI_UTIL_read_pw_string(typed.data(), static_cast<int>(typed.size()), prompt.c_str(),
+                                           confirm ? 1 : 0) == 0;
   try {
-    for (size_t i = 0; problem.empty() && typed[i] != '\0'; ++i) out->push_back(typed[i]);
+    for (size_t i = 0; read && typed[i] != '\0'; ++i) out->push_back(typed[i]);
   } catch (...) {
     wc_memzero(typed.data(), typed.size());
     throw;
   }
   wc_memzero(typed.data(), typed.size());
-  if (!problem.empty()) throw CliError(problem);
+  if (!read) throw CliError(confirm ? "the passphrases differ, or none was read" : "no passphrase was read");
   if (out->empty()) throw CliError("empty passphrase: " + instead);
 }
 
