@@ -38,7 +38,7 @@ void add_seal_options(Command &command, SealOptions &o) {
                      o.sealing ? "a key file instead: exactly the AEAD's key length of random bytes"
                                : "the key file the file was sealed with",
                      [&o](const std::string &path) { o.key_file = path; });
-  command.hide_unknown_arguments_starting_with("-k");
+  command.hide_unknown_arguments_starting_with("-kfile");
   if (o.sealing) {
     command.add_option("-iter", "N", "PBKDF2 iterations for -pass (default 600000)", [&o](const std::string &text) {
       o.iterations = static_cast<uint32_t>(parse_unsigned(text, "-iter", WC_SEAL_MAX_ITERATIONS));
