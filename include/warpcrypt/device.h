@@ -78,6 +78,11 @@ WC_API wc_status wc_device_count(int *count);
 WC_API wc_status wc_device_info_get(wc_device_info *info, int device);
 /* Nonzero when this build contains the CUDA backend. */
 WC_API int wc_built_with_cuda(void);
+/* The CUDA runtime this build runs on and the CUDA version the installed
+ * driver supports, each as 1000 * major + 10 * minor (12040 for 12.4); the
+ * driver's is 0 where there is no driver. A build without CUDA answers
+ * WC_ERR_NO_DEVICE with both 0. */
+WC_API wc_status wc_cuda_versions(int *runtime, int *driver);
 
 /*
  * Device-pointer AEAD: `in`, `out` (out may equal in; any alignment) and

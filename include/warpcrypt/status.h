@@ -68,6 +68,25 @@ WC_API const char *wc_status_name(wc_status status);
 /* The statuses are numbered from WC_OK without gaps: 0 .. wc_status_count() - 1. */
 WC_API size_t wc_status_count(void);
 
+/* What kind of failure a status is, for callers that act on the kind and not
+ * on each status: the CLI's exit codes, a binding's exception classes. */
+typedef WC_ENUM(wc_status_kind) {
+  WC_KIND_OK = 0,
+  WC_KIND_FAILURE,   /* none of the kinds below: out of memory, OpenSSL or a CUDA call failed, cancelled */
+  WC_KIND_USAGE,     /* the caller asked for something invalid: an argument, a cipher or digest name,
+                        a key or IV length, a range, an operation the cipher cannot do */
+  WC_KIND_IO,        /* reading the input or writing the output failed */
+  WC_KIND_AUTH,      /* the data did not decrypt or authenticate: a wrong key or passphrase, or
+                        data that was modified, truncated, or is not in the format at all */
+  WC_KIND_NO_DEVICE  /* the backend or CUDA device asked for is not there */
+} wc_status_kind;
+
+/* The kind of `status`; WC_KIND_FAILURE for a value outside the enum. */
+WC_API wc_status_kind wc_status_kind_of(wc_status status);
+/* The kind's name in lower case: "ok", "failure", "usage", "io", "auth",
+ * "no_device"; NULL for a value outside the enum. */
+WC_API const char *wc_status_kind_name(wc_status_kind kind);
+
 /* Version string, "MAJOR.MINOR.PATCH". */
 WC_API const char *wc_version(void);
 

@@ -36,6 +36,11 @@ extern "C" {
 
 int wc_built_with_cuda(void) { return kCudaBackend.compiled_in ? 1 : 0; }
 
+wc_status wc_cuda_versions(int *runtime, int *driver) {
+  if (runtime == nullptr || driver == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  return kCudaBackend.versions(runtime, driver);
+}
+
 wc_status wc_device_count(int *count) {
   if (count == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *count = kCudaBackend.device_count();

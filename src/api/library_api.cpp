@@ -44,6 +44,18 @@ constexpr const char *status_name(wc_status status) {
   return nullptr;
 }
 
+constexpr const char *kind_name(wc_status_kind kind) {
+  switch (kind) {
+    case WC_KIND_OK: return "ok";
+    case WC_KIND_FAILURE: return "failure";
+    case WC_KIND_USAGE: return "usage";
+    case WC_KIND_IO: return "io";
+    case WC_KIND_AUTH: return "auth";
+    case WC_KIND_NO_DEVICE: return "no_device";
+  }
+  return nullptr;
+}
+
 constexpr const char *backend_name(wc_backend backend) {
   switch (backend) {
     case WC_BACKEND_AUTO: return "auto";
@@ -73,6 +85,9 @@ const char *wc_status_string(wc_status status) { return warpcrypt::status_text(s
 
 const char *wc_status_name(wc_status status) { return status_name(status); }
 size_t wc_status_count(void) { return kStatusCount; }
+
+wc_status_kind wc_status_kind_of(wc_status status) { return warpcrypt::status_kind(status); }
+const char *wc_status_kind_name(wc_status_kind kind) { return kind_name(kind); }
 
 const char *wc_version(void) {
   return WC_STRINGIFY(WARPCRYPT_VERSION_MAJOR) "." WC_STRINGIFY(WARPCRYPT_VERSION_MINOR) "." WC_STRINGIFY(

@@ -54,6 +54,8 @@ struct CudaBackend {
   // properties of one, given a valid ordinal.
   int (*device_count)();
   wc_status (*device_info)(wc_device_info *info, int device);
+  // The runtime's and the driver's CUDA versions (wc_cuda_versions).
+  wc_status (*versions)(int *runtime, int *driver);
   // `count` lanes on `device`, each a stream with pinned and device buffers
   // of `capacity`; WC_ERR_NO_DEVICE without a usable device.
   wc_status (*make_lanes)(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count,

@@ -29,4 +29,34 @@ const char *status_text(wc_status status) {
   return "unknown status";
 }
 
+wc_status_kind status_kind(wc_status status) {
+  switch (status) {
+    case WC_OK: return WC_KIND_OK;
+    case WC_ERR_INVALID_ARGUMENT:
+    case WC_ERR_UNKNOWN_CIPHER:
+    case WC_ERR_KEY_LEN:
+    case WC_ERR_IV_LEN:
+    case WC_ERR_NOT_BLOCK_ALIGNED:
+    case WC_ERR_OUTPUT_TOO_SMALL:
+    case WC_ERR_RANGE:
+    case WC_ERR_UNSUPPORTED:
+    case WC_ERR_CONTEXT_STATE:
+    case WC_ERR_DIGEST: return WC_KIND_USAGE;
+    case WC_ERR_IO: return WC_KIND_IO;
+    // A bad decrypt is what openssl enc reports for a wrong passphrase; a
+    // damaged header is the same answer to the reader: this data, with this
+    // secret, does not open.
+    case WC_ERR_BAD_DECRYPT:
+    case WC_ERR_AUTH:
+    case WC_ERR_FORMAT: return WC_KIND_AUTH;
+    case WC_ERR_NO_DEVICE:
+    case WC_ERR_BACKEND_UNAVAILABLE: return WC_KIND_NO_DEVICE;
+    case WC_ERR_OUT_OF_MEMORY:
+    case WC_ERR_CRYPTO_LIBRARY:
+    case WC_ERR_DEVICE:
+    case WC_ERR_CANCELLED: return WC_KIND_FAILURE;
+  }
+  return WC_KIND_FAILURE;
+}
+
 }  // namespace warpcrypt

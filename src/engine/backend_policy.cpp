@@ -125,6 +125,9 @@ wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uin
 wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, const KeyMaterial &key) {
   const bool parallel = is_parallel(cipher, direction);
+  // Auto and the CPU may never build lanes; the device list is checked all
+  // the same.
+  if (const wc_status status = engine::check_devices(options, options.backend); status != WC_OK) return status;
   engine::EngineShape shape;
   switch (options.backend) {
     case WC_BACKEND_CPU:

@@ -19,11 +19,36 @@ bool uses_gpu_lanes(wc_backend backend) { return backend != WC_BACKEND_CPU; }
 
 }  // namespace
 
+wc_status check_devices(const wc_options &options, wc_backend backend, JobMonitor *monitor) {
+  auto refuse = [monitor](const char *sentence) {
+    if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_NO_DEVICE, sentence);
+    return WC_ERR_NO_DEVICE;
+  };
+  const int count = kCudaBackend.device_count();
+  for (size_t i = 0; options.devices != nullptr && i < options.device_count; ++i) {
+    if (options.devices[i] < 0 || options.devices[i] >= count) {
+      return refuse(count == 0 ? "the device list names a CUDA device, and there is none; run on the CPU with "
+                                 "backend cpu and no device list"
+                               : "the device list names a CUDA device that does not exist; list the devices, or "
+                                 "run on the CPU with backend cpu and no device list");
+    }
+  }
+  if ((backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID) && count == 0) {
+    return refuse(kCudaBackend.compiled_in
+                      ? "the gpu and hybrid backends need a CUDA device, and none is usable; run on the CPU with "
+                        "backend cpu or auto"
+                      : "the gpu and hybrid backends need CUDA, and this build has none; run on the CPU with "
+                        "backend cpu or auto");
+  }
+  return WC_OK;
+}
+
 wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor) {
   auto refuse = [monitor](const char *rule) {
     if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_INVALID_ARGUMENT, rule);
     return WC_ERR_INVALID_ARGUMENT;
   };
+  if (const wc_status status = check_devices(options, backend, monitor); status != WC_OK) return status;
   shape->backend = backend;
   // On the H100 host, enc -aes-256-ctr on a page-cached 4 GiB file ran at
   // 26 GB/s with 1 MiB CPU chunks and 16 GB/s with 8 MiB ones.
@@ -55,15 +80,14 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
                           wc_direction direction, const KeyMaterial &key, size_t capacity) {
   auto set = std::make_unique<LaneSet>();
   if (uses_gpu_lanes(shape.backend)) {
-    if (shape.devices.empty() && shape.backend != WC_BACKEND_HYBRID) return WC_ERR_NO_DEVICE;
+    if (shape.devices.empty()) return WC_ERR_NO_DEVICE;
     for (int device : shape.devices) {
       const wc_status status =
           kCudaBackend.make_lanes(&set->lanes_, device, shape.streams, cipher, direction, key, capacity);
       if (status == WC_OK) continue;
-      // Hybrid runs on the CPU alone where the GPU cannot help; a bad device
-      // ordinal or a failing device is still an error.
-      const bool gpu_unsuited = status == WC_ERR_NO_DEVICE || status == WC_ERR_BACKEND_UNAVAILABLE;
-      if (shape.backend != WC_BACKEND_HYBRID || !gpu_unsuited) return status;
+      // Hybrid runs on the CPU alone for a mode the GPU does not run; a
+      // device that is missing or failing is an error.
+      if (shape.backend != WC_BACKEND_HYBRID || status != WC_ERR_BACKEND_UNAVAILABLE) return status;
       set->lanes_.clear();
       break;
     }

@@ -23,16 +23,23 @@ struct EngineShape {
 // Checks the engine fields of `options` (chunk size, streams, device list)
 // and applies the defaults. `backend` is the backend to build for, auto
 // already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT,
-// and fails `monitor`'s job, where given, with the rule in words.
+// and fails `monitor`'s job, where given, with the rule in words; a device
+// that is not there is WC_ERR_NO_DEVICE (check_devices).
 wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend,
                         JobMonitor *monitor = nullptr);
+
+// Nothing falls back to the CPU in silence: a device list that names a
+// device this machine lacks, and the gpu or hybrid backend without a device,
+// are WC_ERR_NO_DEVICE, with a sentence that says how to run on the CPU.
+// `backend` as for resolve_shape.
+wc_status check_devices(const wc_options &options, wc_backend backend, JobMonitor *monitor = nullptr);
 
 class LaneSet {
  public:
   // Builds the lanes, each with `capacity` bytes of staging: cpu_lanes CPU
   // lanes for cpu and hybrid, `streams` GPU lanes per device entry for gpu
-  // and hybrid. Hybrid falls back to CPU lanes alone for modes the
-  // GPU does not run, or without a device.
+  // and hybrid. Hybrid runs CPU lanes alone for modes the GPU does not
+  // run; a device that fails is an error.
   static wc_status create(std::unique_ptr<LaneSet> *out, const EngineShape &shape, const wc_cipher &cipher,
                           wc_direction direction, const KeyMaterial &key, size_t capacity);
 

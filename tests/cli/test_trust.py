@@ -68,7 +68,7 @@ def test_truncation_at_a_chunk_boundary_is_refused_on_every_input_path(run_cli, 
         with forged.open("rb") as stdin:
             result = subprocess.run([str(run_cli.argv0[0]), "open", "-kfile", str(key)], stdin=stdin,
                                     capture_output=True, cwd=workdir, timeout=60)
-        assert result.returncode == 1 and result.stdout == b"", result
+        assert result.returncode == 4 and result.stdout == b"", result
         assert b"truncated sealed file" in result.stderr
     elif how == "pipe":
         # To a file, so that nothing is released; standard output would get
@@ -226,7 +226,7 @@ def test_a_huge_chunk_size_in_a_tiny_file_does_not_allocate_it(warpcrypt_binary,
     probe = subprocess.run(["python3", "-c", script, str(warpcrypt_binary), str(forged), via], cwd=workdir,
                            capture_output=True, text=True, timeout=60)
     code, peak_kib = map(int, probe.stdout.split())
-    assert code == 1, probe
+    assert code == 4, probe
     assert peak_kib < 256 * 1024, f"open peaked at {peak_kib / 1024:.0f} MiB for a 164-byte file"
 
 
@@ -336,7 +336,7 @@ def test_a_file_the_caller_may_not_write_is_not_replaced(run_cli, workdir, expec
     before = target.stat()
     result = subprocess.run([str(run_cli.argv0[0]), *CTR, "-in", "p", "-out", "target"], cwd=shared,
                             preexec_fn=as_nobody, capture_output=True, timeout=60)
-    assert result.returncode == 1 and b"Permission denied" in result.stderr, result
+    assert result.returncode == 3 and b"Permission denied" in result.stderr, result
     after = target.stat()
     assert (after.st_ino, after.st_uid, after.st_mode) == (before.st_ino, before.st_uid, before.st_mode)
     assert target.read_bytes() == b"keep me"
@@ -396,7 +396,7 @@ def test_a_file_size_limit_leaves_no_temporary_file(run_cli, workdir):
 
     result = subprocess.run([str(run_cli.argv0[0]), *CTR, "-in", "p", "-out", "o"], cwd=workdir,
                             preexec_fn=limit_file_size, capture_output=True, timeout=60)
-    assert result.returncode == 1, result
+    assert result.returncode == 3, result
     assert b"File too large" in result.stderr
     assert sorted(p.name for p in workdir.iterdir()) == ["p"]
 

@@ -201,6 +201,9 @@ class Tool:
             pass_fds=tuple(pass_fds),
             cwd=cwd,
             timeout=TIMEOUT_S,
+            # No controlling terminal, wherever the tests run: a command
+            # given no key asks on /dev/tty, and must fail here instead.
+            start_new_session=True,
         )
         return Run(argv, proc.returncode, proc.stdout, proc.stderr)
 

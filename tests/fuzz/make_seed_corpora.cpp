@@ -86,6 +86,13 @@ const std::vector<ArgumentSeed> kCliArgumentSeeds = {
       "7", "-decrypt", "--resident", "device", "--memory", "pageable", "--json"}},
     // CLI11's spellings beside openssl's: two dashes, attached values.
     {"two-dash-forms", {"enc", "--in=plain", "--pass", "pass:x", "--K=00", "--cipher=aes-128-ctr", "--nopad", "-h"}},
+    {"openssl-enc-flags",
+     {"enc", "-aes-128-cbc", "-a", "-A", "-base64", "-k", "pw", "-kfile", "kf", "-bufsize", "4k", "-debug", "-none",
+      "-in", "-", "-out", "-", "--json"}},
+    {"refused-openssl-flags", {"enc", "-engine", "e", "-provider", "legacy", "-z"}},
+    {"seal-terminal-flags", {"seal", "-keyfile", "key", "-f", "--progress", "--json", "-q"}},
+    {"manual-page", {"--help-man"}},
+    {"completion", {"--completion", "zsh"}},
     {"devices", {"devices", "-help"}},
     {"help-command", {"help", "enc"}},
     {"version", {"--version"}},

@@ -1,5 +1,6 @@
 // Fuzzes the -pass source parser, read_passphrase(), on the input's first
-// NUL-terminated string; the rest of the input is what the source holds. A
+// NUL-terminated string; the rest of the input is what the source holds; and
+// enc's -kfile reader, read_kfile(), on the same file for a file: source. A
 // bad source must end in CliError, nothing else. No source may read a real
 // file or wait for the terminal, so before the call:
 //  - file:NAME names a file of a scratch directory, where "passphrase" holds
@@ -133,6 +134,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     warpcrypt::cli::read_passphrase(*confined, &passphrase);
   } catch (const warpcrypt::cli::CliError &) {
     // A bad source, reported in one line: what the parser must do.
+  }
+  if (starts_with(*confined, kFilePrefix)) {
+    try {
+      warpcrypt::cli::Passphrase passphrase;
+      warpcrypt::cli::read_kfile(confined->substr(sizeof kFilePrefix - 1), &passphrase);
+    } catch (const warpcrypt::cli::CliError &) {
+    }
   }
   return 0;
 }

@@ -119,8 +119,8 @@ std::string engine_case_name(const ::testing::TestParamInfo<EngineCase> &info) {
 class EngineJobTest : public ::testing::TestWithParam<EngineCase> {};
 
 // Sizes around chunk boundaries (a pipe's chunk also carries 16 bytes over),
-// one and several threads, padding on and off, the cpu and hybrid backends
-// (hybrid is the CPU alone here, with or without a device for the mode).
+// one and several threads, padding on and off, the cpu backend and, where a
+// device is present, hybrid (the CPU alone for a mode the GPU does not run).
 TEST_P(EngineJobTest, EqualsOneShotAtChunkBoundaries) {
   const EngineCase &c = GetParam();
   const wc_cipher *cipher = lookup(c.spec.name);
@@ -129,9 +129,13 @@ TEST_P(EngineJobTest, EqualsOneShotAtChunkBoundaries) {
   const Bytes iv = rng.bytes(c.spec.iv_len);
   const std::vector<size_t> sizes = {0, 1, 15, 16, 17, kChunk - 1, kChunk, kChunk + 1, kChunk + 16,
                                      kChunk + 17, 2 * kChunk, 7 * kChunk + 17};
+  int devices = 0;
+  ASSERT_EQ(wc_device_count(&devices), WC_OK);
+  const std::vector<wc_backend> backends =
+      devices != 0 ? std::vector<wc_backend>{WC_BACKEND_CPU, WC_BACKEND_HYBRID} : std::vector<wc_backend>{WC_BACKEND_CPU};
   for (bool padding : c.spec.padded ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
     for (unsigned threads : {1u, 3u}) {
-      for (wc_backend backend : {WC_BACKEND_CPU, WC_BACKEND_HYBRID}) {
+      for (wc_backend backend : backends) {
         const wc_cipher *run_cipher = with_padding(cipher, padding);
         wc_options options = make_options(threads, backend);
         options.chunk_bytes = kChunk;
@@ -378,6 +382,38 @@ TEST(EngineOptions, GpuBackendWithoutADeviceIsAnError) {
   const JobResult result = run_job(Io::file, WC_ENCRYPT, k.cipher, k.key, k.iv, in,
                                    make_options(0, WC_BACKEND_GPU));
   EXPECT_EQ(result.status, WC_ERR_NO_DEVICE);
+}
+
+// No silent fallback: hybrid without a device, and a device list that names
+// one the machine lacks (with any backend), fail with a sentence that says
+// how to run on the CPU, from jobs and from streaming contexts alike.
+TEST(EngineOptions, AMissingDeviceIsAnErrorNeverTheCpu) {
+  int devices = 0;
+  ASSERT_EQ(wc_device_count(&devices), WC_OK);
+  const Keyed k;
+  const Bytes in(100, 1);
+  const int missing[] = {devices};
+  std::vector<wc_options> refused;
+  for (wc_backend backend : {WC_BACKEND_AUTO, WC_BACKEND_CPU, WC_BACKEND_GPU, WC_BACKEND_HYBRID}) {
+    wc_options options = make_options(0, backend);
+    options.devices = missing;
+    options.device_count = 1;
+    refused.push_back(options);
+  }
+  if (devices == 0) refused.push_back(make_options(0, WC_BACKEND_HYBRID));
+  for (const wc_options &options : refused) {
+    SCOPED_TRACE(std::string("backend ") + wc_backend_name(options.backend));
+    const JobResult result = run_job(Io::file, WC_ENCRYPT, k.cipher, k.key, k.iv, in, options);
+    EXPECT_EQ(result.status, WC_ERR_NO_DEVICE);
+    EXPECT_NE(std::string(result.job.message).find("run on the CPU with backend cpu"), std::string::npos)
+        << result.job.message;
+    wc_ctx *ctx = nullptr;
+    EXPECT_EQ(wc_ctx_new(&ctx, &options, k.cipher, WC_ENCRYPT, k.key.data(), k.key.size(), k.iv.data(),
+                                k.iv.size()),
+              WC_ERR_NO_DEVICE);
+    wc_ctx_free(ctx);
+  }
+  EXPECT_EQ(wc_status_kind_of(WC_ERR_NO_DEVICE), WC_KIND_NO_DEVICE);
 }
 
 }  // namespace

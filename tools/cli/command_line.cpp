@@ -1,6 +1,7 @@
 #include "command_line.h"
 
 #include <CLI/CLI.hpp>
+#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <charconv>
@@ -36,6 +37,27 @@ std::string fold(const std::string &text, size_t width) {
     line += word.size();
   }
   return folded;
+}
+
+// What --help-man and --completion print, thrown from their options' functions
+// as CLI11 throws its help.
+struct PrintText {
+  std::string text;
+};
+
+// `warpcrypt --version`: this program's and the library's version, the
+// OpenSSL it runs on, and CUDA's runtime and driver where it is built in.
+std::string version_text() {
+  std::string text = std::string("warpcrypt ") + wc_version() + "\nOpenSSL: " + OpenSSL_version(OPENSSL_VERSION);
+  int runtime = 0;
+  int driver = 0;
+  auto dotted = [](int version) { return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10); };
+  if (wc_cuda_versions(&runtime, &driver) != WC_OK) {
+    text += "\nCUDA: not built";
+  } else {
+    text += "\nCUDA: runtime " + dotted(runtime) + ", driver " + (driver != 0 ? dotted(driver) : "none");
+  }
+  return text;
 }
 
 }  // namespace
@@ -110,7 +132,11 @@ Command::Command(CLI::App *app, HelpFormatter *formatter, std::vector<SecretText
   const std::string help_spellings = "-h,-help,--help";
   CLI::Option *help = app_->set_help_flag(declare(help_spellings, false, false), "print this help");
   formatter_->show_as(help, shown_spellings(help_spellings));
+  documented_.push_back({split_spellings(help_spellings), "", "print this help"});
 }
+
+std::string Command::name() const { return app_->get_name(); }
+std::string Command::description() const { return app_->get_description(); }
 
 std::string Command::declare(const std::string &spellings, bool takes_value, bool secret) {
   std::vector<std::string> parser_names;
@@ -147,6 +173,7 @@ void Command::add_option(const std::string &spellings, const std::string &value_
       description);
   configure(option->type_name(value_name));
   formatter_->show_as(option, shown_spellings(spellings));
+  documented_.push_back({split_spellings(spellings), value_name, description});
 }
 
 void Command::add_secret_option(const std::string &spellings, const std::string &value_name,
@@ -160,12 +187,14 @@ void Command::add_secret_option(const std::string &spellings, const std::string 
       description);
   configure(option->type_name(value_name));
   formatter_->show_as(option, shown_spellings(spellings));
+  documented_.push_back({split_spellings(spellings), value_name, description});
 }
 
 void Command::add_flag(const std::string &spellings, const std::string &description, std::function<void()> on_flag) {
   CLI::Option *option = app_->add_flag_callback(declare(spellings, false, false), std::move(on_flag), description);
   configure(option);
   formatter_->show_as(option, shown_spellings(spellings));
+  documented_.push_back({split_spellings(spellings), "", description});
 }
 
 void Command::add_value_words(const std::string &spelling, const std::string &noun,
@@ -173,6 +202,18 @@ void Command::add_value_words(const std::string &spelling, const std::string &no
   value_word_option_ = words_.at(spelling).parser_name;
   names_value_ = std::move(names_value);
   unknown_noun_ = "option or " + noun;
+}
+
+void Command::refuse(const std::string &spellings, bool takes_value, const std::string &reason) {
+  for (const std::string &spelling : split_spellings(spellings)) {
+    const std::string message = spelling + " is not supported: " + reason;
+    CLI::Option *option =
+        takes_value ? app_->add_option(declare(spelling, true, false),
+                                       [message](const CLI::results_t &) -> bool { throw CliError(message); })
+                    : app_->add_flag_callback(declare(spelling, false, false), [message] { throw CliError(message); });
+    configure(option);
+    option->group("");
+  }
 }
 
 void Command::set_footer(const std::string &text) { app_->footer(text); }
@@ -205,7 +246,13 @@ CommandLine::CommandLine()
   app_->allow_extras();
   app_->require_subcommand(0, 1);
   formatter_->show_as(app_->set_help_flag("-h,--help", "this text"), "-h, --help");
-  app_->set_version_flag("--version", std::string("warpcrypt ") + wc_version(), "the library's version");
+  app_->set_version_flag("--version", version_text, "the versions of warpcrypt, OpenSSL and CUDA");
+  app_->add_flag_callback(
+      "--help-man", [this] { throw PrintText{manual_page()}; }, "the manual page, in roff");
+  app_->add_option_function<std::string>(
+      "--completion", [this](const std::string &shell) { throw PrintText{completion(shell)}; },
+      "the completions for SHELL: bash, zsh or fish")
+      ->type_name("SHELL");
   app_->footer("A command's options: warpcrypt help COMMAND, or warpcrypt COMMAND --help.");
   help_command_ = app_->add_subcommand("help", "a command's options");
   help_command_->add_option("command", help_topic_, "the command");
@@ -305,6 +352,8 @@ Invocation CommandLine::parse(const std::vector<std::string> &args) {
   } catch (const CLI::CallForVersion &version) {
     reject_unknown_arguments();
     return {nullptr, std::string(version.what()) + "\n", 0};
+  } catch (const PrintText &page) {
+    return {nullptr, page.text, 0};
   } catch (const CLI::ParseError &error) {
     // Not expected: the translation has already refused every option of
     // the wrong shape, and the commands' functions read every value. The
@@ -314,7 +363,7 @@ Invocation CommandLine::parse(const std::vector<std::string> &args) {
   reject_unknown_arguments();
   if (help_command_->parsed()) return {nullptr, help_for(help_topic_), 0};
   const std::vector<CLI::App *> chosen = app_->get_subcommands();
-  if (chosen.empty()) return {nullptr, app_->help(), 1};
+  if (chosen.empty()) return {nullptr, app_->help(), exit_status(WC_KIND_USAGE)};
   return {find(chosen.front()->get_name()), "", 0};
 }
 

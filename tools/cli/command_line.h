@@ -66,8 +66,15 @@ class Command {
   // An unknown argument that starts with `prefix` is reported by the prefix
   // alone, as one starting with a secret option's spelling is.
   void hide_unknown_arguments_starting_with(const std::string &prefix) { hidden_prefixes_.push_back(prefix); }
+  // Options another tool has (openssl's -engine) that this command does not
+  // take on purpose: each is refused with one line that gives `reason`, not
+  // reported as unknown. The help leaves them out.
+  void refuse(const std::string &spellings, bool takes_value, const std::string &reason);
   // Text the help prints after the options.
   void set_footer(const std::string &text);
+  // The command's name and one-line description.
+  std::string name() const;
+  std::string description() const;
 
   // What runs the command once its arguments are parsed; returns the exit
   // status.
@@ -76,6 +83,13 @@ class Command {
 
  private:
   friend class CommandLine;
+
+  // An option as the help, the manual page and the completions show it.
+  struct Documented {
+    std::vector<std::string> spellings;  // as declared: -in, --offset
+    std::string value_name;              // empty for a flag
+    std::string description;
+  };
 
   // A declared spelling, as the translation reads it.
   struct Word {
@@ -102,12 +116,14 @@ class Command {
   std::string value_word_option_;  // empty: no value words
   std::function<bool(const std::string &)> names_value_;
   std::string unknown_noun_ = "option";
+  std::vector<Documented> documented_;  // in the order declared
   std::function<int()> run_;
 };
 
 // What a command line asks for: the command to run or, where `command` is
 // null, `text` to print on standard output and the exit status (help, the
-// version, or the list of commands when none is named).
+// version, the manual page, completions, or the list of commands when none
+// is named).
 struct Invocation {
   const Command *command = nullptr;
   std::string text;
@@ -127,6 +143,13 @@ class CommandLine {
   // first), running each option's function. Anything it cannot take is a
   // CliError of one line. `warpcrypt help enc` is `warpcrypt enc --help`.
   Invocation parse(const std::vector<std::string> &args);
+
+  // Reference pages made from the commands as declared, so that no page
+  // says other than the parser does (reference_pages.cpp): the manual page
+  // in roff (`warpcrypt --help-man`), and the completions for bash, zsh or
+  // fish (`warpcrypt --completion SHELL`).
+  std::string manual_page() const;
+  std::string completion(const std::string &shell) const;
 
  private:
   // The arguments after `command`'s name, as CLI11 is to read them (see

@@ -3,16 +3,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base64_pipe.h"
 #include "cli_error.h"
 #include "command_line.h"
 #include "commands.h"
 #include "enc_options.h"
 #include "file_io.h"
+#include "json_report.h"
 #include "key_setup.h"
 #include "progress.h"
 
@@ -21,6 +25,8 @@ namespace {
 
 // Random-access decryption reads and decrypts at most this much at a time.
 constexpr uint64_t kRangePiece = uint64_t{64} << 20;
+// -none copies this much at a time.
+constexpr size_t kCopyPiece = size_t{1} << 20;
 
 // Printed after success only, so a failing run keeps to its one error line.
 void warn_about_legacy_kdf(const EncOptions &options, const KeyMaterialBytes &material) {
@@ -66,13 +72,14 @@ void decrypt_range(const EncOptions &options, const wc_options &lib_options, con
     const uint64_t want = std::min(kRangePiece, end - at);
     uint64_t window_offset = 0;
     uint64_t window_len = 0;
-    check(wc_range_window(options.cipher, &window_offset, &window_len, ciphertext_len, at, want),
-          "bad range");
+    check(wc_range_window(options.cipher, &window_offset, &window_len, ciphertext_len, at, want), "bad range");
     if (window_len == 0) break;  // past the end of the ciphertext
     window.resize(window_len);
     const ssize_t got = pread(input.fd(), window.data(), window_len, static_cast<off_t>(header + window_offset));
     if (got < 0) throw_system_error("cannot read input", input.display_name());
-    if (static_cast<uint64_t>(got) != window_len) throw CliError("input changed size while it was read");
+    if (static_cast<uint64_t>(got) != window_len) {
+      throw CliError("input changed size while it was read", WC_KIND_IO);
+    }
     plain.resize(want);
     size_t produced = 0;
     check(wc_decrypt_range(&lib_options, options.cipher, plain.data(), plain.size(), &produced, material.key.data(),
@@ -87,18 +94,72 @@ void decrypt_range(const EncOptions &options, const wc_options &lib_options, con
   output.commit();
 }
 
+bool writes_stdout(const std::optional<std::string> &path) { return !path || *path == "-"; }
+
+// openssl's -v lines, on stderr.
+void print_byte_counts(uint64_t read, uint64_t written) {
+  std::fprintf(stderr, "bytes read   : %8llu\nbytes written: %8llu\n", static_cast<unsigned long long>(read),
+               static_cast<unsigned long long>(written));
+}
+
+// -none, or -a with no cipher: the input copied, through base64 with -a.
+int copy_through(const EncOptions &options, InputFile &input) {
+  OutputFile output(options.out_path, input);
+  std::optional<Base64Pipe> armor;
+  if (options.base64) {
+    armor.emplace(options.direction == WC_ENCRYPT ? Base64Pipe::Direction::encode : Base64Pipe::Direction::decode,
+                  options.direction == WC_ENCRYPT ? output.fd() : input.fd(), options.base64_one_line,
+                  options.direction == WC_ENCRYPT ? output.display_name() : input.display_name());
+  }
+  const int source = armor && options.direction == WC_DECRYPT ? armor->fd() : input.fd();
+  const int sink = armor && options.direction == WC_ENCRYPT ? armor->fd() : output.fd();
+  wc_job job;
+  wc_job_init(&job);
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<uint8_t> buffer(kCopyPiece);
+  for (size_t got; (got = read_up_to(source, buffer.data(), buffer.size(), input.display_name())) != 0;) {
+    write_all(sink, buffer.data(), got, output.display_name());
+    job.bytes_in += got;
+    if (got < buffer.size()) break;
+  }
+  const uint64_t text = armor ? armor->finish() : job.bytes_in;
+  output.commit();
+  job.bytes_out = job.bytes_in;
+  job.cpu_bytes = job.bytes_in;
+  job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const uint64_t read = options.base64 && options.direction == WC_DECRYPT ? text : job.bytes_in;
+  const uint64_t written = options.base64 && options.direction == WC_ENCRYPT ? text : job.bytes_in;
+  if (options.verbose) print_byte_counts(read, written);
+  if (options.json) print_json_result("enc", read, written, job);
+  return 0;
+}
+
 int run_enc(EncOptions options) {
   if (options.list_ciphers) {
     list_ciphers();
     return 0;
   }
-  if (options.cipher == nullptr) throw CliError("no cipher given: use -<cipher> or -c <cipher> (see -list)");
+  if (options.cipher == nullptr && !options.no_cipher && !options.base64) {
+    throw CliError("no cipher given: use -<cipher> or -c <cipher> (see -list), or -none to copy the input");
+  }
+  check_json_output(options.json, writes_stdout(options.out_path));
   // -nopad runs the cipher's unpadded twin, wherever it stood on the line.
-  if (!options.padding) options.cipher = wc_cipher_unpadded(options.cipher);
+  if (!options.padding && options.cipher != nullptr) options.cipher = wc_cipher_unpadded(options.cipher);
+  if (options.verbose) std::fprintf(stderr, "bufsize=%llu\n", static_cast<unsigned long long>(options.bufsize));
 
   // Open the input first: an unreadable input must not leave an output file.
   InputFile input(options.in_path);
-  const KeyMaterialBytes material = resolve_key_material(options, input);
+  if (options.cipher == nullptr) return copy_through(options, input);
+  const bool encrypting = options.direction == WC_ENCRYPT;
+  std::optional<Base64Pipe> decoder;
+  if (options.base64 && !encrypting) {
+    if (options.range_offset || options.range_length) {
+      throw CliError("--offset and --length read binary ciphertext: decode the base64 (-a) first");
+    }
+    decoder.emplace(Base64Pipe::Direction::decode, input.fd(), options.base64_one_line, input.display_name());
+  }
+  const int source = decoder ? decoder->fd() : input.fd();
+  const KeyMaterialBytes material = resolve_key_material(options, source, input.display_name());
   if (options.key_print != KeyPrint::none) print_key_material(options, material);
   if (options.key_print == KeyPrint::print_and_exit) {
     warn_about_legacy_kdf(options, material);
@@ -118,37 +179,52 @@ int run_enc(EncOptions options) {
   }
 
   OutputFile output(options.out_path, input);
+  std::optional<Base64Pipe> encoder;
+  if (options.base64 && encrypting) {
+    encoder.emplace(Base64Pipe::Direction::encode, output.fd(), options.base64_one_line, output.display_name());
+  }
+  const int sink = encoder ? encoder->fd() : output.fd();
+  size_t header_bytes_written = 0;
   if (material.write_salt_header) {
-    output.write(reinterpret_cast<const uint8_t *>(kSaltMagic), 8);
-    output.write(material.salt->data(), material.salt->size());
+    write_all(sink, reinterpret_cast<const uint8_t *>(kSaltMagic), 8, output.display_name());
+    write_all(sink, material.salt->data(), material.salt->size(), output.display_name());
+    header_bytes_written = 8 + material.salt->size();
   }
 
   wc_job job;
   wc_job_init(&job);
-  ProgressBar progress(!options.quiet && (options.progress || isatty(STDERR_FILENO)));
+  ProgressBar progress(progress_wanted(options.progress, options.quiet),
+                       std::string(wc_cipher_name(options.cipher)) + (encrypting ? " enc" : " dec"));
   progress.attach(&job);
-  const auto run = options.direction == WC_ENCRYPT ? wc_encrypt_fd : wc_decrypt_fd;
-  const wc_status status = run(&lib_options, options.cipher, &job, output.fd(), input.fd(), material.key.data(),
+  const auto run = encrypting ? wc_encrypt_fd : wc_decrypt_fd;
+  const wc_status status = run(&lib_options, options.cipher, &job, sink, source, material.key.data(),
                                wc_cipher_key_len(options.cipher), material.iv.data(), wc_cipher_iv_len(options.cipher));
   progress.finish();
+  // The text's own failure (not base64) explains a failed decryption best.
+  const uint64_t text_bytes = decoder ? decoder->finish() : encoder ? encoder->finish() : 0;
   if (status != WC_OK) {
-    const bool startup = status == WC_ERR_NO_DEVICE || status == WC_ERR_BACKEND_UNAVAILABLE;
+    const bool startup = wc_status_kind_of(status) == WC_KIND_NO_DEVICE;
     const std::string what = startup ? std::string("cannot run ") + wc_cipher_name(options.cipher) + " " +
                                            direction_word(options.direction) + " on backend " +
                                            wc_backend_name(options.backend)
-                             : options.direction == WC_ENCRYPT ? "encryption failed"
-                                                               : "decryption failed";
-    throw CliError(what + ": " + job.message);
+                             : encrypting ? "encryption failed"
+                                          : "decryption failed";
+    throw CliError(what + ": " + job.message, wc_status_kind_of(status));
   }
   output.commit();
   warn_about_legacy_kdf(options, material);
 
+  const uint64_t read = decoder ? text_bytes : job.bytes_in + material.header_bytes_read;
+  const uint64_t written = encoder ? text_bytes : job.bytes_out + header_bytes_written;
+  if (options.verbose) print_byte_counts(read, written);
   if (options.verbose || options.stats) {
-    job.bytes_in += material.header_bytes_read;
-    if (material.write_salt_header) job.bytes_out += 8 + material.salt->size();
+    wc_job counted = job;
+    counted.bytes_in = read;
+    counted.bytes_out = written;
     const std::string what = std::string(wc_cipher_name(options.cipher)) + " " + direction_word(options.direction);
-    print_job_stats(what.c_str(), job);
+    print_job_stats(what.c_str(), counted);
   }
+  if (options.json) print_json_result("enc", read, written, job);
   return 0;
 }
 
@@ -160,7 +236,7 @@ void add_enc_command(CommandLine &command_line) {
   auto options = std::make_shared<EncOptions>();
   Command &command = command_line.add_command("enc", "encrypt or decrypt, a drop-in for `openssl enc`");
   add_enc_options(command, *options);
-  command.set_run([options] { return run_enc(*options); });
+  command.set_run([options] { return run_reporting("enc", options->json, [&] { return run_enc(*options); }); });
 }
 
 }  // namespace warpcrypt::cli

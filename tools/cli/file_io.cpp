@@ -34,9 +34,41 @@ void install_cleanup_signal_handlers() {
   std::signal(SIGXFSZ, SIG_IGN);
 }
 
+namespace {
+
+bool names_a_file(const std::optional<std::string> &path) { return path && *path != "-"; }
+
+}  // namespace
+
+size_t read_up_to(int fd, uint8_t *buf, size_t len, const std::string &name) {
+  size_t done = 0;
+  while (done < len) {
+    const ssize_t n = read(fd, buf + done, len - done);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_system_error("cannot read input", name);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
+void write_all(int fd, const uint8_t *data, size_t len, const std::string &name) {
+  while (len > 0) {
+    const ssize_t n = ::write(fd, data, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_system_error("cannot write output", name);
+    }
+    data += n;
+    len -= static_cast<size_t>(n);
+  }
+}
+
 InputFile::InputFile(const std::optional<std::string> &path)
-    : fd_(STDIN_FILENO), owned_(false), name_(path.value_or("(stdin)")) {
-  if (path) {
+    : fd_(STDIN_FILENO), owned_(false), name_(names_a_file(path) ? *path : "(stdin)") {
+  if (names_a_file(path)) {
     fd_ = open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd_ < 0) throw_system_error("cannot open input", *path);
     owned_ = true;
@@ -52,23 +84,11 @@ InputFile::~InputFile() {
   if (owned_) close(fd_);
 }
 
-size_t InputFile::read_up_to(uint8_t *buf, size_t len) {
-  size_t done = 0;
-  while (done < len) {
-    const ssize_t n = read(fd_, buf + done, len - done);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_system_error("cannot read input", name_);
-    }
-    done += static_cast<size_t>(n);
-  }
-  return done;
-}
+size_t InputFile::read_up_to(uint8_t *buf, size_t len) { return cli::read_up_to(fd_, buf, len, name_); }
 
 OutputFile::OutputFile(const std::optional<std::string> &path, const InputFile &input)
-    : target_(path.value_or("(stdout)")) {
-  if (!path) {
+    : target_(names_a_file(path) ? *path : "(stdout)") {
+  if (!names_a_file(path)) {
     fd_ = STDOUT_FILENO;
     return;
   }
@@ -78,7 +98,9 @@ OutputFile::OutputFile(const std::optional<std::string> &path, const InputFile &
   if (status == WC_ERR_INVALID_ARGUMENT) {
     throw CliError("input and output are the same file ('" + *path + "'): refusing to overwrite the input");
   }
-  if (status != WC_OK && detail != nullptr) throw CliError("cannot write output '" + *path + "': " + detail);
+  if (status != WC_OK && detail != nullptr) {
+    throw CliError("cannot write output '" + *path + "': " + detail, WC_KIND_IO);
+  }
   if (status != WC_OK) {
     errno = os_error;
     throw_system_error("cannot write output", *path);
@@ -99,17 +121,7 @@ OutputFile::~OutputFile() {
   wc_output_free(output_);
 }
 
-void OutputFile::write(const uint8_t *data, size_t len) {
-  while (len > 0) {
-    const ssize_t n = ::write(fd_, data, len);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_system_error("cannot write output", target_);
-    }
-    data += n;
-    len -= static_cast<size_t>(n);
-  }
-}
+void OutputFile::write(const uint8_t *data, size_t len) { write_all(fd_, data, len, target_); }
 
 void OutputFile::commit() {
   if (output_ == nullptr) return;  // standard output stays open

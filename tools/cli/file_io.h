@@ -14,9 +14,17 @@
 
 namespace warpcrypt::cli {
 
+// Fills `buf` from `fd` as far as it allows; returns fewer than `len` bytes
+// only at end of input. `name` is for the message of a failed read.
+size_t read_up_to(int fd, uint8_t *buf, size_t len, const std::string &name);
+// Writes all of `data` to `fd`; `name` is for the message of a failed write.
+void write_all(int fd, const uint8_t *data, size_t len, const std::string &name);
+
+// "-" for an input or output path means standard input or output, as in
+// openssl; a file of that name is ./-.
 class InputFile {
  public:
-  // nullopt reads standard input.
+  // nullopt, or "-", reads standard input.
   explicit InputFile(const std::optional<std::string> &path);
   ~InputFile();
   InputFile(const InputFile &) = delete;
@@ -41,7 +49,8 @@ class InputFile {
 // honoured, an unwritable target refused), or standard output.
 class OutputFile {
  public:
-  // nullopt writes standard output. Refuses a path that names the input.
+  // nullopt, or "-", writes standard output. Refuses a path that names the
+  // input.
   OutputFile(const std::optional<std::string> &path, const InputFile &input);
   // Removes the temporary file unless commit() ran.
   ~OutputFile();
@@ -52,6 +61,7 @@ class OutputFile {
   // For the library's descriptor jobs, which write at the current offset.
   int fd() const { return fd_; }
   const std::string &display_name() const { return target_; }
+  bool is_stdout() const { return output_ == nullptr; }
   // Completes the file and moves it into place.
   void commit();
 

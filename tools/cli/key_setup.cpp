@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -10,13 +11,14 @@
 #include <string>
 
 #include "cli_error.h"
+#include "terminal.h"
 
 namespace warpcrypt::cli {
 namespace {
 
 [[noreturn]] void unreadable(const std::string &source_name) {
   // openssl's words for the same failure, so scripts that match them work.
-  throw CliError("error reading passphrase from " + source_name + ": it gave no passphrase");
+  throw CliError("error reading passphrase from " + source_name + ": it gave no passphrase", WC_KIND_IO);
 }
 
 // The first line of `fd` without its LF, read a byte at a time so that
@@ -31,7 +33,7 @@ void read_first_line(int fd, const std::string &source_name, Passphrase *out) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int error = errno;
-      throw CliError("cannot read passphrase from " + source_name + ": " + std::strerror(error));
+      throw CliError("cannot read passphrase from " + source_name + ": " + std::strerror(error), WC_KIND_IO);
     }
     if (n == 0 && !any) unreadable(source_name);
     if (n == 0 || c == '\n') return;
@@ -81,11 +83,36 @@ void read_passphrase(const std::string &source, Passphrase *out) {
                         digits.find_first_not_of("0123456789") == std::string::npos;
     if (!number) throw CliError("-pass fd: expects a descriptor number");
     read_first_line(std::stoi(digits), "fd:" + digits, out);
+  } else if (source == "stdin" && isatty(STDIN_FILENO)) {
+    ask_passphrase("passphrase:", false, "use another -pass source", out);
   } else if (source == "stdin") {
     read_first_line(STDIN_FILENO, "stdin", out);
   } else {
     throw CliError("-pass expects pass:, env:, file:, fd: or stdin");
   }
+}
+
+void read_kfile(const std::string &path, Passphrase *out) {
+  // openssl's BIO_gets into a 128-byte buffer: 127 bytes and a NUL.
+  constexpr size_t kOpensslLine = 127;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) throw_system_error("-kfile: cannot open", path);
+  Passphrase line;
+  try {
+    read_first_line(fd, "-kfile '" + path + "'", &line);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  close(fd);
+  std::span<const uint8_t> bytes = line.bytes();
+  while (!bytes.empty() && (bytes.back() == '\r' || bytes.back() == '\n')) bytes = bytes.first(bytes.size() - 1);
+  if (bytes.empty()) throw CliError("-kfile '" + path + "': zero length password");
+  if (bytes.size() > kOpensslLine) {
+    throw CliError("-kfile '" + path + "': a passphrase longer than 127 bytes, which openssl would cut short (-pass "
+                   "file: reads it whole)");
+  }
+  for (const uint8_t byte : bytes) out->push_back(static_cast<char>(byte));
 }
 
 namespace {
@@ -120,15 +147,38 @@ KeyMaterialBytes::~KeyMaterialBytes() {
   wc_memzero(iv.data(), iv.size());
 }
 
-KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &input) {
+namespace {
+
+// The passphrase from where openssl enc takes it: -k or -kfile (whichever
+// came last) before -pass, and the terminal where none is given.
+void passphrase_for(const EncOptions &options, Passphrase *out) {
+  if (options.k_text) {
+    copy_text(options.k_text->value.c_str(), out);
+  } else if (options.kfile_path) {
+    read_kfile(*options.kfile_path, out);
+  } else if (options.pass_source) {
+    read_passphrase(options.pass_source->value, out);
+  } else {
+    std::string name = wc_cipher_name(options.cipher);
+    for (char &c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const bool encrypting = options.direction == WC_ENCRYPT;
+    ask_passphrase("enter " + name + (encrypting ? " encryption" : " decryption") + " password:", encrypting,
+                   "use -pass, -k, -kfile or -K", out);
+  }
+}
+
+}  // namespace
+
+KeyMaterialBytes resolve_key_material(const EncOptions &options, int input_fd, const std::string &input_name) {
   const wc_cipher *cipher = options.cipher;
   const size_t key_len = wc_cipher_key_len(cipher);
   const size_t iv_len = wc_cipher_iv_len(cipher);
   KeyMaterialBytes m;
 
-  if (options.pass_source) {
+  const bool from_passphrase = options.k_text || options.kfile_path || options.pass_source || !options.key_hex;
+  if (from_passphrase) {
     Passphrase passphrase;
-    read_passphrase(options.pass_source->value, &passphrase);
+    passphrase_for(options, &passphrase);
     if (options.use_salt) {
       std::array<uint8_t, WC_SALT_LEN> salt{};
       if (options.salt_hex) {
@@ -138,10 +188,11 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
         m.write_salt_header = true;
       } else {
         std::array<uint8_t, 16> header{};
-        if (input.read_up_to(header.data(), header.size()) != header.size() ||
+        if (read_up_to(input_fd, header.data(), header.size(), input_name) != header.size() ||
             std::memcmp(header.data(), kSaltMagic, 8) != 0) {
           throw CliError("bad magic number: input has no 'Salted__' header "
-                         "(not encrypted with -pass, or encrypted with -nosalt or -S)");
+                         "(not encrypted with -pass, -k or -kfile, or encrypted with -nosalt or -S)",
+                         WC_KIND_AUTH);
         }
         std::memcpy(salt.data(), header.data() + 8, WC_SALT_LEN);
         m.header_bytes_read = header.size();
@@ -158,8 +209,6 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
         passphrase.bytes().data(), passphrase.bytes().size(), salt_bytes, m.salt ? WC_SALT_LEN : 0);
     if (status == WC_ERR_DIGEST) throw CliError("-md: unknown digest '" + options.digest + "'");
     check(status, "key derivation failed");
-  } else if (!options.key_hex) {
-    throw CliError("no key given: use -K <hex> or -pass <source>");
   }
 
   // Raw -K and -iv override what the passphrase produced, as in openssl enc.
@@ -171,7 +220,7 @@ KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &inpu
     } else {
       decode_exact(m.iv, iv_len, options.iv_hex->value, "-iv", "the IV");
     }
-  } else if (!options.pass_source && iv_len != 0) {
+  } else if (!from_passphrase && iv_len != 0) {
     throw CliError(std::string("missing IV: ") + wc_cipher_name(cipher) + " needs -iv with " +
                    std::to_string(2 * iv_len) + " hex digits");
   }

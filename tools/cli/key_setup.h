@@ -41,8 +41,15 @@ class Passphrase {
 // (a directory, /dev/null, a descriptor at its end) is an error, never the
 // empty passphrase; a first line that is empty ("\n") is the empty
 // passphrase, which `seal` refuses. Messages name the source, never the
-// passphrase. `enc`, `seal` and `open` share it.
+// passphrase. `enc`, `seal` and `open` share it. Standard input that is a
+// terminal is read without echo.
 void read_passphrase(const std::string &source, Passphrase *out);
+
+// openssl enc's -kfile: the file's first line, with every CR and LF at its
+// end removed. openssl reads at most 127 bytes of it and drops the rest in
+// silence; a longer line is refused here instead, so that a file encrypted
+// with it opens with openssl too.
+void read_kfile(const std::string &path, Passphrase *out);
 
 struct KeyMaterialBytes {
   std::array<uint8_t, WC_MAX_KEY_LEN> key{};
@@ -54,9 +61,11 @@ struct KeyMaterialBytes {
   ~KeyMaterialBytes();
 };
 
-// Reads the `Salted__` header from `input` when decrypting with a passphrase
-// and no -S, so it must run before the payload is read.
-KeyMaterialBytes resolve_key_material(const EncOptions &options, InputFile &input);
+// Reads the `Salted__` header from `input` (descriptor `input_fd`, already
+// decoded from base64 where -a asks) when decrypting with a passphrase and
+// no -S, so it must run before the payload is read. Without -K, -k, -kfile
+// or -pass it asks for the passphrase on the terminal, as openssl does.
+KeyMaterialBytes resolve_key_material(const EncOptions &options, int input_fd, const std::string &input_name);
 
 // The -p / -P lines: salt=, key=, iv = in uppercase hex.
 void print_key_material(const EncOptions &options, const KeyMaterialBytes &material);

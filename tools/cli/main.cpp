@@ -25,8 +25,9 @@ int main(int argc, char **argv) {
     return invocation.command->run();
   } catch (const CliError &error) {
     std::fprintf(stderr, "warpcrypt: %s\n", error.what());
+    return exit_status(error.kind());
   } catch (const std::bad_alloc &) {
     std::fprintf(stderr, "warpcrypt: out of memory\n");
   }
-  return 1;
+  return exit_status(WC_KIND_FAILURE);
 }

@@ -1,8 +1,36 @@
 #include "progress.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 
+#include "terminal.h"
+
 namespace warpcrypt::cli {
+namespace {
+
+// The width when stderr is no terminal but --progress asked for the bar.
+constexpr unsigned kDefaultColumns = 80;
+// Narrower than this, a bar tells nothing and is left out.
+constexpr size_t kMinBar = 5;
+
+std::string formatted(const char *format, double a, double b = 0) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, a, b);
+  return text;
+}
+
+std::string minutes_and_seconds(double seconds) {
+  const auto whole = static_cast<long long>(seconds + 0.5);
+  char text[32];
+  std::snprintf(text, sizeof text, "%lld:%02lld", whole / 60, whole % 60);
+  return text;
+}
+
+}  // namespace
+
+ProgressBar::ProgressBar(bool enabled, std::string label, Units units)
+    : enabled_(enabled), label_(std::move(label)), units_(units) {}
 
 void ProgressBar::attach(wc_job *job) {
   if (!enabled_) return;
@@ -11,32 +39,69 @@ void ProgressBar::attach(wc_job *job) {
 }
 
 int ProgressBar::on_progress(void *self, uint64_t done, uint64_t total) {
-  static_cast<ProgressBar *>(self)->draw(done, total);
+  static_cast<ProgressBar *>(self)->update(done, total);
   return 0;
 }
 
-void ProgressBar::draw(uint64_t done, uint64_t total) {
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+std::string ProgressBar::line(uint64_t done, uint64_t total, double seconds, unsigned columns) const {
+  const bool bytes = units_ == Units::bytes;
   const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0.0;
-  constexpr int kWidth = 30;
+  // The figures, most important first; what does not fit is left out from
+  // the end, then the bar, then the label.
+  std::string figures;
   if (total != 0) {
-    const double fraction = static_cast<double>(done) / static_cast<double>(total);
-    const int filled = static_cast<int>(fraction * kWidth);
-    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : 0.0;
-    std::fprintf(stderr, "\r[%-*.*s] %3.0f%%  %.2f / %.2f GB  %.2f GB/s  ETA %d:%02d ", kWidth, filled,
-                 "##############################", fraction * 100.0, static_cast<double>(done) / 1e9,
-                 static_cast<double>(total) / 1e9, rate / 1e9, static_cast<int>(eta) / 60, static_cast<int>(eta) % 60);
+    const double fraction = static_cast<double>(std::min(done, total)) / static_cast<double>(total);
+    figures = formatted("%3.0f%%", fraction * 100.0);
+    figures += bytes ? formatted("  %.2f/%.2f GB", static_cast<double>(done) / 1e9, static_cast<double>(total) / 1e9)
+                     : "  " + std::to_string(done) + "/" + std::to_string(total);
   } else {
-    std::fprintf(stderr, "\r%.2f GB  %.2f GB/s ", static_cast<double>(done) / 1e9, rate / 1e9);
+    figures = bytes ? formatted("%.2f GB", static_cast<double>(done) / 1e9) : std::to_string(done);
   }
+  if (bytes) figures += formatted("  %.2f GB/s", rate / 1e9);
+  if (total != 0 && rate > 0) figures += "  " + minutes_and_seconds(static_cast<double>(total - std::min(done, total)) / rate) + " left";
+
+  // One column stays free: writing the last one makes some terminals wrap.
+  const size_t width = columns > 1 ? columns - 1 : 0;
+  std::string label = label_;
+  size_t bar = 0;
+  if (total != 0) {
+    const size_t used = (label.empty() ? 0 : label.size() + 1) + 3 + figures.size();  // "[" "] "
+    bar = width > used ? width - used : 0;
+    if (bar < kMinBar) bar = 0;
+    bar = std::min<size_t>(bar, 50);
+  }
+  std::string text = label.empty() ? "" : label + " ";
+  if (bar != 0) {
+    const double fraction = static_cast<double>(std::min(done, total)) / static_cast<double>(total);
+    const auto filled = static_cast<size_t>(fraction * static_cast<double>(bar));
+    text += "[" + std::string(filled, '#') + std::string(bar - filled, '.') + "] ";
+  }
+  text += figures;
+  if (text.size() > width) text = figures;  // without the label
+  if (text.size() > width) text.resize(width);
+  return text;
+}
+
+void ProgressBar::update(uint64_t done, uint64_t total, const std::string &label) {
+  if (!enabled_) return;
+  if (!label.empty()) label_ = label;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  const unsigned columns = terminal_columns(STDERR_FILENO);
+  std::string text = line(done, total, seconds, columns != 0 ? columns : kDefaultColumns);
+  // Blanks over what a longer line left.
+  const size_t width = text.size();
+  if (text.size() < drawn_width_) text.append(drawn_width_ - text.size(), ' ');
+  std::fprintf(stderr, "\r%s", text.c_str());
   std::fflush(stderr);
-  drawn_ = true;
+  drawn_width_ = width == 0 ? 1 : width;
 }
 
 void ProgressBar::finish() {
-  if (drawn_) std::fputc('\n', stderr);
-  drawn_ = false;
+  if (drawn_width_ != 0) std::fputc('\n', stderr);
+  drawn_width_ = 0;
 }
+
+bool progress_wanted(bool forced, bool quiet) { return !quiet && (forced || isatty(STDERR_FILENO)); }
 
 void print_job_stats(const char *what, const wc_job &job) {
   const double rate = job.seconds > 0 ? static_cast<double>(job.bytes_in) / job.seconds / 1e9 : 0.0;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -18,7 +19,10 @@
 #include "commands.h"
 #include "file_io.h"
 #include "key_setup.h"
+#include "json_report.h"
+#include "progress.h"
 #include "seal_options.h"
+#include "terminal.h"
 
 namespace warpcrypt::cli {
 namespace {
@@ -40,6 +44,12 @@ void read_secret(const SealOptions &o, Secret *secret) {
     read_passphrase(o.pass_source->value, &secret->passphrase);
     return;
   }
+  if (!o.key_file) {
+    // Sealing asks twice, as openssl enc does when it encrypts.
+    ask_passphrase(o.sealing ? "enter passphrase to seal with:" : "enter passphrase the file was sealed with:",
+                   o.sealing, "use -pass or -keyfile", &secret->passphrase);
+    return;
+  }
   InputFile file(*o.key_file);
   secret->key_file.resize(WC_MAX_KEY_LEN + 1);
   secret->key_file.resize(file.read_up_to(secret->key_file.data(), secret->key_file.size()));
@@ -48,7 +58,7 @@ void read_secret(const SealOptions &o, Secret *secret) {
 void check_key_file_length(const SealOptions &o, const Secret &secret, const wc_aead *aead) {
   if (o.key_file && secret.key_file.size() != wc_aead_key_len(aead)) {
     const std::string held = secret.key_file.size() > WC_MAX_KEY_LEN ? "more" : std::to_string(secret.key_file.size());
-    throw CliError("-kfile: " + std::string(wc_aead_name(aead)) + " needs a key file of exactly " +
+    throw CliError("-keyfile: " + std::string(wc_aead_name(aead)) + " needs a key file of exactly " +
                    std::to_string(wc_aead_key_len(aead)) + " bytes, not " + held);
   }
 }
@@ -71,15 +81,18 @@ wc_options library_options(const SealOptions &o) {
   if (status == WC_ERR_INVALID_ARGUMENT && job.detail != nullptr && !o.sealing) {
     // The only sentence open gives for a bad argument: the file was sealed
     // from the other kind of secret.
-    throw CliError(failed + ": " + sentence + (o.pass_source ? ": use -kfile" : ": use -pass"));
+    throw CliError(failed + ": " + sentence + (o.key_file ? ": use -pass" : ": use -keyfile"),
+                   wc_status_kind_of(status));
   }
-  if (status == WC_ERR_NO_DEVICE || status == WC_ERR_BACKEND_UNAVAILABLE) {
-    throw CliError(std::string("cannot run on backend ") + wc_backend_name(o.backend) + ": " + sentence);
+  if (wc_status_kind_of(status) == WC_KIND_NO_DEVICE) {
+    throw CliError(std::string("cannot run on backend ") + wc_backend_name(o.backend) + ": " + sentence,
+                   WC_KIND_NO_DEVICE);
   }
-  throw CliError(failed + ": " + sentence);
+  throw CliError(failed + ": " + sentence, wc_status_kind_of(status));
 }
 
 void report(const SealOptions &o, const wc_aead *aead, uint64_t chunks, const wc_job &job) {
+  if (o.json) print_json_result(o.sealing ? "seal" : "open", job.bytes_in, job.bytes_out, job);
   if (!o.verbose) return;
   const uint64_t plaintext = o.sealing ? job.bytes_in : job.bytes_out;
   std::fprintf(stderr, "warpcrypt: %s %s: %llu plaintext bytes in %llu chunks, %.3f s, %.2f GB/s\n",
@@ -88,8 +101,24 @@ void report(const SealOptions &o, const wc_aead *aead, uint64_t chunks, const wc
                job.seconds > 0 ? static_cast<double>(plaintext) / job.seconds / 1e9 : 0.0);
 }
 
-void check_key_source(const SealOptions &o) {
-  if (o.pass_source.has_value() == o.key_file.has_value()) throw CliError("give exactly one of -pass and -kfile");
+// Checks what can be checked before anything is read or written.
+void check_invocation(const SealOptions &o) {
+  if (o.pass_source && o.key_file) throw CliError("give one of -pass and -keyfile, not both");
+  const bool to_stdout = !o.out_path || *o.out_path == "-";
+  check_json_output(o.json, to_stdout);
+  // As age does: sealed bytes on a terminal help no one and may upset it.
+  if (o.sealing && to_stdout && !o.force && isatty(STDOUT_FILENO)) {
+    throw CliError("refusing to write sealed binary data to a terminal: use -out FILE, a pipe, or -f");
+  }
+}
+
+// Runs the library's seal or open with the progress bar on the job.
+wc_status run_with_progress(const SealOptions &o, const std::function<wc_status(wc_job *)> &run, wc_job *job) {
+  ProgressBar progress(progress_wanted(o.progress, o.quiet), o.sealing ? "seal" : "open");
+  progress.attach(job);
+  const wc_status status = run(job);
+  progress.finish();
+  return status;
 }
 
 // The library's parameters from seal's options, refusing options that the
@@ -102,7 +131,7 @@ wc_seal_params seal_params(const SealOptions &o) {
   if (o.digest) params.digest = o.digest->c_str();
   const bool argon2_costs = o.argon2_ops || o.argon2_memory;
   if (o.key_file) {
-    if (o.kdf || argon2_costs) throw CliError("--kdf, --kdf-ops and --kdf-memory are for -pass, not -kfile");
+    if (o.kdf || argon2_costs) throw CliError("--kdf, --kdf-ops and --kdf-memory are for passphrases, not -keyfile");
     params.key_source = WC_SEAL_KEY;
     return params;
   }
@@ -143,7 +172,7 @@ void warn_above_open_limits(const wc_seal_params &params) {
 }
 
 int seal(const SealOptions &o) {
-  check_key_source(o);
+  check_invocation(o);
   InputFile input(o.in_path);
   Secret secret;
   read_secret(o, &secret);
@@ -155,7 +184,12 @@ int seal(const SealOptions &o) {
   wc_job job;
   wc_job_init(&job);
   const std::span<const uint8_t> bytes = secret.bytes();
-  const wc_status status = wc_seal_fd(&options, &params, &job, output.fd(), input.fd(), bytes.data(), bytes.size());
+  const wc_status status = run_with_progress(
+      o,
+      [&](wc_job *run_job) {
+        return wc_seal_fd(&options, &params, run_job, output.fd(), input.fd(), bytes.data(), bytes.size());
+      },
+      &job);
   if (status != WC_OK) fail(o, status, job);
   output.commit();
   report(o, o.aead, std::max<uint64_t>(1, (job.bytes_in + params.chunk_bytes - 1) / params.chunk_bytes), job);
@@ -164,15 +198,19 @@ int seal(const SealOptions &o) {
 }
 
 int open(const SealOptions &o) {
-  check_key_source(o);
+  check_invocation(o);
   InputFile input(o.in_path);
-  Secret secret;
-  read_secret(o, &secret);
   const bool ranged = o.offset || o.length;
   if (ranged && !S_ISREG(input.status().st_mode)) throw CliError("--offset and --length need a regular input file");
-  // A file's header names its AEAD, and so the key length a key file needs.
+  // A file's header names its AEAD, and so the key length a key file needs,
+  // and which secret to ask for when none is given.
   wc_sealed_info info{};
   const bool inspected = S_ISREG(input.status().st_mode) && wc_sealed_inspect(input.fd(), &info, nullptr) == WC_OK;
+  if (inspected && info.key_source == WC_SEAL_KEY && !o.pass_source && !o.key_file) {
+    throw CliError("the file was sealed with a key file: use -keyfile");
+  }
+  Secret secret;
+  read_secret(o, &secret);
   if (inspected && info.key_source == WC_SEAL_KEY) check_key_file_length(o, secret, info.aead);
 
   OutputFile output(o.out_path, input);
@@ -187,13 +225,24 @@ int open(const SealOptions &o) {
   params.max_iterations = o.max_iterations;
   params.max_argon2_ops = o.max_argon2_ops;
   params.max_argon2_memory = o.max_argon2_memory;
-  const wc_status status = wc_open_fd(&options, &params, &job, output.fd(), input.fd(),
-                                      o.pass_source ? WC_SEAL_PASSPHRASE : WC_SEAL_KEY, bytes.data(), bytes.size());
+  const wc_status status = run_with_progress(
+      o,
+      [&](wc_job *run_job) {
+        return wc_open_fd(&options, &params, run_job, output.fd(), input.fd(),
+                          o.key_file ? WC_SEAL_KEY : WC_SEAL_PASSPHRASE, bytes.data(), bytes.size());
+      },
+      &job);
   if (status != WC_OK) fail(o, status, job);
   output.commit();
-  if (inspected) report(o, info.aead, info.chunks, job);
+  if (inspected) {
+    report(o, info.aead, info.chunks, job);
+  } else if (o.json) {
+    print_json_result("open", job.bytes_in, job.bytes_out, job);
+  }
   return 0;
 }
+
+int sealing_or_opening(const SealOptions &o) { return o.sealing ? seal(o) : open(o); }
 
 // Adds seal (`sealing`) or open, whose options differ only in part.
 void add_seal_or_open(CommandLine &command_line, bool sealing) {
@@ -205,12 +254,15 @@ void add_seal_or_open(CommandLine &command_line, bool sealing) {
       sealing ? command_line.add_command("seal", "encrypt and authenticate a file with an AEAD")
               : command_line.add_command("open", "check and decrypt a sealed file, or any byte range of it");
   add_seal_options(command, *options);
+  const char *name = sealing ? "seal" : "open";
   if (sealing) {
-    command.set_run([options] { return seal(*options); });
+    command.set_footer("With neither -pass nor -keyfile, seal asks for a passphrase on the terminal, twice.");
   } else {
     command.set_footer("Every byte written has been authenticated; a failure leaves no output file.");
-    command.set_run([options] { return open(*options); });
   }
+  command.set_run([options, name] {
+    return run_reporting(name, options->json, [&] { return sealing_or_opening(*options); });
+  });
 }
 
 }  // namespace

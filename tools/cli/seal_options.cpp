@@ -42,7 +42,9 @@ void add_seal_options(Command &command, SealOptions &o) {
                             o.sealing ? "passphrase: pass:TEXT, env:VAR, file:PATH, fd:N or stdin"
                                       : "the passphrase the file was sealed with (as seal takes it)",
                             [&o](const SecretText &source) { o.pass_source.emplace(source); });
-  command.add_option("-kfile", "PATH",
+  // -kfile is the spelling of earlier versions, kept for their scripts; it
+  // is not openssl enc's -kfile, a passphrase file (-pass file:PATH here).
+  command.add_option("-keyfile,-kfile", "PATH",
                      o.sealing ? "a key file instead: exactly the AEAD's key length of random bytes"
                                : "the key file the file was sealed with",
                      [&o](const std::string &path) { o.key_file = path; });
@@ -115,8 +117,20 @@ void add_seal_options(Command &command, SealOptions &o) {
                      "plaintext a worker claims at a time, in whole chunks (default 1M on the "
                      "CPU, 8M with GPU workers)",
                      [&o](const std::string &text) { o.window = parse_size(text, "--window"); });
+  if (o.sealing) {
+    command.add_flag("-f,--force", "write the sealed bytes to standard output even when it is a terminal",
+                     [&o] { o.force = true; });
+  }
+  command.add_flag("--progress", "a progress bar on stderr (default: when it is a terminal)",
+                   [&o] { o.progress = true; });
+  command.add_flag("--json", "one line of JSON on stdout at the end: bytes, seconds, backends, or the failure "
+                   "(needs -out)",
+                   [&o] { o.json = true; });
   command.add_flag("-v", "verbose: a summary line", [&o] { o.verbose = true; });
-  command.add_flag("-q", "quiet (the default)", [&o] { o.verbose = false; });
+  command.add_flag("-q", "quiet: no summary line, no progress bar", [&o] {
+    o.verbose = false;
+    o.quiet = true;
+  });
 }
 
 }  // namespace warpcrypt::cli

@@ -34,6 +34,10 @@ struct SealOptions {
   unsigned threads = 0;
   uint64_t window = 0;  // the engine's chunk size: 0 for its default
   bool verbose = false;
+  bool quiet = false;
+  bool progress = false;  // --progress: even when stderr is no terminal
+  bool force = false;     // seal -f: binary output to a terminal
+  bool json = false;
 };
 
 class Command;

@@ -16,6 +16,7 @@
 #include "cli_error.h"
 #include "command_line.h"
 #include "commands.h"
+#include "progress.h"
 #include "speed_workload.h"
 
 namespace warpcrypt::cli {
@@ -44,6 +45,8 @@ struct SpeedOptions {
   EngineFlags engine;
   bool pageable = false;
   bool json = false;
+  bool progress = false;  // --progress: even when stderr is no terminal
+  bool quiet = false;
 };
 
 struct Measurement {
@@ -102,6 +105,9 @@ void add_speed_options(Command &command, SpeedOptions &o) {
                      [&o](const std::string &text) { o.threads = parse_thread_count(text); });
   add_engine_options(command, o.engine);
   command.add_flag("--json", "machine-readable output", [&o] { o.json = true; });
+  command.add_flag("--progress", "the sweep's progress on stderr (default: when it is a terminal)",
+                   [&o] { o.progress = true; });
+  command.add_flag("-q", "quiet: no progress", [&o] { o.quiet = true; });
 }
 
 double median(std::vector<double> values) {
@@ -182,9 +188,16 @@ int run_speed(SpeedOptions &o) {
   if (o.subjects.empty()) o.subjects.push_back({wc_cipher_by_name("aes-128-ctr"), nullptr});
   if (o.sizes.empty()) o.sizes = {16, 64, 256, 1024, 8192, 16384, 1 << 20, 16 << 20};
   std::vector<Measurement> results;
+  const size_t steps = o.subjects.size() * o.sizes.size();
+  ProgressBar progress(progress_wanted(o.progress, o.quiet), "speed", ProgressBar::Units::steps);
   for (const Subject &subject : o.subjects) {
-    for (size_t size : o.sizes) results.push_back(measure(o, subject, size));
+    for (size_t size : o.sizes) {
+      progress.update(results.size(), steps, std::string("speed ") + subject.name() + " " + std::to_string(size) + " B");
+      results.push_back(measure(o, subject, size));
+    }
   }
+  progress.update(results.size(), steps);
+  progress.finish();
   const unsigned threads = o.threads != 0 ? o.threads : wc_default_threads();
   if (o.json) {
     print_json(o, results, threads);

@@ -5,7 +5,7 @@
 namespace warpcrypt::cli {
 
 std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &) {
-  throw CliError("--resident device needs a build with CUDA");
+  throw CliError("--resident device needs a build with CUDA", WC_KIND_NO_DEVICE);
 }
 
 std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool) { return allocate_pageable_buffer(bytes); }

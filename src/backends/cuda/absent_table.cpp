@@ -12,6 +12,12 @@ bool never_page_locked(const void *) { return false; }
 
 wc_status no_device_info(wc_device_info *, int) { return WC_ERR_NO_DEVICE; }
 
+wc_status no_versions(int *runtime, int *driver) {
+  *runtime = 0;
+  *driver = 0;
+  return WC_ERR_NO_DEVICE;
+}
+
 wc_status no_lanes(std::vector<std::unique_ptr<Lane>> *, int, unsigned, const wc_cipher &, wc_direction,
                    const KeyMaterial &, size_t) {
   return WC_ERR_NO_DEVICE;
@@ -37,6 +43,7 @@ const CudaBackend kCudaBackend = {
     .compiled_in = false,
     .device_count = no_devices,
     .device_info = no_device_info,
+    .versions = no_versions,
     .make_lanes = no_lanes,
     .page_locked = never_page_locked,
     .make_aead = no_aead,

@@ -10,6 +10,7 @@ const CudaBackend kCudaBackend = {
     .compiled_in = true,
     .device_count = cuda::device_count,
     .device_info = cuda::device_info,
+    .versions = cuda::versions,
     .make_lanes = cuda::make_lanes,
     .page_locked = cuda::page_locked,
     .make_aead = cuda::make_aead,

@@ -37,4 +37,13 @@ wc_status device_info(wc_device_info *info, int device) {
   return WC_OK;
 }
 
+wc_status versions(int *runtime, int *driver) {
+  if (cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = CUDART_VERSION;
+  if (cudaDriverGetVersion(driver) != cudaSuccess) {
+    cudaGetLastError();
+    *driver = 0;
+  }
+  return WC_OK;
+}
+
 }  // namespace warpcrypt::cuda

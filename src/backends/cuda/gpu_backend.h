@@ -17,6 +17,9 @@ int device_count();
 // `device`'s properties; `device` is a valid ordinal.
 wc_status device_info(wc_device_info *info, int device);
 
+// The runtime's version and the driver's (0 without a driver).
+wc_status versions(int *runtime, int *driver);
+
 // Appends `count` lanes on CUDA device `device`, each a stream with a pinned
 // and a device buffer of `capacity` bytes (pooled per device, wiped when the
 // lane is destroyed).

@@ -1,0 +1,105 @@
+"""Exit statuses by the kind of failure (docs/cli.md: 1 failure, 2 usage,
+3 I/O, 4 authentication, 5 no device), --json on enc, seal and open, and no
+silent fallback to the CPU: a device that is not there is an error that says
+how to run on the CPU."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from wc_support import random_bytes
+
+KEY = "00112233445566778899aabbccddeeff"
+CTR = ["-aes-128-ctr", "-K", KEY, "-iv", KEY]
+
+
+@pytest.fixture
+def files(workdir, run_cli):
+    """A plaintext, its CBC encryption, and a file sealed with a passphrase."""
+    (workdir / "p").write_bytes(random_bytes(20000, "exit-codes"))
+    run_cli("enc", "-aes-128-cbc", "-K", KEY, "-iv", KEY, "-in", "p", "-out", "cbc", cwd=workdir).check()
+    run_cli("seal", "-pass", "pass:right", "-iter", "1", "-in", "p", "-out", "s", cwd=workdir).check()
+    return workdir
+
+
+@pytest.mark.parametrize("args, status", [
+    (["enc", "-nosuchflag"], 2),
+    (["enc", "-aes-128-ctr", "-K", "00"], 2),
+    (["enc", *CTR, "--threads", "0"], 2),
+    (["enc", *CTR, "-in", "missing"], 3),
+    (["enc", *CTR, "-in", "p", "-out", "no/such/dir/c"], 3),
+    (["enc", "-d", "-aes-128-cbc", "-K", "ff" * 16, "-iv", KEY, "-in", "cbc", "-out", "x"], 4),
+    (["enc", "-d", "-aes-128-cbc", "-pass", "pass:x", "-in", "p", "-out", "x"], 4),
+    (["open", "-pass", "pass:wrong", "-in", "s", "-out", "x"], 4),
+    (["open", "-pass", "pass:right", "-in", "p", "-out", "x"], 4),
+    (["seal", "-pass", "pass:x", "-in", "missing", "-out", "x"], 3),
+], ids=["unknown-option", "short-key", "threads", "missing-input", "unwritable-output", "bad-decrypt",
+        "no-salted-header", "wrong-passphrase", "not-sealed", "seal-missing-input"])
+def test_exit_status_by_kind(args, status, files, run_cli):
+    result = run_cli(*args, cwd=files)
+    assert result.returncode == status, result.describe()
+    assert len(result.stderr_lines) == 1 and not (files / "x").exists(), result.describe()
+
+
+@pytest.mark.parametrize("args", [["enc", *CTR, "--backend", "hybrid"], ["enc", *CTR, "--backend", "gpu"],
+                                  ["enc", *CTR, "--backend", "hybrid", "--devices", "0,1"],
+                                  ["enc", *CTR, "--devices", "7"], ["enc", *CTR, "--backend", "cpu", "--devices", "7"],
+                                  ["seal", "-pass", "pass:x", "--backend", "hybrid"],
+                                  ["open", "-pass", "pass:right", "--backend", "gpu"]],
+                         ids=["hybrid", "gpu", "hybrid-devices", "device-7", "cpu-device-7", "seal-hybrid",
+                              "open-gpu"])
+def test_a_missing_device_is_an_error_never_the_cpu(args, files, run_cli, cuda_device_present):
+    if cuda_device_present and "--devices" not in args:
+        pytest.skip("a CUDA device is present")
+    if cuda_device_present and "7" not in args:
+        pytest.skip("a CUDA device is present")
+    result = run_cli(*args, "-in", "s" if args[0] == "open" else "p", "-out", "x", cwd=files)
+    assert result.returncode == 5, result.describe()
+    assert "run on the CPU with backend cpu" in result.stderr_text, result.describe()
+    assert not (files / "x").exists()
+
+
+def json_line(result) -> dict:
+    lines = result.stdout.decode().splitlines()
+    assert len(lines) == 1, result.describe()
+    return json.loads(lines[0])
+
+
+@pytest.mark.parametrize("args, command", [
+    (["enc", *CTR, "-in", "p"], "enc"),
+    (["enc", *CTR, "-a", "-in", "p"], "enc"),
+    (["seal", "-pass", "pass:x", "-iter", "1", "-in", "p"], "seal"),
+    (["open", "-pass", "pass:right", "-in", "s"], "open"),
+])
+def test_json_reports_the_run(args, command, files, run_cli):
+    result = run_cli(*args, "-out", "x", "--json", cwd=files).check()
+    report = json_line(result)
+    assert report["command"] == command and report["ok"] is True
+    assert report["bytes_out"] == (files / "x").stat().st_size
+    assert report["bytes_in"] == (files / args[-1]).stat().st_size
+    assert report["cpu_bytes"] + report["gpu_bytes"] > 0 and report["seconds"] >= 0
+    assert result.stderr == b""
+
+
+@pytest.mark.parametrize("args, kind, status", [
+    (["open", "-pass", "pass:wrong", "-in", "s"], "auth", 4),
+    (["enc", *CTR, "-in", "missing"], "io", 3),
+    (["enc", *CTR, "-in", "p", "--backend", "hybrid"], "no_device", 5),
+    (["seal", "-pass", "pass:x", "-keyfile", "p", "-in", "p"], "usage", 2),
+])
+def test_json_reports_the_failure(args, kind, status, files, run_cli, cuda_device_present):
+    if kind == "no_device" and cuda_device_present:
+        pytest.skip("a CUDA device is present")
+    result = run_cli(*args, "-out", "x", "--json", cwd=files)
+    assert result.returncode == status
+    report = json_line(result)
+    assert report["ok"] is False and report["kind"] == kind and report["exit"] == status
+    assert report["message"] and "right" not in report["message"]
+
+
+def test_json_needs_the_data_elsewhere(files, run_cli):
+    result = run_cli("enc", *CTR, "-in", "p", "--json", cwd=files)
+    assert result.returncode == 2
+    assert "name the output file with -out" in json_line(result)["message"]

@@ -1,0 +1,230 @@
+"""What warpcrypt does at a terminal, run in a real pseudo-terminal (Python's
+pty): passphrases asked without echo, twice when encrypting, as openssl asks
+them; `-pass stdin` without echo; progress lines that fit a 60-column
+window, redrawn in place; and `seal` refusing to write binary to it."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import termios
+import time
+from pathlib import Path
+
+import pytest
+
+from wc_support import assert_same_bytes, random_bytes
+
+PASSPHRASE = "s3cret-typed-phrase"
+TIMEOUT_S = 30
+
+
+class Terminal:
+    """A program whose controlling terminal is a pty of `columns` columns;
+    the streams in `on_tty` ("stdin", "stdout", "stderr") are that terminal,
+    the others /dev/null or, for stdout, `stdout_path`."""
+
+    def __init__(self, argv, *, columns=80, on_tty=("stdin", "stdout", "stderr"), cwd=None, stdout_path=None):
+        self.master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+        devnull = os.open(os.devnull, os.O_RDWR)
+        out = open(stdout_path, "wb") if stdout_path else None
+        streams = {name: (slave if name in on_tty else devnull) for name in ("stdin", "stdout", "stderr")}
+        if out is not None:
+            streams["stdout"] = out.fileno()
+
+        def controlling_terminal():
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(argv, stdin=streams["stdin"], stdout=streams["stdout"],
+                                     stderr=streams["stderr"], cwd=cwd, start_new_session=True,
+                                     preexec_fn=controlling_terminal)
+        os.close(slave)
+        os.close(devnull)
+        if out is not None:
+            out.close()
+        self.transcript = b""
+
+    def read_until(self, pattern: bytes, count: int = 1) -> None:
+        """Until `pattern` has come `count` times."""
+        deadline = time.monotonic() + TIMEOUT_S
+        while len(re.findall(pattern, self.transcript)) < count:
+            assert time.monotonic() < deadline, f"no {pattern!r} in {self.transcript!r}"
+            self._read(0.1)
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def type_hidden(self, text: str) -> None:
+        """Types once the program has turned echo off, as a person would:
+        the prompt comes a moment before echo goes off."""
+        deadline = time.monotonic() + TIMEOUT_S
+        while termios.tcgetattr(self.master)[3] & termios.ECHO:
+            assert time.monotonic() < deadline, "echo never turned off"
+            time.sleep(0.01)
+        self.type(text)
+
+    def _read(self, wait: float) -> bool:
+        ready, _, _ = select.select([self.master], [], [], wait)
+        if not ready:
+            return True
+        try:
+            chunk = os.read(self.master, 65536)
+        except OSError:  # EIO: the program closed the terminal
+            return False
+        self.transcript += chunk
+        return bool(chunk)
+
+    def finish(self) -> int:
+        code = self.proc.wait(timeout=TIMEOUT_S)
+        while self._read(0.05) and self.transcript:
+            if not select.select([self.master], [], [], 0)[0]:
+                break
+        os.close(self.master)
+        return code
+
+
+PROMPT = rb"[^\r\n]*pass(word|phrase)[^\r\n]*:"
+
+
+def prompts(transcript: bytes) -> list[bytes]:
+    return [match.group(0) for match in re.finditer(PROMPT, transcript)]
+
+
+def ask(argv, answers, **kwargs) -> tuple[int, bytes]:
+    """Runs `argv` at a terminal, typing each answer after the next prompt."""
+    terminal = Terminal(argv, **kwargs)
+    for count, answer in enumerate(answers, 1):
+        terminal.read_until(PROMPT, count)
+        terminal.type_hidden(answer + "\n")
+    return terminal.finish(), terminal.transcript
+
+
+def test_enc_asks_twice_without_echo_as_openssl_does(warpcrypt_binary, openssl_binary, tmp_path):
+    (tmp_path / "p").write_bytes(random_bytes(5000, "prompted"))
+    transcripts = {}
+    for name, binary in (("warpcrypt", warpcrypt_binary), ("openssl", openssl_binary)):
+        code, transcripts[name] = ask([str(binary), "enc", "-aes-256-cbc", "-pbkdf2", "-in", "p", "-out", f"c-{name}"],
+                                      [PASSPHRASE, PASSPHRASE], cwd=tmp_path)
+        assert code == 0, transcripts[name]
+        assert PASSPHRASE.encode() not in transcripts[name], f"{name} echoed the passphrase"
+    assert prompts(transcripts["warpcrypt"]) == prompts(transcripts["openssl"])
+    assert len(prompts(transcripts["warpcrypt"])) == 2
+    opened = subprocess.run([str(openssl_binary), "enc", "-d", "-aes-256-cbc", "-pbkdf2", "-pass",
+                             f"pass:{PASSPHRASE}", "-in", tmp_path / "c-warpcrypt"], capture_output=True, check=True)
+    assert_same_bytes(opened.stdout, (tmp_path / "p").read_bytes(), "openssl opens what the prompt encrypted")
+
+
+def test_decryption_asks_once(warpcrypt_binary, openssl_binary, tmp_path):
+    data = random_bytes(999, "asked-once")
+    (tmp_path / "c").write_bytes(subprocess.run(
+        [str(openssl_binary), "enc", "-aes-128-ctr", "-pbkdf2", "-pass", f"pass:{PASSPHRASE}"], input=data,
+        capture_output=True, check=True).stdout)
+    code, transcript = ask([str(warpcrypt_binary), "enc", "-d", "-aes-128-ctr", "-pbkdf2", "-in", "c", "-out", "p"],
+                           [PASSPHRASE], cwd=tmp_path)
+    assert code == 0 and len(prompts(transcript)) == 1, transcript
+    assert_same_bytes((tmp_path / "p").read_bytes(), data, "decrypted with the typed passphrase")
+
+
+def test_passphrases_that_differ_are_refused(warpcrypt_binary, tmp_path):
+    (tmp_path / "p").write_bytes(b"data")
+    code, transcript = ask([str(warpcrypt_binary), "enc", "-aes-128-cbc", "-in", "p", "-out", "c"],
+                           [PASSPHRASE, PASSPHRASE + "x"], cwd=tmp_path)
+    assert code == 2 and b"differ" in transcript, transcript
+    assert not (tmp_path / "c").exists()
+
+
+def test_no_terminal_no_prompt(run_cli, workdir):
+    """Without a terminal, enc fails at once rather than read the data as a passphrase."""
+    result = subprocess.run([*run_cli.argv0, "enc", "-aes-128-cbc"], input=b"data", capture_output=True,
+                            start_new_session=True, timeout=TIMEOUT_S)
+    assert result.returncode == 2 and b"no terminal" in result.stderr, result
+
+
+def test_pass_stdin_at_a_terminal_is_not_echoed(warpcrypt_binary, openssl_binary, tmp_path):
+    data = random_bytes(300, "stdin-pass")
+    (tmp_path / "p").write_bytes(data)
+    terminal = Terminal([str(warpcrypt_binary), "enc", "-aes-128-cbc", "-pbkdf2", "-pass", "stdin", "-in", "p",
+                         "-out", "c"], cwd=tmp_path)
+    terminal.read_until(rb"passphrase:")
+    terminal.type_hidden(PASSPHRASE + "\n")
+    assert terminal.finish() == 0, terminal.transcript
+    assert PASSPHRASE.encode() not in terminal.transcript
+    opened = subprocess.run([str(openssl_binary), "enc", "-d", "-aes-128-cbc", "-pbkdf2", "-pass",
+                             f"pass:{PASSPHRASE}", "-in", tmp_path / "c"], capture_output=True, check=True)
+    assert_same_bytes(opened.stdout, data, "the passphrase read from the terminal")
+
+
+def assert_fits(transcript: bytes, columns: int) -> list[bytes]:
+    """The progress redraws of `transcript`: each one line, within the width."""
+    draws = [piece for line in transcript.split(b"\n") for piece in line.split(b"\r") if piece.strip()]
+    assert draws, transcript
+    for draw in draws:
+        assert len(draw) < columns, f"{len(draw)} columns: {draw!r}"
+    return draws
+
+
+@pytest.mark.parametrize("columns", [60, 40])
+def test_enc_progress_fits_the_terminal(columns, warpcrypt_binary, tmp_path):
+    (tmp_path / "p").write_bytes(random_bytes(8 << 20, "progress"))
+    terminal = Terminal([str(warpcrypt_binary), "enc", "-aes-128-ctr", "-K", "00" * 16, "-iv", "00" * 16,
+                         "-in", "p", "-out", "c"], columns=columns, on_tty=("stderr",), cwd=tmp_path)
+    assert terminal.finish() == 0, terminal.transcript
+    draws = assert_fits(terminal.transcript, columns)
+    assert b"\r" in terminal.transcript, "redrawn in place"
+    assert re.search(rb"100%.*GB/s", draws[-1]), draws[-1]
+
+
+@pytest.mark.parametrize("command", ["seal", "open"])
+def test_seal_and_open_show_progress(command, warpcrypt_binary, tmp_path):
+    (tmp_path / "p").write_bytes(random_bytes(1 << 20, "seal-progress"))
+    subprocess.run([str(warpcrypt_binary), "seal", "-pass", "pass:x", "-iter", "1", "-in", "p", "-out", "s"],
+                   cwd=tmp_path, check=True)
+    args = ["seal", "-pass", "pass:x", "-iter", "1", "-in", "p", "-out", "s2"] if command == "seal" else \
+        ["open", "-pass", "pass:x", "-in", "s", "-out", "o"]
+    terminal = Terminal([str(warpcrypt_binary), *args], columns=60, on_tty=("stderr",), cwd=tmp_path)
+    assert terminal.finish() == 0, terminal.transcript
+    assert re.search(rb"100%", assert_fits(terminal.transcript, 60)[-1]), terminal.transcript
+
+
+def test_speed_sweep_shows_progress(warpcrypt_binary, tmp_path):
+    terminal = Terminal([str(warpcrypt_binary), "speed", "-evp", "aes-128-ctr", "-bytes", "16", "-bytes", "64",
+                         "-seconds", "0.05", "--threads", "1"], columns=60, on_tty=("stderr",), cwd=tmp_path)
+    assert terminal.finish() == 0, terminal.transcript
+    draws = assert_fits(terminal.transcript, 60)
+    assert re.search(rb"2/2", draws[-1]), draws
+
+
+def test_quiet_when_stderr_is_no_terminal(run_cli):
+    result = run_cli("enc", "-aes-128-ctr", "-K", "00" * 16, "-iv", "00" * 16, stdin=b"x" * (4 << 20)).check()
+    assert result.stderr == b""
+
+
+def test_seal_refuses_binary_to_a_terminal(warpcrypt_binary, tmp_path):
+    (tmp_path / "p").write_bytes(b"secret data")
+    terminal = Terminal([str(warpcrypt_binary), "seal", "-pass", "pass:x", "-in", "p"], cwd=tmp_path)
+    assert terminal.finish() == 2
+    assert b"refusing to write sealed binary data to a terminal" in terminal.transcript
+    # -f writes it all the same; -out and a pipe are never refused.
+    forced = Terminal([str(warpcrypt_binary), "seal", "-f", "-pass", "pass:x", "-iter", "1", "-in", "p"],
+                      cwd=tmp_path)
+    assert forced.finish() == 0, forced.transcript
+    to_file = Terminal([str(warpcrypt_binary), "seal", "-pass", "pass:x", "-iter", "1", "-in", "p", "-out", "s"],
+                       cwd=tmp_path)
+    assert to_file.finish() == 0 and (tmp_path / "s").stat().st_size > 0
+
+
+def test_seal_asks_twice_and_open_once(warpcrypt_binary, tmp_path):
+    data = random_bytes(10000, "seal-prompt")
+    (tmp_path / "p").write_bytes(data)
+    code, transcript = ask([str(warpcrypt_binary), "seal", "-iter", "1", "-in", "p", "-out", "s"],
+                           [PASSPHRASE, PASSPHRASE], cwd=tmp_path)
+    assert code == 0 and len(prompts(transcript)) == 2 and PASSPHRASE.encode() not in transcript, transcript
+    code, transcript = ask([str(warpcrypt_binary), "open", "-in", "s", "-out", "o"], [PASSPHRASE], cwd=tmp_path)
+    assert code == 0, transcript
+    assert_same_bytes((tmp_path / "o").read_bytes(), data, "opened with the typed passphrase")

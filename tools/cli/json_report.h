@@ -1,0 +1,25 @@
+// --json on enc, seal and open: the run's result as one line of JSON on
+// standard output, in place of the summary line or the error line.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::cli {
+
+// {"command":"enc","ok":true,"bytes_in":N,"bytes_out":N,"seconds":S,
+//  "gbps":R,"cpu_bytes":N,"gpu_bytes":N}; bytes_in and bytes_out count what
+// was read and written, headers and base64 text included.
+void print_json_result(const char *command, uint64_t bytes_in, uint64_t bytes_out, const wc_job &job);
+
+// Runs `body` and returns its exit status. With `json`, a CliError it throws
+// becomes {"command":...,"ok":false,"kind":"auth","exit":4,"message":"..."}
+// and its kind's exit status; without, it propagates to main().
+int run_reporting(const char *command, bool json, const std::function<int()> &body);
+
+// --json shares standard output with nothing: it needs the data elsewhere.
+void check_json_output(bool json, bool data_to_stdout);
+
+}  // namespace warpcrypt::cli
