@@ -122,7 +122,7 @@ def test_kdf_options_are_for_passphrases(expect_failure, workdir):
     (workdir / "p").write_bytes(b"plaintext")
     (workdir / "k").write_bytes(bytes(32))
     expect_failure("seal", "-kfile", "k", "--kdf", "argon2id", "-in", "p", "-out", "s", cwd=workdir,
-                   message=r"--kdf, --kdf-ops and --kdf-memory are for -pass, not -kfile")
+                   message=r"--kdf, --kdf-ops and --kdf-memory are for passphrases, not -keyfile")
 
 
 # ----------------------------------------------------------------------------
