@@ -66,16 +66,28 @@ nb::tuple stats(const wc_job &job) {
   return nb::make_tuple(job.bytes_in, job.bytes_out, job.seconds, job.cpu_bytes, job.gpu_bytes);
 }
 
-// Raises for a failed job: what the call was doing (the file it was on), then
-// the library's sentence.
-void check_job(wc_status status, const wc_job &job, const std::string &what) {
-  if (status != WC_OK) throw Failure(status, what + ": " + job.message);
+// The files a job reads and writes, to name the one a failed read or write
+// was on (an empty output: the job writes none).
+struct JobFiles {
+  std::string input;
+  std::string output;
+};
+
+// Raises for a failed job: an OSError for the file a read or write failed
+// on, else what the call was doing (the file it was on), then the library's
+// sentence.
+void check_job(wc_status status, const wc_job &job, const std::string &what, const JobFiles &files) {
+  if (status == WC_OK) return;
+  if (status == WC_ERR_IO && job.os_error != 0) {
+    throw Failure(job.os_error, job.message, job.io_side == WC_IO_OUTPUT ? files.output : files.input);
+  }
+  throw Failure(status, what + ": " + job.message);
 }
 
 // Runs `call(&job)` without the GIL, with the caller's progress callback
 // attached, and returns the job's statistics or raises for its failure.
 template <typename Call>
-nb::tuple run_job(nb::object callback, const std::string &what, Call call) {
+nb::tuple run_job(nb::object callback, const std::string &what, const JobFiles &files, Call call) {
   wc_job job;
   wc_job_init(&job);
   Progress progress(std::move(callback));
@@ -86,7 +98,7 @@ nb::tuple run_job(nb::object callback, const std::string &what, Call call) {
     status = call(&job);
   }
   progress.rethrow();
-  check_job(status, job, what);
+  check_job(status, job, what, files);
   return stats(job);
 }
 
@@ -102,7 +114,7 @@ nb::tuple crypt_file(int direction, const std::string &cipher_name, nb::handle k
   const wc_options options = make_options(backend, threads);
   const auto run = direction == WC_ENCRYPT ? wc_encrypt_file : wc_decrypt_file;
   return run_job(std::move(callback), std::string(direction == WC_ENCRYPT ? "encrypting " : "decrypting ") + source,
-                 [&](wc_job *job) {
+                 {source, target}, [&](wc_job *job) {
                    return run(&options, cipher, job, target.c_str(), source.c_str(), key.data(), key.size(),
                               iv ? iv->data() : nullptr, iv ? iv->size() : 0);
                  });
@@ -122,7 +134,7 @@ nb::tuple seal_file(const std::string &source, const std::string &target, int ke
   params.iterations = iterations;
   params.digest = digest.c_str();
   const wc_options options = make_options(backend, threads);
-  return run_job(std::move(callback), "sealing " + source, [&](wc_job *job) {
+  return run_job(std::move(callback), "sealing " + source, {source, target}, [&](wc_job *job) {
     return wc_seal_file(&options, &params, job, target.c_str(), source.c_str(), secret.data(), secret.size());
   });
 }
@@ -137,7 +149,7 @@ nb::tuple open_file(const std::string &source, const std::string &target, int ke
   params.offset = offset;
   params.length = length;
   params.max_iterations = max_iterations;
-  return run_job(std::move(callback), "opening " + source, [&](wc_job *job) {
+  return run_job(std::move(callback), "opening " + source, {source, target}, [&](wc_job *job) {
     return wc_open_file(&options, &params, job, target.c_str(), source.c_str(),
                         static_cast<wc_seal_key_source>(key_source), secret.data(), secret.size());
   });
@@ -145,18 +157,137 @@ nb::tuple open_file(const std::string &source, const std::string &target, int ke
 
 nb::tuple sealed_info(const std::string &path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Failure(WC_ERR_IO, path + ": " + std::strerror(errno));
+  if (fd < 0) throw Failure(errno, std::strerror(errno), path);
   wc_sealed_info info{};
   wc_job job;
   wc_job_init(&job);
   const wc_status status = wc_sealed_inspect(fd, &info, &job);
   close(fd);
-  check_job(status, job, path);
+  check_job(status, job, path, {path, {}});
   return nb::make_tuple(wc_aead_name(info.aead), static_cast<int>(info.key_source), info.digest, info.iterations,
                         info.chunk_bytes, info.chunks, info.plaintext_len,
                         nb::bytes(reinterpret_cast<const char *>(info.salt), sizeof info.salt),
                         nb::bytes(reinterpret_cast<const char *>(info.nonce_prefix), sizeof info.nonce_prefix));
 }
+
+// A new bytes object of `size` bytes for the library to fill.
+nb::bytes uninitialized_bytes(size_t size) {
+  PyObject *bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+  if (bytes == nullptr) throw nb::python_error();
+  return nb::steal<nb::bytes>(bytes);
+}
+
+uint8_t *bytes_data(const nb::bytes &bytes) {
+  return reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(bytes.ptr()));
+}
+
+// A sealed file's chunks one at a time (wc_sealed_stream), for
+// warpcrypt.SealedWriter and SealedReader, which move the bytes; `name` (the
+// file, or the stream's repr) begins every failure's message.
+class SealedStream {
+ public:
+  static nb::tuple seal(const std::string &name, int key_source, nb::handle secret_object,
+                        const std::string &aead_name, uint64_t chunk_bytes, uint32_t iterations,
+                        const std::string &digest, int backend) {
+    const wc_aead *aead = wc_aead_by_name(aead_name.c_str());
+    if (aead == nullptr) throw Failure(WC_ERR_UNKNOWN_CIPHER, "unknown AEAD '" + aead_name + "'");
+    const View secret = View::host(secret_object, Access::read, "secret");
+    wc_seal_params params;
+    wc_seal_params_init(&params);
+    params.aead = aead;
+    params.key_source = static_cast<wc_seal_key_source>(key_source);
+    params.chunk_bytes = chunk_bytes;
+    params.iterations = iterations;
+    params.digest = digest.c_str();
+    const wc_options options = make_options(backend, 1);
+    SealedStream made(name);
+    nb::bytes header = uninitialized_bytes(WC_SEAL_HEADER_LEN);
+    wc_job job;
+    wc_job_init(&job);
+    wc_status status;
+    {
+      nb::gil_scoped_release released;  // PBKDF2 takes a while
+      status = wc_sealed_stream_seal_new(&made.stream_, &options, &params, &job, bytes_data(header),
+                                         WC_SEAL_HEADER_LEN, secret.data(), secret.size());
+    }
+    made.check(status, job, "sealing ");
+    return nb::make_tuple(std::move(made), header);
+  }
+
+  static SealedStream open(const std::string &name, nb::bytes header, int key_source, nb::handle secret_object,
+                           uint32_t max_iterations, int backend) {
+    const View secret = View::host(secret_object, Access::read, "secret");
+    wc_open_params params;
+    wc_open_params_init(&params);
+    params.max_iterations = max_iterations;
+    const wc_options options = make_options(backend, 1);
+    SealedStream made(name);
+    wc_job job;
+    wc_job_init(&job);
+    wc_status status;
+    {
+      nb::gil_scoped_release released;
+      status = wc_sealed_stream_open_new(&made.stream_, &options, &params, &job, bytes_data(header), header.size(),
+                                         static_cast<wc_seal_key_source>(key_source), secret.data(), secret.size());
+    }
+    made.check(status, job, "opening ");
+    return made;
+  }
+
+  explicit SealedStream(std::string name) : name_(std::move(name)) {}
+  SealedStream(SealedStream &&other) noexcept : stream_(other.stream_), name_(std::move(other.name_)) {
+    other.stream_ = nullptr;
+  }
+  SealedStream(const SealedStream &) = delete;
+  ~SealedStream() { wc_sealed_stream_free(stream_); }
+
+  uint64_t chunk_size() const { return wc_sealed_stream_chunk_bytes(stream_); }
+
+  // (chunks, plaintext bytes) of a body of `body_len` bytes.
+  nb::tuple layout(uint64_t body_len) const {
+    uint64_t chunks = 0;
+    uint64_t plaintext_len = 0;
+    wc_job job;
+    wc_job_init(&job);
+    check(wc_sealed_stream_layout(stream_, &job, body_len, &chunks, &plaintext_len), job, "opening ");
+    return nb::make_tuple(chunks, plaintext_len);
+  }
+
+  nb::bytes seal_chunk(uint64_t index, bool last, nb::handle data) const {
+    const View in = View::host(data, Access::read, "data");
+    nb::bytes out = uninitialized_bytes(in.size() + WC_SEAL_TAG_LEN);
+    run(wc_sealed_stream_seal, "sealing ", out, index, last, in);
+    return out;
+  }
+
+  nb::bytes open_chunk(uint64_t index, bool last, nb::handle data) const {
+    const View in = View::host(data, Access::read, "data");
+    nb::bytes out = uninitialized_bytes(in.size() > WC_SEAL_TAG_LEN ? in.size() - WC_SEAL_TAG_LEN : 0);
+    run(wc_sealed_stream_open, "opening ", out, index, last, in);
+    return out;
+  }
+
+ private:
+  template <typename Call>
+  void run(Call call, const char *doing, const nb::bytes &out, uint64_t index, bool last, const View &in) const {
+    wc_job job;
+    wc_job_init(&job);
+    size_t written = 0;
+    wc_status status;
+    {
+      nb::gil_scoped_release released;
+      status = call(stream_, &job, bytes_data(out), out.size(), &written, index, last ? 1 : 0, in.data(), in.size());
+    }
+    check(status, job, doing);
+  }
+
+  void check(wc_status status, const wc_job &job, const char *doing) const {
+    check_job(status, job, doing + name_, {name_, name_});
+  }
+
+  wc_sealed_stream *stream_ = nullptr;
+  std::string name_;
+};
 
 }  // namespace
 
@@ -175,6 +306,22 @@ void bind_files(nb::module_ &m) {
   m.def("open_file", &open_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "offset"_a, "length"_a,
         "max_iterations"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("sealed_info", &sealed_info, "path"_a);
+  m.attr("SEAL_HEADER_LEN") = WC_SEAL_HEADER_LEN;
+  m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
+  nb::class_<SealedStream>(m, "SealedStream",
+                           "A sealed file's key and header: its chunks sealed or opened one at a time.")
+      .def_static("seal", &SealedStream::seal, "name"_a, "key_source"_a, "secret"_a, "aead"_a, "chunk_bytes"_a,
+                  "iterations"_a, "digest"_a, "backend"_a,
+                  "A stream that seals a new file: (stream, the header to write first).")
+      .def_static("open", &SealedStream::open, "name"_a, "header"_a, "key_source"_a, "secret"_a,
+                  "max_iterations"_a, "backend"_a, "A stream that opens the file with this header.")
+      .def_prop_ro("chunk_size", &SealedStream::chunk_size, "Plaintext bytes per chunk.")
+      .def("layout", &SealedStream::layout, "body_len"_a,
+           "(chunks, plaintext bytes) of a file whose body, after the header, is body_len bytes.")
+      .def("seal_chunk", &SealedStream::seal_chunk, "index"_a, "last"_a, "data"_a,
+           "Chunk `index` sealed: its ciphertext and tag.")
+      .def("open_chunk", &SealedStream::open_chunk, "index"_a, "last"_a, "data"_a,
+           "Sealed chunk `index` opened: its plaintext, once its tag matched.");
 }
 
 }  // namespace wcpy
