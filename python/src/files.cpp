@@ -289,6 +289,49 @@ class SealedStream {
   std::string name_;
 };
 
+// A file written as wc_output_open describes: a temporary file beside the
+// target, renamed over it by commit(), removed by discard() or when
+// collected uncommitted.
+class AtomicOutput {
+ public:
+  explicit AtomicOutput(const std::string &path) : path_(path) {
+    int os_error = 0;
+    const char *detail = nullptr;
+    const wc_status status = wc_output_open(&output_, path.c_str(), -1, &os_error, &detail);
+    if (status == WC_ERR_IO) throw Failure(os_error, detail != nullptr ? detail : std::strerror(os_error), path);
+    if (status != WC_OK) throw Failure(status, path + ": " + (detail != nullptr ? detail : wc_status_string(status)));
+  }
+  AtomicOutput(const AtomicOutput &) = delete;
+  ~AtomicOutput() { wc_output_free(output_); }
+
+  int fd() const {
+    require_open();
+    return wc_output_fd(output_);
+  }
+
+  void commit() {
+    require_open();
+    int os_error = 0;
+    const wc_status status = wc_output_commit(output_, &os_error);
+    discard();
+    if (status == WC_ERR_IO) throw Failure(os_error, std::strerror(os_error), path_);
+    if (status != WC_OK) fail(status);
+  }
+
+  void discard() {
+    wc_output_free(output_);
+    output_ = nullptr;
+  }
+
+ private:
+  void require_open() const {
+    if (output_ == nullptr) throw Failure(WC_ERR_CONTEXT_STATE, path_ + ": the output was already closed");
+  }
+
+  wc_output *output_ = nullptr;
+  std::string path_;
+};
+
 }  // namespace
 
 void bind_files(nb::module_ &m) {
@@ -308,6 +351,12 @@ void bind_files(nb::module_ &m) {
   m.def("sealed_info", &sealed_info, "path"_a);
   m.attr("SEAL_HEADER_LEN") = WC_SEAL_HEADER_LEN;
   m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
+  nb::class_<AtomicOutput>(m, "AtomicOutput",
+                           "A file written beside its target and renamed over it on commit (wc_output_open).")
+      .def(nb::init<const std::string &>(), "path"_a)
+      .def_prop_ro("fd", &AtomicOutput::fd, "The descriptor to write the data to.")
+      .def("commit", &AtomicOutput::commit, "Gives the file its final mode and name, and closes it.")
+      .def("discard", &AtomicOutput::discard, "Removes the file unless committed, and closes it.");
   nb::class_<SealedStream>(m, "SealedStream",
                            "A sealed file's key and header: its chunks sealed or opened one at a time.")
       .def_static("seal", &SealedStream::seal, "name"_a, "key_source"_a, "secret"_a, "aead"_a, "chunk_bytes"_a,

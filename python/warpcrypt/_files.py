@@ -11,14 +11,20 @@ the authenticated, chunked sealed-file format of docs/format.md, which
 
 from __future__ import annotations
 
+import io
 import os
+import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import IO, Callable, Optional, Union
 
 from warpcrypt import _native, _table
-from warpcrypt.exceptions import InvalidArgument
+from warpcrypt._sealed_io import SealedReader, SealedWriter, is_path, secret_of
+from warpcrypt.exceptions import Cancelled, InvalidArgument
 
 PathLike = Union[str, "os.PathLike[str]"]
+# A path, or a binary stream: seal_file and open_file take either on each side.
+PathOrStream = Union[str, "os.PathLike[str]", IO[bytes]]
+Secret = Union[bytes, bytearray, memoryview]
 # progress(done_bytes, total_bytes); a true result cancels the job, which
 # then raises warpcrypt.Cancelled. It runs on the library's worker threads.
 ProgressCallback = Callable[[int, int], object]
@@ -65,16 +71,20 @@ class SealedInfo:
     nonce_prefix: bytes
 
 
-def encrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding: bool = True,
+def encrypt_file(cipher: str, key: Secret, iv: Optional[Secret], src: PathLike, dst: PathLike, *,
+                 padding: bool = True,
                  backend: str = "auto", threads: int = 0,
                  progress: Optional[ProgressCallback] = None) -> JobStats:
     """Encrypts the file ``src`` into ``dst``, byte-identical to ``openssl enc
-    -<cipher> -K <key> -iv <iv> [-nopad]``. Raises IOFailure (an OSError)
-    when a file cannot be read or written, and leaves no ``dst`` behind."""
+    -<cipher> -K <key> -iv <iv> [-nopad]``. A file that cannot be read or
+    written raises the OSError subclass its errno picks (FileNotFoundError,
+    PermissionError, ...; also an IOFailure) naming that file, and no
+    ``dst`` is left behind."""
     return _crypt_file(_native.ENCRYPT, cipher, key, iv, src, dst, padding, backend, threads, progress)
 
 
-def decrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding: bool = True,
+def decrypt_file(cipher: str, key: Secret, iv: Optional[Secret], src: PathLike, dst: PathLike, *,
+                 padding: bool = True,
                  backend: str = "auto", threads: int = 0,
                  progress: Optional[ProgressCallback] = None) -> JobStats:
     """Decrypts the file ``src`` into ``dst``; the inverse of
@@ -82,12 +92,18 @@ def decrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding:
     return _crypt_file(_native.DECRYPT, cipher, key, iv, src, dst, padding, backend, threads, progress)
 
 
-def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
+def seal_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = None,
+              passphrase: Union[str, bytes, None] = None,
               aead: str = "aes-256-gcm", chunk_size: int = _native.SEAL_DEFAULT_CHUNK_BYTES,
               iterations: int = _native.SEAL_DEFAULT_ITERATIONS,
               digest: str = "sha256", backend: str = "auto", threads: int = 0,
               progress: Optional[ProgressCallback] = None) -> JobStats:
     """Seals the file ``src`` into ``dst`` in the sealed-file format.
+
+    Each of ``src`` and ``dst`` is a path or a binary stream (a stream is
+    read to its end, or written, and left open). Path to path runs on the
+    library's parallel engine; a stream on either side goes through
+    :class:`SealedWriter` in this thread (``threads`` is then unused).
 
     Give exactly one secret: ``key``, random bytes of the AEAD's key length
     (one key may seal any number of files: each file's key is derived from
@@ -97,12 +113,20 @@ def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
     power of two from 4 KiB to 1 GiB. A value out of range, zero included,
     raises InvalidArgument; it never stands for the default.
     """
-    key_source, secret = _secret(key, passphrase)
-    return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size, iterations,
-                                       digest, _table.backend_value(backend), threads, progress))
+    if not (is_path(src) and is_path(dst)):
+        started = time.perf_counter()
+        with _input(src) as source, SealedWriter(dst, key=key, passphrase=passphrase, aead=aead,  # type: ignore[arg-type]
+                                                 chunk_size=chunk_size, iterations=iterations, digest=digest,
+                                                 backend=backend) as sealed:
+            done = _copy(source, sealed, sealed.chunk_size, progress)
+        return _stream_stats(done, sealed.bytes_out, started, backend)
+    key_source, secret = secret_of(key, passphrase)
+    return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size,  # type: ignore[arg-type]
+                                       iterations, digest, _table.backend_value(backend), threads, progress))
 
 
-def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
+def open_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = None,
+              passphrase: Union[str, bytes, None] = None,
               offset: int = 0, length: Optional[int] = None,
               max_iterations: int = _native.OPEN_DEFAULT_MAX_ITERATIONS, backend: str = "auto", threads: int = 0,
               progress: Optional[ProgressCallback] = None) -> JobStats:
@@ -120,10 +144,29 @@ def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
     PBKDF2 iterations raises FormatError before the KDF runs: the header is
     not yet authenticated, and a forged count must not cost minutes. Raise
     it only for a file you expect to need it.
+
+    ``src`` and ``dst`` may be binary streams, as for :func:`seal_file`
+    (through :class:`SealedReader`); a stream ``dst`` then holds the chunks
+    authenticated before a failure, as a pipe would. A range needs a
+    seekable ``src``.
     """
-    key_source, secret = _secret(key, passphrase)
     if offset < 0 or (length is not None and length < 0):
         raise InvalidArgument("offset and length must not be negative")
+    if not (is_path(src) and is_path(dst)):
+        started = time.perf_counter()
+        with SealedReader(src, key=key, passphrase=passphrase, max_iterations=max_iterations,  # type: ignore[arg-type]
+                          backend=backend) as sealed, _output(dst) as target:
+            if offset or length is not None:
+                if not sealed.seekable():
+                    raise InvalidArgument(f"{sealed.name}: a range needs a seekable sealed file")
+                sealed.seek(offset)
+            done = _copy(sealed, target, sealed.chunk_size, progress, length)
+            if length == 0:
+                # An empty range still opens the final chunk, as the library does.
+                sealed.seek(0, io.SEEK_END)
+                sealed.read(1)
+        return _stream_stats(done, done, started, backend)
+    key_source, secret = secret_of(key, passphrase)
     return JobStats(*_native.open_file(_path(src), _path(dst), key_source, secret, offset,
                                        (1 << 64) - 1 if length is None else length, max_iterations,
                                        _table.backend_value(backend), threads, progress))
@@ -152,9 +195,65 @@ def _path(path: PathLike) -> str:
     return path
 
 
-def _secret(key, passphrase) -> tuple[int, object]:
-    if (key is None) == (passphrase is None):
-        raise InvalidArgument("give exactly one of key= and passphrase=")
-    if key is not None:
-        return _native.SEAL_KEY, key
-    return _native.SEAL_PASSPHRASE, passphrase.encode() if isinstance(passphrase, str) else passphrase
+class _Borrowed:
+    """A caller's stream in a ``with`` block that leaves it open."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> IO[bytes]:
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _input(src: PathOrStream) -> Union[IO[bytes], _Borrowed]:
+    return open(src, "rb") if is_path(src) else _Borrowed(src)  # type: ignore[arg-type]
+
+
+def _output(dst: PathOrStream) -> Union[_Borrowed, "_AtomicFile"]:
+    return _AtomicFile(_path(dst)) if is_path(dst) else _Borrowed(dst)  # type: ignore[arg-type]
+
+
+class _AtomicFile:
+    """A path written as the library writes every output: beside the
+    target, renamed over it only when the block ends without an exception."""
+
+    def __init__(self, path: str) -> None:
+        self._output = _native.AtomicOutput(path)
+        self._file = open(self._output.fd, "wb", closefd=False)
+
+    def __enter__(self) -> IO[bytes]:
+        return self._file
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        try:
+            if kind is None:
+                self._file.close()
+                self._output.commit()
+        finally:
+            self._file.close()
+            self._output.discard()
+
+
+def _copy(source: IO[bytes], target: IO[bytes], block: int, progress: Optional[ProgressCallback],
+          limit: Optional[int] = None) -> int:
+    """Copies `source` to `target` a block at a time, up to `limit` bytes,
+    calling `progress` (done, 0) after each block; a true answer cancels."""
+    done = 0
+    while limit is None or done < limit:
+        piece = source.read(block if limit is None else min(block, limit - done))
+        if not piece:
+            break
+        target.write(piece)
+        done += len(piece)
+        if progress is not None and progress(done, 0):
+            raise Cancelled("cancelled by the progress callback")
+    return done
+
+
+def _stream_stats(bytes_in: int, bytes_out: int, started: float, backend: str) -> JobStats:
+    on_gpu = backend == "gpu"
+    return JobStats(bytes_in, bytes_out, time.perf_counter() - started, 0 if on_gpu else bytes_in,
+                    bytes_in if on_gpu else 0)
