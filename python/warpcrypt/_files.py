@@ -15,7 +15,7 @@ import io
 import os
 import time
 from dataclasses import dataclass
-from typing import IO, Callable, Optional, Union
+from typing import IO, Callable, Optional, Protocol, Union
 
 from warpcrypt import _native, _table
 from warpcrypt._sealed_io import SealedReader, SealedWriter, is_path, secret_of
@@ -115,13 +115,13 @@ def seal_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = N
     """
     if not (is_path(src) and is_path(dst)):
         started = time.perf_counter()
-        with _input(src) as source, SealedWriter(dst, key=key, passphrase=passphrase, aead=aead,  # type: ignore[arg-type]
+        with _input(src) as source, SealedWriter(dst, key=key, passphrase=passphrase, aead=aead,
                                                  chunk_size=chunk_size, iterations=iterations, digest=digest,
                                                  backend=backend) as sealed:
             done = _copy(source, sealed, sealed.chunk_size, progress)
         return _stream_stats(done, sealed.bytes_out, started, backend)
     key_source, secret = secret_of(key, passphrase)
-    return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size,  # type: ignore[arg-type]
+    return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size,
                                        iterations, digest, _table.backend_value(backend), threads, progress))
 
 
@@ -154,7 +154,7 @@ def open_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = N
         raise InvalidArgument("offset and length must not be negative")
     if not (is_path(src) and is_path(dst)):
         started = time.perf_counter()
-        with SealedReader(src, key=key, passphrase=passphrase, max_iterations=max_iterations,  # type: ignore[arg-type]
+        with SealedReader(src, key=key, passphrase=passphrase, max_iterations=max_iterations,
                           backend=backend) as sealed, _output(dst) as target:
             if offset or length is not None:
                 if not sealed.seekable():
@@ -175,11 +175,14 @@ def open_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = N
 def sealed_info(path: PathLike) -> SealedInfo:
     """Reads and checks a sealed file's header (FormatError if it is not
     one). Needs no secret: the header is public, only authenticated."""
-    aead, key_source, *rest = _native.sealed_info(_path(path))
-    return SealedInfo(aead, "passphrase" if key_source == _native.SEAL_PASSPHRASE else "key", *rest)
+    aead, key_source, digest, iterations, chunk_size, chunks, plaintext_len, salt, nonce_prefix = \
+        _native.sealed_info(_path(path))
+    return SealedInfo(aead, "passphrase" if key_source == _native.SEAL_PASSPHRASE else "key", digest, iterations,
+                      chunk_size, chunks, plaintext_len, salt, nonce_prefix)
 
 
-def _crypt_file(direction, cipher, key, iv, src, dst, padding, backend, threads, progress) -> JobStats:
+def _crypt_file(direction: int, cipher: str, key: Secret, iv: Optional[Secret], src: PathLike, dst: PathLike,
+                padding: bool, backend: str, threads: int, progress: Optional[ProgressCallback]) -> JobStats:
     return JobStats(*_native.crypt_file(direction, cipher, key, iv, _path(src), _path(dst), padding,
                                         _table.backend_value(backend), threads, progress))
 
@@ -209,11 +212,11 @@ class _Borrowed:
 
 
 def _input(src: PathOrStream) -> Union[IO[bytes], _Borrowed]:
-    return open(src, "rb") if is_path(src) else _Borrowed(src)  # type: ignore[arg-type]
+    return open(src, "rb") if isinstance(src, (str, os.PathLike)) else _Borrowed(src)
 
 
 def _output(dst: PathOrStream) -> Union[_Borrowed, "_AtomicFile"]:
-    return _AtomicFile(_path(dst)) if is_path(dst) else _Borrowed(dst)  # type: ignore[arg-type]
+    return _AtomicFile(_path(dst)) if isinstance(dst, (str, os.PathLike)) else _Borrowed(dst)
 
 
 class _AtomicFile:
@@ -237,7 +240,15 @@ class _AtomicFile:
             self._output.discard()
 
 
-def _copy(source: IO[bytes], target: IO[bytes], block: int, progress: Optional[ProgressCallback],
+class _Source(Protocol):
+    def read(self, size: int = -1, /) -> bytes | None: ...
+
+
+class _Sink(Protocol):
+    def write(self, data: bytes, /) -> int | None: ...
+
+
+def _copy(source: _Source, target: _Sink, block: int, progress: Optional[ProgressCallback],
           limit: Optional[int] = None) -> int:
     """Copies `source` to `target` a block at a time, up to `limit` bytes,
     calling `progress` (done, 0) after each block; a true answer cancels."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import os
 from types import TracebackType
-from typing import IO, Optional, Union
+from typing import IO, Optional, TypeGuard, Union
 
 from warpcrypt import _native, _table
 from warpcrypt.exceptions import InvalidArgument
@@ -37,13 +37,13 @@ def secret_of(key: Optional[Secret], passphrase: Union[str, bytes, None]) -> tup
     return _native.SEAL_PASSPHRASE, passphrase.encode() if isinstance(passphrase, str) else passphrase
 
 
-def is_path(target: object) -> bool:
+def is_path(target: object) -> TypeGuard[PathLike]:
     return isinstance(target, (str, os.PathLike))
 
 
 def _name(target: object) -> str:
     if is_path(target):
-        return os.fsdecode(os.fspath(target))  # type: ignore[arg-type]
+        return os.fsdecode(os.fspath(target))
     return str(getattr(target, "name", None) or repr(target))
 
 
@@ -91,11 +91,11 @@ class SealedWriter(io.RawIOBase):
         self._stream, header = _native.SealedStream.seal(self.name, key_source, secret, aead, chunk_size, iterations,
                                                          digest, _table.backend_value(backend))
         self._output: Optional[_native.AtomicOutput] = None
-        if is_path(target):
+        if isinstance(target, (str, os.PathLike)):
             self._output = _native.AtomicOutput(self.name)
             self._file: IO[bytes] = open(self._output.fd, "wb", buffering=0, closefd=False)
         else:
-            self._file = target  # type: ignore[assignment]
+            self._file = target
         self._pending = bytearray()
         self._chunks = 0
         self._plaintext = 0
@@ -112,11 +112,11 @@ class SealedWriter(io.RawIOBase):
         return True
 
     def tell(self) -> int:
-        self._checkClosed()  # type: ignore[attr-defined]
+        self._checkClosed()
         return self._plaintext
 
-    def write(self, data: object) -> int:  # type: ignore[override]
-        self._checkClosed()  # type: ignore[attr-defined]
+    def write(self, data: object) -> int:
+        self._checkClosed()
         view = memoryview(data).cast("B")  # type: ignore[arg-type]
         self._pending += view
         self._plaintext += len(view)
@@ -208,8 +208,8 @@ class SealedReader(io.RawIOBase):
         super().__init__()
         key_source, secret = secret_of(key, passphrase)
         self.name = _name(source)
-        self._owned = is_path(source)
-        self._file: IO[bytes] = open(source, "rb") if self._owned else source  # type: ignore[arg-type]
+        self._owned = isinstance(source, (str, os.PathLike))
+        self._file: IO[bytes] = open(source, "rb") if isinstance(source, (str, os.PathLike)) else source
         try:
             self._start = self._file.tell() if self._file.seekable() else 0
             header = _read_exactly(self._file, _native.SEAL_HEADER_LEN)
@@ -244,11 +244,11 @@ class SealedReader(io.RawIOBase):
         return self._seekable
 
     def tell(self) -> int:
-        self._checkClosed()  # type: ignore[attr-defined]
+        self._checkClosed()
         return self._position
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        self._checkClosed()  # type: ignore[attr-defined]
+        self._checkClosed()
         if not self._seekable:
             raise io.UnsupportedOperation(f"{self.name}: a sealed stream that is not seekable is read in order")
         assert self._length is not None
@@ -260,8 +260,8 @@ class SealedReader(io.RawIOBase):
         self._position = base + offset
         return self._position
 
-    def readinto(self, buffer: object) -> int:  # type: ignore[override]
-        self._checkClosed()  # type: ignore[attr-defined]
+    def readinto(self, buffer: object) -> int:
+        self._checkClosed()
         target = memoryview(buffer).cast("B")  # type: ignore[arg-type]
         done = 0
         while done < len(target):
@@ -274,7 +274,7 @@ class SealedReader(io.RawIOBase):
         return done
 
     def readall(self) -> bytes:
-        pieces = []
+        pieces: list[bytes] = []
         while True:
             piece = self._peek_at(self._position, 1 << 62)
             if not piece:
@@ -285,7 +285,7 @@ class SealedReader(io.RawIOBase):
     def peek(self, size: int = 0) -> bytes:
         """Bytes from the current position without moving it: the rest of
         the chunk it is in (at least one byte unless at the end)."""
-        self._checkClosed()  # type: ignore[attr-defined]
+        self._checkClosed()
         return bytes(self._peek_at(self._position, max(size, 1 << 62)))
 
     def close(self) -> None:
