@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import overload
 
 from warpcrypt import _native, _streams, _table
 from warpcrypt.exceptions import InvalidKey, InvalidTag
@@ -164,6 +165,16 @@ class _AEAD:
         return self._aead.open_into(nonce, data, associated_data, buf, tag, verified, _streams.handle(stream),
                                     _streams.current)
 
+    # Without bufs= the results come back as bytes; with them, None.
+    @overload
+    def encrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: None = None,
+                      tags: Sequence[object] | None = None, stream: object = None) -> list[bytes]: ...
+    @overload
+    def encrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: Sequence[object],
+                      tags: Sequence[object] | None = None, stream: object = None) -> None: ...
+
     def encrypt_batch(
         self,
         nonces: Sequence[bytes],
@@ -188,6 +199,17 @@ class _AEAD:
         return self._aead.seal_batch(list(nonces), list(messages), _list_or_none(associated_data),
                                      _list_or_none(bufs), _list_or_none(tags), _streams.handle(stream),
                                      _streams.current)
+
+    @overload
+    def decrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: None = None,
+                      tags: Sequence[object] | None = None, stream: object = None,
+                      verified: object = None) -> list[bytes]: ...
+    @overload
+    def decrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: Sequence[object],
+                      tags: Sequence[object] | None = None, stream: object = None,
+                      verified: object = None) -> None: ...
 
     def decrypt_batch(
         self,
