@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional, Union, overload
+from typing import Optional, Union
 
 from warpcrypt import _native, _streams, _table
+from warpcrypt._typing import overload
 from warpcrypt.exceptions import InvalidArgument
 
 # Bytes-like secrets (bytes, bytearray, memoryview, ...).

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import overload
 
 from warpcrypt import _native, _streams, _table
+from warpcrypt._typing import overload
 from warpcrypt.exceptions import InvalidKey, InvalidTag
 
 __all__ = ["AESGCM", "ChaCha20Poly1305", "BatchInvalidTag"]
