@@ -19,12 +19,11 @@ from typing import IO, Callable, Optional, Protocol, Union
 
 from warpcrypt import _native, _table
 from warpcrypt._sealed_io import SealedReader, SealedWriter, is_path, secret_of
+from warpcrypt._typing import PathLike, Secret
 from warpcrypt.exceptions import Cancelled, InvalidArgument
 
-PathLike = Union[str, "os.PathLike[str]"]
 # A path, or a binary stream: seal_file and open_file take either on each side.
-PathOrStream = Union[str, "os.PathLike[str]", IO[bytes]]
-Secret = Union[bytes, bytearray, memoryview]
+PathOrStream = Union[PathLike, IO[bytes]]
 # progress(done_bytes, total_bytes); a true result cancels the job, which
 # then raises warpcrypt.Cancelled. It runs on the library's worker threads.
 ProgressCallback = Callable[[int, int], object]

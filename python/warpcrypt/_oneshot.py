@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import Optional
 
 from warpcrypt import _native, _streams, _table
-from warpcrypt._typing import overload
+from warpcrypt._typing import Secret, overload
 from warpcrypt.exceptions import InvalidArgument
-
-# Bytes-like secrets (bytes, bytearray, memoryview, ...).
-Secret = Union[bytes, bytearray, memoryview]
 
 
 # Without out= the result is bytes; with it, the number of bytes written.

@@ -18,12 +18,10 @@ from types import TracebackType
 from typing import IO, Optional, TypeGuard, Union
 
 from warpcrypt import _native, _table
+from warpcrypt._typing import PathLike, Secret
 from warpcrypt.exceptions import InvalidArgument
 
 __all__ = ["SealedReader", "SealedWriter"]
-
-PathLike = Union[str, "os.PathLike[str]"]
-Secret = Union[bytes, bytearray, memoryview]
 
 
 def secret_of(key: Optional[Secret], passphrase: Union[str, bytes, None]) -> tuple[int, Secret]:

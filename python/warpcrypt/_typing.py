@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Union
+
+# Keys, IVs, nonces and passphrases: bytes-like.
+Secret = Union[bytes, bytearray, memoryview]
+PathLike = Union[str, "os.PathLike[str]"]
 
 if TYPE_CHECKING:
     from typing import overload
@@ -14,4 +19,4 @@ else:
         at exit then reports as leaked extension objects."""
         return function
 
-__all__ = ["overload"]
+__all__ = ["PathLike", "Secret", "overload"]
