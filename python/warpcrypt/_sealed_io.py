@@ -45,12 +45,18 @@ def _name(target: object) -> str:
     return str(getattr(target, "name", None) or repr(target))
 
 
+# The most one read asks a stream for: the header's chunk size is not
+# authenticated until a chunk opens, and a read of a forged 1 GiB chunk must
+# not allocate it before that many bytes arrive.
+_READ_STEP = 1 << 20
+
+
 def _read_exactly(stream: IO[bytes], size: int) -> bytes:
     """Up to `size` bytes, fewer only at the end of the stream (a raw stream
     may return less per call)."""
     pieces = []
     while size > 0:
-        piece = stream.read(size)
+        piece = stream.read(min(size, _READ_STEP))
         if not piece:
             break
         pieces.append(piece)

@@ -147,7 +147,8 @@ Opened open_by_chunks(std::span<const uint8_t> file, const Secret &secret) {
     const size_t rest = file.size() - std::min(at, file.size());
     const bool last = rest <= sealed_chunk;
     const size_t len = std::min(rest, sealed_chunk);
-    chunk.assign(sealed_chunk, 0xA5);
+    // Room for what arrived, never what the unauthenticated chunk size asks.
+    chunk.assign(len > WC_SEAL_TAG_LEN ? len - WC_SEAL_TAG_LEN : 0, 0xA5);
     size_t written = 0;
     opened.status = wc_sealed_stream_open(stream, nullptr, chunk.data(), chunk.size(), &written, index, last,
                                           file.data() + std::min(at, file.size()), len);

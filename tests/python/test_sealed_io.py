@@ -237,3 +237,25 @@ def test_torch_save_and_load(tmp_path):
     with warpcrypt.SealedReader(tmp_path / "ckpt.sealed", key=bytes(32)) as reader:
         loaded = torch.load(reader, weights_only=True)
     assert loaded["step"] == 7 and all(torch.equal(loaded[k], state[k]) for k in ("layer.weight", "layer.bias"))
+
+
+@pytest.mark.parametrize("seekable", [True, False])
+def test_a_forged_chunk_size_costs_no_memory_before_authentication(seekable, tmp_path):
+    """The header's chunk size (up to 1 GiB) is not authenticated until a
+    chunk opens: reading a small file that claims huge chunks must allocate
+    what arrives, not what the header asks for."""
+    import tracemalloc
+
+    sealed = bytearray(sealed_bytes(b"x" * 100, bytes(32)))
+    sealed[10] = 30  # 1 GiB chunks
+    (tmp_path / "forged").write_bytes(sealed)
+    tracemalloc.start()
+    try:
+        with pytest.raises(warpcrypt.InvalidTag):
+            source = open(tmp_path / "forged", "rb") if seekable else Pipe(bytes(sealed))
+            with source, warpcrypt.SealedReader(source, key=bytes(32)) as reader:
+                reader.read()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"{peak} bytes allocated for a {len(sealed)}-byte file"
