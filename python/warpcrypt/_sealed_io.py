@@ -127,9 +127,12 @@ class SealedWriter(io.RawIOBase):
         # A full chunk is sealed once a byte beyond it arrives: only then is
         # it known not to be the last.
         chunk = self.chunk_size
-        while len(self._pending) > chunk:
-            self._seal(bytes(self._pending[:chunk]), last=False)
-            del self._pending[:chunk]
+        full = (len(self._pending) - 1) // chunk if self._pending else 0
+        if full:
+            with memoryview(self._pending) as pending:
+                for index in range(full):
+                    self._seal(pending[index * chunk:(index + 1) * chunk], last=False)
+            del self._pending[:full * chunk]
         return len(view)
 
     def close(self) -> None:
@@ -138,7 +141,7 @@ class SealedWriter(io.RawIOBase):
             return
         try:
             if not self._failed:
-                self._seal(bytes(self._pending), last=True)
+                self._seal(self._pending, last=True)
                 self._file.flush()
                 if self._output is not None:
                     self._file.close()
@@ -167,7 +170,7 @@ class SealedWriter(io.RawIOBase):
             self._file.close()
             self._output.discard()
 
-    def _seal(self, plaintext: bytes, last: bool) -> None:
+    def _seal(self, plaintext: Union[bytearray, memoryview], last: bool) -> None:
         self._emit(self._stream.seal_chunk(self._chunks, last, plaintext))
         self._chunks += 1
 
