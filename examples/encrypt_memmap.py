@@ -38,7 +38,7 @@ def progress(label: str, done: int, total: int, started: float) -> None:
     sys.stderr.flush()
 
 
-def transform(label: str, context: warpcrypt.CipherContext, source: np.ndarray, target: np.ndarray,
+def transform(label: str, context: warpcrypt.CipherContext, source: np.ndarray, target: np.memmap,
               chunk_bytes: int) -> None:
     """Runs `source`'s bytes through `context` into `target`, chunk by chunk.
     CTR is a stream mode: each update writes exactly as many bytes as it

@@ -20,6 +20,13 @@ extern "C" {
  */
 typedef int (*wc_progress_fn)(void *user, uint64_t done_bytes, uint64_t total_bytes);
 
+/* Which side of a job a failed read or write was on (wc_job.io_side). */
+typedef WC_ENUM(wc_io_side) {
+  WC_IO_NONE = 0,   /* no I/O failure */
+  WC_IO_INPUT = 1,  /* opening or reading the input */
+  WC_IO_OUTPUT = 2  /* creating, writing or committing the output */
+} wc_io_side;
+
 typedef struct wc_job {
   /* In: optional progress callback and its first argument. */
   wc_progress_fn progress;
@@ -31,6 +38,8 @@ typedef struct wc_job {
   uint64_t cpu_bytes; /* bytes the CPU transformed (a padding block included) */
   uint64_t gpu_bytes; /* bytes the GPUs transformed */
   int os_error;       /* errno of a failed read or write (WC_ERR_IO), else 0 */
+  wc_io_side io_side; /* WC_ERR_IO: whether the input or the output failed, so a
+                         binding can name the file (Python's OSError.filename) */
   /* A static, secret-free sentence on what failed where the status alone
    * does not say (WC_ERR_FORMAT: the header field; WC_ERR_AUTH: which
    * chunk), else NULL. Sealed-file calls fill it. */

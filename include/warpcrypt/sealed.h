@@ -179,6 +179,65 @@ WC_API wc_status wc_open_file(const wc_options *options, const wc_open_params *p
                               const char *out_path, const char *in_path,
                               wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len);
 
+/*
+ * Sealed chunks one at a time, for a program that moves the bytes itself:
+ * a file object, a socket, an object store (the Python package's
+ * SealedWriter and SealedReader). The format's rules stay here: the header,
+ * the key derivation, each chunk's nonce, associated data and lengths, and
+ * the last-chunk flag. The caller says which chunk it hands over and whether
+ * it is the last; a reader that reaches the end must open the final chunk
+ * with last set (a reader that knows the file's size has
+ * wc_sealed_stream_layout say which chunk that is), or a file cut at a chunk
+ * boundary passes for a whole one.
+ *
+ * `options->backend` picks where chunks run (auto: the CPU; gpu: the
+ * current device); the stream's calls may run from several threads at once.
+ * `job` may be NULL everywhere; on failure it holds the message
+ * (WC_ERR_AUTH: the chunk in failed_chunk).
+ */
+typedef struct wc_sealed_stream wc_sealed_stream;
+
+/* A stream that seals a new file: its WC_SEAL_HEADER_LEN header bytes go
+ * to `header` (header_cap at least that), to be written before chunk 0. The
+ * secret and parameters are those of wc_seal_fd. */
+WC_API wc_status wc_sealed_stream_seal_new(wc_sealed_stream **stream, const wc_options *options,
+                                           const wc_seal_params *params, wc_job *job,
+                                           uint8_t *header, size_t header_cap,
+                                           const uint8_t *secret, size_t secret_len);
+/* A stream that opens the file whose first header_len bytes are `header`
+ * (fewer than WC_SEAL_HEADER_LEN, or a header no sealing writes, is
+ * WC_ERR_FORMAT). Only params->max_iterations applies; key_source and the
+ * secret as for wc_open_fd. */
+WC_API wc_status wc_sealed_stream_open_new(wc_sealed_stream **stream, const wc_options *options,
+                                           const wc_open_params *params, wc_job *job,
+                                           const uint8_t *header, size_t header_len,
+                                           wc_seal_key_source key_source,
+                                           const uint8_t *secret, size_t secret_len);
+/* Plaintext bytes per chunk (each sealed chunk is WC_SEAL_TAG_LEN longer). */
+WC_API uint64_t wc_sealed_stream_chunk_bytes(const wc_sealed_stream *stream);
+/* What a file whose body (everything after the header) is body_len bytes
+ * holds: its number of chunks and plaintext bytes. WC_ERR_FORMAT for a size
+ * no sealing gives, the truncations docs/format.md lists among them. */
+WC_API wc_status wc_sealed_stream_layout(const wc_sealed_stream *stream, wc_job *job, uint64_t body_len,
+                                         uint64_t *chunks, uint64_t *plaintext_len);
+/* Seals chunk `index`: in_len is the chunk size, or for the last chunk (last
+ * nonzero) 1 to the chunk size, 0 only when the whole file is empty
+ * (WC_ERR_INVALID_ARGUMENT otherwise). `out` receives in_len +
+ * WC_SEAL_TAG_LEN bytes. */
+WC_API wc_status wc_sealed_stream_seal(const wc_sealed_stream *stream, wc_job *job,
+                                       uint8_t *out, size_t out_cap, size_t *out_len,
+                                       uint64_t index, int last, const uint8_t *in, size_t in_len);
+/* Opens sealed chunk `index` (in_len bytes, its tag included) into
+ * in_len - WC_SEAL_TAG_LEN bytes of `out`, released only if its tag
+ * matches under this index and last flag: WC_ERR_AUTH otherwise, with `out`
+ * zeroed. A length no sealing gives this chunk (a short chunk before the
+ * last, an empty final chunk after chunk 0) is WC_ERR_FORMAT. */
+WC_API wc_status wc_sealed_stream_open(const wc_sealed_stream *stream, wc_job *job,
+                                       uint8_t *out, size_t out_cap, size_t *out_len,
+                                       uint64_t index, int last, const uint8_t *in, size_t in_len);
+/* Wipes the file key and frees; NULL is a no-op. */
+WC_API void wc_sealed_stream_free(wc_sealed_stream *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -366,8 +366,12 @@ class Aead {
         const std::string hint = out == &in ? std::string(" (in place, pass the tag an array of its own: ") +
                                                   (index ? "tags=)" : "tag=)")
                                             : "";
-        throw Failure(WC_ERR_OUTPUT_TOO_SMALL, out_role + " holds " + std::to_string(out->size()) +
-                                                   " bytes; the result needs " + std::to_string(room) + hint);
+        // One message (encrypt_into, decrypt_into) in pyca/cryptography's
+        // words, which code may match; a batch names the message.
+        throw Failure(WC_ERR_OUTPUT_TOO_SMALL,
+                      index ? out_role + " holds " + std::to_string(out->size()) + " bytes; the result needs " +
+                                  std::to_string(room) + hint
+                            : "buffer must be " + std::to_string(room) + " bytes" + hint);
       }
       out_data = out->data();
     } else {

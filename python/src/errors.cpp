@@ -16,8 +16,16 @@ void translate(const std::exception_ptr &thrown, void *) {
     PyObject *type = PyExc_RuntimeError;
     nb::object found;
     try {
-      nb::dict classes = nb::module_::import_("warpcrypt.exceptions").attr("_BY_STATUS");
-      found = classes.get(nb::int_(static_cast<int>(failure.status())), nb::none());
+      nb::module_ exceptions = nb::module_::import_("warpcrypt.exceptions");
+      if (failure.os_error() != 0) {
+        // The OSError subclass errno names (FileNotFoundError, ...), as open() raises.
+        nb::object error = exceptions.attr("_io_failure")(failure.os_error(), failure.what(),
+                                                          failure.filename().empty() ? nb::object(nb::none())
+                                                                                     : nb::object(nb::str(failure.filename().c_str())));
+        PyErr_SetObject(reinterpret_cast<PyObject *>(Py_TYPE(error.ptr())), error.ptr());
+        return;
+      }
+      found = nb::dict(exceptions.attr("_BY_STATUS")).get(nb::int_(static_cast<int>(failure.status())), nb::none());
       if (!found.is_none()) type = found.ptr();
     } catch (const nb::python_error &) {
     }

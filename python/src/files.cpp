@@ -66,16 +66,28 @@ nb::tuple stats(const wc_job &job) {
   return nb::make_tuple(job.bytes_in, job.bytes_out, job.seconds, job.cpu_bytes, job.gpu_bytes);
 }
 
-// Raises for a failed job: what the call was doing (the file it was on), then
-// the library's sentence.
-void check_job(wc_status status, const wc_job &job, const std::string &what) {
-  if (status != WC_OK) throw Failure(status, what + ": " + job.message);
+// The files a job reads and writes, to name the one a failed read or write
+// was on (an empty output: the job writes none).
+struct JobFiles {
+  std::string input;
+  std::string output;
+};
+
+// Raises for a failed job: an OSError for the file a read or write failed
+// on, else what the call was doing (the file it was on), then the library's
+// sentence.
+void check_job(wc_status status, const wc_job &job, const std::string &what, const JobFiles &files) {
+  if (status == WC_OK) return;
+  if (status == WC_ERR_IO && job.os_error != 0) {
+    throw Failure(job.os_error, job.message, job.io_side == WC_IO_OUTPUT ? files.output : files.input);
+  }
+  throw Failure(status, what + ": " + job.message);
 }
 
 // Runs `call(&job)` without the GIL, with the caller's progress callback
 // attached, and returns the job's statistics or raises for its failure.
 template <typename Call>
-nb::tuple run_job(nb::object callback, const std::string &what, Call call) {
+nb::tuple run_job(nb::object callback, const std::string &what, const JobFiles &files, Call call) {
   wc_job job;
   wc_job_init(&job);
   Progress progress(std::move(callback));
@@ -86,7 +98,7 @@ nb::tuple run_job(nb::object callback, const std::string &what, Call call) {
     status = call(&job);
   }
   progress.rethrow();
-  check_job(status, job, what);
+  check_job(status, job, what, files);
   return stats(job);
 }
 
@@ -102,19 +114,19 @@ nb::tuple crypt_file(int direction, const std::string &cipher_name, nb::handle k
   const wc_options options = make_options(backend, threads);
   const auto run = direction == WC_ENCRYPT ? wc_encrypt_file : wc_decrypt_file;
   return run_job(std::move(callback), std::string(direction == WC_ENCRYPT ? "encrypting " : "decrypting ") + source,
-                 [&](wc_job *job) {
+                 {source, target}, [&](wc_job *job) {
                    return run(&options, cipher, job, target.c_str(), source.c_str(), key.data(), key.size(),
                               iv ? iv->data() : nullptr, iv ? iv->size() : 0);
                  });
 }
 
-nb::tuple seal_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
-                    const std::string &aead_name, uint64_t chunk_bytes, int kdf, uint32_t argon2_ops,
-                    uint64_t argon2_memory, uint32_t iterations, const std::string &digest, int backend,
-                    unsigned threads, nb::object callback) {
+// The parameters seal_file and SealedWriter take, as Python passes them;
+// `digest` must outlive the result.
+wc_seal_params seal_params(const std::string &aead_name, int key_source, uint64_t chunk_bytes, int kdf,
+                           uint32_t argon2_ops, uint64_t argon2_memory, uint32_t iterations,
+                           const std::string &digest) {
   const wc_aead *aead = wc_aead_by_name(aead_name.c_str());
   if (aead == nullptr) throw Failure(WC_ERR_UNKNOWN_CIPHER, "unknown AEAD '" + aead_name + "'");
-  const View secret = View::host(secret_object, Access::read, "secret");
   wc_seal_params params;
   wc_seal_params_init(&params);
   params.aead = aead;
@@ -125,8 +137,28 @@ nb::tuple seal_file(const std::string &source, const std::string &target, int ke
   params.argon2_memory = argon2_memory;
   params.iterations = iterations;
   params.digest = digest.c_str();
+  return params;
+}
+
+// The limits open_file and SealedReader put on a header's KDF costs.
+wc_open_params open_params(uint32_t max_iterations, uint32_t max_argon2_ops, uint64_t max_argon2_memory) {
+  wc_open_params params;
+  wc_open_params_init(&params);
+  params.max_iterations = max_iterations;
+  params.max_argon2_ops = max_argon2_ops;
+  params.max_argon2_memory = max_argon2_memory;
+  return params;
+}
+
+nb::tuple seal_file(const std::string &source, const std::string &target, int key_source, nb::handle secret_object,
+                    const std::string &aead_name, uint64_t chunk_bytes, int kdf, uint32_t argon2_ops,
+                    uint64_t argon2_memory, uint32_t iterations, const std::string &digest, int backend,
+                    unsigned threads, nb::object callback) {
+  const wc_seal_params params =
+      seal_params(aead_name, key_source, chunk_bytes, kdf, argon2_ops, argon2_memory, iterations, digest);
+  const View secret = View::host(secret_object, Access::read, "secret");
   const wc_options options = make_options(backend, threads);
-  return run_job(std::move(callback), "sealing " + source, [&](wc_job *job) {
+  return run_job(std::move(callback), "sealing " + source, {source, target}, [&](wc_job *job) {
     return wc_seal_file(&options, &params, job, target.c_str(), source.c_str(), secret.data(), secret.size());
   });
 }
@@ -136,14 +168,10 @@ nb::tuple open_file(const std::string &source, const std::string &target, int ke
                     uint64_t max_argon2_memory, int backend, unsigned threads, nb::object callback) {
   const View secret = View::host(secret_object, Access::read, "secret");
   const wc_options options = make_options(backend, threads);
-  wc_open_params params;
-  wc_open_params_init(&params);
+  wc_open_params params = open_params(max_iterations, max_argon2_ops, max_argon2_memory);
   params.offset = offset;
   params.length = length;
-  params.max_iterations = max_iterations;
-  params.max_argon2_ops = max_argon2_ops;
-  params.max_argon2_memory = max_argon2_memory;
-  return run_job(std::move(callback), "opening " + source, [&](wc_job *job) {
+  return run_job(std::move(callback), "opening " + source, {source, target}, [&](wc_job *job) {
     return wc_open_file(&options, &params, job, target.c_str(), source.c_str(),
                         static_cast<wc_seal_key_source>(key_source), secret.data(), secret.size());
   });
@@ -151,19 +179,173 @@ nb::tuple open_file(const std::string &source, const std::string &target, int ke
 
 nb::tuple sealed_info(const std::string &path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Failure(WC_ERR_IO, path + ": " + std::strerror(errno));
+  if (fd < 0) throw Failure(errno, std::strerror(errno), path);
   wc_sealed_info info{};
   wc_job job;
   wc_job_init(&job);
   const wc_status status = wc_sealed_inspect(fd, &info, &job);
   close(fd);
-  check_job(status, job, path);
+  check_job(status, job, path, {path, {}});
   return nb::make_tuple(wc_aead_name(info.aead), static_cast<int>(info.key_source), info.digest, info.iterations,
                         info.chunk_bytes, info.chunks, info.plaintext_len,
                         nb::bytes(reinterpret_cast<const char *>(info.salt), sizeof info.salt),
                         nb::bytes(reinterpret_cast<const char *>(info.nonce_prefix), sizeof info.nonce_prefix),
                         static_cast<int>(info.kdf), info.argon2_ops, info.argon2_memory);
 }
+
+// A new bytes object of `size` bytes for the library to fill.
+nb::bytes uninitialized_bytes(size_t size) {
+  PyObject *bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+  if (bytes == nullptr) throw nb::python_error();
+  return nb::steal<nb::bytes>(bytes);
+}
+
+uint8_t *bytes_data(const nb::bytes &bytes) {
+  return reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(bytes.ptr()));
+}
+
+// A sealed file's chunks one at a time (wc_sealed_stream), for
+// warpcrypt.SealedWriter and SealedReader, which move the bytes; `name` (the
+// file, or the stream's repr) begins every failure's message.
+class SealedStream {
+ public:
+  static nb::tuple seal(const std::string &name, int key_source, nb::handle secret_object,
+                        const std::string &aead_name, uint64_t chunk_bytes, int kdf, uint32_t argon2_ops,
+                        uint64_t argon2_memory, uint32_t iterations, const std::string &digest, int backend) {
+    const wc_seal_params params =
+        seal_params(aead_name, key_source, chunk_bytes, kdf, argon2_ops, argon2_memory, iterations, digest);
+    const View secret = View::host(secret_object, Access::read, "secret");
+    const wc_options options = make_options(backend, 1);
+    SealedStream made(name);
+    nb::bytes header = uninitialized_bytes(WC_SEAL_HEADER_LEN);
+    wc_job job;
+    wc_job_init(&job);
+    wc_status status;
+    {
+      nb::gil_scoped_release released;  // the KDF takes a while
+      status = wc_sealed_stream_seal_new(&made.stream_, &options, &params, &job, bytes_data(header),
+                                         WC_SEAL_HEADER_LEN, secret.data(), secret.size());
+    }
+    made.check(status, job, "sealing ");
+    return nb::make_tuple(std::move(made), header);
+  }
+
+  static SealedStream open(const std::string &name, nb::bytes header, int key_source, nb::handle secret_object,
+                           uint32_t max_iterations, uint32_t max_argon2_ops, uint64_t max_argon2_memory,
+                           int backend) {
+    const View secret = View::host(secret_object, Access::read, "secret");
+    const wc_open_params params = open_params(max_iterations, max_argon2_ops, max_argon2_memory);
+    const wc_options options = make_options(backend, 1);
+    SealedStream made(name);
+    wc_job job;
+    wc_job_init(&job);
+    wc_status status;
+    {
+      nb::gil_scoped_release released;
+      status = wc_sealed_stream_open_new(&made.stream_, &options, &params, &job, bytes_data(header), header.size(),
+                                         static_cast<wc_seal_key_source>(key_source), secret.data(), secret.size());
+    }
+    made.check(status, job, "opening ");
+    return made;
+  }
+
+  explicit SealedStream(std::string name) : name_(std::move(name)) {}
+  SealedStream(SealedStream &&other) noexcept : stream_(other.stream_), name_(std::move(other.name_)) {
+    other.stream_ = nullptr;
+  }
+  SealedStream(const SealedStream &) = delete;
+  ~SealedStream() { wc_sealed_stream_free(stream_); }
+
+  uint64_t chunk_size() const { return wc_sealed_stream_chunk_bytes(stream_); }
+
+  // (chunks, plaintext bytes) of a body of `body_len` bytes.
+  nb::tuple layout(uint64_t body_len) const {
+    uint64_t chunks = 0;
+    uint64_t plaintext_len = 0;
+    wc_job job;
+    wc_job_init(&job);
+    check(wc_sealed_stream_layout(stream_, &job, body_len, &chunks, &plaintext_len), job, "opening ");
+    return nb::make_tuple(chunks, plaintext_len);
+  }
+
+  nb::bytes seal_chunk(uint64_t index, bool last, nb::handle data) const {
+    const View in = View::host(data, Access::read, "data");
+    nb::bytes out = uninitialized_bytes(in.size() + WC_SEAL_TAG_LEN);
+    run(wc_sealed_stream_seal, "sealing ", out, index, last, in);
+    return out;
+  }
+
+  nb::bytes open_chunk(uint64_t index, bool last, nb::handle data) const {
+    const View in = View::host(data, Access::read, "data");
+    nb::bytes out = uninitialized_bytes(in.size() > WC_SEAL_TAG_LEN ? in.size() - WC_SEAL_TAG_LEN : 0);
+    run(wc_sealed_stream_open, "opening ", out, index, last, in);
+    return out;
+  }
+
+ private:
+  template <typename Call>
+  void run(Call call, const char *doing, const nb::bytes &out, uint64_t index, bool last, const View &in) const {
+    wc_job job;
+    wc_job_init(&job);
+    size_t written = 0;
+    wc_status status;
+    {
+      nb::gil_scoped_release released;
+      status = call(stream_, &job, bytes_data(out), out.size(), &written, index, last ? 1 : 0, in.data(), in.size());
+    }
+    check(status, job, doing);
+  }
+
+  void check(wc_status status, const wc_job &job, const char *doing) const {
+    check_job(status, job, doing + name_, {name_, name_});
+  }
+
+  wc_sealed_stream *stream_ = nullptr;
+  std::string name_;
+};
+
+// A file written as wc_output_open describes: a temporary file beside the
+// target, renamed over it by commit(), removed by discard() or when
+// collected uncommitted.
+class AtomicOutput {
+ public:
+  explicit AtomicOutput(const std::string &path) : path_(path) {
+    int os_error = 0;
+    const char *detail = nullptr;
+    const wc_status status = wc_output_open(&output_, path.c_str(), -1, &os_error, &detail);
+    if (status == WC_ERR_IO) throw Failure(os_error, detail != nullptr ? detail : std::strerror(os_error), path);
+    if (status != WC_OK) throw Failure(status, path + ": " + (detail != nullptr ? detail : wc_status_string(status)));
+  }
+  AtomicOutput(const AtomicOutput &) = delete;
+  ~AtomicOutput() { wc_output_free(output_); }
+
+  int fd() const {
+    require_open();
+    return wc_output_fd(output_);
+  }
+
+  void commit() {
+    require_open();
+    int os_error = 0;
+    const wc_status status = wc_output_commit(output_, &os_error);
+    discard();
+    if (status == WC_ERR_IO) throw Failure(os_error, std::strerror(os_error), path_);
+    if (status != WC_OK) fail(status);
+  }
+
+  void discard() {
+    wc_output_free(output_);
+    output_ = nullptr;
+  }
+
+ private:
+  void require_open() const {
+    if (output_ == nullptr) throw Failure(WC_ERR_CONTEXT_STATE, path_ + ": the output was already closed");
+  }
+
+  wc_output *output_ = nullptr;
+  std::string path_;
+};
 
 }  // namespace
 
@@ -189,6 +371,29 @@ void bind_files(nb::module_ &m) {
   m.def("open_file", &open_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "offset"_a, "length"_a,
         "max_iterations"_a, "max_argon2_ops"_a, "max_argon2_memory"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("sealed_info", &sealed_info, "path"_a);
+  m.attr("SEAL_HEADER_LEN") = WC_SEAL_HEADER_LEN;
+  m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
+  nb::class_<AtomicOutput>(m, "AtomicOutput",
+                           "A file written beside its target and renamed over it on commit (wc_output_open).")
+      .def(nb::init<const std::string &>(), "path"_a)
+      .def_prop_ro("fd", &AtomicOutput::fd, "The descriptor to write the data to.")
+      .def("commit", &AtomicOutput::commit, "Gives the file its final mode and name, and closes it.")
+      .def("discard", &AtomicOutput::discard, "Removes the file unless committed, and closes it.");
+  nb::class_<SealedStream>(m, "SealedStream",
+                           "A sealed file's key and header: its chunks sealed or opened one at a time.")
+      .def_static("seal", &SealedStream::seal, "name"_a, "key_source"_a, "secret"_a, "aead"_a, "chunk_bytes"_a,
+                  "kdf"_a, "argon2_ops"_a, "argon2_memory"_a, "iterations"_a, "digest"_a, "backend"_a,
+                  "A stream that seals a new file: (stream, the header to write first).")
+      .def_static("open", &SealedStream::open, "name"_a, "header"_a, "key_source"_a, "secret"_a,
+                  "max_iterations"_a, "max_argon2_ops"_a, "max_argon2_memory"_a, "backend"_a,
+                  "A stream that opens the file with this header.")
+      .def_prop_ro("chunk_size", &SealedStream::chunk_size, "Plaintext bytes per chunk.")
+      .def("layout", &SealedStream::layout, "body_len"_a,
+           "(chunks, plaintext bytes) of a file whose body, after the header, is body_len bytes.")
+      .def("seal_chunk", &SealedStream::seal_chunk, "index"_a, "last"_a, "data"_a,
+           "Chunk `index` sealed: its ciphertext and tag.")
+      .def("open_chunk", &SealedStream::open_chunk, "index"_a, "last"_a, "data"_a,
+           "Sealed chunk `index` opened: its plaintext, once its tag matched.");
 }
 
 }  // namespace wcpy

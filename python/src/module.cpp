@@ -253,7 +253,11 @@ class CipherContext {
     const View in = View::host(data, Access::read, "data");
     const View out = View::host(buf, Access::write, "buf");
     const size_t needed = wc_ctx_update_bound(ctx_, in.size());
-    if (out.size() < needed) output_too_small("buf", out.size(), needed);
+    // pyca/cryptography's words for the same mistake, which code may match.
+    if (out.size() < needed) {
+      throw Failure(WC_ERR_OUTPUT_TOO_SMALL,
+                    "buffer must be at least " + std::to_string(needed) + " bytes for this payload");
+    }
     size_t written = 0;
     wc_status status;
     {

@@ -11,20 +11,22 @@ the authenticated, chunked sealed-file format of docs/format.md, which
 
 from __future__ import annotations
 
+import io
 import os
+import time
 from dataclasses import dataclass
-from typing import Callable, Optional, Union
+from typing import IO, Callable, Optional, Protocol, Union
 
 from warpcrypt import _native, _table
-from warpcrypt.exceptions import InvalidArgument
+from warpcrypt._sealed_io import KDFS, SealedReader, SealedWriter, is_path, kdf_arguments, secret_of
+from warpcrypt._typing import PathLike, Secret
+from warpcrypt.exceptions import Cancelled, InvalidArgument
 
-PathLike = Union[str, "os.PathLike[str]"]
+# A path, or a binary stream: seal_file and open_file take either on each side.
+PathOrStream = Union[PathLike, IO[bytes]]
 # progress(done_bytes, total_bytes); a true result cancels the job, which
 # then raises warpcrypt.Cancelled. It runs on the library's worker threads.
 ProgressCallback = Callable[[int, int], object]
-
-# The passphrase KDFs by their names in this API and the CLI.
-_KDFS = {"argon2id": _native.SEAL_ARGON2ID, "pbkdf2": _native.SEAL_PBKDF2}
 
 __all__ = ["JobStats", "SealedInfo", "decrypt_file", "encrypt_file", "open_file", "seal_file", "sealed_info"]
 
@@ -71,16 +73,20 @@ class SealedInfo:
     kdf_memory: int
 
 
-def encrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding: bool = True,
+def encrypt_file(cipher: str, key: Secret, iv: Optional[Secret], src: PathLike, dst: PathLike, *,
+                 padding: bool = True,
                  backend: str = "auto", threads: int = 0,
                  progress: Optional[ProgressCallback] = None) -> JobStats:
     """Encrypts the file ``src`` into ``dst``, byte-identical to ``openssl enc
-    -<cipher> -K <key> -iv <iv> [-nopad]``. Raises IOFailure (an OSError)
-    when a file cannot be read or written, and leaves no ``dst`` behind."""
+    -<cipher> -K <key> -iv <iv> [-nopad]``. A file that cannot be read or
+    written raises the OSError subclass its errno picks (FileNotFoundError,
+    PermissionError, ...; also an IOFailure) naming that file, and no
+    ``dst`` is left behind."""
     return _crypt_file(_native.ENCRYPT, cipher, key, iv, src, dst, padding, backend, threads, progress)
 
 
-def decrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding: bool = True,
+def decrypt_file(cipher: str, key: Secret, iv: Optional[Secret], src: PathLike, dst: PathLike, *,
+                 padding: bool = True,
                  backend: str = "auto", threads: int = 0,
                  progress: Optional[ProgressCallback] = None) -> JobStats:
     """Decrypts the file ``src`` into ``dst``; the inverse of
@@ -88,12 +94,18 @@ def decrypt_file(cipher: str, key, iv, src: PathLike, dst: PathLike, *, padding:
     return _crypt_file(_native.DECRYPT, cipher, key, iv, src, dst, padding, backend, threads, progress)
 
 
-def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
+def seal_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = None,
+              passphrase: Union[str, bytes, None] = None,
               aead: str = "aes-256-gcm", chunk_size: int = _native.SEAL_DEFAULT_CHUNK_BYTES,
               kdf: Optional[str] = None, kdf_ops: Optional[int] = None, kdf_memory: Optional[int] = None,
               iterations: Optional[int] = None, digest: str = "sha256", backend: str = "auto", threads: int = 0,
               progress: Optional[ProgressCallback] = None) -> JobStats:
     """Seals the file ``src`` into ``dst`` in the sealed-file format.
+
+    Each of ``src`` and ``dst`` is a path or a binary stream (a stream is
+    read to its end, or written, and left open). Path to path runs on the
+    library's parallel engine; a stream on either side goes through
+    :class:`SealedWriter` in this thread (``threads`` is then unused).
 
     Give exactly one secret: ``key``, random bytes of the AEAD's key length
     (one key may seal any number of files: each file's key is derived from
@@ -107,23 +119,22 @@ def seal_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
     of two from 4 KiB to 1 GiB. A value out of range, zero included, raises
     InvalidArgument; it never stands for the default.
     """
-    key_source, secret = _secret(key, passphrase)
-    kdf = kdf if kdf is not None else "pbkdf2" if iterations is not None else "argon2id"
-    if kdf not in _KDFS:
-        raise InvalidArgument(f"kdf must be 'argon2id' or 'pbkdf2', not {kdf!r}")
-    if kdf == "argon2id" and iterations is not None:
-        raise InvalidArgument("iterations are PBKDF2's: Argon2id takes kdf_ops and kdf_memory")
-    if kdf == "pbkdf2" and (kdf_ops is not None or kdf_memory is not None):
-        raise InvalidArgument("kdf_ops and kdf_memory are Argon2id's, not PBKDF2's")
-    return JobStats(*_native.seal_file(
-        _path(src), _path(dst), key_source, secret, aead, chunk_size, _KDFS[kdf],
-        _native.SEAL_DEFAULT_ARGON2_OPS if kdf_ops is None else kdf_ops,
-        _native.SEAL_DEFAULT_ARGON2_MEMORY if kdf_memory is None else kdf_memory,
-        _native.SEAL_DEFAULT_ITERATIONS if iterations is None else iterations,
-        digest, _table.backend_value(backend), threads, progress))
+    if not (is_path(src) and is_path(dst)):
+        started = time.perf_counter()
+        with _input(src) as source, SealedWriter(dst, key=key, passphrase=passphrase, aead=aead,
+                                                 chunk_size=chunk_size, kdf=kdf, kdf_ops=kdf_ops,
+                                                 kdf_memory=kdf_memory, iterations=iterations, digest=digest,
+                                                 backend=backend) as sealed:
+            done = _copy(source, sealed, sealed.chunk_size, progress)
+        return _stream_stats(done, sealed.bytes_out, started, backend)
+    key_source, secret = secret_of(key, passphrase)
+    return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size,
+                                       *kdf_arguments(kdf, kdf_ops, kdf_memory, iterations), digest,
+                                       _table.backend_value(backend), threads, progress))
 
 
-def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, bytes, None] = None,
+def open_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = None,
+              passphrase: Union[str, bytes, None] = None,
               offset: int = 0, length: Optional[int] = None,
               max_iterations: int = _native.OPEN_DEFAULT_MAX_ITERATIONS,
               max_kdf_ops: int = _native.OPEN_DEFAULT_MAX_ARGON2_OPS,
@@ -144,10 +155,30 @@ def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
     ``max_kdf_memory`` bytes, raises FormatError before the KDF runs: the
     header is not yet authenticated, and a forged cost must not take minutes
     or gigabytes. Raise them only for a file you expect to need it.
+
+    ``src`` and ``dst`` may be binary streams, as for :func:`seal_file`
+    (through :class:`SealedReader`); a stream ``dst`` then holds the chunks
+    authenticated before a failure, as a pipe would. A range needs a
+    seekable ``src``.
     """
-    key_source, secret = _secret(key, passphrase)
     if offset < 0 or (length is not None and length < 0):
         raise InvalidArgument("offset and length must not be negative")
+    if not (is_path(src) and is_path(dst)):
+        started = time.perf_counter()
+        with SealedReader(src, key=key, passphrase=passphrase, max_iterations=max_iterations,
+                          max_kdf_ops=max_kdf_ops, max_kdf_memory=max_kdf_memory,
+                          backend=backend) as sealed, _output(dst) as target:
+            if offset or length is not None:
+                if not sealed.seekable():
+                    raise InvalidArgument(f"{sealed.name}: a range needs a seekable sealed file")
+                sealed.seek(offset)
+            done = _copy(sealed, target, sealed.chunk_size, progress, length)
+            if length == 0:
+                # An empty range still opens the final chunk, as the library does.
+                sealed.seek(0, io.SEEK_END)
+                sealed.read(1)
+        return _stream_stats(done, done, started, backend)
+    key_source, secret = secret_of(key, passphrase)
     return JobStats(*_native.open_file(_path(src), _path(dst), key_source, secret, offset,
                                        (1 << 64) - 1 if length is None else length, max_iterations,
                                        max_kdf_ops, max_kdf_memory, _table.backend_value(backend), threads,
@@ -157,13 +188,15 @@ def open_file(src: PathLike, dst: PathLike, *, key=None, passphrase: Union[str, 
 def sealed_info(path: PathLike) -> SealedInfo:
     """Reads and checks a sealed file's header (FormatError if it is not
     one). Needs no secret: the header is public, only authenticated."""
-    aead, key_source, *rest, kdf, kdf_ops, kdf_memory = _native.sealed_info(_path(path))
-    kdf_name = next((name for name, value in _KDFS.items() if value == kdf), None)
-    return SealedInfo(aead, "passphrase" if key_source == _native.SEAL_PASSPHRASE else "key", *rest, kdf_name,
-                      kdf_ops, kdf_memory)
+    (aead, key_source, digest, iterations, chunk_size, chunks, plaintext_len, salt, nonce_prefix, kdf, kdf_ops,
+     kdf_memory) = _native.sealed_info(_path(path))
+    kdf_name = next((name for name, value in KDFS.items() if value == kdf), None)
+    return SealedInfo(aead, "passphrase" if key_source == _native.SEAL_PASSPHRASE else "key", digest, iterations,
+                      chunk_size, chunks, plaintext_len, salt, nonce_prefix, kdf_name, kdf_ops, kdf_memory)
 
 
-def _crypt_file(direction, cipher, key, iv, src, dst, padding, backend, threads, progress) -> JobStats:
+def _crypt_file(direction: int, cipher: str, key: Secret, iv: Optional[Secret], src: PathLike, dst: PathLike,
+                padding: bool, backend: str, threads: int, progress: Optional[ProgressCallback]) -> JobStats:
     return JobStats(*_native.crypt_file(direction, cipher, key, iv, _path(src), _path(dst), padding,
                                         _table.backend_value(backend), threads, progress))
 
@@ -179,9 +212,73 @@ def _path(path: PathLike) -> str:
     return path
 
 
-def _secret(key, passphrase) -> tuple[int, object]:
-    if (key is None) == (passphrase is None):
-        raise InvalidArgument("give exactly one of key= and passphrase=")
-    if key is not None:
-        return _native.SEAL_KEY, key
-    return _native.SEAL_PASSPHRASE, passphrase.encode() if isinstance(passphrase, str) else passphrase
+class _Borrowed:
+    """A caller's stream in a ``with`` block that leaves it open."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+
+    def __enter__(self) -> IO[bytes]:
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+def _input(src: PathOrStream) -> Union[IO[bytes], _Borrowed]:
+    return open(src, "rb") if isinstance(src, (str, os.PathLike)) else _Borrowed(src)
+
+
+def _output(dst: PathOrStream) -> Union[_Borrowed, "_AtomicFile"]:
+    return _AtomicFile(_path(dst)) if isinstance(dst, (str, os.PathLike)) else _Borrowed(dst)
+
+
+class _AtomicFile:
+    """A path written as the library writes every output: beside the
+    target, renamed over it only when the block ends without an exception."""
+
+    def __init__(self, path: str) -> None:
+        self._output = _native.AtomicOutput(path)
+        self._file = open(self._output.fd, "wb", closefd=False)
+
+    def __enter__(self) -> IO[bytes]:
+        return self._file
+
+    def __exit__(self, kind: object, *rest: object) -> None:
+        try:
+            if kind is None:
+                self._file.close()
+                self._output.commit()
+        finally:
+            self._file.close()
+            self._output.discard()
+
+
+class _Source(Protocol):
+    def read(self, size: int = -1, /) -> bytes | None: ...
+
+
+class _Sink(Protocol):
+    def write(self, data: bytes, /) -> int | None: ...
+
+
+def _copy(source: _Source, target: _Sink, block: int, progress: Optional[ProgressCallback],
+          limit: Optional[int] = None) -> int:
+    """Copies `source` to `target` a block at a time, up to `limit` bytes,
+    calling `progress` (done, 0) after each block; a true answer cancels."""
+    done = 0
+    while limit is None or done < limit:
+        piece = source.read(block if limit is None else min(block, limit - done))
+        if not piece:
+            break
+        target.write(piece)
+        done += len(piece)
+        if progress is not None and progress(done, 0):
+            raise Cancelled("cancelled by the progress callback")
+    return done
+
+
+def _stream_stats(bytes_in: int, bytes_out: int, started: float, backend: str) -> JobStats:
+    on_gpu = backend == "gpu"
+    return JobStats(bytes_in, bytes_out, time.perf_counter() - started, 0 if on_gpu else bytes_in,
+                    bytes_in if on_gpu else 0)

@@ -2,14 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 from warpcrypt import _native, _streams, _table
+from warpcrypt._typing import Secret, overload
 from warpcrypt.exceptions import InvalidArgument
 
 
+# Without out= the result is bytes; with it, the number of bytes written.
+@overload
+def encrypt(cipher: str, key: Secret, iv: Optional[Secret], data: object, *, out: None = None,
+            padding: bool = True, backend: str = "auto", threads: int = 0, stream: object = None,
+            stream_offset: int = 0) -> bytes: ...
+@overload
+def encrypt(cipher: str, key: Secret, iv: Optional[Secret], data: object, *, out: object,
+            padding: bool = True, backend: str = "auto", threads: int = 0, stream: object = None,
+            stream_offset: int = 0) -> int: ...
+
 def encrypt(
     cipher: str,
-    key: bytes,
-    iv: bytes | None,
+    key: Secret,
+    iv: Optional[Secret],
     data: object,
     *,
     out: object = None,
@@ -52,10 +65,20 @@ def encrypt(
     return _crypt(_native.ENCRYPT, cipher, key, iv, data, out, padding, backend, threads, stream, stream_offset)
 
 
+@overload
+def decrypt(cipher: str, key: Secret, iv: Optional[Secret], data: object, *, out: None = None,
+            padding: bool = True, backend: str = "auto", threads: int = 0, stream: object = None,
+            stream_offset: int = 0) -> bytes: ...
+@overload
+def decrypt(cipher: str, key: Secret, iv: Optional[Secret], data: object, *, out: object,
+            padding: bool = True, backend: str = "auto", threads: int = 0, stream: object = None,
+            stream_offset: int = 0) -> int: ...
+
+
 def decrypt(
     cipher: str,
-    key: bytes,
-    iv: bytes | None,
+    key: Secret,
+    iv: Optional[Secret],
     data: object,
     *,
     out: object = None,
@@ -71,7 +94,8 @@ def decrypt(
     return _crypt(_native.DECRYPT, cipher, key, iv, data, out, padding, backend, threads, stream, stream_offset)
 
 
-def _crypt(direction, cipher, key, iv, data, out, padding, backend, threads, stream, stream_offset):
+def _crypt(direction: int, cipher: str, key: Secret, iv: Optional[Secret], data: object, out: object,
+           padding: bool, backend: str, threads: int, stream: object, stream_offset: int) -> bytes | int:
     info, backend_value = _table.cipher_info(cipher), _table.backend_value(backend)
     if out is None:
         if stream_offset:

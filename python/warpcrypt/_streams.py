@@ -40,7 +40,7 @@ def current(array: object, device: int) -> int:
         # The raw getter skips building a torch.cuda.Stream: a microsecond a
         # call, which counts against a kernel of a hundred.
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        return raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+        return int(raw(device) if raw is not None else torch.cuda.current_stream(device).cuda_stream)
     if framework == "cupy":
-        return sys.modules["cupy"].cuda.get_current_stream(device).ptr
+        return int(sys.modules["cupy"].cuda.get_current_stream(device).ptr)
     return 0

@@ -31,11 +31,14 @@ import os
 from collections.abc import Sequence
 
 from warpcrypt import _native, _streams, _table
+from warpcrypt._typing import overload
 from warpcrypt.exceptions import InvalidKey, InvalidTag
 
 __all__ = ["AESGCM", "ChaCha20Poly1305", "BatchInvalidTag"]
 
 _INFOS: dict[str, _native.AeadInfo] = {info.name: info for info in _native.aead_infos()}
+# pyca/cryptography's encrypt() refuses more (its int32 lengths); code may rely on the OverflowError.
+_PYCA_MAX_LEN = 2**31 - 1
 
 
 class BatchInvalidTag(InvalidTag):
@@ -60,6 +63,18 @@ def _byte_size(value: object, what: str) -> int:
         raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
 
 
+def _nbytes(value: object) -> int:
+    """The bytes an array or buffer holds; 0 for anything else, which the
+    extension then refuses with its own message."""
+    nbytes = getattr(value, "nbytes", None)
+    if isinstance(nbytes, int):
+        return nbytes
+    try:
+        return memoryview(value).nbytes  # type: ignore[arg-type]
+    except TypeError:
+        return 0
+
+
 def _list_or_none(items: Sequence[object] | None) -> list[object] | None:
     return None if items is None else list(items)
 
@@ -80,7 +95,11 @@ class _AEAD:
         """Seals `data` (bytes-like, a NumPy array or a CPU tensor) under
         `nonce` and returns the ciphertext with the tag appended.
         `associated_data` is authenticated but not encrypted; None is
-        empty."""
+        empty. As pyca/cryptography, data or associated data longer than
+        2**31 - 1 bytes raises OverflowError (``encrypt_into`` takes up to
+        the AEAD's limit)."""
+        if _nbytes(data) > _PYCA_MAX_LEN or _nbytes(associated_data) > _PYCA_MAX_LEN:
+            raise OverflowError("Data or associated data too long. Max 2**31 - 1 bytes")
         return self._aead.seal(nonce, data, associated_data, _streams.current)
 
     def decrypt(self, nonce: bytes, data: object, associated_data: bytes | None) -> bytes:
@@ -146,6 +165,16 @@ class _AEAD:
         return self._aead.open_into(nonce, data, associated_data, buf, tag, verified, _streams.handle(stream),
                                     _streams.current)
 
+    # Without bufs= the results come back as bytes; with them, None.
+    @overload
+    def encrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: None = None,
+                      tags: Sequence[object] | None = None, stream: object = None) -> list[bytes]: ...
+    @overload
+    def encrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: Sequence[object],
+                      tags: Sequence[object] | None = None, stream: object = None) -> None: ...
+
     def encrypt_batch(
         self,
         nonces: Sequence[bytes],
@@ -170,6 +199,17 @@ class _AEAD:
         return self._aead.seal_batch(list(nonces), list(messages), _list_or_none(associated_data),
                                      _list_or_none(bufs), _list_or_none(tags), _streams.handle(stream),
                                      _streams.current)
+
+    @overload
+    def decrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: None = None,
+                      tags: Sequence[object] | None = None, stream: object = None,
+                      verified: object = None) -> list[bytes]: ...
+    @overload
+    def decrypt_batch(self, nonces: Sequence[bytes], messages: Sequence[object],
+                      associated_data: Sequence[bytes | None] | None = None, *, bufs: Sequence[object],
+                      tags: Sequence[object] | None = None, stream: object = None,
+                      verified: object = None) -> None: ...
 
     def decrypt_batch(
         self,

@@ -43,8 +43,9 @@ class AES:
             raise TypeError("AES needs a mode, e.g. modes.CTR(nonce)")
         return f"aes-{self.key_size}-{mode._suffix}"
 
-    def _iv(self, mode: Mode) -> bytes:
-        return mode._iv
+    def _iv(self, mode: Mode | None) -> bytes:
+        # _cipher_name has refused a missing mode already.
+        return mode._iv if mode is not None else b""
 
 
 class _StreamCipher:
@@ -75,7 +76,7 @@ class _StreamCipher:
             raise TypeError(f"{self.name} is a stream cipher: pass mode=None")
         return self._table_name
 
-    def _iv(self, mode: None) -> bytes:
+    def _iv(self, mode: Mode | None) -> bytes:
         return self.nonce
 
 

@@ -147,9 +147,29 @@ class DeviceError(Error):
 
 
 class IOFailure(Error, OSError):
-    """Reading the input or writing the output failed."""
+    """Reading the input or writing the output failed. A failure with an
+    errno is raised as the matching OSError subclass as well
+    (``FileNotFoundError``, ``PermissionError``, ...), with ``errno``,
+    ``strerror`` and ``filename`` set, as ``open()`` raises it."""
 
     status = Status.IO
+
+
+# IOFailure joined with each OSError subclass that an errno selects, made once.
+_IO_FAILURES: dict[type[OSError], type[IOFailure]] = {}
+
+
+def _io_failure(errno: int, strerror: str, filename: str | None) -> IOFailure:
+    """The exception for a read or write that failed with `errno` on
+    `filename`: an IOFailure that is also the OSError subclass Python picks
+    for that errno."""
+    base = type(OSError(errno, strerror))
+    if base is OSError:
+        return IOFailure(errno, strerror, filename)
+    cls = _IO_FAILURES.get(base)
+    if cls is None:
+        cls = _IO_FAILURES[base] = type(base.__name__, (IOFailure, base), {"__module__": __name__})
+    return cls(errno, strerror, filename)
 
 
 class Cancelled(Error):

@@ -1,11 +1,21 @@
 // The C API's sealed-file calls: argument checks, then sealed/.
 #include <algorithm>
 #include <cerrno>
+#include <memory>
+#include <new>
 #include <span>
 
 #include "api/arguments.h"
+#include "engine/backend_policy.h"
 #include "engine/jobs.h"
 #include "sealed/sealed_job.h"
+
+// A sealed file's header and its key, bound to an AEAD on the chosen backend.
+struct wc_sealed_stream {
+  warpcrypt::sealed::Header header;
+  std::array<uint8_t, WC_SEAL_HEADER_LEN> header_bytes{};
+  std::unique_ptr<warpcrypt::AeadCipher> cipher;
+};
 
 namespace {
 
@@ -45,6 +55,27 @@ bool open_params(const wc_open_params *given, wc_open_params *params) {
          params->max_argon2_ops >= 1 && params->max_argon2_memory >= WC_SEAL_MIN_ARGON2_MEMORY;
 }
 
+// Derives the stream's file key from `secret` and binds it to the AEAD, one
+// thread per call (a caller that wants parallelism calls from its threads).
+wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> stream, const wc_options *options,
+                      std::span<const uint8_t> secret) {
+  sealed::FileKey key;
+  wc_status status = sealed::derive_file_key(stream->header, secret, &key);
+  if (status != WC_OK) return status;
+  status = warpcrypt::engine::make_aead(&stream->cipher, warpcrypt::options_or_default(options).backend,
+                                        *stream->header.aead, {key.bytes.data(), key.len}, 1);
+  if (status != WC_OK) return status;
+  *out = stream.release();
+  return WC_OK;
+}
+
+// The AEAD calls' overlap rule, for one chunk: out may be in, or apart from it.
+bool chunk_buffers_valid(const uint8_t *out, size_t out_len, const uint8_t *in, size_t in_len) {
+  if ((out == nullptr && out_len != 0) || (in == nullptr && in_len != 0)) return false;
+  if (out == in || in_len == 0 || out_len == 0) return true;
+  return out + out_len <= in || in + in_len <= out;
+}
+
 }  // namespace
 
 extern "C" {
@@ -74,13 +105,13 @@ void wc_open_params_init(wc_open_params *params) {
 wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job) {
   return run_job(job, fd >= 0 && info != nullptr, [&](JobMonitor &monitor, JobTotals &) {
     warpcrypt::engine::Endpoint in;
-    if (warpcrypt::engine::open_endpoint(&in, fd) != WC_OK) return monitor.fail_io(errno);
+    if (warpcrypt::engine::open_endpoint(&in, fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
     if (!in.seekable) return WC_ERR_INVALID_ARGUMENT;  // reading a pipe's header would consume it
     sealed::Header header;
     std::array<uint8_t, sealed::kHeaderLen> bytes{};
     const char *detail = nullptr;
     wc_status result = sealed::read_header(in, &header, &bytes, &detail);
-    if (result == WC_ERR_IO) return monitor.fail_io(errno);
+    if (result == WC_ERR_IO) return monitor.fail_io(WC_IO_INPUT, errno);
     sealed::Layout layout;
     if (result == WC_OK) result = sealed::layout_of(header, in.size - sealed::kHeaderLen, &layout, &detail);
     if (result != WC_OK) {
@@ -152,5 +183,107 @@ wc_status wc_open_file(const wc_options *options, const wc_open_params *params, 
     });
   });
 }
+
+wc_status wc_sealed_stream_seal_new(wc_sealed_stream **stream, const wc_options *options,
+                                   const wc_seal_params *params, wc_job *job, uint8_t *header, size_t header_cap,
+                                   const uint8_t *secret, size_t secret_len) {
+  if (stream != nullptr) *stream = nullptr;
+  const bool valid = stream != nullptr && header != nullptr && header_cap >= sealed::kHeaderLen &&
+                     secret_valid(secret, secret_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &) {
+    auto made = std::unique_ptr<wc_sealed_stream>(new (std::nothrow) wc_sealed_stream);
+    if (!made) return WC_ERR_OUT_OF_MEMORY;
+    const wc_status status = seal_header(params, secret_len, monitor, &made->header);
+    if (status != WC_OK) return status;
+    made->header_bytes = sealed::encode(made->header);
+    std::copy(made->header_bytes.begin(), made->header_bytes.end(), header);
+    return bind_stream(stream, std::move(made), options, {secret, secret_len});
+  });
+}
+
+wc_status wc_sealed_stream_open_new(wc_sealed_stream **stream, const wc_options *options,
+                                   const wc_open_params *params, wc_job *job, const uint8_t *header,
+                                   size_t header_len, wc_seal_key_source key_source, const uint8_t *secret,
+                                   size_t secret_len) {
+  if (stream != nullptr) *stream = nullptr;
+  wc_open_params checked{};
+  const bool valid = open_params(params, &checked) && stream != nullptr &&
+                     (header != nullptr || header_len == 0) && secret_valid(secret, secret_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &) {
+    if (header_len < sealed::kHeaderLen) {
+      monitor.fail_with_detail(WC_ERR_FORMAT, "not a sealed file: shorter than the 48-byte header");
+      return WC_ERR_FORMAT;
+    }
+    auto made = std::unique_ptr<wc_sealed_stream>(new (std::nothrow) wc_sealed_stream);
+    if (!made) return WC_ERR_OUT_OF_MEMORY;
+    std::copy_n(header, sealed::kHeaderLen, made->header_bytes.begin());
+    const char *detail = nullptr;
+    wc_status status = sealed::decode(made->header_bytes, &made->header, &detail);
+    if (status != WC_OK) {
+      monitor.fail_with_detail(status, detail);
+      return status;
+    }
+    status = sealed::accept_header(made->header, checked, key_source, monitor);
+    if (status != WC_OK) return status;
+    return bind_stream(stream, std::move(made), options, {secret, secret_len});
+  });
+}
+
+uint64_t wc_sealed_stream_chunk_bytes(const wc_sealed_stream *stream) {
+  return stream != nullptr ? stream->header.chunk_size() : 0;
+}
+
+wc_status wc_sealed_stream_layout(const wc_sealed_stream *stream, wc_job *job, uint64_t body_len, uint64_t *chunks,
+                                  uint64_t *plaintext_len) {
+  const bool valid = stream != nullptr && chunks != nullptr && plaintext_len != nullptr;
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &) {
+    sealed::Layout layout;
+    const char *detail = nullptr;
+    const wc_status status = sealed::layout_of(stream->header, body_len, &layout, &detail);
+    if (status != WC_OK) {
+      monitor.fail_with_detail(status, detail);
+      return status;
+    }
+    *chunks = layout.chunks;
+    *plaintext_len = layout.plaintext_len;
+    return WC_OK;
+  });
+}
+
+wc_status wc_sealed_stream_seal(const wc_sealed_stream *stream, wc_job *job, uint8_t *out, size_t out_cap,
+                                size_t *out_len, uint64_t index, int last, const uint8_t *in, size_t in_len) {
+  if (out_len != nullptr) *out_len = 0;
+  const bool valid = stream != nullptr && out_len != nullptr && in_len <= SIZE_MAX - sealed::kTagLen &&
+                     chunk_buffers_valid(out, in_len + sealed::kTagLen, in, in_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
+    if (out_cap < in_len + sealed::kTagLen) return WC_ERR_OUTPUT_TOO_SMALL;
+    const wc_status status = sealed::seal_chunk(*stream->cipher, stream->header, stream->header_bytes, index,
+                                                last != 0, out, in, in_len, monitor);
+    if (status != WC_OK) return status;
+    *out_len = in_len + sealed::kTagLen;
+    totals.bytes_in = in_len;
+    totals.bytes_out = *out_len;
+    return WC_OK;
+  });
+}
+
+wc_status wc_sealed_stream_open(const wc_sealed_stream *stream, wc_job *job, uint8_t *out, size_t out_cap,
+                                size_t *out_len, uint64_t index, int last, const uint8_t *in, size_t in_len) {
+  if (out_len != nullptr) *out_len = 0;
+  const size_t plain_len = in_len > sealed::kTagLen ? in_len - sealed::kTagLen : 0;
+  const bool valid = stream != nullptr && out_len != nullptr && chunk_buffers_valid(out, plain_len, in, in_len);
+  return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
+    if (out_cap < plain_len) return WC_ERR_OUTPUT_TOO_SMALL;
+    const wc_status status = sealed::open_chunk(*stream->cipher, stream->header, stream->header_bytes, index,
+                                                last != 0, out, in, in_len, monitor);
+    if (status != WC_OK) return status;
+    *out_len = plain_len;
+    totals.bytes_in = in_len;
+    totals.bytes_out = plain_len;
+    return WC_OK;
+  });
+}
+
+void wc_sealed_stream_free(wc_sealed_stream *stream) { delete stream; }
 
 }  // extern "C"

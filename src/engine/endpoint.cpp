@@ -70,16 +70,16 @@ bool write_at(const Endpoint &out, const uint8_t *data, size_t len, uint64_t pos
 
 wc_status read_exactly(const Endpoint &in, uint8_t *buf, size_t len, uint64_t position, JobMonitor &monitor) {
   size_t got = 0;
-  if (!pread_fully(in.fd, buf, len, in.base + position, &got)) return monitor.fail_io(errno);
-  return got == len ? WC_OK : monitor.fail_io(0);
+  if (!pread_fully(in.fd, buf, len, in.base + position, &got)) return monitor.fail_io(WC_IO_INPUT, errno);
+  return got == len ? WC_OK : monitor.fail_io(WC_IO_INPUT, 0);
 }
 
 wc_status confirm_input_end(const Endpoint &in, JobMonitor &monitor) {
   if (!in.seekable || monitor.stopped()) return monitor.status();
   uint8_t probe = 0;
   size_t got = 0;
-  if (!pread_fully(in.fd, &probe, 1, in.base + in.size, &got)) return monitor.fail_io(errno);
-  return got == 0 ? WC_OK : monitor.fail_io(0);
+  if (!pread_fully(in.fd, &probe, 1, in.base + in.size, &got)) return monitor.fail_io(WC_IO_INPUT, errno);
+  return got == 0 ? WC_OK : monitor.fail_io(WC_IO_INPUT, 0);
 }
 
 void settle_offsets(const Endpoint &in, const Endpoint &out, const JobTotals &totals) {
@@ -104,7 +104,7 @@ wc_status OrderedReader::next(const Room &room, StreamWindow *window, bool *fini
   size_t have = carried_;
   for (;;) {
     size_t got = 0;
-    if (!read_fully(in_.fd, buffer + have, step - have, &got)) return monitor_.fail_io(errno);
+    if (!read_fully(in_.fd, buffer + have, step - have, &got)) return monitor_.fail_io(WC_IO_INPUT, errno);
     have += got;
     if (have < step || step == want) break;  // the end of the input, or the whole window
     step = std::min(want, 2 * step);
@@ -124,7 +124,7 @@ wc_status OrderedReader::next(const Room &room, StreamWindow *window, bool *fini
 }
 
 wc_status OrderedWriter::write(size_t chunk, uint64_t position, const uint8_t *data, size_t len) {
-  if (out_.seekable) return write_at(out_, data, len, position) ? WC_OK : monitor_.fail_io(errno);
+  if (out_.seekable) return write_at(out_, data, len, position) ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, errno);
   std::unique_lock lock(mutex_);
   // A stopped job never writes this chunk's turn away: poll for the stop.
   while (next_ != chunk) {
@@ -134,7 +134,7 @@ wc_status OrderedWriter::write(size_t chunk, uint64_t position, const uint8_t *d
   const bool written = write_at(out_, data, len, position);
   ++next_;
   turn_.notify_all();
-  return written ? WC_OK : monitor_.fail_io(errno);
+  return written ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, errno);
 }
 
 }  // namespace warpcrypt::engine

@@ -44,13 +44,13 @@ bool read_at(const Endpoint &in, uint8_t *buf, size_t len, uint64_t position, si
 bool write_at(const Endpoint &out, const uint8_t *data, size_t len, uint64_t position);
 
 // Exactly `len` bytes at `position` of a seekable input, whose size says they
-// are there: a file that shrank while it was read fails the job (fail_io(0)).
+// are there: a file that shrank while it was read fails the job (fail_io with errno 0).
 wc_status read_exactly(const Endpoint &in, uint8_t *buf, size_t len, uint64_t position, JobMonitor &monitor);
 
 // After a seekable input was read at offsets up to its size: fails the job
 // (WC_ERR_IO, detail) if the file has grown since, so a growing file never
 // gives a silently short result. A file that shrank already failed its reads
-// (fail_io(0)).
+// (fail_io with errno 0).
 wc_status confirm_input_end(const Endpoint &in, JobMonitor &monitor);
 
 // Leaves the descriptors' offsets where read() and write() would have: past

@@ -195,13 +195,13 @@ wc_status run_sequential(const wc_options &options, const wc_cipher &cipher, wc_
   auto emit = [&](size_t len) {
     const bool ok = write_at(out, out_buffer.data(), len, totals->bytes_out);
     totals->bytes_out += len;
-    return ok ? WC_OK : monitor.fail_io(errno);
+    return ok ? WC_OK : monitor.fail_io(WC_IO_OUTPUT, errno);
   };
   bool ended = false;
   while (status == WC_OK && !ended && !monitor.stopped()) {
     size_t got = 0;
     if (!read_at(in, in_buffer.data(), chunk, totals->bytes_in, &got)) {
-      status = monitor.fail_io(errno);
+      status = monitor.fail_io(WC_IO_INPUT, errno);
       break;
     }
     ended = got < chunk;
@@ -228,7 +228,8 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
                      const KeyMaterial &key, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
-  if (open_input_endpoint(&in, in_fd) != WC_OK || open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(errno);
+  if (open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  if (open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   monitor.set_total(in.size);
 
   // Descriptor input is always staged through host memory.

@@ -34,27 +34,24 @@ void compose_message(wc_job &job, wc_status status) {
 
 JobMonitor::JobMonitor(wc_job *job, uint64_t total_bytes) : job_(job), total_(total_bytes) {}
 
-void JobMonitor::fail(wc_status status, int os_error) {
-  record(status, os_error,
-         status == WC_ERR_IO && os_error == 0 ? "the input changed size while it was read" : nullptr);
-}
+void JobMonitor::fail(wc_status status) { record(status, WC_IO_NONE, 0, nullptr); }
 
-wc_status JobMonitor::fail_io(int os_error, const char *detail) {
-  if (detail != nullptr) {
-    record(WC_ERR_IO, os_error, detail);
-  } else {
-    fail(WC_ERR_IO, os_error);
-  }
+wc_status JobMonitor::fail_io(wc_io_side side, int os_error, const char *detail) {
+  if (detail == nullptr && os_error == 0) detail = "the input changed size while it was read";
+  record(WC_ERR_IO, side, os_error, detail);
   return WC_ERR_IO;
 }
 
-void JobMonitor::fail_with_detail(wc_status status, const char *detail) { record(status, 0, detail); }
+void JobMonitor::fail_with_detail(wc_status status, const char *detail) {
+  record(status, WC_IO_NONE, 0, detail);
+}
 
-void JobMonitor::record(wc_status status, int os_error, const char *detail) {
+void JobMonitor::record(wc_status status, wc_io_side side, int os_error, const char *detail) {
   std::lock_guard lock(mutex_);
   if (status_ == WC_OK) {
     status_ = status;
     os_error_ = os_error;
+    io_side_ = side;
     detail_ = detail;
   }
   stopped_.store(true, std::memory_order_relaxed);
@@ -110,6 +107,7 @@ wc_status JobMonitor::finish(uint64_t bytes_in, uint64_t bytes_out) {
   std::lock_guard lock(mutex_);
   if (job_ != nullptr) {
     job_->os_error = os_error_;
+    job_->io_side = io_side_;
     job_->detail = detail_;
     job_->failed_chunk = failed_chunk_;
     compose_message(*job_, status_);

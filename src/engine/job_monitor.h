@@ -18,12 +18,12 @@ class JobMonitor {
 
   // True once the job failed or was cancelled: lanes stop taking chunks.
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
-  // Records the first failure (with errno for WC_ERR_IO) and stops the job.
-  void fail(wc_status status, int os_error = 0);
-  // fail(WC_ERR_IO, os_error), returning WC_ERR_IO; os_error 0 means the
-  // input changed size while it was read. `detail`, if given, says more
+  // Records the first failure and stops the job.
+  void fail(wc_status status);
+  // A failed read or write on `side`, returning WC_ERR_IO; os_error 0 means
+  // the input changed size while it was read. `detail`, if given, says more
   // than errno can (a refused symlink).
-  wc_status fail_io(int os_error, const char *detail = nullptr);
+  wc_status fail_io(wc_io_side side, int os_error, const char *detail = nullptr);
   // fail() with a static, secret-free sentence for wc_job.detail.
   void fail_with_detail(wc_status status, const char *detail);
   // A sealed-file chunk that did not authenticate: the job fails with
@@ -42,7 +42,7 @@ class JobMonitor {
 
  private:
   // The first failure wins; every later one only stops the job again.
-  void record(wc_status status, int os_error, const char *detail);
+  void record(wc_status status, wc_io_side side, int os_error, const char *detail);
   void report(uint64_t done);
 
   wc_job *job_;
@@ -55,6 +55,7 @@ class JobMonitor {
   mutable std::mutex mutex_;  // guards status_, os_error_ and the callback
   wc_status status_ = WC_OK;
   int os_error_ = 0;
+  wc_io_side io_side_ = WC_IO_NONE;
   const char *detail_ = nullptr;
   uint64_t failed_chunk_ = UINT64_MAX;
 };

@@ -290,13 +290,79 @@ wc_status read_header(const Endpoint &in, Header *header, std::array<uint8_t, kH
   return decode(*bytes, header, detail);
 }
 
+wc_status accept_header(const Header &header, const wc_open_params &params, wc_seal_key_source key_source,
+                        JobMonitor &monitor) {
+  if (header.key_source != key_source) {
+    monitor.fail_with_detail(WC_ERR_INVALID_ARGUMENT, header.key_source == WC_SEAL_PASSPHRASE
+                                                          ? "this file was sealed with a passphrase"
+                                                          : "this file was sealed with a key");
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const char *detail = nullptr;
+  const wc_status status = check_kdf_cost(header, params, &detail);
+  if (status != WC_OK) monitor.fail_with_detail(status, detail);
+  return status;
+}
+
+wc_status seal_chunk(const AeadCipher &cipher, const Header &header,
+                     const std::array<uint8_t, kHeaderLen> &header_bytes, uint64_t index, bool last,
+                     uint8_t *out, const uint8_t *in, size_t len, JobMonitor &monitor) {
+  const bool whole = len == header.chunk_size();
+  const bool valid_last = len < header.chunk_size() && (len > 0 || index == 0);
+  if (index >= kMaxChunks || !(whole || (last && valid_last))) {
+    monitor.fail_with_detail(WC_ERR_INVALID_ARGUMENT,
+                             index >= kMaxChunks ? "a sealed file holds at most 2^32 chunks"
+                                                 : "every chunk but the last holds exactly the chunk size, "
+                                                   "and only an empty file ends with an empty chunk");
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const std::array<uint8_t, 12> nonce = chunk_nonce(header, index, last);
+  const wc_aead_message message{out, in, len, nonce.data(), nonce.size(), header_bytes.data(), kHeaderLen, out + len};
+  const wc_status status = cipher.seal({&message, 1}, kTagLen);
+  if (status == WC_OK) monitor.advance(cipher.backend(), len);
+  return status;
+}
+
+wc_status open_chunk(const AeadCipher &cipher, const Header &header,
+                     const std::array<uint8_t, kHeaderLen> &header_bytes, uint64_t index, bool last,
+                     uint8_t *out, const uint8_t *in, size_t sealed_len, JobMonitor &monitor) {
+  const char *detail = nullptr;
+  if (sealed_len < kTagLen) {
+    detail = "truncated sealed file: the last chunk is shorter than its tag";
+  } else if (index >= kMaxChunks) {
+    detail = "sealed file too long: more than 2^32 chunks";
+  } else if (!last && sealed_len != header.sealed_chunk_size()) {
+    detail = "truncated sealed file: a chunk before the last is shorter than the chunk size";
+  } else if (sealed_len > header.sealed_chunk_size()) {
+    detail = "bad sealed chunk: longer than the chunk size";
+  } else if (last) {
+    (void)check_final_chunk(index, sealed_len - kTagLen, &detail);
+  }
+  if (detail != nullptr) {
+    monitor.fail_with_detail(WC_ERR_FORMAT, detail);
+    return WC_ERR_FORMAT;
+  }
+  const size_t len = sealed_len - kTagLen;
+  const std::array<uint8_t, 12> nonce = chunk_nonce(header, index, last);
+  const wc_aead_message message{out,        in,         len, nonce.data(), nonce.size(), header_bytes.data(),
+                                kHeaderLen, const_cast<uint8_t *>(in + len)};
+  wc_status result = WC_OK;
+  const wc_status status = cipher.open({&message, 1}, kTagLen, &result);
+  if (status != WC_OK) {
+    secure_wipe(out, len);
+    if (status == WC_ERR_AUTH) monitor.fail_chunk(index);
+    return status;
+  }
+  monitor.advance(cipher.backend(), len);
+  return WC_OK;
+}
+
 wc_status run_seal_fd(const wc_options &options, const Header &header, std::span<const uint8_t> secret, int out_fd,
                       int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
-  if (engine::open_input_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
-    return monitor.fail_io(errno);
-  }
+  if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   monitor.set_total(in.size);
   FileKey key;
   wc_status status = derive_file_key(header, secret, &key);
@@ -321,7 +387,7 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
   if (status != WC_OK) return status;
 
   const std::array<uint8_t, kHeaderLen> header_bytes = encode(header);
-  if (!engine::write_at(out, header_bytes.data(), kHeaderLen, 0)) return monitor.fail_io(errno);
+  if (!engine::write_at(out, header_bytes.data(), kHeaderLen, 0)) return monitor.fail_io(WC_IO_OUTPUT, errno);
   totals->bytes_out = kHeaderLen;
 
   Sealer sealer(header, header_bytes, out, monitor);
@@ -348,32 +414,22 @@ wc_status run_open_fd(const wc_options &options, const wc_open_params &params, w
                       JobTotals *totals) {
   Endpoint in;
   Endpoint out;
-  if (engine::open_input_endpoint(&in, in_fd) != WC_OK || engine::open_endpoint(&out, out_fd) != WC_OK) {
-    return monitor.fail_io(errno);
-  }
+  if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   const bool whole = params.offset == 0 && params.length == UINT64_MAX;
   if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
   Header header;
   std::array<uint8_t, kHeaderLen> header_bytes{};
   const char *detail = nullptr;
   wc_status status = read_header(in, &header, &header_bytes, &detail);
-  if (status == WC_ERR_IO) return monitor.fail_io(errno);
+  if (status == WC_ERR_IO) return monitor.fail_io(WC_IO_INPUT, errno);
   if (status != WC_OK) {
     monitor.fail_with_detail(status, detail);
     return status;
   }
   totals->bytes_in = kHeaderLen;
-  if (header.key_source != key_source) {
-    monitor.fail_with_detail(WC_ERR_INVALID_ARGUMENT, header.key_source == WC_SEAL_PASSPHRASE
-                                                          ? "this file was sealed with a passphrase"
-                                                          : "this file was sealed with a key");
-    return WC_ERR_INVALID_ARGUMENT;
-  }
-  status = check_kdf_cost(header, params, &detail);
-  if (status != WC_OK) {
-    monitor.fail_with_detail(status, detail);
-    return status;
-  }
+  status = accept_header(header, params, key_source, monitor);
+  if (status != WC_OK) return status;
   FileKey key;
   status = derive_file_key(header, secret, &key);
   if (status != WC_OK) return status;

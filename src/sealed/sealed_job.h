@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <span>
 
+#include "core/aead_backend.h"
 #include "engine/endpoint.h"
 #include "engine/job_monitor.h"
 #include "sealed/sealed_format.h"
@@ -32,5 +33,29 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
 wc_status run_open_fd(const wc_options &options, const wc_open_params &params, wc_seal_key_source key_source,
                       std::span<const uint8_t> secret, int out_fd, int in_fd, engine::JobMonitor &monitor,
                       engine::JobTotals *totals);
+
+// What a reader checks in a header before it runs the KDF: the caller's kind
+// of secret (`key_source`) must be the file's, and the KDF's costs must be
+// within `params`' limits (check_kdf_cost). Failures are recorded in the
+// monitor.
+wc_status accept_header(const Header &header, const wc_open_params &params, wc_seal_key_source key_source,
+                        engine::JobMonitor &monitor);
+
+// One chunk at a time, for callers that read and write the bytes themselves
+// (wc_sealed_stream): the nonce, associated data and length rules the lanes
+// apply. Sealing takes exactly chunk_size bytes, or for the last chunk 1 to
+// chunk_size (0 only as chunk 0, the empty file's one chunk), and writes
+// len + kTagLen bytes to `out`.
+wc_status seal_chunk(const AeadCipher &cipher, const Header &header,
+                     const std::array<uint8_t, kHeaderLen> &header_bytes, uint64_t index, bool last,
+                     uint8_t *out, const uint8_t *in, size_t len, engine::JobMonitor &monitor);
+// Opens a sealed chunk of `sealed_len` bytes into sealed_len - kTagLen bytes
+// of `out`: WC_ERR_FORMAT for a length no sealing gives that chunk (a short
+// chunk that is not the last, an empty final chunk after chunk 0),
+// WC_ERR_AUTH (the chunk recorded in the monitor) with `out` zeroed when the
+// tag does not match.
+wc_status open_chunk(const AeadCipher &cipher, const Header &header,
+                     const std::array<uint8_t, kHeaderLen> &header_bytes, uint64_t index, bool last,
+                     uint8_t *out, const uint8_t *in, size_t sealed_len, engine::JobMonitor &monitor);
 
 }  // namespace warpcrypt::sealed

@@ -5,7 +5,10 @@
 //    offsets by two workers at once) into another;
 //  - two byte ranges of it from the memfd: one from the middle, and an empty
 //    one past the end, which still authenticates the last chunk;
-//  - whole, from a pipe into a pipe: the streamed path, in order.
+//  - whole, from a pipe into a pipe: the streamed path, in order;
+//  - whole, chunk by chunk through wc_sealed_stream, as a reader that moves
+//    the bytes itself (Python's SealedReader on a pipe) reads it: each chunk
+//    with one byte of lookahead, which says whether it is the last.
 // Windows are two 4 KiB chunks, so that small inputs span several. Besides
 // the sanitizers' checks, the ways must agree: an input opens from the memfd
 // exactly when it opens from the pipe, both give the same plaintext, each
@@ -133,6 +136,39 @@ std::optional<Opened> open_pipe(std::span<const uint8_t> file, const Secret &sec
   return opened;
 }
 
+// The whole file chunk by chunk through wc_sealed_stream, reading it in
+// order as from a pipe: a chunk is the last when fewer than a sealed chunk
+// and one byte follow it.
+Opened open_by_chunks(std::span<const uint8_t> file, const Secret &secret) {
+  Opened opened;
+  wc_sealed_stream *stream = nullptr;
+  const wc_open_params params = open_params();
+  const size_t header = std::min<size_t>(file.size(), WC_SEAL_HEADER_LEN);
+  opened.status = wc_sealed_stream_open_new(&stream, &engine_options(), &params, nullptr, file.data(), header,
+                                            secret.source, secret.bytes.data(), secret.bytes.size());
+  if (opened.status != WC_OK) return opened;
+  const size_t sealed_chunk = wc_sealed_stream_chunk_bytes(stream) + WC_SEAL_TAG_LEN;
+  std::vector<uint8_t> chunk;
+  for (size_t at = header, index = 0; opened.status == WC_OK; at += sealed_chunk, ++index) {
+    const size_t rest = file.size() - std::min(at, file.size());
+    const bool last = rest <= sealed_chunk;
+    const size_t len = std::min(rest, sealed_chunk);
+    // Room for what arrived, never what the unauthenticated chunk size asks.
+    chunk.assign(len > WC_SEAL_TAG_LEN ? len - WC_SEAL_TAG_LEN : 0, 0xA5);
+    size_t written = 0;
+    opened.status = wc_sealed_stream_open(stream, nullptr, chunk.data(), chunk.size(), &written, index, last,
+                                          file.data() + std::min(at, file.size()), len);
+    if (opened.status != WC_OK) {
+      require(written == 0 && std::all_of(chunk.begin(), chunk.end(), [](uint8_t b) { return b == 0 || b == 0xA5; }),
+              "a chunk that failed released bytes");
+    }
+    opened.plaintext.insert(opened.plaintext.end(), chunk.begin(), chunk.begin() + static_cast<ptrdiff_t>(written));
+    if (last) break;
+  }
+  wc_sealed_stream_free(stream);
+  return opened;
+}
+
 // What a range open must give: [offset, offset + length) cut at the end.
 std::vector<uint8_t> slice(const std::vector<uint8_t> &plaintext, uint64_t offset, uint64_t length) {
   const uint64_t begin = std::min<uint64_t>(offset, plaintext.size());
@@ -153,6 +189,10 @@ void open_every_way(int in_fd, int out_fd, std::span<const uint8_t> file, const 
     require((streamed->status == WC_OK) == opens, "the pipe and the memfd disagree on whether the file opens");
     if (opens) require(streamed->plaintext == whole.plaintext, "the pipe and the memfd give different plaintext");
   }
+
+  const Opened by_chunks = open_by_chunks(file, secret);
+  require((by_chunks.status == WC_OK) == opens, "chunk by chunk and the engine disagree on whether the file opens");
+  if (opens) require(by_chunks.plaintext == whole.plaintext, "chunk by chunk gives different plaintext");
 
   // The input's length places the middle range, so the fuzzer moves it by
   // growing or shrinking the input; it spans chunks in the larger seeds.

@@ -11,6 +11,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -501,6 +503,209 @@ TEST(SealedFile, CancelledSealLeavesNothing) {
                          key.size()),
             WC_ERR_CANCELLED);
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"plain"});
+}
+
+// ---- wc_sealed_stream: chunks one at a time ---------------------------------
+
+// A stream's chunks for `plaintext`, as a program that does its own I/O
+// writes them: the header, then each chunk, the last flagged.
+Bytes seal_by_chunks(const Bytes &plaintext, const Bytes &key, const wc_seal_params &params) {
+  wc_sealed_stream *stream = nullptr;
+  Bytes sealed(kHeader);
+  EXPECT_EQ(wc_sealed_stream_seal_new(&stream, nullptr, &params, nullptr, sealed.data(), sealed.size(), key.data(),
+                                      key.size()),
+            WC_OK);
+  const size_t chunk = wc_sealed_stream_chunk_bytes(stream);
+  const size_t chunks = std::max<size_t>(1, (plaintext.size() + chunk - 1) / chunk);
+  for (size_t i = 0; i < chunks; ++i) {
+    const size_t len = std::min(chunk, plaintext.size() - i * chunk);
+    Bytes out(len + 16);
+    size_t written = 0;
+    EXPECT_EQ(wc_sealed_stream_seal(stream, nullptr, out.data(), out.size(), &written, i, i + 1 == chunks,
+                                    plaintext.data() + i * chunk, len),
+              WC_OK);
+    EXPECT_EQ(written, out.size());
+    sealed.insert(sealed.end(), out.begin(), out.end());
+  }
+  wc_sealed_stream_free(stream);
+  return sealed;
+}
+
+struct StreamOpen {
+  wc_status status = WC_OK;
+  Bytes plaintext;
+  wc_job job{};
+};
+
+// Opens `sealed` chunk by chunk, the last one found from the size.
+StreamOpen open_by_chunks(const Bytes &sealed, const Bytes &key) {
+  StreamOpen result;
+  wc_job_init(&result.job);
+  wc_sealed_stream *stream = nullptr;
+  result.status = wc_sealed_stream_open_new(&stream, nullptr, nullptr, &result.job, sealed.data(),
+                                            std::min(sealed.size(), kHeader), WC_SEAL_KEY, key.data(), key.size());
+  if (result.status != WC_OK) return result;
+  uint64_t chunks = 0;
+  uint64_t plaintext_len = 0;
+  result.status = wc_sealed_stream_layout(stream, &result.job, sealed.size() - kHeader, &chunks, &plaintext_len);
+  for (uint64_t i = 0; result.status == WC_OK && i < chunks; ++i) {
+    const size_t at = kHeader + i * kSealedChunk;
+    const size_t len = std::min(kSealedChunk, sealed.size() - at);
+    Bytes out(len - 16);
+    size_t written = 0;
+    result.status = wc_sealed_stream_open(stream, &result.job, out.data(), out.size(), &written, i, i + 1 == chunks,
+                                          sealed.data() + at, len);
+    result.plaintext.insert(result.plaintext.end(), out.begin(), out.begin() + static_cast<long>(written));
+  }
+  EXPECT_TRUE(result.status != WC_OK || result.plaintext.size() == plaintext_len);
+  wc_sealed_stream_free(stream);
+  return result;
+}
+
+TEST(SealedStream, ChunksOneAtATimeAreTheFormatTheEngineReadsAndWrites) {
+  TestRng rng = TestRng::for_current_test();
+  const Bytes key = rng.bytes(32);
+  for (size_t size : {size_t{0}, size_t{1}, kChunk, kChunk + 1, 3 * kChunk + 17}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    const Bytes plaintext = rng.bytes(size);
+    const Bytes sealed = seal_by_chunks(plaintext, key, key_params("chacha20-poly1305"));
+    EXPECT_EQ(reference_open("chacha20-poly1305", sealed, key), plaintext);
+    for (Io io : {Io::file, Io::pipe}) {
+      EXPECT_EQ(open_sealed(io, sealed, key, engine_options(2, kChunk)).out, plaintext);
+    }
+    const Bytes by_engine = seal(Io::file, plaintext, key_params("aes-256-gcm"), key, engine_options(2, kChunk)).out;
+    const StreamOpen opened = open_by_chunks(by_engine, key);
+    EXPECT_EQ(opened.status, WC_OK);
+    EXPECT_EQ(opened.plaintext, plaintext);
+  }
+}
+
+TEST(SealedStream, TheEnginesRulesHoldChunkByChunk) {
+  const Sample s = make_sample();  // 5 chunks and 100 bytes
+  // Cut at a chunk boundary: the new last chunk was not sealed as last.
+  const StreamOpen cut = open_by_chunks(Bytes(s.sealed.begin(), s.sealed.begin() + kHeader + 3 * kSealedChunk), s.key);
+  EXPECT_EQ(cut.status, WC_ERR_AUTH);
+  EXPECT_EQ(cut.job.failed_chunk, 2u);
+  EXPECT_STREQ(cut.job.message,
+               "authentication failed at chunk 2: wrong passphrase or key, or the file was modified, truncated or "
+               "reordered");
+  // Cut, then an empty "final chunk" appended: the layout refuses it.
+  Bytes forged(s.sealed.begin(), s.sealed.begin() + kHeader + kSealedChunk);
+  forged.resize(forged.size() + 16);
+  EXPECT_EQ(open_by_chunks(forged, s.key).status, WC_ERR_FORMAT);
+  EXPECT_EQ(open_by_chunks(Bytes(s.sealed.begin(), s.sealed.begin() + 20), s.key).status, WC_ERR_FORMAT);
+
+  wc_sealed_stream *stream = nullptr;
+  ASSERT_EQ(wc_sealed_stream_open_new(&stream, nullptr, nullptr, nullptr, s.sealed.data(), kHeader, WC_SEAL_KEY,
+                                      s.key.data(), s.key.size()),
+            WC_OK);
+  Bytes out(kChunk, 0xAA);
+  size_t written = 7;
+  wc_job job;
+  wc_job_init(&job);
+  // A chunk opened at another index, or flagged last when it is not: the tag fails and nothing is released.
+  EXPECT_EQ(wc_sealed_stream_open(stream, &job, out.data(), out.size(), &written, 1, 0, s.sealed.data() + kHeader,
+                                  kSealedChunk),
+            WC_ERR_AUTH);
+  EXPECT_EQ(job.failed_chunk, 1u);
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(out, Bytes(kChunk, 0));
+  EXPECT_EQ(wc_sealed_stream_open(stream, nullptr, out.data(), out.size(), &written, 0, 1, s.sealed.data() + kHeader,
+                                  kSealedChunk),
+            WC_ERR_AUTH);
+  // Lengths no sealing gives: a short chunk before the last, an empty final chunk after chunk 0, a short tag.
+  wc_job_init(&job);
+  EXPECT_EQ(wc_sealed_stream_open(stream, &job, out.data(), out.size(), &written, 0, 0, s.sealed.data() + kHeader,
+                                  kSealedChunk - 1),
+            WC_ERR_FORMAT);
+  EXPECT_NE(std::string(job.message).find("shorter than the chunk size"), std::string::npos) << job.message;
+  EXPECT_EQ(wc_sealed_stream_open(stream, nullptr, out.data(), out.size(), &written, 3, 1, s.sealed.data(), 16),
+            WC_ERR_FORMAT);
+  EXPECT_EQ(wc_sealed_stream_open(stream, nullptr, out.data(), out.size(), &written, 0, 1, s.sealed.data(), 15),
+            WC_ERR_FORMAT);
+  EXPECT_EQ(wc_sealed_stream_open(stream, nullptr, out.data(), 10, &written, 0, 0, s.sealed.data() + kHeader,
+                                  kSealedChunk),
+            WC_ERR_OUTPUT_TOO_SMALL);
+  // Sealing takes whole chunks but the last, and an empty chunk only for an empty file.
+  EXPECT_EQ(wc_sealed_stream_seal(stream, nullptr, out.data(), 100, &written, 0, 1, s.plaintext.data(), 100),
+            WC_ERR_OUTPUT_TOO_SMALL);  // no room for the tag
+  Bytes room(kChunk + 16);
+  EXPECT_EQ(wc_sealed_stream_seal(stream, nullptr, room.data(), room.size(), &written, 0, 0, s.plaintext.data(), 100),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_sealed_stream_seal(stream, nullptr, room.data(), room.size(), &written, 2, 1, s.plaintext.data(), 0),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_sealed_stream_seal(stream, nullptr, room.data(), room.size(), &written, uint64_t{1} << 32, 1,
+                                  s.plaintext.data(), 100),
+            WC_ERR_INVALID_ARGUMENT);
+  wc_sealed_stream_free(stream);
+}
+
+TEST(SealedStream, HeadersAndSecretsAreCheckedAsTheEngineChecksThem) {
+  const Sample s = make_sample();
+  wc_sealed_stream *stream = reinterpret_cast<wc_sealed_stream *>(&stream);
+  EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, nullptr, nullptr, s.sealed.data(), kHeader - 1, WC_SEAL_KEY,
+                                      s.key.data(), s.key.size()),
+            WC_ERR_FORMAT);
+  EXPECT_EQ(stream, nullptr);
+  Bytes damaged(s.sealed.begin(), s.sealed.begin() + kHeader);
+  damaged[0] ^= 1;
+  wc_job job;
+  wc_job_init(&job);
+  EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, nullptr, &job, damaged.data(), kHeader, WC_SEAL_KEY,
+                                      s.key.data(), s.key.size()),
+            WC_ERR_FORMAT);
+  EXPECT_NE(std::string(job.message).find("bad magic number"), std::string::npos);
+  EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, nullptr, nullptr, s.sealed.data(), kHeader,
+                                      WC_SEAL_PASSPHRASE, s.key.data(), s.key.size()),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, nullptr, nullptr, s.sealed.data(), kHeader, WC_SEAL_KEY,
+                                      s.key.data(), 16),
+            WC_ERR_KEY_LEN);
+  wc_seal_params params;
+  wc_seal_params_init(&params);
+  params.iterations = 1000;
+  params.chunk_bytes = kChunk;
+  Bytes header(kHeader);
+  const uint8_t passphrase[] = {'p', 'w'};
+  ASSERT_EQ(wc_sealed_stream_seal_new(&stream, nullptr, &params, nullptr, header.data(), header.size(), passphrase,
+                                      sizeof passphrase),
+            WC_OK);
+  wc_sealed_stream_free(stream);
+  wc_open_params limits;
+  wc_open_params_init(&limits);
+  limits.max_iterations = 999;
+  EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, &limits, nullptr, header.data(), kHeader,
+                                      WC_SEAL_PASSPHRASE, passphrase, sizeof passphrase),
+            WC_ERR_FORMAT);
+  EXPECT_EQ(wc_sealed_stream_seal_new(&stream, nullptr, &params, nullptr, header.data(), header.size(), passphrase, 0),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_sealed_stream_seal_new(&stream, nullptr, &params, nullptr, header.data(), kHeader - 1, passphrase,
+                                      sizeof passphrase),
+            WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_sealed_stream_chunk_bytes(nullptr), 0u);
+  wc_sealed_stream_free(nullptr);
+}
+
+TEST(SealedFile, AFailedReadOrWriteSaysWhichSide) {
+  const ScratchDir dir;
+  write_file(dir / "in", Bytes(10, 1));
+  const uint8_t key[32] = {};
+  const wc_seal_params params = key_params("aes-256-gcm");
+  const wc_seal_params *p = &params;
+  wc_job job;
+  wc_job_init(&job);
+  EXPECT_EQ(wc_seal_file(nullptr, p, &job, (dir / "out").c_str(), (dir / "absent").c_str(), key, sizeof key),
+            WC_ERR_IO);
+  EXPECT_EQ(job.os_error, ENOENT);
+  EXPECT_EQ(job.io_side, WC_IO_INPUT);
+  wc_job_init(&job);
+  EXPECT_EQ(wc_seal_file(nullptr, p, &job, (dir / "no" / "out").c_str(), (dir / "in").c_str(), key, sizeof key),
+            WC_ERR_IO);
+  EXPECT_EQ(job.os_error, ENOENT);
+  EXPECT_EQ(job.io_side, WC_IO_OUTPUT);
+  wc_job_init(&job);
+  EXPECT_EQ(wc_seal_file(nullptr, p, &job, (dir / "out").c_str(), (dir / "in").c_str(), key, sizeof key), WC_OK);
+  EXPECT_EQ(job.io_side, WC_IO_NONE);
 }
 
 }  // namespace

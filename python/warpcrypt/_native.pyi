@@ -1,0 +1,308 @@
+"""
+The warpcrypt C library, for the warpcrypt package; use the package, not this module.
+"""
+
+import enum
+
+
+class Status(enum.IntEnum):
+    """
+    The C library's wc_status codes; each error status has its own exception class.
+    """
+
+    OK = 0
+    """success"""
+
+    INVALID_ARGUMENT = 1
+    """invalid argument"""
+
+    UNKNOWN_CIPHER = 2
+    """unknown cipher"""
+
+    KEY_LEN = 3
+    """wrong key length for this cipher"""
+
+    IV_LEN = 4
+    """wrong IV length for this cipher"""
+
+    NOT_BLOCK_ALIGNED = 5
+    """data is not a multiple of the block size (padding is off)"""
+
+    BAD_DECRYPT = 6
+    """bad decrypt: wrong key or passphrase, or corrupt ciphertext"""
+
+    OUTPUT_TOO_SMALL = 7
+    """output buffer too small"""
+
+    RANGE = 8
+    """byte range outside the ciphertext"""
+
+    UNSUPPORTED = 9
+    """operation not supported by this cipher"""
+
+    NO_DEVICE = 10
+    """no usable CUDA device"""
+
+    BACKEND_UNAVAILABLE = 11
+    """the requested backend cannot run this cipher"""
+
+    CONTEXT_STATE = 12
+    """context used after final or after an error"""
+
+    OUT_OF_MEMORY = 13
+    """out of memory"""
+
+    CRYPTO_LIBRARY = 14
+    """the underlying crypto library failed"""
+
+    DIGEST = 15
+    """unknown message digest"""
+
+    DEVICE = 16
+    """a CUDA operation failed"""
+
+    IO = 17
+    """reading the input or writing the output failed"""
+
+    CANCELLED = 18
+    """cancelled"""
+
+    AUTH = 19
+    """
+    authentication failed: wrong key, nonce or associated data, or tampered data
+    """
+
+    FORMAT = 20
+    """not a sealed file, or its header is damaged or of an unknown version"""
+
+def status_string(code: int) -> str:
+    """
+    The C library's description of a status code ("unknown status" for a code it lacks).
+    """
+
+AEAD_MIN_TAG_SIZE: int = 4
+
+AEAD_MAX_TAG_SIZE: int = 16
+
+AEAD_MAX_NONCE_SIZE: int = 128
+
+class AeadInfo:
+    """An AEAD of the library's table and its sizes in bytes."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def key_size(self) -> int: ...
+
+    @property
+    def nonce_size(self) -> int:
+        """The recommended nonce length."""
+
+    @property
+    def max_message_size(self) -> int:
+        """The longest message one nonce may seal."""
+
+    def __repr__(self) -> str: ...
+
+def aead_infos() -> list[AeadInfo]: ...
+
+class Aead:
+    """
+    A key bound to one AEAD and tag length (warpcrypt.aead's classes hold one). Threads may share it; the key is wiped when it is collected.
+    """
+
+    def __init__(self, info: AeadInfo, key: object, tag_size: int, backend: int, threads: int) -> None: ...
+
+    @property
+    def info(self) -> AeadInfo: ...
+
+    @property
+    def tag_size(self) -> int: ...
+
+    def seal(self, nonce: object | None, data: object | None, aad: object | None, resolver: object) -> bytes:
+        """Host memory in; the ciphertext with the tag attached, as bytes."""
+
+    def open(self, nonce: object | None, data: object | None, aad: object | None, resolver: object) -> bytes:
+        """
+        The ciphertext with its tag attached in; the plaintext as bytes, or InvalidTag.
+        """
+
+    def seal_into(self, nonce: object | None, data: object | None, aad: object | None, buf: object | None, tag: object | None, stream: int | None, resolver: object) -> int:
+        """
+        Into buf (host or GPU memory), the tag attached or into `tag`; returns the bytes written to buf.
+        """
+
+    def open_into(self, nonce: object | None, data: object | None, aad: object | None, buf: object | None, tag: object | None, verified: object | None, stream: int | None, resolver: object) -> int:
+        """
+        Into buf, the tag attached to data or in `tag`; returns the plaintext bytes written to buf.
+        """
+
+    def seal_batch(self, nonces: list[object], messages: list[object], aads: list[object] | None, bufs: list[object] | None, tags: list[object] | None, stream: int | None, resolver: object) -> list[bytes] | None:
+        """
+        Many messages in one library call; a list of bytes without bufs, else None.
+        """
+
+    def open_batch(self, nonces: list[object], messages: list[object], aads: list[object] | None, bufs: list[object] | None, tags: list[object] | None, verified: object | None, stream: int | None, resolver: object) -> tuple[list[bytes] | None, list[int]]:
+        """(results, indices of the messages that failed authentication)."""
+
+SEAL_PASSPHRASE: int = 1
+
+SEAL_KEY: int = 2
+
+SEAL_DEFAULT_CHUNK_BYTES: int = 1048576
+
+SEAL_MIN_CHUNK_BYTES: int = 4096
+
+SEAL_MAX_CHUNK_BYTES: int = 1073741824
+
+SEAL_DEFAULT_ITERATIONS: int = 600000
+
+OPEN_DEFAULT_MAX_ITERATIONS: int = 2000000
+
+def crypt_file(direction: int, cipher: str, key: object, iv: object | None, source: str, target: str, padding: bool, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
+
+def seal_file(source: str, target: str, key_source: int, secret: object, aead: str, chunk_bytes: int, iterations: int, digest: str, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
+
+def open_file(source: str, target: str, key_source: int, secret: object, offset: int, length: int, max_iterations: int, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
+
+def sealed_info(path: str) -> tuple[str, int, str, int, int, int, int, bytes, bytes]: ...
+
+SEAL_HEADER_LEN: int = 48
+
+SEAL_TAG_LEN: int = 16
+
+class AtomicOutput:
+    """
+    A file written beside its target and renamed over it on commit (wc_output_open).
+    """
+
+    def __init__(self, path: str) -> None: ...
+
+    @property
+    def fd(self) -> int:
+        """The descriptor to write the data to."""
+
+    def commit(self) -> None:
+        """Gives the file its final mode and name, and closes it."""
+
+    def discard(self) -> None:
+        """Removes the file unless committed, and closes it."""
+
+class SealedStream:
+    """
+    A sealed file's key and header: its chunks sealed or opened one at a time.
+    """
+
+    @staticmethod
+    def seal(name: str, key_source: int, secret: object, aead: str, chunk_bytes: int, iterations: int, digest: str, backend: int) -> tuple[SealedStream, bytes]:
+        """A stream that seals a new file: (stream, the header to write first)."""
+
+    @staticmethod
+    def open(name: str, header: bytes, key_source: int, secret: object, max_iterations: int, backend: int) -> SealedStream:
+        """A stream that opens the file with this header."""
+
+    @property
+    def chunk_size(self) -> int:
+        """Plaintext bytes per chunk."""
+
+    def layout(self, body_len: int) -> tuple[int, int]:
+        """
+        (chunks, plaintext bytes) of a file whose body, after the header, is body_len bytes.
+        """
+
+    def seal_chunk(self, index: int, last: bool, data: object) -> bytes:
+        """Chunk `index` sealed: its ciphertext and tag."""
+
+    def open_chunk(self, index: int, last: bool, data: object) -> bytes:
+        """Sealed chunk `index` opened: its plaintext, once its tag matched."""
+
+ENCRYPT: int = 1
+
+DECRYPT: int = 0
+
+def version() -> str: ...
+
+def backend_values() -> dict[str, int]:
+    """Backend name -> wc_backend value."""
+
+def hkdf(digest: str, secret: object, salt: object, info: object, length: int) -> bytes:
+    """
+    HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "sha256". An empty salt stands for a digest's length of zero bytes.
+    """
+
+def built_with_cuda() -> bool: ...
+
+def device_count() -> int: ...
+
+def device_info(index: int) -> tuple[int, str, tuple[int, int], int, int, str]:
+    """
+    (index, name, (major, minor), multiprocessors, memory bytes, PCI bus id) of a CUDA device.
+    """
+
+class CipherInfo:
+    """A cipher of the library's table and its sizes in bytes."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def key_size(self) -> int: ...
+
+    @property
+    def iv_size(self) -> int:
+        """0 for ECB, which takes no IV."""
+
+    @property
+    def block_size(self) -> int:
+        """16 for ECB and CBC, 1 for the stream-like modes and stream ciphers."""
+
+    @property
+    def padded(self) -> bool:
+        """Whether the mode pads with PKCS#7 unless padding is off (ECB and CBC)."""
+
+    def __repr__(self) -> str: ...
+
+def cipher_info(name: str) -> CipherInfo:
+    """The cipher by its `openssl enc` name, case-insensitively."""
+
+def cipher_infos() -> list[CipherInfo]: ...
+
+def crypt(direction: int, info: CipherInfo, key: object, iv: object | None, data: object, padding: bool, backend: int, threads: int) -> bytes:
+    """One-shot work on host memory, returning bytes."""
+
+def crypt_into(direction: int, info: CipherInfo, key: object, iv: object | None, data: object, out: object, padding: bool, backend: int, threads: int, stream: int | None, stream_offset: int, resolver: object) -> int:
+    """
+    One-shot work into `out`, in host or GPU memory, returning the bytes written.
+    """
+
+class CipherContext:
+    """
+    Encrypts or decrypts a message piece by piece (Cipher.encryptor(), Cipher.decryptor()).
+    """
+
+    def __init__(self, info: CipherInfo, direction: int, key: object, iv: object | None, padding: bool, backend: int, threads: int) -> None: ...
+
+    def update(self, data: object) -> bytes:
+        """
+        Processes `data` and returns the output so far. Block modes may hold back up to one block.
+        """
+
+    def update_into(self, data: object, buf: object) -> int:
+        """
+        As update(), writing into the writable buffer `buf`; returns the bytes written. `buf` must hold len(data) plus what earlier calls held back: up to 16 bytes in ECB, CBC and CFB decryption.
+        """
+
+    def finalize(self) -> bytes:
+        """
+        Returns the last block (padding on encryption, held bytes on decryption) and wipes the key.
+        """
+
+    @property
+    def backend(self) -> str:
+        """The backend running this context: 'cpu' or 'gpu'."""
+
+def c_encrypt_ns(name: str, key: bytes, iv: bytes, data: bytes, iterations: int) -> float:
+    """
+    Mean ns per wc_encrypt call, looped in C (bench/python_overhead.py's baseline).
+    """

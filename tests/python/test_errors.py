@@ -1,0 +1,106 @@
+"""Exceptions that fit Python's: a file that cannot be read or written is
+the OSError subclass its errno picks, naming that file; where code may
+depend on pyca/cryptography's exceptions, they are pyca's."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+
+import warpcrypt
+from warpcrypt import Cipher, algorithms, modes
+from warpcrypt.aead import AESGCM, ChaCha20Poly1305
+
+
+def crypt(src, dst):
+    return warpcrypt.encrypt_file("aes-128-ctr", bytes(16), bytes(16), src, dst)
+
+
+def seal(src, dst):
+    return warpcrypt.seal_file(src, dst, key=bytes(32))
+
+
+def open_sealed(src, dst):
+    return warpcrypt.open_file(src, dst, key=bytes(32))
+
+
+@pytest.mark.parametrize("call", [crypt, seal, open_sealed])
+def test_a_missing_input_is_file_not_found_naming_it(call, tmp_path):
+    missing = tmp_path / "absent"
+    with pytest.raises(FileNotFoundError) as raised:
+        call(missing, tmp_path / "out")
+    error = raised.value
+    assert isinstance(error, warpcrypt.IOFailure) and error.status == warpcrypt.Status.IO
+    assert (error.errno, error.strerror, error.filename) == (errno.ENOENT, os.strerror(errno.ENOENT), str(missing))
+    assert str(error) == f"[Errno {errno.ENOENT}] {os.strerror(errno.ENOENT)}: '{missing}'"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("call", [crypt, seal])
+def test_an_output_in_a_missing_directory_names_the_output(call, tmp_path):
+    (tmp_path / "in").write_bytes(b"data")
+    target = tmp_path / "no" / "such" / "dir"
+    with pytest.raises(FileNotFoundError) as raised:
+        call(tmp_path / "in", target)
+    assert raised.value.errno == errno.ENOENT and raised.value.filename == str(target)
+
+
+def test_a_directory_as_input_is_is_a_directory_error(tmp_path):
+    with pytest.raises(IsADirectoryError) as raised:
+        crypt(tmp_path, tmp_path / "out")
+    assert raised.value.filename == str(tmp_path)
+
+
+def test_sealed_info_and_streams_on_a_missing_file(tmp_path):
+    for call in (lambda p: warpcrypt.sealed_info(p), lambda p: warpcrypt.SealedReader(p, key=bytes(32))):
+        with pytest.raises(FileNotFoundError) as raised:
+            call(tmp_path / "absent")
+        assert raised.value.filename == str(tmp_path / "absent")
+
+
+def test_each_errno_class_is_made_once_and_is_an_io_failure():
+    """The errno-picked classes are built once each, and are still IOFailure."""
+    first = warpcrypt.exceptions._io_failure(errno.ENOENT, "gone", "f")
+    second = warpcrypt.exceptions._io_failure(errno.ENOENT, "gone", "g")
+    assert type(first) is type(second) and isinstance(first, FileNotFoundError)
+    plain = warpcrypt.exceptions._io_failure(errno.EIO, "bad disk", "f")
+    assert type(plain) is warpcrypt.IOFailure and plain.errno == errno.EIO
+
+
+def test_update_into_says_what_pyca_says(reference):
+    ciphers, _ = reference
+    key, iv = bytes(16), bytes(16)
+    theirs = ciphers.Cipher(ciphers.algorithms.AES(key), ciphers.modes.CBC(iv)).encryptor()
+    ours = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+    messages = []
+    for context in (theirs, ours):
+        with pytest.raises(ValueError) as raised:
+            context.update_into(b"a" * 20, bytearray(5))
+        messages.append(str(raised.value))
+    # pyca asks for len(data) + 15 in every block mode; warpcrypt for what this
+    # update may write, never more, so a buffer sized for pyca always fits.
+    assert messages == ["buffer must be at least 35 bytes for this payload",
+                        "buffer must be at least 20 bytes for this payload"]
+    assert isinstance(raised.value, warpcrypt.OutputTooSmall)
+
+
+@pytest.mark.parametrize("make", [lambda: AESGCM(bytes(16)), lambda: ChaCha20Poly1305(bytes(32))])
+def test_encrypt_over_2_31_bytes_is_pycas_overflow_error(make):
+    np = pytest.importorskip("numpy")
+    huge = np.zeros(2**31, dtype=np.uint8)  # never written: the pages stay unallocated
+    aead = make()
+    for data, aad in ((huge, None), (b"x", huge)):
+        with pytest.raises(OverflowError, match=r"Max 2\*\*31 - 1 bytes"):
+            aead.encrypt(bytes(12), data, aad)
+
+
+def test_a_short_aead_buffer_says_what_pyca_says():
+    pyca = pytest.importorskip("cryptography.hazmat.primitives.ciphers.aead")
+    messages = []
+    for aead in (pyca.AESGCM(bytes(16)), AESGCM(bytes(16))):
+        with pytest.raises(ValueError) as raised:
+            aead.encrypt_into(bytes(12), b"x" * 10, None, bytearray(5))
+        messages.append(str(raised.value))
+    assert messages == ["buffer must be 26 bytes"] * 2

@@ -1,0 +1,77 @@
+"""Typing: the extension's stub is what nanobind's stubgen makes of the
+built module, and `mypy --strict` passes on the package, the examples and
+the Python blocks of docs/python.md and the README."""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import warpcrypt
+
+REPO = Path(__file__).resolve().parents[2]
+STUB = REPO / "python" / "warpcrypt" / "_native.pyi"
+PATTERNS = REPO / "python" / "stubgen-patterns.txt"
+# warpcrypt.dask is typed separately (its helpers wrap untyped Dask APIs).
+UNCHECKED = ("warpcrypt.dask",)
+
+# What the documentation's snippets take as given, with the types they have.
+SNIPPET_PRELUDE = '''\
+from typing import Any
+import warpcrypt
+key: bytes
+key32: bytes
+iv: bytes
+nonce: bytes
+data: bytes
+part1: bytes
+part2: bytes
+array: Any
+tensor: Any
+t: Any
+y: Any
+nonces: list[bytes]
+messages: list[bytes]
+associated_data: list[bytes | None]
+'''
+
+
+def test_the_checked_in_stub_is_what_stubgen_generates(tmp_path):
+    pytest.importorskip("nanobind.stubgen", reason="nanobind is not installed")
+    generated = tmp_path / "_native.pyi"
+    subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "warpcrypt._native", "-p", str(PATTERNS),
+                    "-o", str(generated)], check=True)
+    assert generated.read_text() == STUB.read_text(), (
+        "python/warpcrypt/_native.pyi is out of date: regenerate it with python -m nanobind.stubgen -m "
+        "warpcrypt._native -p python/stubgen-patterns.txt -o python/warpcrypt/_native.pyi")
+
+
+def snippets(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
+
+
+def test_mypy_strict_on_the_package_examples_and_docs(tmp_path):
+    """One mypy run over the package's sources (with the checked-in stub for
+    the extension), the examples and the snippets, which import the sources."""
+    api = pytest.importorskip("mypy.api", reason="mypy is not installed")
+    package = REPO / "python" / "warpcrypt"
+    files = [str(path) for path in sorted(package.rglob("*.py"))
+             if not path.relative_to(package.parent).with_suffix("").as_posix().replace("/", ".").startswith(UNCHECKED)]
+    files += [str(path) for path in sorted((REPO / "examples").glob("*.py"))]
+    for document in (REPO / "docs" / "python.md", REPO / "README.md"):
+        for index, snippet in enumerate(snippets(document)):
+            path = tmp_path / f"{document.stem.replace('.', '_')}_{index}.py"
+            # GPU frameworks, where a snippet uses one without importing it.
+            frameworks = "".join(f"{name}: Any\n" for name in ("torch", "cupy")
+                                 if f"{name}." in snippet and f"import {name}" not in snippet)
+            path.write_text(SNIPPET_PRELUDE + frameworks + snippet)
+            files.append(str(path))
+    # Examples and snippets import PyTorch and CuPy, which may be absent.
+    out, err, status = api.run(["--strict", "--ignore-missing-imports", "--cache-dir", str(tmp_path / "cache"),
+                                "--no-error-summary", *files])
+    assert status == 0, out + err

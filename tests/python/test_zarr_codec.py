@@ -1,0 +1,188 @@
+"""warpcrypt.zarr: the "warpcrypt.aead" codec for zarr-python 3 and
+numcodecs. Each chunk is bound to its array and coordinates; keys never
+reach the store."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+
+import warpcrypt
+
+np = pytest.importorskip("numpy")
+zarr = pytest.importorskip("zarr", reason="zarr is not installed: codec tests skipped")
+numcodecs = pytest.importorskip("numcodecs")
+wz = pytest.importorskip("warpcrypt.zarr")
+
+KEY = bytes(range(32))
+
+
+@pytest.fixture
+def store():
+    return zarr.storage.MemoryStore()
+
+
+@pytest.fixture
+def registered_key():
+    wz.register_key("test-key", KEY)
+    yield "test-key"
+    wz._keys.pop("test-key", None)
+
+
+def make_array(store, name="data/temperature", aead="aes-256-gcm", key=KEY, **options):
+    return zarr.create_array(store, name=name, shape=(50, 40), chunks=(20, 20), dtype="f8",
+                             compressors=[wz.AeadCodec(aead=aead, key=key, **options)])
+
+
+def values(seed=0):
+    return np.random.default_rng(seed).random((50, 40))
+
+
+@pytest.mark.parametrize("aead", ["aes-256-gcm", "aes-128-gcm", "chacha20-poly1305"])
+def test_round_trip_and_reopen_by_key_id(aead, store):
+    key = KEY if aead != "aes-128-gcm" else KEY[:16]
+    array = make_array(store, aead=aead, key=key, key_id="k1")
+    array[:] = values()
+    array[3:7, 5] = -1.0  # a partial write decodes the chunk and seals it again
+    expected = values()
+    expected[3:7, 5] = -1.0
+    assert np.array_equal(array[:], expected)
+    wz.register_key("k1", key)
+    try:
+        assert np.array_equal(zarr.open_array(store, path="data/temperature")[:], expected)
+    finally:
+        wz._keys.pop("k1")
+
+
+def test_chunks_are_ciphertext_and_metadata_holds_no_key(store):
+    array = make_array(store)
+    array[:] = values()
+    documents = {k: v.to_bytes() for k, v in store._store_dict.items()}
+    for name, document in documents.items():
+        assert KEY not in document and KEY.hex().encode() not in document, name
+    metadata = json.loads(documents["data/temperature/zarr.json"])
+    assert metadata["codecs"][-1] == {"name": "warpcrypt.aead",
+                                      "configuration": {"aead": "aes-256-gcm", "key_id": "default"}}
+    plain_chunk = values()[:20, :20].tobytes()
+    assert plain_chunk[:64] not in documents["data/temperature/c/0/0"]
+    assert len(documents["data/temperature/c/0/0"]) == len(plain_chunk) + 29
+
+
+def test_a_chunk_moved_to_another_position_fails(store):
+    array = make_array(store)
+    array[:] = values()
+    chunks = store._store_dict
+    chunks["data/temperature/c/0/1"] = chunks["data/temperature/c/1/0"]
+    assert np.array_equal(array[20:40, 0:20], values()[20:40, 0:20])  # the untouched chunk still opens
+    with pytest.raises(warpcrypt.InvalidTag, match="data/temperature/c/0/1"):
+        array[0:20, 20:40]
+
+
+def test_a_chunk_copied_into_another_array_fails(store):
+    first, second = make_array(store, name="a"), make_array(store, name="b")
+    first[:] = values(1)
+    second[:] = values(2)
+    store._store_dict["b/c/0/0"] = store._store_dict["a/c/0/0"]
+    with pytest.raises(warpcrypt.InvalidTag, match="'b/c/0/0'"):
+        second[:]
+
+
+def test_wrong_key_damage_and_missing_key(store):
+    array = make_array(store)
+    array[:] = values()
+    wz.register_key("default", bytes(32))
+    try:
+        with pytest.raises(warpcrypt.InvalidTag, match="wrong key"):
+            zarr.open_array(store, path="data/temperature")[:]
+    finally:
+        wz._keys.pop("default")
+    with pytest.raises(warpcrypt.InvalidArgument, match="no key for key_id 'default'"):
+        zarr.open_array(store, path="data/temperature")[:]
+    damaged = bytearray(store._store_dict["data/temperature/c/1/1"].to_bytes())
+    damaged[40] ^= 1
+    store._store_dict["data/temperature/c/1/1"] = zarr.core.buffer.cpu.Buffer.from_bytes(bytes(damaged))
+    with pytest.raises(warpcrypt.InvalidTag, match="c/1/1"):
+        array[:]
+
+
+def test_key_provider_and_bad_parameters(store):
+    asked = []
+    wz.set_key_provider(lambda key_id: asked.append(key_id) or KEY)
+    try:
+        array = make_array(store, key=None, key_id="from-kms")
+        array[:] = values()
+        assert np.array_equal(array[:], values()) and asked == ["from-kms"]
+    finally:
+        wz.set_key_provider(None)
+    with pytest.raises(warpcrypt.InvalidKey):
+        wz.AeadCodec(key=bytes(16))
+    with pytest.raises(warpcrypt.InvalidArgument, match="unknown AEAD"):
+        wz.AeadCodec(aead="aes-256-ctr")
+
+
+def test_pickled_codecs_carry_no_key():
+    for codec in (wz.AeadCodec(key=KEY), wz.AeadNumcodec(key=KEY)):
+        pickled = pickle.dumps(codec)
+        assert KEY not in pickled
+        restored = pickle.loads(pickled)
+        assert restored.key_id == "default" and restored.aead == "aes-256-gcm"
+    assert "key" not in repr(wz.AeadCodec(key=KEY)).replace("key_id", "")
+
+
+def test_numcodecs_codec_under_one_id(registered_key):
+    codec = numcodecs.get_codec({"id": "warpcrypt.aead", "key_id": registered_key})
+    assert isinstance(codec, wz.AeadNumcodec) and codec.get_config() == {
+        "id": "warpcrypt.aead", "aead": "aes-256-gcm", "key_id": registered_key}
+    data = np.arange(1000, dtype=np.int32)
+    with wz.chunk_key("x/0"):
+        sealed = codec.encode(data)
+        assert np.array_equal(np.frombuffer(codec.decode(sealed), dtype=np.int32), data)
+        out = np.empty(1000, dtype=np.int32)
+        codec.decode(sealed, out=out)
+        assert np.array_equal(out, data)
+    with wz.chunk_key("x/1"), pytest.raises(warpcrypt.InvalidTag):
+        codec.decode(sealed)
+    with pytest.raises(warpcrypt.InvalidArgument, match="none was named"):
+        codec.encode(data)
+
+
+def test_zarr_format_2_with_the_numcodecs_codec(store, registered_key):
+    array = zarr.create_array(store, name="v2", shape=(30, 30), chunks=(10, 10), dtype="i4", zarr_format=2,
+                              compressors=wz.AeadNumcodec(key_id=registered_key))
+    data = np.arange(900, dtype="i4").reshape(30, 30)
+    array[:] = data
+    assert np.array_equal(zarr.open_array(store, path="v2")[:], data)
+    store._store_dict["v2/0.1"] = store._store_dict["v2/1.0"]
+    with pytest.raises(warpcrypt.InvalidTag):
+        zarr.open_array(store, path="v2")[0:10, 10:20]
+
+
+def test_dask_to_zarr_and_from_zarr(tmp_path, registered_key):
+    da = pytest.importorskip("dask.array", reason="dask is not installed")
+    expected = values()[:40]
+    source = da.from_array(expected, chunks=(20, 20))
+    target = zarr.create_array(str(tmp_path / "z"), shape=source.shape, chunks=(20, 20), dtype="f8",
+                               compressors=[wz.AeadCodec(key_id=registered_key)])
+    da.to_zarr(source, target)
+    loaded = da.from_zarr(str(tmp_path / "z"))
+    assert np.array_equal(loaded.compute(), expected)
+    chunk = (tmp_path / "z" / "c" / "0" / "0").read_bytes()
+    assert expected[:20, :20].tobytes()[:64] not in chunk
+
+
+def test_gpu_buffers(store, registered_key):
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed: GPU codec test skipped")
+    if not warpcrypt.devices():
+        pytest.skip("no CUDA device: GPU codec test skipped")
+    with zarr.config.enable_gpu():
+        array = zarr.create_array(store, name="gpu", shape=(64, 64), chunks=(32, 32), dtype="f4",
+                                  compressors=[wz.AeadCodec(key_id=registered_key)])
+        data = cupy.arange(64 * 64, dtype=cupy.float32).reshape(64, 64)
+        array[:] = data
+        back = array[:]
+        assert isinstance(back, cupy.ndarray) and bool((back == data).all())
+    store._store_dict["gpu/c/0/1"] = store._store_dict["gpu/c/1/0"]
+    with zarr.config.enable_gpu(), pytest.raises(warpcrypt.InvalidTag):
+        array[0:32, 32:64]
