@@ -98,7 +98,7 @@ def seal_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = N
               passphrase: Union[str, bytes, None] = None,
               aead: str = "aes-256-gcm", chunk_size: int = _native.SEAL_DEFAULT_CHUNK_BYTES,
               kdf: Optional[str] = None, kdf_ops: Optional[int] = None, kdf_memory: Optional[int] = None,
-              iterations: Optional[int] = None, digest: str = "sha256", backend: str = "auto", threads: int = 0,
+              iterations: Optional[int] = None, digest: Optional[str] = None, backend: str = "auto", threads: int = 0,
               progress: Optional[ProgressCallback] = None) -> JobStats:
     """Seals the file ``src`` into ``dst`` in the sealed-file format.
 
@@ -113,9 +113,9 @@ def seal_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = N
     refused). A passphrase goes through ``kdf``: ``"argon2id"``, the default,
     with ``kdf_ops`` passes over ``kdf_memory`` bytes (libsodium's MODERATE
     preset unless given), or ``"pbkdf2"`` with ``iterations`` and
-    ``digest``; giving ``iterations`` alone chooses PBKDF2, as ``-iter``
-    does for ``warpcrypt seal``. The KDF and its costs are stored in the
-    header. ``chunk_size`` is the plaintext per authenticated chunk, a power
+    ``digest`` (SHA-256 unless given); giving ``iterations`` alone chooses
+    PBKDF2, as ``-iter`` does for ``warpcrypt seal``. A key goes through
+    HKDF with ``digest``. The KDF and its costs are stored in the header. ``chunk_size`` is the plaintext per authenticated chunk, a power
     of two from 4 KiB to 1 GiB. A value out of range, zero included, raises
     InvalidArgument; it never stands for the default.
     """
@@ -129,7 +129,8 @@ def seal_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = N
         return _stream_stats(done, sealed.bytes_out, started, backend)
     key_source, secret = secret_of(key, passphrase)
     return JobStats(*_native.seal_file(_path(src), _path(dst), key_source, secret, aead, chunk_size,
-                                       *kdf_arguments(kdf, kdf_ops, kdf_memory, iterations), digest,
+                                       *kdf_arguments(passphrase is not None, kdf, kdf_ops, kdf_memory, iterations,
+                                                      digest),
                                        _table.backend_value(backend), threads, progress))
 
 

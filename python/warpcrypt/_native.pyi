@@ -156,17 +156,29 @@ SEAL_MIN_CHUNK_BYTES: int = 4096
 
 SEAL_MAX_CHUNK_BYTES: int = 1073741824
 
+SEAL_ARGON2ID: int = 1
+
+SEAL_PBKDF2: int = 2
+
+SEAL_DEFAULT_ARGON2_OPS: int = 3
+
+SEAL_DEFAULT_ARGON2_MEMORY: int = 268435456
+
 SEAL_DEFAULT_ITERATIONS: int = 600000
 
 OPEN_DEFAULT_MAX_ITERATIONS: int = 2000000
 
+OPEN_DEFAULT_MAX_ARGON2_OPS: int = 4
+
+OPEN_DEFAULT_MAX_ARGON2_MEMORY: int = 1073741824
+
 def crypt_file(direction: int, cipher: str, key: object, iv: object | None, source: str, target: str, padding: bool, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
 
-def seal_file(source: str, target: str, key_source: int, secret: object, aead: str, chunk_bytes: int, iterations: int, digest: str, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
+def seal_file(source: str, target: str, key_source: int, secret: object, aead: str, chunk_bytes: int, kdf: int, argon2_ops: int, argon2_memory: int, iterations: int, digest: str, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
 
-def open_file(source: str, target: str, key_source: int, secret: object, offset: int, length: int, max_iterations: int, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
+def open_file(source: str, target: str, key_source: int, secret: object, offset: int, length: int, max_iterations: int, max_argon2_ops: int, max_argon2_memory: int, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
 
-def sealed_info(path: str) -> tuple[str, int, str, int, int, int, int, bytes, bytes]: ...
+def sealed_info(path: str) -> tuple[str, int, str | None, int, int, int, int, bytes, bytes, int, int, int]: ...
 
 SEAL_HEADER_LEN: int = 48
 
@@ -195,11 +207,11 @@ class SealedStream:
     """
 
     @staticmethod
-    def seal(name: str, key_source: int, secret: object, aead: str, chunk_bytes: int, iterations: int, digest: str, backend: int) -> tuple[SealedStream, bytes]:
+    def seal(name: str, key_source: int, secret: object, aead: str, chunk_bytes: int, kdf: int, argon2_ops: int, argon2_memory: int, iterations: int, digest: str, backend: int) -> tuple[SealedStream, bytes]:
         """A stream that seals a new file: (stream, the header to write first)."""
 
     @staticmethod
-    def open(name: str, header: bytes, key_source: int, secret: object, max_iterations: int, backend: int) -> SealedStream:
+    def open(name: str, header: bytes, key_source: int, secret: object, max_iterations: int, max_argon2_ops: int, max_argon2_memory: int, backend: int) -> SealedStream:
         """A stream that opens the file with this header."""
 
     @property
@@ -230,6 +242,9 @@ def hkdf(digest: str, secret: object, salt: object, info: object, length: int) -
     """
     HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "sha256". An empty salt stands for a digest's length of zero bytes.
     """
+
+def default_threads() -> int:
+    """What threads=0 means: the usable CPUs (affinity, cgroup quota)."""
 
 def built_with_cuda() -> bool: ...
 

@@ -39,23 +39,25 @@ def secret_of(key: Optional[Secret], passphrase: Union[str, bytes, None]) -> tup
 KDFS = {"argon2id": _native.SEAL_ARGON2ID, "pbkdf2": _native.SEAL_PBKDF2}
 
 
-def kdf_arguments(kdf: Optional[str], kdf_ops: Optional[int], kdf_memory: Optional[int],
-                  iterations: Optional[int]) -> tuple[int, int, int, int]:
-    """(kdf, passes, memory, iterations) for the library from a seal's
-    options: Argon2id unless ``kdf`` says otherwise or ``iterations`` alone
-    is given (as ``-iter`` chooses PBKDF2 for ``warpcrypt seal``); the
-    other KDF's costs refused."""
+def kdf_arguments(passphrase: bool, kdf: Optional[str], kdf_ops: Optional[int], kdf_memory: Optional[int],
+                  iterations: Optional[int], digest: Optional[str]) -> tuple[int, int, int, int, str]:
+    """(kdf, passes, memory, iterations, digest) for the library from a
+    seal's options: Argon2id unless ``kdf`` says otherwise or ``iterations``
+    alone is given (as ``-iter`` chooses PBKDF2 for ``warpcrypt seal``).
+    A passphrase's KDF refuses the other KDF's costs; ``digest`` is
+    PBKDF2's or a key's HKDF's, so Argon2id refuses it too."""
     kdf = kdf if kdf is not None else "pbkdf2" if iterations is not None else "argon2id"
     if kdf not in KDFS:
         raise InvalidArgument(f"kdf must be 'argon2id' or 'pbkdf2', not {kdf!r}")
-    if kdf == "argon2id" and iterations is not None:
-        raise InvalidArgument("iterations are PBKDF2's: Argon2id takes kdf_ops and kdf_memory")
-    if kdf == "pbkdf2" and (kdf_ops is not None or kdf_memory is not None):
+    if passphrase and kdf == "argon2id" and (iterations is not None or digest is not None):
+        raise InvalidArgument("iterations and digest are PBKDF2's: Argon2id takes kdf_ops and kdf_memory")
+    if passphrase and kdf == "pbkdf2" and (kdf_ops is not None or kdf_memory is not None):
         raise InvalidArgument("kdf_ops and kdf_memory are Argon2id's, not PBKDF2's")
     return (KDFS[kdf],
             _native.SEAL_DEFAULT_ARGON2_OPS if kdf_ops is None else kdf_ops,
             _native.SEAL_DEFAULT_ARGON2_MEMORY if kdf_memory is None else kdf_memory,
-            _native.SEAL_DEFAULT_ITERATIONS if iterations is None else iterations)
+            _native.SEAL_DEFAULT_ITERATIONS if iterations is None else iterations,
+            "sha256" if digest is None else digest)
 
 
 def is_path(target: object) -> TypeGuard[PathLike]:
@@ -112,13 +114,14 @@ class SealedWriter(io.RawIOBase):
                  passphrase: Union[str, bytes, None] = None, aead: str = "aes-256-gcm",
                  chunk_size: int = _native.SEAL_DEFAULT_CHUNK_BYTES, kdf: Optional[str] = None,
                  kdf_ops: Optional[int] = None, kdf_memory: Optional[int] = None,
-                 iterations: Optional[int] = None, digest: str = "sha256", backend: str = "auto") -> None:
+                 iterations: Optional[int] = None, digest: Optional[str] = None, backend: str = "auto") -> None:
         super().__init__()
         key_source, secret = secret_of(key, passphrase)
         self.name = _name(target)
-        self._stream, header = _native.SealedStream.seal(self.name, key_source, secret, aead, chunk_size,
-                                                         *kdf_arguments(kdf, kdf_ops, kdf_memory, iterations),
-                                                         digest, _table.backend_value(backend))
+        self._stream, header = _native.SealedStream.seal(
+            self.name, key_source, secret, aead, chunk_size,
+            *kdf_arguments(passphrase is not None, kdf, kdf_ops, kdf_memory, iterations, digest),
+            _table.backend_value(backend))
         self._output: Optional[_native.AtomicOutput] = None
         if isinstance(target, (str, os.PathLike)):
             self._output = _native.AtomicOutput(self.name)

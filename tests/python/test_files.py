@@ -206,7 +206,9 @@ def test_bad_seal_parameters(files):
     with pytest.raises(warpcrypt.InvalidArgument, match="power of two"):
         warpcrypt.seal_file(source, target, key=bytes(32), chunk_size=5000)
     with pytest.raises(warpcrypt.UnknownDigest):
-        warpcrypt.seal_file(source, target, passphrase="pw", digest="md5")
+        warpcrypt.seal_file(source, target, passphrase="pw", kdf="pbkdf2", digest="md5")
+    with pytest.raises(warpcrypt.InvalidArgument, match="PBKDF2's"):
+        warpcrypt.seal_file(source, target, passphrase="pw", digest="sha512")
     with pytest.raises(warpcrypt.InvalidKey):
         warpcrypt.seal_file(source, target, key=bytes(16))
     with pytest.raises(warpcrypt.UnknownCipher):

@@ -40,7 +40,8 @@ def test_pbkdf2_by_name_or_by_iterations(plain, tmp_path, arguments):
 
 @pytest.mark.parametrize("arguments, message", [
     ({"kdf": "scrypt"}, "kdf must be"),
-    ({"kdf": "argon2id", "iterations": 1000}, "iterations are PBKDF2's"),
+    ({"kdf": "argon2id", "iterations": 1000}, "iterations and digest are PBKDF2's"),
+    ({"digest": "sha512"}, "iterations and digest are PBKDF2's"),
     ({"kdf": "pbkdf2", "kdf_ops": 2}, "Argon2id's, not PBKDF2's"),
     ({"kdf_ops": 0, "kdf_memory": 64 << 10}, "at least one pass"),
     ({"kdf_ops": 1, "kdf_memory": 1000}, "whole number of KiB"),
