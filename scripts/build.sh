@@ -2,11 +2,12 @@
 # Configures and builds everything into build/ (the CLI lands at
 # build/warpcrypt), then builds the Python package's wheel and installs it
 # into .venv (made by scripts/install-deps.sh). Extra arguments go to CMake's
-# configure step, e.g. -DWARPCRYPT_CUDA=OFF, for both.
+# configure step, e.g. -DWARPCRYPT_CUDA=OFF, for both. WARPCRYPT_BUILD_TARGETS
+# names the CMake targets to build (default: all of them, tests included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build build -j"$(nproc)"
+cmake --build build -j"$(nproc)" ${WARPCRYPT_BUILD_TARGETS:+--target $WARPCRYPT_BUILD_TARGETS}
 
 # The Python package: a wheel in build/wheel (scripts/check-wheel.sh tests it
 # as a user would get it), installed into .venv. It links the library just
