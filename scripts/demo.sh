@@ -55,17 +55,23 @@ for ((round = 0; round <= runs; round++)); do
     ((round == 0)) || echo "$t" >>"$work/times.$i"
   done
 done
-printf '  %-36s %9s %8s\n' "$cipher, file to" "seconds" "GB/s"
+printf '  %-36s %9s %8s\n' "$cipher" "seconds" "GB/s"
 for i in "${!commands[@]}"; do
-  t=$(median <"$work/times.$i")
-  printf '  %-36s %9.3f %8s\n' "${names[$i]}" "$t" "$(gbps "$t")"
+  medians[i]=$(median <"$work/times.$i")
+  printf '  %-36s %9.3f %8s\n' "${names[$i]}" "${medians[i]}" "$(gbps "${medians[i]}")"
 done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }  # ratio A B: B over A
+echo "  warpcrypt is $(ratio "${medians[0]}" "${medians[1]}")x openssl's speed to a file," \
+  "$(ratio "${medians[2]}" "${medians[3]}")x to /dev/null"
 
 gpu=$("$warpcrypt" devices | sed -n 's/^0: \([^,]*\),.*/\1/p')
 if [[ -n $gpu ]]; then
   echo "==> in memory (warpcrypt speed, its median of 5 runs after a warm-up)"
-  printf '  %-36s %18s\n' "CPU backend, all cores" "$(speed_gbps --backend cpu)"
-  printf '  %-36s %18s\n' "GPU kernel, data on the device" "$(speed_gbps --backend gpu --resident device)"
+  cpu_gbps=$(speed_gbps --backend cpu)
+  gpu_gbps=$(speed_gbps --backend gpu --resident device)
+  printf '  %-36s %9s %8.2f\n' "CPU backend, all cores" "" "$cpu_gbps"
+  printf '  %-36s %9s %8.2f\n' "GPU kernel, data on the device" "" "$gpu_gbps"
+  echo "  the GPU kernel is $(ratio "$cpu_gbps" "$gpu_gbps")x the CPU backend"
 fi
 cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 echo "  machine: ${cpu_model:-unknown CPU}, $(nproc) cores, GPU: ${gpu:-none}"
