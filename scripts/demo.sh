@@ -7,7 +7,7 @@
 # backend's. The key is random and never printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-warpcrypt=build/warpcrypt
+warpcrypt=${WARPCRYPT_CLI:-build/warpcrypt}  # as the CLI tests take it
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -12,6 +12,8 @@
 #   racecheck-aead  racecheck on the AEAD kernels alone, on short messages
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, and bench/python_overhead.py (JSON in python-overhead.log)
+#   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
+#             with the GPU kernel's row
 # Logs and results go to $OUT (default: gpu-out/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -114,6 +116,9 @@ if want python; then
   step python-example-state-dict python3 examples/encrypt_state_dict.py
   step python-example-memmap python3 examples/encrypt_memmap.py --size-mib 1024
   step python-overhead python3 bench/python_overhead.py
+fi
+if want demo; then
+  step demo env WARPCRYPT_CLI=build-gpu/warpcrypt scripts/demo.sh
 fi
 if want bench; then
   # Bounded so the plots still get made from what finished.
