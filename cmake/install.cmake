@@ -21,6 +21,12 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/warpcryptConfig.cmake
               cmake/FindSodium.cmake
         DESTINATION ${WARPCRYPT_CMAKE_DIR})
 
+# The build tree is a CMake package as well (-Dwarpcrypt_DIR=<build dir>): the
+# Python extension links the library already built there instead of
+# compiling it, CUDA kernels included, a second time (python/CMakeLists.txt).
+export(EXPORT warpcryptTargets NAMESPACE warpcrypt:: FILE ${CMAKE_CURRENT_BINARY_DIR}/warpcryptTargets.cmake)
+configure_file(cmake/FindSodium.cmake ${CMAKE_CURRENT_BINARY_DIR}/FindSodium.cmake COPYONLY)
+
 if(WARPCRYPT_HAVE_CUDA)
   set(WARPCRYPT_PC_CUDA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt")
 endif()

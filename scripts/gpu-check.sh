@@ -18,6 +18,8 @@
 #             (ncu-*.csv), for docs/security.md
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, and bench/python_overhead.py (JSON in python-overhead.log)
+#   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
+#             with the GPU kernel's row
 # BUILD_TARGETS limits the build to those targets (default: everything).
 # Logs and results go to $OUT (default: gpu-out/).
 set -uo pipefail
@@ -49,9 +51,11 @@ export WARPCRYPT_REQUIRE_VECTORS=1
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
 # The prefix finds what .deps unpacked: libsodium, and CLI11's package
-# (usr/share/cmake/CLI11, whose include path is relative to it).
+# (usr/share/cmake/CLI11, whose include path is relative to it). The CUDA
+# code is compiled for the GPUs present (cmake/cuda_architectures.cmake; the
+# configure log names them).
 step configure cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DWARPCRYPT_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH="$deps/usr"
+  -DCMAKE_PREFIX_PATH="$deps/usr"
 step build cmake --build build-gpu -j"$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS}
 build-gpu/warpcrypt devices | tee -a "$out/gpu.txt"
 
@@ -125,12 +129,13 @@ fi
 if want python; then
   # Built from this checkout with what the machine has (nanobind,
   # scikit-build-core): no network, so no build isolation and no
-  # dependencies; H100 code only, as build-gpu. It lacks `cryptography`, so
-  # the differential tests skip; the vector and GPU tests run.
+  # dependencies. It links build-gpu's library as built, kernels included.
+  # It lacks `cryptography`, so the differential tests skip; the vector and
+  # GPU tests run.
   pysite=/tmp/warpcrypt-python
   step python-install python3 -m pip install --no-build-isolation --no-deps --upgrade --target "$pysite" \
-    -C build-dir="$PWD/build-gpu/python" -C cmake.define.WARPCRYPT_CUDA=ON \
-    -C cmake.define.CMAKE_CUDA_ARCHITECTURES=90 -C cmake.define.CMAKE_PREFIX_PATH="$deps/usr" ./python
+    -C build-dir="$PWD/build-gpu/python" -C cmake.define.warpcrypt_DIR="$PWD/build-gpu" \
+    -C cmake.define.CMAKE_PREFIX_PATH="$deps/usr" ./python
   export PYTHONPATH="$pysite${PYTHONPATH:+:$PYTHONPATH}"
   # Some GPU machines have no Dask; its tests then say so and stay out,
   # instead of failing at import (CI runs them on every commit).
@@ -143,6 +148,9 @@ if want python; then
   step python-example-state-dict python3 examples/encrypt_state_dict.py
   step python-example-memmap python3 examples/encrypt_memmap.py --size-mib 1024
   step python-overhead python3 bench/python_overhead.py
+fi
+if want demo; then
+  step demo env WARPCRYPT_CLI=build-gpu/warpcrypt scripts/demo.sh
 fi
 if want bench; then
   # Bounded so the plots still get made from what finished.

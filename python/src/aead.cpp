@@ -376,7 +376,7 @@ class Aead {
       out_data = out->data();
     } else {
       message.result = new_bytes(room);
-      out_data = reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(message.result.ptr()));
+      out_data = reinterpret_cast<uint8_t *>(PyBytes_AsString(message.result.ptr()));
     }
     uint8_t *tag_data = tag != nullptr ? tag->data() : way == Way::seal ? out_data + len : in.data() + len;
     message.c = {out_data, in.data(), len, nonce, nonce_len, aad, aad_len, tag_data};
@@ -405,12 +405,12 @@ class Aead {
     // Borrowed items: the lists, which the caller cannot reach during the
     // call, hold them.
     const auto item = [](const std::optional<nb::list> &list, size_t i) {
-      return list ? nb::handle(PyList_GET_ITEM(list->ptr(), i)) : nb::handle(Py_None);
+      return list ? nb::handle(PyList_GetItem(list->ptr(), i)) : nb::handle(Py_None);
     };
     std::vector<Message> batch;
     batch.reserve(count);
     for (size_t i = 0; i < count; ++i) {
-      const MessageArgs args{PyList_GET_ITEM(nonces.ptr(), i), PyList_GET_ITEM(messages.ptr(), i), item(aads, i),
+      const MessageArgs args{PyList_GetItem(nonces.ptr(), i), PyList_GetItem(messages.ptr(), i), item(aads, i),
                              item(bufs, i), item(tags, i)};
       batch.push_back(prepare(call, way, args, i));
     }

@@ -99,12 +99,19 @@ class BytesResult {
   BytesResult(const BytesResult &) = delete;
   BytesResult &operator=(const BytesResult &) = delete;
 
-  uint8_t *data() { return reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(object_)); }
+  uint8_t *data() { return reinterpret_cast<uint8_t *>(PyBytes_AsString(object_)); }
 
   nb::bytes finish(size_t written) {
-    if (written != static_cast<size_t>(PyBytes_GET_SIZE(object_)) &&
-        _PyBytes_Resize(&object_, static_cast<Py_ssize_t>(written)) != 0) {
-      throw nb::python_error();  // _PyBytes_Resize freed the object and set object_ to NULL
+    if (written != static_cast<size_t>(PyBytes_Size(object_))) {
+#ifdef Py_LIMITED_API
+      // The stable ABI has no way to shrink a bytes object: a padded
+      // result is copied once into one of its own size.
+      return nb::bytes(data(), written);
+#else
+      if (_PyBytes_Resize(&object_, static_cast<Py_ssize_t>(written)) != 0) {
+        throw nb::python_error();  // _PyBytes_Resize freed the object and set object_ to NULL
+      }
+#endif
     }
     return nb::steal<nb::bytes>(std::exchange(object_, nullptr));
   }

@@ -25,7 +25,7 @@ namespace {
 
 [[noreturn]] void refuse_type(nb::handle object, const std::string &role) {
   throw nb::type_error((role + " must be bytes-like, a NumPy array, or an array with __dlpack__ or "
-                               "__cuda_array_interface__, not " + Py_TYPE(object.ptr())->tp_name)
+                               "__cuda_array_interface__, not " + nb::type_name(object.type()).c_str())
                            .c_str());
 }
 
