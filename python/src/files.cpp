@@ -201,7 +201,7 @@ nb::bytes uninitialized_bytes(size_t size) {
 }
 
 uint8_t *bytes_data(const nb::bytes &bytes) {
-  return reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(bytes.ptr()));
+  return reinterpret_cast<uint8_t *>(PyBytes_AsString(bytes.ptr()));  // the stable ABI has no PyBytes_AS_STRING
 }
 
 // A sealed file's chunks one at a time (wc_sealed_stream), for

@@ -661,8 +661,10 @@ TEST(SealedStream, HeadersAndSecretsAreCheckedAsTheEngineChecksThem) {
   EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, nullptr, nullptr, s.sealed.data(), kHeader, WC_SEAL_KEY,
                                       s.key.data(), 16),
             WC_ERR_KEY_LEN);
+  // Each KDF's costs are bounded as the engine bounds them.
   wc_seal_params params;
   wc_seal_params_init(&params);
+  params.kdf = WC_SEAL_PBKDF2;
   params.iterations = 1000;
   params.chunk_bytes = kChunk;
   Bytes header(kHeader);
@@ -675,6 +677,25 @@ TEST(SealedStream, HeadersAndSecretsAreCheckedAsTheEngineChecksThem) {
   wc_open_params_init(&limits);
   limits.max_iterations = 999;
   EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, &limits, nullptr, header.data(), kHeader,
+                                      WC_SEAL_PASSPHRASE, passphrase, sizeof passphrase),
+            WC_ERR_FORMAT);
+  wc_seal_params argon2id = params;
+  argon2id.kdf = WC_SEAL_ARGON2ID;
+  argon2id.argon2_ops = 2;
+  argon2id.argon2_memory = 64 << 10;
+  Bytes argon2id_header(kHeader);
+  ASSERT_EQ(wc_sealed_stream_seal_new(&stream, nullptr, &argon2id, nullptr, argon2id_header.data(), kHeader,
+                                      passphrase, sizeof passphrase),
+            WC_OK);
+  wc_sealed_stream_free(stream);
+  wc_open_params_init(&limits);
+  limits.max_argon2_ops = 1;
+  EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, &limits, nullptr, argon2id_header.data(), kHeader,
+                                      WC_SEAL_PASSPHRASE, passphrase, sizeof passphrase),
+            WC_ERR_FORMAT);
+  wc_open_params_init(&limits);
+  limits.max_argon2_memory = 32 << 10;
+  EXPECT_EQ(wc_sealed_stream_open_new(&stream, nullptr, &limits, nullptr, argon2id_header.data(), kHeader,
                                       WC_SEAL_PASSPHRASE, passphrase, sizeof passphrase),
             WC_ERR_FORMAT);
   EXPECT_EQ(wc_sealed_stream_seal_new(&stream, nullptr, &params, nullptr, header.data(), header.size(), passphrase, 0),
