@@ -1,8 +1,7 @@
-// Sealing and opening files of the sealed format on the engine's lanes:
-// each lane, an AEAD bound to the file key, claims windows of whole chunks
-// from the engine's lane scheduler; regular files are read and written at
-// each window's offset by all lanes at once, pipes in order. Arguments are
-// checked by the caller; failures are recorded in the monitor and returned.
+// Sealing and opening files of the sealed format: the header here, the
+// chunks as the engine's STREAM (engine/aead_stream.h) on its lanes.
+// Arguments are checked by the caller; failures are recorded in the monitor
+// and returned.
 #pragma once
 
 #include <array>

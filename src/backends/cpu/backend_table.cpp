@@ -15,6 +15,9 @@ const CpuBackend kCpuBackend = {
     .pbkdf2 = cpu::pbkdf2,
     .hkdf = cpu::hkdf,
     .random_bytes = cpu::random_bytes,
+    .hmac = cpu::hmac,
+    .scrypt = cpu::scrypt,
+    .x25519 = cpu::x25519,
 };
 
 }  // namespace warpcrypt
