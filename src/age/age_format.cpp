@@ -141,6 +141,10 @@ wc_status parse_header(std::string_view bytes, Header *header, bool *need_more, 
                           : "age header too long: over 1 MiB without its closing line");
   };
   std::string_view line;
+  if (bytes.empty()) {
+    *need_more = true;
+    return bad("not an age file: the input is empty");
+  }
   if (!next_line(&line)) {
     // Enough of a first line to tell another format from a short read.
     if (!bytes.starts_with(kVersionLine.substr(0, std::min(bytes.size(), kVersionLine.size())))) {
