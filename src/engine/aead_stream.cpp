@@ -302,7 +302,9 @@ wc_status check_final_chunk(const StreamShape &shape, uint64_t index, uint64_t p
   return WC_ERR_FORMAT;
 }
 
-wc_status seal_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+namespace {
+
+wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
                       const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   monitor.set_total(in.size);
   LanePlan plan;
@@ -342,7 +344,7 @@ wc_status seal_stream(const wc_options &options, const StreamShape &shape, std::
   return monitor.status();
 }
 
-wc_status open_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
                       uint64_t offset, uint64_t length, const Endpoint &out, const Endpoint &in,
                       JobMonitor &monitor, JobTotals *totals) {
   const bool whole = offset == 0 && length == UINT64_MAX;
@@ -397,6 +399,24 @@ wc_status open_stream(const wc_options &options, const StreamShape &shape, std::
   opener.add_totals(totals);
   totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
   confirm_input_end(in, monitor);
+  return monitor.status();
+}
+
+}  // namespace
+
+wc_status seal_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+                      const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
+  const wc_status status = seal_chunks(options, shape, key, out, in, monitor, totals);
+  // A failure before the lanes ran (no device, no memory) is the job's too.
+  if (status != WC_OK) monitor.fail(status);
+  return monitor.status();
+}
+
+wc_status open_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+                      uint64_t offset, uint64_t length, const Endpoint &out, const Endpoint &in,
+                      JobMonitor &monitor, JobTotals *totals) {
+  const wc_status status = open_chunks(options, shape, key, offset, length, out, in, monitor, totals);
+  if (status != WC_OK) monitor.fail(status);
   return monitor.status();
 }
 

@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
+#include <unistd.h>
 
 #include <array>
 #include <string>
@@ -18,6 +19,9 @@
 #include "age/age_armor.h"
 #include "age/age_format.h"
 #include "age/age_keys.h"
+#include "engine/aead_stream.h"
+#include "engine/memory_file.h"
+#include "support/scratch_files.h"
 #include "support/bytes.h"
 #include "support/test_rng.h"
 
@@ -671,6 +675,73 @@ TEST_F(AgeTest, EveryThreadCountAndWindowGivesTheSamePlaintext) {
       ASSERT_EQ(opened.status, WC_OK) << opened.message;
       EXPECT_TRUE(same_bytes(plain, opened.out));
     }
+  }
+}
+
+void write_all(int fd, const Bytes &bytes) {
+  ASSERT_EQ(pwrite(fd, bytes.data(), bytes.size(), 0), static_cast<ssize_t>(bytes.size()));
+}
+
+Bytes read_all(int fd) {
+  return read_file("/proc/self/fd/" + std::to_string(fd));
+}
+
+int device_count() {
+  int count = 0;
+  return wc_device_count(&count) == WC_OK ? count : 0;
+}
+
+// The payload under a fixed key, sealed by `backend`'s lanes.
+Bytes seal_payload(wc_backend backend, const Bytes &key, const Bytes &plain, wc_status *status) {
+  using namespace warpcrypt::engine;
+  MemoryFile in_file;
+  MemoryFile out_file;
+  write_all(in_file.fd(), plain);
+  Endpoint in;
+  Endpoint out;
+  EXPECT_EQ(open_input_endpoint(&in, in_file.fd()), WC_OK);
+  EXPECT_EQ(open_endpoint(&out, out_file.fd()), WC_OK);
+  wc_options options;
+  wc_options_init(&options);
+  options.backend = backend;
+  JobMonitor monitor(nullptr, 0);
+  JobTotals totals;
+  *status = seal_stream(options, age::payload_shape(0), key, out, in, monitor, &totals);
+  return read_all(out_file.fd());
+}
+
+TEST(AgePayload, EveryBackendSealsTheSameBytes) {
+  const Bytes key = TestRng(12).bytes(32);
+  const Bytes plain = TestRng(13).bytes(40 * kChunk + 3);
+  wc_status status = WC_OK;
+  const Bytes cpu = seal_payload(WC_BACKEND_CPU, key, plain, &status);
+  ASSERT_EQ(status, WC_OK);
+  EXPECT_EQ(cpu.size(), plain.size() + 41 * 16);
+  if (device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped (the CPU payload was checked)";
+  for (wc_backend backend : {WC_BACKEND_GPU, WC_BACKEND_HYBRID}) {
+    const Bytes other = seal_payload(backend, key, plain, &status);
+    ASSERT_EQ(status, WC_OK) << wc_backend_name(backend);
+    EXPECT_TRUE(same_bytes(cpu, other)) << wc_backend_name(backend);
+  }
+}
+
+TEST_F(AgeTest, EveryBackendOpensTheFileOrSaysThereIsNoDevice) {
+  const Bytes plain = TestRng(14).bytes(20 * kChunk + 1);
+  const Result file = encrypt(keys.recipients, plain);
+  ASSERT_EQ(file.status, WC_OK);
+  for (wc_backend backend : {WC_BACKEND_GPU, WC_BACKEND_HYBRID}) {
+    wc_options options;
+    wc_options_init(&options);
+    options.backend = backend;
+    const Result opened = decrypt(keys.identities, file.out, 0, UINT64_MAX, &options);
+    if (device_count() == 0 && backend == WC_BACKEND_GPU) {
+      // Never a silent fallback, and never an empty success.
+      EXPECT_EQ(opened.status, WC_ERR_NO_DEVICE) << opened.message;
+      EXPECT_TRUE(opened.out.empty());
+      continue;
+    }
+    ASSERT_EQ(opened.status, WC_OK) << wc_backend_name(backend) << ": " << opened.message;
+    EXPECT_TRUE(same_bytes(plain, opened.out)) << wc_backend_name(backend);
   }
 }
 
