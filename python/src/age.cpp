@@ -110,7 +110,8 @@ void bind_age(nb::module_ &m) {
       .def("add",
            [](Recipients &self, const std::string &text) {
              const char *detail = nullptr;
-             check_added(wc_age_recipients_add(self.get(), text.c_str(), &detail), detail, "recipient");
+             const wc_status status = wc_age_recipients_add(self.get(), text.c_str(), &detail);
+             check_added(status, detail, "recipient");
            })
       .def("add_passphrase",
            [](Recipients &self, nb::handle passphrase, unsigned work_factor) {
@@ -134,7 +135,8 @@ void bind_age(nb::module_ &m) {
       .def("add",
            [](Identities &self, const std::string &text) {
              const char *detail = nullptr;
-             check_added(wc_age_identities_add(self.get(), text.c_str(), &detail), detail, "identity");
+             const wc_status status = wc_age_identities_add(self.get(), text.c_str(), &detail);
+             check_added(status, detail, "identity");
            })
       .def("add_passphrase",
            [](Identities &self, nb::handle passphrase, unsigned max_work_factor) {
