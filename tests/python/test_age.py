@@ -10,6 +10,7 @@ import io
 import os
 import shutil
 import subprocess
+import threading
 
 import pytest
 
@@ -102,10 +103,16 @@ def test_paths_and_streams(tmp_path):
     with open(tmp_path / "plain", "rb") as source, open(tmp_path / "stream.age", "wb") as target:
         age.encrypt_stream(source, target, [identity.recipient])
     read_fd, write_fd = os.pipe()
-    with open(tmp_path / "stream.age", "rb") as source, os.fdopen(write_fd, "wb") as pipe_in:
-        pipe_in.write(source.read())
+
+    def feed():
+        with os.fdopen(write_fd, "wb") as pipe_in:
+            pipe_in.write((tmp_path / "stream.age").read_bytes())
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
     with os.fdopen(read_fd, "rb") as pipe_out, open(tmp_path / "stream.out", "wb") as target:
         age.decrypt_stream(pipe_out, target, [identity])
+    feeder.join()
     assert (tmp_path / "stream.out").read_bytes() == plain
     with pytest.raises(TypeError, match="file descriptor"):
         age.encrypt_stream(io.BytesIO(plain), io.BytesIO(), [identity.recipient])
