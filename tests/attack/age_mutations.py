@@ -284,38 +284,40 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="age-mutations-") as scratch:
         root = Path(scratch)
         identity, pairs = make_originals(args.cli, root, rng, args.long)
-        cases: list[Case] = []
+        # One original's cases at a time: a long run's damaged files would
+        # otherwise all sit in memory at once.
         for original, twin in pairs:
-            cases.append(Case(original, "control", original.data, control=True))
+            cases = [Case(original, "control", original.data, control=True)]
             if original.armored:
                 cases.extend(armor_mutations(original, rng, args.long))
             else:
                 cases.extend(binary_mutations(original, twin, rng, args.long))
-        jobs = []
-        for n, case in enumerate(cases):
-            modes = ["file", "pipe"]
-            if not case.original.armored:
-                plain_len = len(case.original.plain)
-                ranges = sorted({(0, 100), (max(0, plain_len - 50), 100)} | ({(CHUNK + 7, CHUNK)} if args.long else set()))
-                modes += [("range", r) for r in ranges]
-            for mode in modes:
-                jobs.append((len(jobs), case, mode))
+            jobs = []
+            for case in cases:
+                modes = ["file", "pipe"]
+                if not case.original.armored:
+                    plain_len = len(case.original.plain)
+                    ranges = sorted({(0, 100), (max(0, plain_len - 50), 100)} |
+                                    ({(CHUNK + 7, CHUNK)} if args.long else set()))
+                    modes += [("range", r) for r in ranges]
+                for mode in modes:
+                    jobs.append((len(jobs), case, mode))
 
-        def work(job):
-            n, case, mode = job
-            folder = root / f"open{n}"
-            folder.mkdir()
-            name = mode if isinstance(mode, str) else "range"
-            outcome = run_open(args.cli, identity, case, name, folder, None if isinstance(mode, str) else mode[1])
-            shutil.rmtree(folder)
-            return case, name, outcome
+            def work(job):
+                n, case, mode = job
+                folder = root / f"open{n}"
+                folder.mkdir()
+                name = mode if isinstance(mode, str) else "range"
+                outcome = run_open(args.cli, identity, case, name, folder, None if isinstance(mode, str) else mode[1])
+                shutil.rmtree(folder)
+                return case, name, outcome
 
-        with ThreadPoolExecutor(args.jobs) as pool:
-            for case, mode, outcome in pool.map(work, jobs):
-                totals[TRIED] += 1
-                totals[outcome] += 1
-                if outcome in PROBLEMS:
-                    examples.setdefault(outcome, []).append(f"{case.original.name} {case.kind} ({mode})")
+            with ThreadPoolExecutor(args.jobs) as pool:
+                for case, mode, outcome in pool.map(work, jobs):
+                    totals[TRIED] += 1
+                    totals[outcome] += 1
+                    if outcome in PROBLEMS:
+                        examples.setdefault(outcome, []).append(f"{case.original.name} {case.kind} ({mode})")
     report = {"totals": dict(totals), "problems": {p: totals[p] for p in PROBLEMS},
               "examples": {k: v[:10] for k, v in examples.items()}}
     print(f"age mutations (seed {args.seed}): " + ", ".join(f"{k} {totals[k]}" for k in
