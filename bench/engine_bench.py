@@ -13,6 +13,8 @@ side by side in one run on one machine.
            and to a file, on the CPU and on GPU and hybrid workers
   cli      `warpcrypt enc` on a file in the page cache, to /dev/null and to a
            file, next to `openssl enc`, `cat` and `cp` on the same file
+  age      `warpcrypt age` against the reference `age` (X25519) on a 1 GiB
+           file, encrypting and decrypting, to /dev/null and to a file
 
 Every warpcrypt figure is the median of at least five timed runs after a
 warm-up (`warpcrypt speed`), and every command-line figure the median of
@@ -178,6 +180,25 @@ def sealed(binary, size, scratch):
     return figures
 
 
+def age_files(binary, size, scratch, runs):
+    """`warpcrypt age` and `age` (X25519) on the same file, each direction to
+    /dev/null and to a file, each tool decrypting its own file."""
+    source, key_file, target = scratch_files(scratch, "age-bench", size, "key", "out")
+    subprocess.run(f"{binary} age-keygen -o {key_file}", shell=True, check=True, capture_output=True)
+    recipient = subprocess.run(f"{binary} age-keygen -y {key_file}", shell=True, check=True, capture_output=True,
+                               text=True).stdout.strip()
+    commands = {}
+    for tool, program in (("age", "age"), ("warpcrypt", f"{binary} age")):
+        encrypted = f"{source}.{tool}.age"
+        subprocess.run(f"{program} -r {recipient} -o {encrypted} {source}", shell=True, check=True)
+        for sink, out in (("devnull", "/dev/null"), ("file", target)):
+            commands[f"{tool}-encrypt-{sink}"] = f"{program} -r {recipient} -o {out} {source}"
+            commands[f"{tool}-decrypt-{sink}"] = f"{program} -d -i {key_file} -o {out} {encrypted}"
+    figures = time_commands("age", commands, size, runs)
+    remove(source, key_file, target, *(f"{source}.{tool}.age" for tool in ("age", "warpcrypt")))
+    return figures
+
+
 def windows(binary, size, scratch):
     """seal and open (aes-256-gcm, 1 MiB chunks) with each worker window,
     and enc -aes-256-ctr with each engine chunk, all on the CPU, on a
@@ -216,6 +237,8 @@ def main():
         figures["windows"] = windows(args.binary, 4 * GIB, args.scratch)
     if "sealed" in parts:
         figures["sealed"] = sealed(args.binary, 4 * GIB, args.scratch)
+    if "age" in parts:
+        figures["age"] = age_files(args.binary, GIB, args.scratch, runs=5)
     with open(os.path.join(args.out, "engine_figures.json"), "w") as f:
         json.dump(figures, f, indent=1)
 

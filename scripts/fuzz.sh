@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-45}
-all_targets=(sealed_header open_fd cli_arguments passphrase_source)
+all_targets=(sealed_header age_header open_fd cli_arguments passphrase_source)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 for target in "${targets[@]}"; do

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(build-essential cmake pkg-config libssl-dev libsodium-dev libgtest-dev libcli11-dev openssl python3-venv)
+apt_packages=(build-essential cmake pkg-config libssl-dev libsodium-dev libgtest-dev libcli11-dev openssl python3-venv age)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

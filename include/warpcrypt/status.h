@@ -56,13 +56,14 @@ typedef WC_ENUM(wc_status) {
   WC_ERR_IO,                 /* reading the input or writing the output failed (wc_job.os_error says why) */
   WC_ERR_CANCELLED,          /* the progress callback asked the job to stop */
   WC_ERR_AUTH,               /* AEAD open: the tag does not match; the output was zeroed */
-  WC_ERR_FORMAT              /* not a sealed file, or a damaged or unknown header (wc_job.detail says which field) */
+  WC_ERR_FORMAT,             /* not a file of the expected format, or a damaged or unknown header (wc_job.detail says which rule) */
+  WC_ERR_NO_IDENTITY         /* age: none of the identities (keys, passphrase) opens any of the file's recipient stanzas */
 } wc_status;
 
 /* A static English description of `status`; never NULL. */
 WC_API const char *wc_status_string(wc_status status);
 /* The status's identifier without its WC_ERR_ or WC_ prefix, in capitals:
- * "OK", "INVALID_ARGUMENT", ..., "FORMAT"; NULL for a value outside the
+ * "OK", "INVALID_ARGUMENT", ..., "NO_IDENTITY"; NULL for a value outside the
  * enum. For bindings that name the statuses as the header does. */
 WC_API const char *wc_status_name(wc_status status);
 /* The statuses are numbered from WC_OK without gaps: 0 .. wc_status_count() - 1. */

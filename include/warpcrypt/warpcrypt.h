@@ -29,5 +29,6 @@
 #include "warpcrypt/aead.h"
 #include "warpcrypt/device.h"
 #include "warpcrypt/sealed.h"
+#include "warpcrypt/age.h"
 
 #endif /* WARPCRYPT_WARPCRYPT_H */

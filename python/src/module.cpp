@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "aead.h"
+#include "age.h"
 #include "device.h"
 #include "errors.h"
 #include "files.h"
@@ -371,6 +372,7 @@ NB_MODULE(_native, m) {
   bind_errors(m);
   bind_aead(m);
   bind_files(m);
+  bind_age(m);
 
   m.attr("ENCRYPT") = static_cast<int>(WC_ENCRYPT);
   m.attr("DECRYPT") = static_cast<int>(WC_DECRYPT);

@@ -73,7 +73,12 @@ class Status(enum.IntEnum):
     """
 
     FORMAT = 20
-    """not a sealed file, or its header is damaged or of an unknown version"""
+    """
+    not a file of the expected format, or its header is damaged or of an unknown version
+    """
+
+    NO_IDENTITY = 21
+    """no identity matched any of the file's recipients"""
 
 def status_string(code: int) -> str:
     """
@@ -228,6 +233,48 @@ class SealedStream:
 
     def open_chunk(self, index: int, last: bool, data: object) -> bytes:
         """Sealed chunk `index` opened: its plaintext, once its tag matched."""
+
+AGE_DEFAULT_WORK_FACTOR: int = 18
+
+AGE_DEFAULT_MAX_WORK_FACTOR: int = 22
+
+AGE_MAX_WORK_FACTOR: int = 30
+
+class AgeRecipients:
+    def __init__(self) -> None: ...
+
+    def add(self, arg: str, /) -> None: ...
+
+    def add_passphrase(self, arg0: object, arg1: int, /) -> None: ...
+
+    def __len__(self) -> int: ...
+
+class AgeIdentities:
+    def __init__(self) -> None: ...
+
+    def generate(self) -> None: ...
+
+    def add(self, arg: str, /) -> None: ...
+
+    def add_passphrase(self, arg0: object, arg1: int, /) -> None: ...
+
+    def secret_key(self, arg: int, /) -> str: ...
+
+    def recipient(self, arg: int, /) -> str: ...
+
+    def __len__(self) -> int: ...
+
+def age_encrypt(recipients: AgeRecipients, data: object, armor: bool, backend: int, threads: int) -> bytes: ...
+
+def age_decrypt(identities: AgeIdentities, data: object, offset: int, length: int, backend: int, threads: int) -> bytes: ...
+
+def age_encrypt_fd(recipients: AgeRecipients, out_fd: int, in_fd: int, armor: bool, backend: int, threads: int) -> None: ...
+
+def age_decrypt_fd(identities: AgeIdentities, out_fd: int, in_fd: int, offset: int, length: int, backend: int, threads: int) -> None: ...
+
+def age_encrypt_file(recipients: AgeRecipients, source: str, target: str, armor: bool, backend: int, threads: int) -> None: ...
+
+def age_decrypt_file(identities: AgeIdentities, source: str, target: str, offset: int, length: int, backend: int, threads: int) -> None: ...
 
 ENCRYPT: int = 1
 

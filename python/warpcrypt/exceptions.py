@@ -34,6 +34,7 @@ __all__ = [
     "Cancelled",
     "InvalidTag",
     "FormatError",
+    "NoIdentity",
     "Status",
 ]
 
@@ -186,10 +187,17 @@ class InvalidTag(Error):
 
 
 class FormatError(Error, ValueError):
-    """Not a sealed file, or its header is damaged or of an unknown version
-    (docs/format.md)."""
+    """Not a file of the expected format (sealed, docs/format.md; age,
+    docs/age.md), or its header is damaged or of an unknown version."""
 
     status = Status.FORMAT
+
+
+class NoIdentity(Error):
+    """age: none of the identities (keys, passphrase) opens any of the file's
+    recipient stanzas (docs/age.md)."""
+
+    status = Status.NO_IDENTITY
 
 
 # The extension raises the class of a failed call's status from this table:

@@ -40,6 +40,7 @@ constexpr const char *status_name(wc_status status) {
     case WC_ERR_CANCELLED: return "CANCELLED";
     case WC_ERR_AUTH: return "AUTH";
     case WC_ERR_FORMAT: return "FORMAT";
+    case WC_ERR_NO_IDENTITY: return "NO_IDENTITY";
   }
   return nullptr;
 }

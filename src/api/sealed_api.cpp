@@ -21,6 +21,7 @@ namespace {
 
 using warpcrypt::engine::JobMonitor;
 using warpcrypt::engine::JobTotals;
+namespace engine = warpcrypt::engine;
 namespace sealed = warpcrypt::sealed;
 
 bool secret_valid(const uint8_t *secret, size_t secret_len) { return secret != nullptr || secret_len == 0; }
@@ -257,8 +258,9 @@ wc_status wc_sealed_stream_seal(const wc_sealed_stream *stream, wc_job *job, uin
                      chunk_buffers_valid(out, in_len + sealed::kTagLen, in, in_len);
   return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
     if (out_cap < in_len + sealed::kTagLen) return WC_ERR_OUTPUT_TOO_SMALL;
-    const wc_status status = sealed::seal_chunk(*stream->cipher, stream->header, stream->header_bytes, index,
-                                                last != 0, out, in, in_len, monitor);
+    const wc_status status =
+        engine::seal_chunk(*stream->cipher, sealed::stream_shape(stream->header, stream->header_bytes), index,
+                           last != 0, out, in, in_len, monitor);
     if (status != WC_OK) return status;
     *out_len = in_len + sealed::kTagLen;
     totals.bytes_in = in_len;
@@ -274,8 +276,9 @@ wc_status wc_sealed_stream_open(const wc_sealed_stream *stream, wc_job *job, uin
   const bool valid = stream != nullptr && out_len != nullptr && chunk_buffers_valid(out, plain_len, in, in_len);
   return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
     if (out_cap < plain_len) return WC_ERR_OUTPUT_TOO_SMALL;
-    const wc_status status = sealed::open_chunk(*stream->cipher, stream->header, stream->header_bytes, index,
-                                                last != 0, out, in, in_len, monitor);
+    const wc_status status =
+        engine::open_chunk(*stream->cipher, sealed::stream_shape(stream->header, stream->header_bytes), index,
+                           last != 0, out, in, in_len, monitor);
     if (status != WC_OK) return status;
     *out_len = plain_len;
     totals.bytes_in = in_len;

@@ -44,6 +44,17 @@ struct CpuBackend {
   wc_status (*argon2id)(std::span<uint8_t> out, uint32_t ops, uint64_t memory, std::span<const uint8_t> passphrase,
                         std::span<const uint8_t> salt);
   wc_status (*random_bytes)(std::span<uint8_t> out);
+  // HMAC with a named digest; `out` is the digest's length.
+  wc_status (*hmac)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> key,
+                    std::span<const uint8_t> message);
+  // scrypt (RFC 7914) with N = 2^log2_n, r = 8 and p = 1, as age uses it.
+  wc_status (*scrypt)(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
+                      unsigned log2_n);
+  // X25519 (RFC 7748): scalar * point, or scalar * the base point when
+  // `point` is empty. WC_ERR_CRYPTO_LIBRARY for an all-zero result (a
+  // low-order point), which RFC 7748 tells a protocol to refuse.
+  wc_status (*x25519)(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> scalar,
+                      std::span<const uint8_t> point);
 };
 
 struct CudaBackend {

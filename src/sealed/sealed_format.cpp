@@ -199,12 +199,21 @@ wc_status decode(std::span<const uint8_t, kHeaderLen> in, Header *header, const 
   return WC_OK;
 }
 
-std::array<uint8_t, 12> chunk_nonce(const Header &header, uint64_t index, bool last) {
-  std::array<uint8_t, 12> nonce{};
-  std::copy(header.nonce_prefix.begin(), header.nonce_prefix.end(), nonce.begin());
-  store_be32(&nonce[kNoncePrefixLen], static_cast<uint32_t>(index));
-  nonce[11] = last ? 1 : 0;
-  return nonce;
+engine::StreamShape stream_shape(const Header &header, std::span<const uint8_t, kHeaderLen> header_bytes) {
+  engine::StreamShape shape;
+  shape.aead = header.aead;
+  shape.chunk_size = header.chunk_size();
+  std::copy(header.nonce_prefix.begin(), header.nonce_prefix.end(), shape.fixed.begin());
+  shape.counter_len = 4;
+  shape.aad = header_bytes;
+  shape.body_offset = kHeaderLen;
+  shape.messages = {
+      .no_chunk = "truncated sealed file: no complete chunk after the header",
+      .short_chunk = "truncated sealed file: the last chunk is shorter than its tag",
+      .too_long = "sealed file too long: more than 2^32 chunks",
+      .empty_final = "truncated sealed file: an empty final chunk after chunk 0 (only an empty file ends with one)",
+  };
+  return shape;
 }
 
 FileKey::~FileKey() { secure_wipe(bytes.data(), bytes.size()); }
@@ -244,26 +253,8 @@ wc_status check_kdf_cost(const Header &header, const wc_open_params &params, con
 }
 
 wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, const char **detail) {
-  auto bad = [detail](const char *why) {
-    *detail = why;
-    return WC_ERR_FORMAT;
-  };
-  const uint64_t sealed_chunk = header.sealed_chunk_size();
-  if (body_len < kTagLen) return bad("truncated sealed file: no complete chunk after the header");
-  // Rounded up without adding first, which would wrap near 2^64.
-  layout->chunks = body_len / sealed_chunk + (body_len % sealed_chunk != 0 ? 1 : 0);
-  const uint64_t last_sealed = body_len - (layout->chunks - 1) * sealed_chunk;
-  if (last_sealed < kTagLen) return bad("truncated sealed file: the last chunk is shorter than its tag");
-  if (layout->chunks > kMaxChunks) return bad("sealed file too long: more than 2^32 chunks");
-  layout->last_chunk_len = last_sealed - kTagLen;
-  layout->plaintext_len = (layout->chunks - 1) * header.chunk_size() + layout->last_chunk_len;
-  return check_final_chunk(layout->chunks - 1, layout->last_chunk_len, detail);
-}
-
-wc_status check_final_chunk(uint64_t index, uint64_t plaintext_len, const char **detail) {
-  if (index == 0 || plaintext_len != 0) return WC_OK;
-  *detail = "truncated sealed file: an empty final chunk after chunk 0 (only an empty file ends with one)";
-  return WC_ERR_FORMAT;
+  const std::array<uint8_t, kHeaderLen> bytes = encode(header);
+  return engine::layout_of(stream_shape(header, bytes), body_len, layout, detail);
 }
 
 }  // namespace warpcrypt::sealed

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include "engine/aead_stream.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt::sealed {
@@ -32,8 +33,7 @@ inline constexpr uint64_t kArgon2BlockLen = 1024;
 inline constexpr uint32_t kMinArgon2MemoryKib = WC_SEAL_MIN_ARGON2_MEMORY / kArgon2BlockLen;
 inline constexpr uint8_t kArgon2Lanes = 1;
 static_assert(WC_SEAL_MAX_ARGON2_MEMORY / kArgon2BlockLen == UINT32_MAX, "the header's memory field is 32 bits");
-// The chunk index is 32 bits.
-inline constexpr uint64_t kMaxChunks = uint64_t{1} << 32;
+static_assert(kTagLen == engine::kStreamTagLen, "the chunks are the engine's STREAM");
 
 // Argon2id has no digest of the header's choosing: its byte is zero.
 enum class Digest : uint8_t { none = 0, sha256 = 1, sha512 = 2 };
@@ -63,8 +63,10 @@ std::array<uint8_t, kHeaderLen> encode(const Header &header);
 // WC_ERR_FORMAT with *detail naming the first field that is not valid.
 wc_status decode(std::span<const uint8_t, kHeaderLen> bytes, Header *header, const char **detail);
 
-// prefix || big-endian 32-bit index || 1 for the last chunk, else 0.
-std::array<uint8_t, 12> chunk_nonce(const Header &header, uint64_t index, bool last);
+// The file's chunks as a STREAM: nonce = prefix || big-endian 32-bit index
+// || 1 for the last chunk, else 0, and the header bytes as every chunk's
+// associated data (`header_bytes` must outlive the shape).
+engine::StreamShape stream_shape(const Header &header, std::span<const uint8_t, kHeaderLen> header_bytes);
 
 // "sha256", "sha512", or nullptr for none.
 const char *digest_name(Digest digest);
@@ -86,21 +88,9 @@ struct FileKey {
 // the AEAD's key. A key of the wrong length is WC_ERR_KEY_LEN.
 wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret, FileKey *key);
 
-// What a body of `body_len` bytes (the file after the header) holds: every
-// chunk but the last is chunk_size + 16 bytes; the last is the rest, at
-// least a tag.
-struct Layout {
-  uint64_t chunks = 0;
-  uint64_t last_chunk_len = 0;  // plaintext bytes in the last chunk
-  uint64_t plaintext_len = 0;
-};
+// What a body of `body_len` bytes (the file after the header) holds;
 // WC_ERR_FORMAT (and *detail) for a body no sealing could have produced.
+using Layout = engine::StreamLayout;
 wc_status layout_of(const Header &header, uint64_t body_len, Layout *layout, const char **detail);
-
-// The STREAM rule a reader checks when it reaches the end: the final chunk
-// is empty only when the whole plaintext is. Without it, a file cut after
-// any chunk and given 16 bytes of "empty final chunk" would look whole to a
-// reader that skips empty chunks. WC_ERR_FORMAT (and *detail) if broken.
-wc_status check_final_chunk(uint64_t index, uint64_t plaintext_len, const char **detail);
 
 }  // namespace warpcrypt::sealed

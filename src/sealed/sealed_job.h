@@ -1,8 +1,7 @@
-// Sealing and opening files of the sealed format on the engine's lanes:
-// each lane, an AEAD bound to the file key, claims windows of whole chunks
-// from the engine's lane scheduler; regular files are read and written at
-// each window's offset by all lanes at once, pipes in order. Arguments are
-// checked by the caller; failures are recorded in the monitor and returned.
+// Sealing and opening files of the sealed format: the header here, the
+// chunks as the engine's STREAM (engine/aead_stream.h) on its lanes.
+// Arguments are checked by the caller; failures are recorded in the monitor
+// and returned.
 #pragma once
 
 #include <array>
@@ -40,22 +39,5 @@ wc_status run_open_fd(const wc_options &options, const wc_open_params &params, w
 // monitor.
 wc_status accept_header(const Header &header, const wc_open_params &params, wc_seal_key_source key_source,
                         engine::JobMonitor &monitor);
-
-// One chunk at a time, for callers that read and write the bytes themselves
-// (wc_sealed_stream): the nonce, associated data and length rules the lanes
-// apply. Sealing takes exactly chunk_size bytes, or for the last chunk 1 to
-// chunk_size (0 only as chunk 0, the empty file's one chunk), and writes
-// len + kTagLen bytes to `out`.
-wc_status seal_chunk(const AeadCipher &cipher, const Header &header,
-                     const std::array<uint8_t, kHeaderLen> &header_bytes, uint64_t index, bool last,
-                     uint8_t *out, const uint8_t *in, size_t len, engine::JobMonitor &monitor);
-// Opens a sealed chunk of `sealed_len` bytes into sealed_len - kTagLen bytes
-// of `out`: WC_ERR_FORMAT for a length no sealing gives that chunk (a short
-// chunk that is not the last, an empty final chunk after chunk 0),
-// WC_ERR_AUTH (the chunk recorded in the monitor) with `out` zeroed when the
-// tag does not match.
-wc_status open_chunk(const AeadCipher &cipher, const Header &header,
-                     const std::array<uint8_t, kHeaderLen> &header_bytes, uint64_t index, bool last,
-                     uint8_t *out, const uint8_t *in, size_t sealed_len, engine::JobMonitor &monitor);
 
 }  // namespace warpcrypt::sealed

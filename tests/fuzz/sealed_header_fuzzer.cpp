@@ -32,7 +32,7 @@ void check_layout(const sealed::Header &header, uint64_t body_len) {
     require(detail != nullptr, "layout_of refused a body without a detail");
     return;
   }
-  require(layout.chunks >= 1 && layout.chunks <= sealed::kMaxChunks, "chunk count out of range");
+  require(layout.chunks >= 1 && layout.chunks <= uint64_t{1} << 32, "chunk count out of range");
   require(layout.last_chunk_len <= header.chunk_size(), "last chunk longer than a chunk");
   require(layout.chunks == 1 || layout.last_chunk_len != 0, "an empty final chunk after chunk 0");
   const uint64_t full_chunks = layout.chunks - 1;

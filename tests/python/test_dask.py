@@ -19,6 +19,7 @@ import pickle
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -367,8 +368,14 @@ def test_futures_are_released_and_nothing_keyed_stays_with_the_scheduler(client,
     report = encrypt_files(root, tmp_path / "out", key=MASTER_KEY, client=client)
     assert report.ok
     job_id = bytes.fromhex(_manifest_of(tmp_path / "out")["job_id"])
-    assert client.run_on_scheduler(lambda dask_scheduler: [str(k) for k in dask_scheduler.tasks
-                                                           if "warpcrypt" in str(k)]) == []
+    # The client releases each future as its result is recorded; the
+    # scheduler forgets the task once that message arrives.
+    deadline = time.monotonic() + 10
+    while (left := client.run_on_scheduler(lambda dask_scheduler: [str(k) for k in dask_scheduler.tasks
+                                                                   if "warpcrypt" in str(k)])) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert left == []
     assert client.run_on_scheduler(lambda dask_scheduler: [name for name in dask_scheduler.worker_plugins
                                                            if "warpcrypt" in name]) == []
     # (This LocalCluster's scheduler shares the test's process, which holds

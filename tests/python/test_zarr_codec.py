@@ -165,9 +165,13 @@ def test_dask_to_zarr_and_from_zarr(tmp_path, registered_key):
     source = da.from_array(expected, chunks=(20, 20))
     target = zarr.create_array(str(tmp_path / "z"), shape=source.shape, chunks=(20, 20), dtype="f8",
                                compressors=[wz.AeadCodec(key_id=registered_key)])
-    da.to_zarr(source, target)
-    loaded = da.from_zarr(str(tmp_path / "z"))
-    assert np.array_equal(loaded.compute(), expected)
+    # Dask's threads in this process, whatever scheduler an earlier test's
+    # distributed client left configured.
+    import dask
+    with dask.config.set(scheduler="threads"):
+        da.to_zarr(source, target)
+        loaded = da.from_zarr(str(tmp_path / "z"))
+        assert np.array_equal(loaded.compute(), expected)
     chunk = (tmp_path / "z" / "c" / "0" / "0").read_bytes()
     assert expected[:20, :20].tobytes()[:64] not in chunk
 

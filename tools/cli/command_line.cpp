@@ -197,6 +197,17 @@ void Command::add_flag(const std::string &spellings, const std::string &descript
   documented_.push_back({split_spellings(spellings), "", description});
 }
 
+void Command::add_positional(const std::string &name, const std::string &description,
+                             std::function<void(const std::string &)> take) {
+  configure(app_->add_option(
+      name,
+      [take = std::move(take)](const CLI::results_t &values) {
+        take(values.back());
+        return true;
+      },
+      description));
+}
+
 void Command::add_value_words(const std::string &spelling, const std::string &noun,
                               std::function<bool(const std::string &)> names_value) {
   value_word_option_ = words_.at(spelling).parser_name;

@@ -57,6 +57,10 @@ class Command {
   void add_secret_option(const std::string &spellings, const std::string &value_name, const std::string &description,
                          std::function<void(const SecretText &)> take);
   void add_flag(const std::string &spellings, const std::string &description, std::function<void()> on_flag);
+  // A positional argument, such as the input file age takes after its
+  // options; a second one is reported as unknown.
+  void add_positional(const std::string &name, const std::string &description,
+                      std::function<void(const std::string &)> take);
   // openssl's -aes-256-ctr for -cipher aes-256-ctr: a one-dash word that
   // `names_value` accepts stands for the option spelled `spelling` (already
   // declared) with the word as its value. Unknown arguments are then

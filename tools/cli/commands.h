@@ -12,6 +12,8 @@ void add_speed_command(CommandLine &command_line);
 void add_seal_command(CommandLine &command_line);
 void add_open_command(CommandLine &command_line);
 void add_devices_command(CommandLine &command_line);
+// age and age-keygen (age_command.cpp).
+void add_age_command(CommandLine &command_line);
 
 // Every command, in the order `warpcrypt --help` lists them.
 inline void add_commands(CommandLine &command_line) {
@@ -19,6 +21,7 @@ inline void add_commands(CommandLine &command_line) {
   add_speed_command(command_line);
   add_seal_command(command_line);
   add_open_command(command_line);
+  add_age_command(command_line);
   add_devices_command(command_line);
 }
 

@@ -16,6 +16,9 @@ const CpuBackend kCpuBackend = {
     .hkdf = cpu::hkdf,
     .argon2id = cpu::argon2id,
     .random_bytes = cpu::random_bytes,
+    .hmac = cpu::hmac,
+    .scrypt = cpu::scrypt,
+    .x25519 = cpu::x25519,
 };
 
 }  // namespace warpcrypt

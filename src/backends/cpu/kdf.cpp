@@ -3,8 +3,10 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/kdf.h>
 #include <openssl/rand.h>
+#include <sodium.h>
 
 #include <algorithm>
 #include <array>
@@ -148,6 +150,46 @@ wc_status random_bytes(std::span<uint8_t> out) {
     out = out.subspan(piece);
   }
   return WC_OK;
+}
+
+wc_status hmac(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> key,
+               std::span<const uint8_t> message) {
+  std::unique_ptr<EVP_MD, DigestDeleter> md(EVP_MD_fetch(nullptr, digest, nullptr));
+  if (!md) return WC_ERR_DIGEST;
+  if (out.size() != static_cast<size_t>(EVP_MD_get_size(md.get())) || key.size() > INT_MAX) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  static const uint8_t kNothing = 0;
+  unsigned len = 0;
+  const uint8_t *mac = HMAC(md.get(), key.empty() ? &kNothing : key.data(), static_cast<int>(key.size()),
+                            message.data(), message.size(), out.data(), &len);
+  return mac != nullptr && len == out.size() ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
+}
+
+wc_status scrypt(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
+                 unsigned log2_n) {
+  if (log2_n < 1 || log2_n > 30) return WC_ERR_INVALID_ARGUMENT;
+  constexpr uint64_t kR = 8;
+  const uint64_t n = uint64_t{1} << log2_n;
+  // OpenSSL refuses to allocate more than maxmem; the caller bounded N, so
+  // allow what N needs (128 r N for V, plus the small blocks).
+  const uint64_t max_memory = 128 * kR * (n + 2) + (uint64_t{1} << 20);
+  static const char kEmpty[] = "";
+  const char *text = passphrase.empty() ? kEmpty : reinterpret_cast<const char *>(passphrase.data());
+  return EVP_PBE_scrypt(text, passphrase.size(), salt.data(), salt.size(), n, kR, 1, max_memory, out.data(),
+                        out.size()) == 1
+             ? WC_OK
+             : WC_ERR_CRYPTO_LIBRARY;
+}
+
+wc_status x25519(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> scalar, std::span<const uint8_t> point) {
+  static_assert(crypto_scalarmult_BYTES == 32 && crypto_scalarmult_SCALARBYTES == 32);
+  if (!point.empty() && point.size() != crypto_scalarmult_BYTES) return WC_ERR_INVALID_ARGUMENT;
+  if (sodium_init() < 0) return WC_ERR_CRYPTO_LIBRARY;
+  // libsodium refuses an all-zero shared secret itself (-1).
+  const int failed = point.empty() ? crypto_scalarmult_base(out.data(), scalar.data())
+                                   : crypto_scalarmult(out.data(), scalar.data(), point.data());
+  return failed == 0 ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
 }
 
 }  // namespace warpcrypt::cpu

@@ -33,4 +33,16 @@ wc_status hkdf(std::span<uint8_t> out, const char *digest, std::span<const uint8
 
 wc_status random_bytes(std::span<uint8_t> out);
 
+// HMAC with the named digest; `out` is the digest's length.
+wc_status hmac(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> key,
+               std::span<const uint8_t> message);
+
+// scrypt (RFC 7914), N = 2^log2_n (1 to 30), r = 8, p = 1.
+wc_status scrypt(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
+                 unsigned log2_n);
+
+// X25519 through libsodium: scalar * point, or scalar * base when `point`
+// is empty; an all-zero result is WC_ERR_CRYPTO_LIBRARY.
+wc_status x25519(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> scalar, std::span<const uint8_t> point);
+
 }  // namespace warpcrypt::cpu

@@ -1,0 +1,125 @@
+/* warpcrypt: age v1 files (age-encryption.org/v1, C2SP's age.md). */
+#ifndef WARPCRYPT_AGE_H
+#define WARPCRYPT_AGE_H
+
+#include "warpcrypt/job.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* age files (docs/age.md)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Files that `age` and `rage` read and write, byte for byte: a textual
+ * header with one stanza per recipient and a MAC, then the payload in 64 KiB
+ * ChaCha20-Poly1305 chunks, which run on the streaming engine (every lane of
+ * `options->backend`, regular files read and written at many offsets at
+ * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1...")
+ * and scrypt passphrases. The types age defines that this build does not
+ * run (ssh-ed25519, ssh-rsa, the ML-KEM hybrid, plugins) are refused with
+ * WC_ERR_UNSUPPORTED and a sentence in *detail, never skipped.
+ *
+ * Everything age's specification asks of a reader is checked; a file that
+ * breaks a rule is WC_ERR_FORMAT with job->detail naming it, a header whose
+ * MAC does not match WC_ERR_AUTH, a chunk that does not authenticate
+ * WC_ERR_AUTH with job->failed_chunk, and a file no identity opens
+ * WC_ERR_NO_IDENTITY. No plaintext of a chunk that did not authenticate is
+ * written.
+ *
+ * `detail` arguments may be NULL; where given they receive a static,
+ * secret-free sentence on failure.
+ */
+
+/* A set of recipients a file is encrypted to. Passphrases are wiped when
+ * freed. */
+typedef struct wc_age_recipients wc_age_recipients;
+/* A set of identities that may open a file: X25519 secret keys and
+ * passphrases, wiped when freed. */
+typedef struct wc_age_identities wc_age_identities;
+
+/* age's scrypt work factors (log2 of N): what encrypting uses by default,
+ * the most decrypting accepts unless told otherwise (a header's factor is
+ * not authenticated until scrypt has run, so a forged one must not buy
+ * minutes of CPU and gigabytes of memory), and the most either may name. */
+#define WC_AGE_DEFAULT_WORK_FACTOR 18u
+#define WC_AGE_DEFAULT_MAX_WORK_FACTOR 22u
+#define WC_AGE_MAX_WORK_FACTOR 30u
+/* The longest key string the format calls write, with its NUL. */
+#define WC_AGE_KEY_MAX_LEN 128u
+
+WC_API wc_status wc_age_recipients_new(wc_age_recipients **recipients);
+/* Adds recipients from `text`: one "age1..." key, or a recipients file (one
+ * key a line, '#' comments and empty lines skipped). Nothing is added on
+ * failure. */
+WC_API wc_status wc_age_recipients_add(wc_age_recipients *recipients, const char *text, const char **detail);
+/* Adds a passphrase, wrapped with scrypt at 2^work_factor (1 to
+ * WC_AGE_MAX_WORK_FACTOR). A passphrase must be a file's only recipient;
+ * an empty one is refused. */
+WC_API wc_status wc_age_recipients_add_passphrase(wc_age_recipients *recipients, const uint8_t *passphrase,
+                                                  size_t passphrase_len, unsigned work_factor);
+WC_API size_t wc_age_recipients_count(const wc_age_recipients *recipients);
+/* NULL is a no-op. */
+WC_API void wc_age_recipients_free(wc_age_recipients *recipients);
+
+WC_API wc_status wc_age_identities_new(wc_age_identities **identities);
+/* Adds a fresh X25519 identity from the CSPRNG. */
+WC_API wc_status wc_age_identities_generate(wc_age_identities *identities);
+/* Adds identities from `text`: one "AGE-SECRET-KEY-1..." key, or an
+ * identity file as age-keygen writes it. Nothing is added on failure. */
+WC_API wc_status wc_age_identities_add(wc_age_identities *identities, const char *text, const char **detail);
+/* Adds a passphrase; scrypt stanzas above 2^max_work_factor (1 to
+ * WC_AGE_MAX_WORK_FACTOR) are refused unopened. */
+WC_API wc_status wc_age_identities_add_passphrase(wc_age_identities *identities, const uint8_t *passphrase,
+                                                  size_t passphrase_len, unsigned max_work_factor);
+WC_API size_t wc_age_identities_count(const wc_age_identities *identities);
+/* Identity `index`'s secret key ("AGE-SECRET-KEY-1...") or its recipient
+ * ("age1..."), NUL-terminated, into `out` of `out_cap` bytes
+ * (WC_AGE_KEY_MAX_LEN is enough). WC_ERR_INVALID_ARGUMENT for a passphrase
+ * or an index out of range, WC_ERR_OUTPUT_TOO_SMALL for a short buffer. */
+WC_API wc_status wc_age_identity_format(const wc_age_identities *identities, size_t index, char *out,
+                                        size_t out_cap);
+WC_API wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t index, char *out,
+                                           size_t out_cap);
+/* Wipes every secret, and frees. NULL is a no-op. */
+WC_API void wc_age_identities_free(wc_age_identities *identities);
+
+/* Encrypts everything from in_fd's offset to its end, to every recipient,
+ * into out_fd at its offset; ASCII-armored when `armor` is nonzero. The
+ * output is byte-identical whatever the backend, apart from the random file
+ * key and nonce. */
+WC_API wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *recipients, int armor,
+                                   wc_job *job, int out_fd, int in_fd);
+/* Decrypts the age file (binary or armored) from in_fd's offset into
+ * out_fd at its offset: plaintext bytes [offset, offset + length), cut at
+ * the end; 0 and UINT64_MAX are the whole file, the only range a pipe
+ * allows (WC_ERR_INVALID_ARGUMENT). A range reads and authenticates only
+ * the chunks that hold it, the final one whenever it reaches the end; an
+ * empty range still authenticates the last chunk. A streamed (non-file)
+ * output may hold the chunks authenticated before a failure. */
+WC_API wc_status wc_age_decrypt_fd(const wc_options *options, const wc_age_identities *identities, uint64_t offset,
+                                   uint64_t length, wc_job *job, int out_fd, int in_fd);
+/* Path to path, atomically (wc_output_open): nothing is left at out_path
+ * on failure. */
+WC_API wc_status wc_age_encrypt_file(const wc_options *options, const wc_age_recipients *recipients, int armor,
+                                     wc_job *job, const char *out_path, const char *in_path);
+WC_API wc_status wc_age_decrypt_file(const wc_options *options, const wc_age_identities *identities,
+                                     uint64_t offset, uint64_t length, wc_job *job, const char *out_path,
+                                     const char *in_path);
+/* Buffer to buffer. *out_len receives the result's length; an `out_cap`
+ * below it is WC_ERR_OUTPUT_TOO_SMALL (with *out_len set, so a caller may
+ * retry), and on any failure `out` is zeroed. */
+WC_API wc_status wc_age_encrypt_buffer(const wc_options *options, const wc_age_recipients *recipients, int armor,
+                                       wc_job *job, uint8_t *out, size_t out_cap, size_t *out_len,
+                                       const uint8_t *in, size_t in_len);
+WC_API wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identities *identities,
+                                       uint64_t offset, uint64_t length, wc_job *job, uint8_t *out, size_t out_cap,
+                                       size_t *out_len, const uint8_t *in, size_t in_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WARPCRYPT_AGE_H */

@@ -1,0 +1,231 @@
+"""age v1 files (age-encryption.org/v1), byte-compatible with ``age`` and
+``rage``, with the payload's chunks on every core (docs/age.md).
+
+    >>> from warpcrypt import age
+    >>> identity = age.Identity.generate()
+    >>> sealed = age.encrypt(b"data", [identity.recipient])
+    >>> age.decrypt(sealed, [identity])
+    b'data'
+
+Recipients are X25519 public keys (``age1...``) or one passphrase (scrypt);
+identities are X25519 secret keys (``AGE-SECRET-KEY-1...``) or passphrases.
+Key types age defines that this build does not run (ssh-ed25519, ssh-rsa,
+the ML-KEM hybrid, plugins) raise Unsupported. A damaged file raises
+FormatError (a broken rule, named), InvalidTag (a header MAC or chunk that
+does not authenticate) or NoIdentity (nothing opens it); no plaintext of a
+chunk that did not authenticate is returned or written.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import BinaryIO, Iterable, Optional, Sequence, Union
+
+from warpcrypt import _native, _table
+from warpcrypt._files import _path
+from warpcrypt._typing import PathLike
+from warpcrypt.exceptions import InvalidArgument
+
+__all__ = [
+    "Identity",
+    "Recipient",
+    "generate_identity",
+    "parse_identities",
+    "parse_recipients",
+    "encrypt",
+    "decrypt",
+    "encrypt_file",
+    "decrypt_file",
+    "encrypt_stream",
+    "decrypt_stream",
+    "DEFAULT_WORK_FACTOR",
+    "DEFAULT_MAX_WORK_FACTOR",
+]
+
+DEFAULT_WORK_FACTOR = _native.AGE_DEFAULT_WORK_FACTOR
+DEFAULT_MAX_WORK_FACTOR = _native.AGE_DEFAULT_MAX_WORK_FACTOR
+_WHOLE = (1 << 64) - 1
+Passphrase = Union[str, bytes, None]
+
+
+class Recipient:
+    """An X25519 public key, ``age1...``."""
+
+    def __init__(self, text: str):
+        _native.AgeRecipients().add(text)  # checks it, or raises
+        self._text = text
+
+    def __str__(self) -> str:
+        return self._text
+
+    def __repr__(self) -> str:
+        return f"Recipient({self._text!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Recipient) and other._text == self._text
+
+    def __hash__(self) -> int:
+        return hash(self._text)
+
+
+class Identity:
+    """An X25519 secret key. ``str()`` gives no secret; :meth:`secret_key`
+    does, for writing an identity file."""
+
+    def __init__(self, native: "_native.AgeIdentities"):
+        self._native = native
+
+    @classmethod
+    def generate(cls) -> "Identity":
+        native = _native.AgeIdentities()
+        native.generate()
+        return cls(native)
+
+    @classmethod
+    def parse(cls, text: str) -> "Identity":
+        """One ``AGE-SECRET-KEY-1...`` key."""
+        native = _native.AgeIdentities()
+        native.add(text)
+        if len(native) != 1:
+            raise InvalidArgument("one identity expected; use parse_identities for an identity file")
+        return cls(native)
+
+    @property
+    def recipient(self) -> Recipient:
+        return Recipient(self._native.recipient(0))
+
+    def secret_key(self) -> str:
+        return self._native.secret_key(0)
+
+    def __repr__(self) -> str:
+        return f"Identity(recipient={self._native.recipient(0)!r})"
+
+
+def generate_identity() -> Identity:
+    return Identity.generate()
+
+
+def parse_identities(text: str) -> list[Identity]:
+    """Every identity of an identity file as ``age-keygen`` writes it."""
+    native = _native.AgeIdentities()
+    native.add(text)
+    identities = []
+    for i in range(len(native)):
+        one = _native.AgeIdentities()
+        one.add(native.secret_key(i))
+        identities.append(Identity(one))
+    return identities
+
+
+def parse_recipients(text: str) -> list[Recipient]:
+    """Every recipient of a recipients file (one a line, ``#`` comments)."""
+    _native.AgeRecipients().add(text)  # the whole file checked first
+    lines = (line.strip() for line in text.splitlines())
+    return [Recipient(line) for line in lines if line and not line.startswith("#")]
+
+
+def _recipients(recipients: Iterable[Union[Recipient, str]], passphrase: Passphrase,
+                work_factor: int) -> "_native.AgeRecipients":
+    native = _native.AgeRecipients()
+    for recipient in recipients:
+        native.add(str(recipient))
+    if passphrase is not None:
+        native.add_passphrase(passphrase.encode() if isinstance(passphrase, str) else passphrase, work_factor)
+    if len(native) == 0:
+        raise InvalidArgument("give recipients or a passphrase")
+    return native
+
+
+def _identities(identities: Iterable[Identity], passphrase: Passphrase,
+                max_work_factor: int) -> "_native.AgeIdentities":
+    native = _native.AgeIdentities()
+    for identity in identities:
+        if not isinstance(identity, Identity):
+            raise TypeError("identities must be warpcrypt.age.Identity objects (Identity.parse reads a key)")
+        native.add(identity.secret_key())
+    if passphrase is not None:
+        native.add_passphrase(passphrase.encode() if isinstance(passphrase, str) else passphrase, max_work_factor)
+    if len(native) == 0:
+        raise InvalidArgument("give identities or a passphrase")
+    return native
+
+
+def _range(offset: int, length: Optional[int]) -> tuple[int, int]:
+    if offset < 0 or (length is not None and length < 0):
+        raise InvalidArgument("offset and length must not be negative")
+    return offset, _WHOLE if length is None else length
+
+
+def encrypt(data: object, recipients: Sequence[Union[Recipient, str]] = (), *, passphrase: Passphrase = None,
+            armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR, backend: str = "auto",
+            threads: int = 0) -> bytes:
+    """The age file of ``data`` (any buffer) for every recipient, or for a
+    passphrase alone."""
+    return _native.age_encrypt(_recipients(recipients, passphrase, work_factor), data, armor,
+                               _table.backend_value(backend), threads)
+
+
+def decrypt(data: object, identities: Sequence[Identity] = (), *, passphrase: Passphrase = None,
+            max_work_factor: int = DEFAULT_MAX_WORK_FACTOR, offset: int = 0, length: Optional[int] = None,
+            backend: str = "auto", threads: int = 0) -> bytes:
+    """The plaintext of an age file (binary or armored), or bytes ``[offset,
+    offset + length)`` of it, authenticating only the chunks that hold them."""
+    begin, count = _range(offset, length)
+    return _native.age_decrypt(_identities(identities, passphrase, max_work_factor), data, begin, count,
+                               _table.backend_value(backend), threads)
+
+
+def encrypt_file(src: PathLike, dst: PathLike, recipients: Sequence[Union[Recipient, str]] = (), *,
+                 passphrase: Passphrase = None, armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR,
+                 backend: str = "auto", threads: int = 0) -> None:
+    """Encrypts the file ``src`` into ``dst``, atomically."""
+    _native.age_encrypt_file(_recipients(recipients, passphrase, work_factor), _path(src), _path(dst), armor,
+                             _table.backend_value(backend), threads)
+
+
+def decrypt_file(src: PathLike, dst: PathLike, identities: Sequence[Identity] = (), *,
+                 passphrase: Passphrase = None, max_work_factor: int = DEFAULT_MAX_WORK_FACTOR, offset: int = 0,
+                 length: Optional[int] = None, backend: str = "auto", threads: int = 0) -> None:
+    """Decrypts the age file ``src`` into ``dst``, atomically: on any failure
+    no ``dst`` is left behind."""
+    begin, count = _range(offset, length)
+    _native.age_decrypt_file(_identities(identities, passphrase, max_work_factor), _path(src), _path(dst), begin,
+                             count, _table.backend_value(backend), threads)
+
+
+def _descriptor(stream: BinaryIO, role: str) -> int:
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError) as exc:
+        raise TypeError(f"{role} must be a binary stream with a file descriptor (fileno())") from exc
+
+
+def encrypt_stream(source: BinaryIO, target: BinaryIO, recipients: Sequence[Union[Recipient, str]] = (), *,
+                   passphrase: Passphrase = None, armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR,
+                   backend: str = "auto", threads: int = 0) -> None:
+    """Encrypts from ``source``'s position to its end into ``target`` at its
+    position; both are binary streams with descriptors (files, pipes,
+    sockets). Buffered data is flushed first."""
+    target.flush()
+    _native.age_encrypt_fd(_recipients(recipients, passphrase, work_factor), _descriptor(target, "target"),
+                           _sync(source), armor, _table.backend_value(backend), threads)
+
+
+def decrypt_stream(source: BinaryIO, target: BinaryIO, identities: Sequence[Identity] = (), *,
+                   passphrase: Passphrase = None, max_work_factor: int = DEFAULT_MAX_WORK_FACTOR,
+                   backend: str = "auto", threads: int = 0) -> None:
+    """Decrypts the age file read from ``source`` into ``target`` (binary
+    streams with descriptors). A streamed target may hold the chunks
+    authenticated before a failure."""
+    target.flush()
+    _native.age_decrypt_fd(_identities(identities, passphrase, max_work_factor), _descriptor(target, "target"),
+                           _sync(source), 0, _WHOLE, _table.backend_value(backend), threads)
+
+
+def _sync(source: BinaryIO) -> int:
+    """The source's descriptor at the position the stream object reports,
+    which read-ahead may have left behind."""
+    fd = _descriptor(source, "source")
+    if source.seekable():
+        os.lseek(fd, source.tell(), os.SEEK_SET)
+    return fd

@@ -1,0 +1,106 @@
+// age v1 files (C2SP age.md, "age-encryption.org/v1") as pure functions of
+// bytes: the textual header with its recipient stanzas and MAC, the keys
+// derived from the file key, and the payload's STREAM shape. Every rule the
+// specification gives readers is checked here, and a refusal names it.
+// Running the payload over descriptors is age_job's business, the recipient
+// types age_recipients'.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/aead_stream.h"
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt::age {
+
+inline constexpr std::string_view kVersionLine = "age-encryption.org/v1";
+inline constexpr size_t kFileKeyLen = 16;
+inline constexpr size_t kNonceLen = 16;
+inline constexpr size_t kMacLen = 32;
+inline constexpr uint64_t kChunkSize = 64 * 1024;
+inline constexpr size_t kColumnsPerLine = 64;
+// A header longer than this is refused before it is parsed further: no
+// recipient type needs a fraction of it, and a reader must not buffer
+// without bound what is not yet authenticated.
+inline constexpr size_t kMaxHeaderLen = 1 << 20;
+
+// The file key, wiped on destruction.
+struct FileKey {
+  std::array<uint8_t, kFileKeyLen> bytes{};
+  FileKey() = default;
+  FileKey(const FileKey &) = delete;
+  FileKey &operator=(const FileKey &) = delete;
+  ~FileKey();
+};
+
+// A 32-byte key derived from the file key (the header's MAC key, the
+// payload key), wiped on destruction.
+struct DerivedKey {
+  std::array<uint8_t, 32> bytes{};
+  DerivedKey() = default;
+  DerivedKey(const DerivedKey &) = delete;
+  DerivedKey &operator=(const DerivedKey &) = delete;
+  ~DerivedKey();
+};
+
+// ---- base64 ---------------------------------------------------------------
+
+// Standard base64 (RFC 4648 section 4) without padding, as the header uses
+// it.
+std::string encode_base64(std::span<const uint8_t> bytes);
+// Decodes canonical unpadded base64: no padding, no whitespace, and the
+// unused bits of the last character zero, so every byte string has exactly
+// one encoding. nullopt otherwise.
+std::optional<std::vector<uint8_t>> decode_base64(std::string_view text);
+
+// ---- header ---------------------------------------------------------------
+
+// One recipient stanza: "-> type arg...", then the body in base64.
+struct Stanza {
+  std::string type;
+  std::vector<std::string> args;  // after the type
+  std::vector<uint8_t> body;
+};
+
+struct Header {
+  std::vector<Stanza> stanzas;
+  std::array<uint8_t, kMacLen> mac{};
+  // The header's bytes the MAC covers: from the version line through "---".
+  std::string mac_input;
+  // The whole header's length, through the MAC line's newline.
+  size_t encoded_len = 0;
+};
+
+// The header for `stanzas`, its MAC under `file_key`, as it is written.
+wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_key, std::string *out);
+
+// Parses a header from the start of `bytes`. WC_OK with *header when it is
+// complete and valid; WC_ERR_FORMAT with *detail naming the broken rule;
+// *need_more set (and WC_ERR_FORMAT) when `bytes` ends before the header
+// does and more input could complete it. The MAC is not checked here: that
+// needs the file key (check_mac).
+wc_status parse_header(std::string_view bytes, Header *header, bool *need_more, const char **detail);
+
+// The MAC the header should carry under `file_key`.
+wc_status header_mac(std::string_view mac_input, const FileKey &file_key, std::array<uint8_t, kMacLen> *mac);
+// WC_ERR_AUTH (and *detail) unless the header's MAC is the file key's.
+wc_status check_mac(const Header &header, const FileKey &file_key, const char **detail);
+
+// ---- payload --------------------------------------------------------------
+
+// HKDF-SHA-256(file key, salt = nonce, info = "payload").
+wc_status payload_key(const FileKey &file_key, std::span<const uint8_t, kNonceLen> nonce, DerivedKey *key);
+
+// The payload as the engine's STREAM: ChaCha20-Poly1305, 64 KiB chunks,
+// nonce = 11-byte big-endian counter || last flag, no associated data,
+// starting at `body_offset` of the file.
+engine::StreamShape payload_shape(uint64_t body_offset);
+
+}  // namespace warpcrypt::age

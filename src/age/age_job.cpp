@@ -1,0 +1,219 @@
+#include "age/age_job.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+#include "age/age_armor.h"
+#include "core/backends.h"
+#include "core/secret_bytes.h"
+#include "engine/memory_file.h"
+
+namespace warpcrypt::age {
+namespace {
+
+using engine::Endpoint;
+using engine::JobMonitor;
+using engine::JobTotals;
+using engine::MemoryFile;
+
+constexpr size_t kArmorPiece = size_t{1} << 20;
+
+
+wc_status fail(JobMonitor &monitor, wc_status status, const char *detail) {
+  monitor.fail_with_detail(status, detail);
+  return status;
+}
+
+// The header's bytes from the input's start: a regular file is read in
+// growing pieces at offsets; a pipe a byte at a time, so nothing past the
+// header is consumed.
+wc_status read_header(const Endpoint &in, std::string *bytes, Header *header, JobMonitor &monitor) {
+  bool need_more = true;
+  const char *detail = nullptr;
+  size_t want = in.seekable ? 4096 : 1;
+  while (true) {
+    const size_t have = bytes->size();
+    bytes->resize(have + want);
+    size_t got = 0;
+    if (!engine::read_at(in, reinterpret_cast<uint8_t *>(bytes->data() + have), want, have, &got)) {
+      return monitor.fail_io(WC_IO_INPUT, errno);
+    }
+    bytes->resize(have + got);
+    // Reading a pipe byte by byte, a header is only worth parsing at the
+    // end of a line.
+    if (got != 0 && !in.seekable && bytes->back() != '\n' && bytes->size() < kMaxHeaderLen) continue;
+    const wc_status status = parse_header(*bytes, header, &need_more, &detail);
+    if (status == WC_OK) return WC_OK;
+    if (!need_more || got == 0) return fail(monitor, WC_ERR_FORMAT, detail);
+    if (in.seekable) want = std::min(want * 2, kMaxHeaderLen - bytes->size() + 1);
+  }
+}
+
+// Copies in_fd's bytes through `step` (armoring or dearmoring) to `out`.
+template <typename Step>
+wc_status pump(const Endpoint &in, uint64_t *consumed, JobMonitor &monitor, Step step) {
+  std::string piece(kArmorPiece, '\0');
+  while (true) {
+    size_t got = 0;
+    if (!engine::read_at(in, reinterpret_cast<uint8_t *>(piece.data()), piece.size(), *consumed, &got)) {
+      return monitor.fail_io(WC_IO_INPUT, errno);
+    }
+    *consumed += got;
+    const wc_status status = step(std::string_view(piece.data(), got));
+    if (status != WC_OK || got == 0) {
+      secure_wipe(piece.data(), piece.size());
+      return status;
+    }
+  }
+}
+
+wc_status encrypt_binary(const wc_options &options, std::span<const Recipient> recipients, const Endpoint &out,
+                         const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
+  FileKey file_key;
+  std::vector<Stanza> stanzas(recipients.size());
+  wc_status status = kCpuBackend.random_bytes(file_key.bytes);
+  for (size_t i = 0; status == WC_OK && i < recipients.size(); ++i) status = wrap(recipients[i], file_key, &stanzas[i]);
+  std::string header;
+  if (status == WC_OK) status = encode_header(stanzas, file_key, &header);
+  std::array<uint8_t, kNonceLen> nonce{};
+  if (status == WC_OK) status = kCpuBackend.random_bytes(nonce);
+  DerivedKey key;
+  if (status == WC_OK) status = payload_key(file_key, nonce, &key);
+  if (status != WC_OK) return status;
+  header.append(nonce.begin(), nonce.end());
+  if (!engine::write_at(out, reinterpret_cast<const uint8_t *>(header.data()), header.size(), 0)) {
+    return monitor.fail_io(WC_IO_OUTPUT, errno);
+  }
+  totals->bytes_out += header.size();
+  return engine::seal_stream(options, payload_shape(header.size()), key.bytes, out, in, monitor, totals);
+}
+
+wc_status decrypt_binary(const wc_options &options, std::span<const Identity> identities, uint64_t offset,
+                         uint64_t length, std::string header_bytes, const Endpoint &out, const Endpoint &in,
+                         JobMonitor &monitor, JobTotals *totals) {
+  Header header;
+  wc_status status = read_header(in, &header_bytes, &header, monitor);
+  if (status != WC_OK) return status;
+  // What the header read took beyond the header (a regular file's pieces).
+  std::array<uint8_t, kNonceLen> nonce{};
+  size_t got = std::min(kNonceLen, header_bytes.size() - header.encoded_len);
+  std::copy_n(header_bytes.begin() + static_cast<std::ptrdiff_t>(header.encoded_len), got, nonce.begin());
+  size_t more = 0;
+  if (!engine::read_at(in, nonce.data() + got, kNonceLen - got, header.encoded_len + got, &more)) {
+    return monitor.fail_io(WC_IO_INPUT, errno);
+  }
+  if (got + more != kNonceLen) return fail(monitor, WC_ERR_FORMAT, "truncated age file: no payload nonce after the header");
+  totals->bytes_in = header.encoded_len + kNonceLen;
+  FileKey file_key;
+  const char *detail = nullptr;
+  status = unwrap_file_key(header, identities, &file_key, &detail);
+  if (status != WC_OK) return fail(monitor, status, detail);
+  DerivedKey key;
+  status = payload_key(file_key, nonce, &key);
+  if (status != WC_OK) return status;
+  return engine::open_stream(options, payload_shape(header.encoded_len + kNonceLen), key.bytes, offset, length, out,
+                             in, monitor, totals);
+}
+
+}  // namespace
+
+wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> recipients, bool armor, int out_fd,
+                         int in_fd, JobMonitor &monitor, JobTotals *totals) {
+  if (recipients.empty()) return fail(monitor, WC_ERR_INVALID_ARGUMENT, "an age file needs at least one recipient");
+  const bool passphrase = std::any_of(recipients.begin(), recipients.end(),
+                                      [](const Recipient &r) { return r.type == KeyType::scrypt; });
+  if (passphrase && recipients.size() != 1) {
+    return fail(monitor, WC_ERR_INVALID_ARGUMENT, "a passphrase cannot be combined with other recipients");
+  }
+  Endpoint in;
+  Endpoint out;
+  if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
+  if (!armor) {
+    encrypt_binary(options, recipients, out, in, monitor, totals);
+    engine::settle_offsets(in, out, *totals);
+    return monitor.status();
+  }
+  // The binary file goes to memory, then out through the armor.
+  MemoryFile binary;
+  Endpoint middle;
+  if (binary.fd() < 0 || engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
+  JobTotals sealed;
+  if (encrypt_binary(options, recipients, middle, in, monitor, &sealed) != WC_OK) return monitor.status();
+  if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
+  ArmorEncoder encoder;
+  std::string text;
+  uint64_t read = 0;
+  const wc_status status = pump(middle, &read, monitor, [&](std::string_view piece) {
+    text.clear();
+    encoder.feed({reinterpret_cast<const uint8_t *>(piece.data()), piece.size()}, &text);
+    if (piece.empty()) encoder.finish(&text);
+    if (!engine::write_at(out, reinterpret_cast<const uint8_t *>(text.data()), text.size(), totals->bytes_out)) {
+      return monitor.fail_io(WC_IO_OUTPUT, errno);
+    }
+    totals->bytes_out += text.size();
+    return WC_OK;
+  });
+  totals->bytes_in = sealed.bytes_in;
+  if (status != WC_OK) return status;
+  engine::settle_offsets(in, out, *totals);
+  return monitor.status();
+}
+
+wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> identities, uint64_t offset,
+                         uint64_t length, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
+  if (identities.empty()) return fail(monitor, WC_ERR_INVALID_ARGUMENT, "decrypting needs at least one identity");
+  Endpoint in;
+  Endpoint out;
+  if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
+  const bool whole = offset == 0 && length == UINT64_MAX;
+  if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
+  // Enough of the start to tell armor from binary: past any whitespace, a
+  // '-' can only begin the armor, an 'a' only the binary header.
+  std::string start;
+  while (start.size() < kMaxHeaderLen) {
+    uint8_t byte = 0;
+    size_t got = 0;
+    if (!engine::read_at(in, &byte, 1, start.size(), &got)) return monitor.fail_io(WC_IO_INPUT, errno);
+    if (got == 0) break;
+    start.push_back(static_cast<char>(byte));
+    if (byte != ' ' && byte != '\t' && byte != '\r' && byte != '\n') break;
+  }
+  if (!looks_armored(start)) {
+    decrypt_binary(options, identities, offset, length, in.seekable ? std::string() : start, out, in, monitor,
+                   totals);
+    engine::settle_offsets(in, out, *totals);
+    return monitor.status();
+  }
+  MemoryFile binary;
+  Endpoint middle;
+  if (binary.fd() < 0 || engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  ArmorDecoder decoder;
+  std::vector<uint8_t> bytes;
+  uint64_t written = 0;
+  uint64_t consumed = in.seekable ? 0 : start.size();
+  const char *detail = nullptr;
+  auto decode = [&](std::string_view piece) {
+    bytes.clear();
+    wc_status status = piece.empty() ? decoder.finish(&detail) : decoder.feed(piece, &bytes, &detail);
+    if (status != WC_OK) return fail(monitor, status, detail);
+    if (!engine::write_at(middle, bytes.data(), bytes.size(), written)) return monitor.fail_io(WC_IO_INPUT, errno);
+    written += bytes.size();
+    return WC_OK;
+  };
+  wc_status status = in.seekable ? WC_OK : decode(start);
+  if (status == WC_OK) status = pump(in, &consumed, monitor, decode);
+  secure_wipe(bytes.data(), bytes.capacity());
+  if (status != WC_OK) return status;
+  if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  JobTotals opened;
+  decrypt_binary(options, identities, offset, length, std::string(), out, middle, monitor, &opened);
+  totals->bytes_in = consumed;
+  totals->bytes_out = opened.bytes_out;
+  engine::settle_offsets(in, out, *totals);
+  return monitor.status();
+}
+
+}  // namespace warpcrypt::age

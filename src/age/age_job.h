@@ -1,0 +1,32 @@
+// Encrypting and decrypting age files on descriptors: the header here (its
+// stanzas from age_keys), the payload as the engine's STREAM
+// (engine/aead_stream.h) on its lanes, so chunks are sealed and opened on
+// every lane at once. Armored files pass through an anonymous memory file
+// (memfd), which the payload then reads or writes at any offset. Arguments
+// are checked by the caller; failures are recorded in the monitor and
+// returned.
+#pragma once
+
+#include <span>
+
+#include "age/age_keys.h"
+#include "engine/endpoint.h"
+#include "engine/job_monitor.h"
+
+namespace warpcrypt::age {
+
+// Encrypts from in_fd's offset to its end to every recipient, writing the
+// file (armored when `armor`) at out_fd's offset. An scrypt recipient must
+// be the only one.
+wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> recipients, bool armor, int out_fd,
+                         int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
+
+// Decrypts the age file (binary or armored) read from in_fd's offset,
+// writing plaintext [offset, offset + length) at out_fd's offset; anything
+// but the whole file needs a regular input file. Only authenticated chunks
+// are written.
+wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> identities, uint64_t offset,
+                         uint64_t length, int out_fd, int in_fd, engine::JobMonitor &monitor,
+                         engine::JobTotals *totals);
+
+}  // namespace warpcrypt::age

@@ -1,0 +1,393 @@
+#include "age/age_keys.h"
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+
+#include "core/aead_registry.h"
+#include "core/backends.h"
+#include "core/secret_bytes.h"
+
+namespace warpcrypt::age {
+namespace {
+
+constexpr char kBech32Charset[] = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
+constexpr std::string_view kRecipientHrp = "age";
+constexpr std::string_view kIdentityHrp = "AGE-SECRET-KEY-";
+constexpr std::string_view kX25519Label = "age-encryption.org/v1/X25519";
+constexpr std::string_view kScryptLabel = "age-encryption.org/v1/scrypt";
+constexpr size_t kWrappedKeyLen = kFileKeyLen + engine::kStreamTagLen;
+constexpr size_t kScryptSaltLen = 16;
+
+uint32_t bech32_polymod(const std::vector<uint8_t> &values) {
+  constexpr uint32_t kGenerator[] = {0x3b6a57b2, 0x26508e6d, 0x1ea119fa, 0x3d4233dd, 0x2a1462b3};
+  uint32_t checksum = 1;
+  for (uint8_t value : values) {
+    const uint32_t top = checksum >> 25;
+    checksum = (checksum & 0x1ffffff) << 5 ^ value;
+    for (int i = 0; i < 5; ++i) {
+      if ((top >> i) & 1) checksum ^= kGenerator[i];
+    }
+  }
+  return checksum;
+}
+
+// The checksum covers the lower-case hrp, expanded, then the data.
+std::vector<uint8_t> checksum_input(std::string_view hrp, std::span<const uint8_t> values) {
+  std::vector<uint8_t> out;
+  for (char c : hrp) out.push_back(static_cast<uint8_t>(std::tolower(static_cast<unsigned char>(c)) >> 5));
+  out.push_back(0);
+  for (char c : hrp) out.push_back(static_cast<uint8_t>(std::tolower(static_cast<unsigned char>(c)) & 31));
+  out.insert(out.end(), values.begin(), values.end());
+  return out;
+}
+
+// Regroups bits: 8 to 5 pads the last group with zeros; 5 to 8 refuses
+// leftover bits that are not zero padding.
+std::optional<std::vector<uint8_t>> regroup(std::span<const uint8_t> in, unsigned from, unsigned to, bool pad) {
+  std::vector<uint8_t> out;
+  uint32_t bits = 0;
+  unsigned held = 0;
+  for (uint8_t value : in) {
+    bits = bits << from | value;
+    held += from;
+    while (held >= to) {
+      held -= to;
+      out.push_back(static_cast<uint8_t>((bits >> held) & ((1u << to) - 1)));
+    }
+    bits &= (1u << held) - 1;
+  }
+  if (pad && held > 0) out.push_back(static_cast<uint8_t>(bits << (to - held)));
+  if (!pad && (held >= from || bits != 0)) return std::nullopt;
+  return out;
+}
+
+bool all_upper(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); });
+}
+bool all_lower(std::string_view s) {
+  return std::none_of(s.begin(), s.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
+}
+
+std::span<const uint8_t> bytes_of(std::string_view text) {
+  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
+}
+
+// ChaCha20-Poly1305 under `key` with the all-zero nonce, as every stanza
+// wraps the file key (each wrapping key is used once).
+wc_status seal_file_key(std::span<const uint8_t, 32> key, const FileKey &file_key,
+                        std::array<uint8_t, kWrappedKeyLen> *wrapped) {
+  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
+  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
+  const std::array<uint8_t, 12> nonce{};
+  const wc_aead_message message = {wrapped->data(), file_key.bytes.data(), kFileKeyLen, nonce.data(), nonce.size(),
+                                   nullptr,          0,                     wrapped->data() + kFileKeyLen};
+  return cipher->seal({&message, 1}, engine::kStreamTagLen);
+}
+
+// WC_OK with the file key, WC_ERR_AUTH when `key` is not the one.
+wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t> body, FileKey *file_key) {
+  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
+  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
+  const std::array<uint8_t, 12> nonce{};
+  std::array<uint8_t, engine::kStreamTagLen> tag{};
+  std::copy_n(body.begin() + kFileKeyLen, tag.size(), tag.begin());
+  const wc_aead_message message = {file_key->bytes.data(), body.data(), kFileKeyLen, nonce.data(), nonce.size(),
+                                   nullptr,                0,           tag.data()};
+  wc_status result = WC_OK;
+  const wc_status status = cipher->open({&message, 1}, engine::kStreamTagLen, &result);
+  return status != WC_OK ? status : result;
+}
+
+wc_status x25519_wrap_key(std::span<const uint8_t, 32> shared, std::span<const uint8_t, 32> ephemeral_share,
+                          std::span<const uint8_t, 32> recipient, DerivedKey *key) {
+  std::array<uint8_t, 64> salt{};
+  std::copy(ephemeral_share.begin(), ephemeral_share.end(), salt.begin());
+  std::copy(recipient.begin(), recipient.end(), salt.begin() + 32);
+  return kCpuBackend.hkdf(key->bytes, "sha256", shared, salt, bytes_of(kX25519Label));
+}
+
+wc_status scrypt_wrap_key(std::span<const uint8_t> passphrase, std::span<const uint8_t> salt, unsigned work_factor,
+                          DerivedKey *key) {
+  std::vector<uint8_t> labelled(kScryptLabel.begin(), kScryptLabel.end());
+  labelled.insert(labelled.end(), salt.begin(), salt.end());
+  return kCpuBackend.scrypt(key->bytes, passphrase, labelled, work_factor);
+}
+
+// One identity against one stanza: WC_OK with the file key;
+// WC_ERR_NO_IDENTITY when the stanza is not this identity's (another type,
+// or a key that does not open it); WC_ERR_FORMAT for a malformed stanza of
+// the identity's type.
+wc_status try_unwrap(const Identity &identity, const Stanza &stanza, FileKey *file_key, const char **detail) {
+  auto bad = [detail](const char *why) {
+    *detail = why;
+    return WC_ERR_FORMAT;
+  };
+  if (identity.type == KeyType::x25519) {
+    if (stanza.type != "X25519") return WC_ERR_NO_IDENTITY;
+    if (stanza.args.size() != 1) return bad("malformed X25519 stanza: it takes exactly one argument");
+    const auto share = decode_base64(stanza.args[0]);
+    if (!share || share->size() != 32) {
+      return bad("malformed X25519 stanza: the ephemeral share is not 32 bytes of canonical base64");
+    }
+    if (stanza.body.size() != kWrappedKeyLen) return bad("malformed X25519 stanza: the body is not 32 bytes");
+    std::array<uint8_t, 32> shared{};
+    std::array<uint8_t, 32> own_public{};
+    if (kCpuBackend.x25519(shared, identity.secret_key, *share) != WC_OK) {
+      return bad("malformed X25519 stanza: the ephemeral share is a low-order point (all-zero shared secret)");
+    }
+    DerivedKey key;
+    wc_status status = kCpuBackend.x25519(own_public, identity.secret_key, {});
+    if (status == WC_OK) {
+      status = x25519_wrap_key(shared, std::span<const uint8_t, 32>(share->data(), 32), own_public, &key);
+    }
+    secure_wipe(shared.data(), shared.size());
+    if (status != WC_OK) return status;
+    status = open_file_key(key.bytes, stanza.body, file_key);
+    return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
+  }
+  if (stanza.type != "scrypt") return WC_ERR_NO_IDENTITY;
+  if (stanza.args.size() != 2) return bad("malformed scrypt stanza: it takes a salt and a work factor");
+  const auto salt = decode_base64(stanza.args[0]);
+  if (!salt || salt->size() != kScryptSaltLen) {
+    return bad("malformed scrypt stanza: the salt is not 16 bytes of canonical base64");
+  }
+  const std::string &factor = stanza.args[1];
+  // A decimal without leading zeros; two digits are enough for any factor.
+  if (factor.size() > 2 || factor[0] == '0' ||
+      !std::all_of(factor.begin(), factor.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return bad("malformed scrypt stanza: the work factor is not a decimal number from 1 to 99 without leading zeros");
+  }
+  const unsigned work_factor = static_cast<unsigned>(std::stoul(factor));
+  if (work_factor > identity.max_work_factor) {
+    return bad("the scrypt work factor is above this reader's limit (raise it only for a file you expect)");
+  }
+  if (stanza.body.size() != kWrappedKeyLen) return bad("malformed scrypt stanza: the body is not 32 bytes");
+  DerivedKey key;
+  wc_status status = scrypt_wrap_key(identity.passphrase, *salt, work_factor, &key);
+  if (status != WC_OK) return status;
+  status = open_file_key(key.bytes, stanza.body, file_key);
+  return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
+}
+
+// What a key this build does not run is, for the message; nullptr when the
+// text is no key age defines.
+const char *unsupported_recipient(std::string_view text) {
+  if (text.starts_with("ssh-ed25519 ") || text.starts_with("ssh-rsa ")) {
+    return "SSH recipients (ssh-ed25519, ssh-rsa) are not supported by this build; use an age1... X25519 key";
+  }
+  if (text.starts_with("age1pq1")) return "post-quantum (ML-KEM hybrid) recipients are not supported by this build";
+  if (text.starts_with("age1") && text.find('1', 4) != std::string_view::npos) {
+    return "age plugin recipients (age1<plugin>1...) are not supported by this build";
+  }
+  return nullptr;
+}
+
+const char *unsupported_identity(std::string_view text) {
+  if (text.starts_with("-----BEGIN") || text.starts_with("ssh-")) {
+    return "SSH identities are not supported by this build; use an AGE-SECRET-KEY-1... X25519 key";
+  }
+  if (text.starts_with("AGE-SECRET-KEY-PQ-1")) {
+    return "post-quantum (ML-KEM hybrid) identities are not supported by this build";
+  }
+  if (text.starts_with("AGE-PLUGIN-")) return "age plugin identities are not supported by this build";
+  return nullptr;
+}
+
+// Calls `each` with every line of a key file that is neither empty nor a
+// comment; stops at the first failure.
+template <typename Each>
+wc_status for_each_key_line(std::string_view text, Each each) {
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view{} : text.substr(end + 1);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    if (line.empty() || line.starts_with('#')) continue;
+    const wc_status status = each(line);
+    if (status != WC_OK) return status;
+  }
+  return WC_OK;
+}
+
+}  // namespace
+
+std::string encode_bech32(std::string_view hrp, std::span<const uint8_t> data) {
+  const std::vector<uint8_t> values = *regroup(data, 8, 5, true);
+  std::vector<uint8_t> input = checksum_input(hrp, values);
+  input.insert(input.end(), 6, 0);
+  const uint32_t checksum = bech32_polymod(input) ^ 1;
+  const bool upper = !hrp.empty() && !all_lower(hrp);
+  std::string out(hrp);
+  out += '1';
+  for (uint8_t value : values) out += kBech32Charset[value];
+  for (int i = 0; i < 6; ++i) out += kBech32Charset[(checksum >> (5 * (5 - i))) & 31];
+  if (upper) std::transform(out.begin(), out.end(), out.begin(), [](char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); });
+  return out;
+}
+
+std::optional<Bech32> decode_bech32(std::string_view text) {
+  if (!all_lower(text) && !all_upper(text)) return std::nullopt;
+  const size_t separator = text.rfind('1');
+  if (separator == std::string_view::npos || separator == 0 || separator + 7 > text.size()) return std::nullopt;
+  const std::string_view hrp = text.substr(0, separator);
+  if (!std::all_of(hrp.begin(), hrp.end(), [](char c) { return c >= 33 && c <= 126; })) return std::nullopt;
+  std::vector<uint8_t> values;
+  for (char c : text.substr(separator + 1)) {
+    const char lower = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const char *at = std::strchr(kBech32Charset, lower);
+    if (at == nullptr || lower == '\0') return std::nullopt;
+    values.push_back(static_cast<uint8_t>(at - kBech32Charset));
+  }
+  if (bech32_polymod(checksum_input(hrp, values)) != 1) return std::nullopt;
+  values.resize(values.size() - 6);
+  auto data = regroup(values, 5, 8, false);
+  if (!data) return std::nullopt;
+  return Bech32{std::string(hrp), std::move(*data)};
+}
+
+Recipient::~Recipient() { secure_wipe(passphrase.data(), passphrase.size()); }
+Identity::~Identity() {
+  secure_wipe(secret_key.data(), secret_key.size());
+  secure_wipe(passphrase.data(), passphrase.size());
+}
+
+wc_status generate_identity(Identity *identity) {
+  identity->type = KeyType::x25519;
+  return kCpuBackend.random_bytes(identity->secret_key);
+}
+
+wc_status recipient_of(const Identity &identity, Recipient *recipient) {
+  if (identity.type != KeyType::x25519) return WC_ERR_INVALID_ARGUMENT;
+  recipient->type = KeyType::x25519;
+  return kCpuBackend.x25519(recipient->public_key, identity.secret_key, {});
+}
+
+wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail) {
+  if (const char *why = unsupported_recipient(text)) {
+    *detail = why;
+    return WC_ERR_UNSUPPORTED;
+  }
+  const auto decoded = decode_bech32(text);
+  if (!decoded || decoded->hrp != kRecipientHrp || decoded->data.size() != 32) {
+    *detail = "not an age recipient: expected age1 and 58 Bech32 characters";
+    return WC_ERR_FORMAT;
+  }
+  recipient->type = KeyType::x25519;
+  std::copy(decoded->data.begin(), decoded->data.end(), recipient->public_key.begin());
+  return WC_OK;
+}
+
+wc_status parse_identity(std::string_view text, Identity *identity, const char **detail) {
+  if (const char *why = unsupported_identity(text)) {
+    *detail = why;
+    return WC_ERR_UNSUPPORTED;
+  }
+  auto decoded = decode_bech32(text);
+  const bool valid = decoded && decoded->hrp == kIdentityHrp && decoded->data.size() == 32;
+  if (valid) {
+    identity->type = KeyType::x25519;
+    std::copy(decoded->data.begin(), decoded->data.end(), identity->secret_key.begin());
+  }
+  if (decoded) secure_wipe(decoded->data.data(), decoded->data.size());
+  if (!valid) {
+    *detail = "not an age identity: expected AGE-SECRET-KEY-1 and 58 Bech32 characters";
+    return WC_ERR_FORMAT;
+  }
+  return WC_OK;
+}
+
+wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *recipients, const char **detail) {
+  const wc_status status = for_each_key_line(text, [&](std::string_view line) {
+    return parse_recipient(line, &recipients->emplace_back(), detail);
+  });
+  if (status == WC_OK && recipients->empty()) {
+    *detail = "the recipients file holds no recipient";
+    return WC_ERR_FORMAT;
+  }
+  return status;
+}
+
+wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail) {
+  if (const char *why = unsupported_identity(text)) {
+    *detail = why;
+    return WC_ERR_UNSUPPORTED;
+  }
+  const wc_status status = for_each_key_line(text, [&](std::string_view line) {
+    return parse_identity(line, &identities->emplace_back(), detail);
+  });
+  if (status == WC_OK && identities->empty()) {
+    *detail = "the identity file holds no identity";
+    return WC_ERR_FORMAT;
+  }
+  return status;
+}
+
+std::string format_recipient(const Recipient &recipient) {
+  return encode_bech32(kRecipientHrp, recipient.public_key);
+}
+
+std::string format_identity(const Identity &identity) { return encode_bech32(kIdentityHrp, identity.secret_key); }
+
+wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza) {
+  std::array<uint8_t, kWrappedKeyLen> wrapped{};
+  DerivedKey key;
+  wc_status status = WC_OK;
+  if (recipient.type == KeyType::x25519) {
+    std::array<uint8_t, 32> ephemeral{};
+    std::array<uint8_t, 32> share{};
+    std::array<uint8_t, 32> shared{};
+    status = kCpuBackend.random_bytes(ephemeral);
+    if (status == WC_OK) status = kCpuBackend.x25519(share, ephemeral, {});
+    if (status == WC_OK) status = kCpuBackend.x25519(shared, ephemeral, recipient.public_key);
+    if (status == WC_OK) status = x25519_wrap_key(shared, share, recipient.public_key, &key);
+    secure_wipe(ephemeral.data(), ephemeral.size());
+    secure_wipe(shared.data(), shared.size());
+    stanza->type = "X25519";
+    stanza->args = {encode_base64(share)};
+  } else {
+    if (recipient.work_factor < 1 || recipient.work_factor > kMaxWorkFactor) return WC_ERR_INVALID_ARGUMENT;
+    std::array<uint8_t, kScryptSaltLen> salt{};
+    status = kCpuBackend.random_bytes(salt);
+    if (status == WC_OK) status = scrypt_wrap_key(recipient.passphrase, salt, recipient.work_factor, &key);
+    stanza->type = "scrypt";
+    stanza->args = {encode_base64(salt), std::to_string(recipient.work_factor)};
+  }
+  if (status == WC_OK) status = seal_file_key(key.bytes, file_key, &wrapped);
+  if (status != WC_OK) return status;
+  stanza->body.assign(wrapped.begin(), wrapped.end());
+  return WC_OK;
+}
+
+wc_status unwrap_file_key(const Header &header, std::span<const Identity> identities, FileKey *file_key,
+                          const char **detail) {
+  const auto is_scrypt = [](const Stanza &stanza) { return stanza.type == "scrypt"; };
+  const bool passphrase_file = std::any_of(header.stanzas.begin(), header.stanzas.end(), is_scrypt);
+  if (passphrase_file && header.stanzas.size() != 1) {
+    *detail = "an age header with an scrypt stanza must hold no other stanza";
+    return WC_ERR_FORMAT;
+  }
+  for (const Identity &identity : identities) {
+    for (const Stanza &stanza : header.stanzas) {
+      const wc_status status = try_unwrap(identity, stanza, file_key, detail);
+      if (status == WC_OK) return check_mac(header, *file_key, detail);
+      if (status != WC_ERR_NO_IDENTITY) return status;
+    }
+  }
+  const bool passphrase_given = std::any_of(identities.begin(), identities.end(),
+                                            [](const Identity &identity) { return identity.type == KeyType::scrypt; });
+  if (passphrase_file) {
+    *detail = passphrase_given ? "incorrect passphrase" : "the file is encrypted with a passphrase, not to a key";
+  } else if (passphrase_given) {
+    *detail = "the file is encrypted to keys, not with a passphrase";
+  } else {
+    const bool all_x25519 = std::all_of(header.stanzas.begin(), header.stanzas.end(),
+                                        [](const Stanza &stanza) { return stanza.type == "X25519"; });
+    *detail = all_x25519 ? "no identity matched any of the file's X25519 recipients"
+                         : "no identity matched a recipient (the file also has stanzas of types this build does not "
+                           "support, such as ssh-ed25519, ssh-rsa, ML-KEM hybrid or plugins)";
+  }
+  return WC_ERR_NO_IDENTITY;
+}
+
+}  // namespace warpcrypt::age

@@ -1,0 +1,95 @@
+// age's recipient types: what a file is encrypted to (a recipient) and what
+// opens it (an identity). X25519 keys in their Bech32 spellings ("age1...",
+// "AGE-SECRET-KEY-1..."), and scrypt passphrases. Each wraps the file key
+// into one stanza of the header and unwraps it from one. The types age
+// defines that this build does not implement (ssh-ed25519, ssh-rsa, the
+// ML-KEM hybrid, plugins) are recognised and refused with a message, never
+// skipped silently.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "age/age_format.h"
+
+namespace warpcrypt::age {
+
+// ---- Bech32 (BIP 173) -----------------------------------------------------
+
+// `hrp` || "1" || data || checksum, in the case of `hrp` (which is all
+// lower or all upper case). age puts no length limit on the string.
+std::string encode_bech32(std::string_view hrp, std::span<const uint8_t> data);
+struct Bech32 {
+  std::string hrp;  // as written
+  std::vector<uint8_t> data;
+};
+// nullopt for mixed case, a bad character, a bad checksum or non-zero
+// padding bits.
+std::optional<Bech32> decode_bech32(std::string_view text);
+
+// ---- keys -----------------------------------------------------------------
+
+inline constexpr unsigned kDefaultWorkFactor = WC_AGE_DEFAULT_WORK_FACTOR;  // age's: about a second
+inline constexpr unsigned kDefaultMaxWorkFactor = WC_AGE_DEFAULT_MAX_WORK_FACTOR;
+inline constexpr unsigned kMaxWorkFactor = WC_AGE_MAX_WORK_FACTOR;
+
+enum class KeyType { x25519, scrypt };
+
+// Whom a file is encrypted to. The passphrase is wiped on destruction.
+struct Recipient {
+  KeyType type = KeyType::x25519;
+  std::array<uint8_t, 32> public_key{};  // X25519
+  std::vector<uint8_t> passphrase;       // scrypt
+  unsigned work_factor = kDefaultWorkFactor;
+  ~Recipient();
+};
+
+// What opens a file; the secrets are wiped on destruction.
+struct Identity {
+  KeyType type = KeyType::x25519;
+  std::array<uint8_t, 32> secret_key{};  // X25519
+  std::vector<uint8_t> passphrase;       // scrypt
+  unsigned max_work_factor = kDefaultMaxWorkFactor;
+  ~Identity();
+};
+
+// A fresh X25519 identity from the CSPRNG.
+wc_status generate_identity(Identity *identity);
+// The recipient an X25519 identity opens files for.
+wc_status recipient_of(const Identity &identity, Recipient *recipient);
+
+// "age1..." to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
+// defines and this build does not run; WC_ERR_FORMAT for anything else that
+// is no recipient.
+wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail);
+// "AGE-SECRET-KEY-1..." to an identity; errors as parse_recipient.
+wc_status parse_identity(std::string_view text, Identity *identity, const char **detail);
+// A recipients file (-R) or identity file (-i): one key per line, '#'
+// comments and empty lines skipped. An SSH key file is refused whole
+// (WC_ERR_UNSUPPORTED); a file with no key is WC_ERR_FORMAT.
+wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *recipients, const char **detail);
+wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail);
+
+std::string format_recipient(const Recipient &recipient);  // X25519 only
+std::string format_identity(const Identity &identity);     // X25519 only
+
+// ---- stanzas --------------------------------------------------------------
+
+// The stanza that gives `recipient` the file key.
+wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza);
+
+// The file key from the header with the first identity that opens one of
+// its stanzas, the header's MAC checked under it. Refuses an scrypt stanza
+// beside any other (WC_ERR_FORMAT), a malformed stanza of a type an
+// identity reads (WC_ERR_FORMAT), an scrypt work factor above the
+// identity's limit (WC_ERR_FORMAT); none opening is WC_ERR_NO_IDENTITY, a
+// MAC that does not match WC_ERR_AUTH. *detail says which.
+wc_status unwrap_file_key(const Header &header, std::span<const Identity> identities, FileKey *file_key,
+                          const char **detail);
+
+}  // namespace warpcrypt::age

@@ -1,0 +1,267 @@
+// The C API's age calls: argument checks and the key sets, then age/.
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "age/age_job.h"
+#include "api/arguments.h"
+#include "core/secret_bytes.h"
+#include "engine/fd_io.h"
+#include "engine/jobs.h"
+#include "engine/memory_file.h"
+
+struct wc_age_recipients {
+  std::vector<warpcrypt::age::Recipient> keys;
+};
+struct wc_age_identities {
+  std::vector<warpcrypt::age::Identity> keys;
+};
+
+namespace {
+
+namespace age = warpcrypt::age;
+using warpcrypt::engine::JobMonitor;
+using warpcrypt::engine::JobTotals;
+
+void set_detail(const char **detail, const char *why) {
+  if (detail != nullptr) *detail = why;
+}
+
+// Adds what `parse` reads from `text` to `keys`, or nothing.
+template <typename Key, typename Parse>
+wc_status add_keys(std::vector<Key> &keys, const char *text, const char **detail, Parse parse) {
+  if (text == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  const char *why = nullptr;
+  std::vector<Key> parsed;
+  wc_status status = WC_OK;
+  try {
+    status = parse(text, &parsed, &why);
+    if (status == WC_OK) {
+      keys.reserve(keys.size() + parsed.size());
+      for (Key &key : parsed) keys.push_back(std::move(key));
+    }
+  } catch (const std::bad_alloc &) {
+    status = WC_ERR_OUT_OF_MEMORY;
+  }
+  if (status != WC_OK) set_detail(detail, why);
+  return status;
+}
+
+wc_status copy_key(const std::string &text, char *out, size_t out_cap) {
+  if (out == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  if (text.size() + 1 > out_cap) return WC_ERR_OUTPUT_TOO_SMALL;
+  std::memcpy(out, text.c_str(), text.size() + 1);
+  return WC_OK;
+}
+
+bool x25519_at(const wc_age_identities *identities, size_t index) {
+  return identities != nullptr && index < identities->keys.size() &&
+         identities->keys[index].type == age::KeyType::x25519;
+}
+
+bool range_valid(const wc_age_identities *identities) {
+  return identities != nullptr && !identities->keys.empty();
+}
+
+// The buffer forms run the descriptor job between two memory files: the
+// input copied into one, the result read back from the other.
+
+template <typename Job>
+wc_status run_buffer(wc_job *job, bool valid, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
+                     size_t in_len, Job run) {
+  valid = valid && out_len != nullptr && (in != nullptr || in_len == 0) && (out != nullptr || out_cap == 0);
+  if (out_len != nullptr) *out_len = 0;
+  const wc_status status = warpcrypt::engine::run_monitored(
+      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+        warpcrypt::engine::MemoryFile input;
+        warpcrypt::engine::MemoryFile output;
+        if (input.fd() < 0) return monitor.fail_io(WC_IO_INPUT, errno);
+        if (output.fd() < 0) return monitor.fail_io(WC_IO_OUTPUT, errno);
+        if (!warpcrypt::engine::pwrite_fully(input.fd(), in, in_len, 0)) return monitor.fail_io(WC_IO_INPUT, errno);
+        const wc_status result = run(monitor, totals, output.fd(), input.fd());
+        if (result != WC_OK) return result;
+        struct stat written{};
+        if (fstat(output.fd(), &written) != 0) return monitor.fail_io(WC_IO_OUTPUT, errno);
+        *out_len = static_cast<size_t>(written.st_size);
+        if (*out_len > out_cap) return WC_ERR_OUTPUT_TOO_SMALL;
+        size_t got = 0;
+        if (!warpcrypt::engine::pread_fully(output.fd(), out, *out_len, 0, &got) || got != *out_len) {
+          return monitor.fail_io(WC_IO_OUTPUT, errno);
+        }
+        return WC_OK;
+      });
+  if (status != WC_OK && out != nullptr) warpcrypt::secure_wipe(out, out_cap);
+  if (status != WC_OK && status != WC_ERR_OUTPUT_TOO_SMALL && out_len != nullptr) *out_len = 0;
+  return status;
+}
+
+}  // namespace
+
+extern "C" {
+
+wc_status wc_age_recipients_new(wc_age_recipients **recipients) {
+  if (recipients == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *recipients = new (std::nothrow) wc_age_recipients;
+  return *recipients != nullptr ? WC_OK : WC_ERR_OUT_OF_MEMORY;
+}
+
+wc_status wc_age_recipients_add(wc_age_recipients *recipients, const char *text, const char **detail) {
+  if (recipients == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  return add_keys(recipients->keys, text, detail, age::parse_recipients_file);
+}
+
+wc_status wc_age_recipients_add_passphrase(wc_age_recipients *recipients, const uint8_t *passphrase,
+                                           size_t passphrase_len, unsigned work_factor) {
+  if (recipients == nullptr || passphrase == nullptr || passphrase_len == 0 || work_factor < 1 ||
+      work_factor > age::kMaxWorkFactor) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  try {
+    age::Recipient &recipient = recipients->keys.emplace_back();
+    recipient.type = age::KeyType::scrypt;
+    recipient.passphrase.assign(passphrase, passphrase + passphrase_len);
+    recipient.work_factor = work_factor;
+  } catch (const std::bad_alloc &) {
+    return WC_ERR_OUT_OF_MEMORY;
+  }
+  return WC_OK;
+}
+
+size_t wc_age_recipients_count(const wc_age_recipients *recipients) {
+  return recipients != nullptr ? recipients->keys.size() : 0;
+}
+
+void wc_age_recipients_free(wc_age_recipients *recipients) { delete recipients; }
+
+wc_status wc_age_identities_new(wc_age_identities **identities) {
+  if (identities == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *identities = new (std::nothrow) wc_age_identities;
+  return *identities != nullptr ? WC_OK : WC_ERR_OUT_OF_MEMORY;
+}
+
+wc_status wc_age_identities_generate(wc_age_identities *identities) {
+  if (identities == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  try {
+    age::Identity identity;
+    const wc_status status = age::generate_identity(&identity);
+    if (status != WC_OK) return status;
+    identities->keys.push_back(std::move(identity));
+  } catch (const std::bad_alloc &) {
+    return WC_ERR_OUT_OF_MEMORY;
+  }
+  return WC_OK;
+}
+
+wc_status wc_age_identities_add(wc_age_identities *identities, const char *text, const char **detail) {
+  if (identities == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  return add_keys(identities->keys, text, detail, age::parse_identities_file);
+}
+
+wc_status wc_age_identities_add_passphrase(wc_age_identities *identities, const uint8_t *passphrase,
+                                           size_t passphrase_len, unsigned max_work_factor) {
+  if (identities == nullptr || passphrase == nullptr || passphrase_len == 0 || max_work_factor < 1 ||
+      max_work_factor > age::kMaxWorkFactor) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  try {
+    age::Identity &identity = identities->keys.emplace_back();
+    identity.type = age::KeyType::scrypt;
+    identity.passphrase.assign(passphrase, passphrase + passphrase_len);
+    identity.max_work_factor = max_work_factor;
+  } catch (const std::bad_alloc &) {
+    return WC_ERR_OUT_OF_MEMORY;
+  }
+  return WC_OK;
+}
+
+size_t wc_age_identities_count(const wc_age_identities *identities) {
+  return identities != nullptr ? identities->keys.size() : 0;
+}
+
+wc_status wc_age_identity_format(const wc_age_identities *identities, size_t index, char *out, size_t out_cap) {
+  if (!x25519_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
+  std::string text = age::format_identity(identities->keys[index]);
+  const wc_status status = copy_key(text, out, out_cap);
+  warpcrypt::secure_wipe(text.data(), text.size());
+  return status;
+}
+
+wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t index, char *out, size_t out_cap) {
+  if (!x25519_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
+  age::Recipient recipient;
+  const wc_status status = age::recipient_of(identities->keys[index], &recipient);
+  if (status != WC_OK) return status;
+  return copy_key(age::format_recipient(recipient), out, out_cap);
+}
+
+void wc_age_identities_free(wc_age_identities *identities) { delete identities; }
+
+wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *recipients, int armor, wc_job *job,
+                            int out_fd, int in_fd) {
+  const bool valid = recipients != nullptr && out_fd >= 0 && in_fd >= 0;
+  return warpcrypt::engine::run_monitored(
+      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+        return age::run_encrypt_fd(warpcrypt::options_or_default(options), recipients->keys, armor != 0, out_fd,
+                                   in_fd, monitor, &totals);
+      });
+}
+
+wc_status wc_age_decrypt_fd(const wc_options *options, const wc_age_identities *identities, uint64_t offset,
+                            uint64_t length, wc_job *job, int out_fd, int in_fd) {
+  const bool valid = range_valid(identities) && out_fd >= 0 && in_fd >= 0;
+  return warpcrypt::engine::run_monitored(
+      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+        return age::run_decrypt_fd(warpcrypt::options_or_default(options), identities->keys, offset, length, out_fd,
+                                   in_fd, monitor, &totals);
+      });
+}
+
+wc_status wc_age_encrypt_file(const wc_options *options, const wc_age_recipients *recipients, int armor, wc_job *job,
+                              const char *out_path, const char *in_path) {
+  const bool valid = recipients != nullptr && out_path != nullptr && in_path != nullptr;
+  return warpcrypt::engine::run_monitored(
+      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+        return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
+          return age::run_encrypt_fd(warpcrypt::options_or_default(options), recipients->keys, armor != 0, out_fd,
+                                     in_fd, monitor, &totals);
+        });
+      });
+}
+
+wc_status wc_age_decrypt_file(const wc_options *options, const wc_age_identities *identities, uint64_t offset,
+                              uint64_t length, wc_job *job, const char *out_path, const char *in_path) {
+  const bool valid = range_valid(identities) && out_path != nullptr && in_path != nullptr;
+  return warpcrypt::engine::run_monitored(
+      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+        return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
+          return age::run_decrypt_fd(warpcrypt::options_or_default(options), identities->keys, offset, length,
+                                     out_fd, in_fd, monitor, &totals);
+        });
+      });
+}
+
+wc_status wc_age_encrypt_buffer(const wc_options *options, const wc_age_recipients *recipients, int armor,
+                                wc_job *job, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
+                                size_t in_len) {
+  return run_buffer(job, recipients != nullptr, out, out_cap, out_len, in, in_len,
+                    [&](JobMonitor &monitor, JobTotals &totals, int out_fd, int in_fd) {
+                      return age::run_encrypt_fd(warpcrypt::options_or_default(options), recipients->keys,
+                                                 armor != 0, out_fd, in_fd, monitor, &totals);
+                    });
+}
+
+wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identities *identities, uint64_t offset,
+                                uint64_t length, wc_job *job, uint8_t *out, size_t out_cap, size_t *out_len,
+                                const uint8_t *in, size_t in_len) {
+  return run_buffer(job, range_valid(identities), out, out_cap, out_len, in, in_len,
+                    [&](JobMonitor &monitor, JobTotals &totals, int out_fd, int in_fd) {
+                      return age::run_decrypt_fd(warpcrypt::options_or_default(options), identities->keys, offset,
+                                                 length, out_fd, in_fd, monitor, &totals);
+                    });
+}
+
+}  // extern "C"

@@ -1,0 +1,475 @@
+#include "engine/aead_stream.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "core/secret_bytes.h"
+#include "engine/backend_policy.h"
+#include "engine/lane_scheduler.h"
+#include "engine/lane_set.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+// All lanes' window buffers together stay below this, so 1 GiB chunks do
+// not ask for a window per core.
+constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
+
+// What one lane works with: an AEAD bound to the stream's key, and its
+// window's buffers, which grow to what the input holds as it arrives, never
+// to what an (unauthenticated) header's chunk size alone asks for.
+struct AeadLane {
+  std::unique_ptr<AeadCipher> cipher;
+  std::vector<uint8_t> in;
+  std::vector<uint8_t> out;
+  std::vector<wc_aead_message> messages;
+  std::vector<std::array<uint8_t, kStreamNonceLen>> nonces;
+  std::vector<wc_status> results;
+
+  ~AeadLane() {
+    // Plaintext passed through one of the two.
+    secure_wipe(in.data(), in.size());
+    secure_wipe(out.data(), out.size());
+  }
+};
+
+using AeadLanes = std::vector<std::unique_ptr<AeadLane>>;
+
+// What the engine options ask for: CPU lanes (auto and staged input stay
+// there, as for every descriptor job), GPU lanes on the current device
+// (`streams` of them), or both. Each window is whole chunks, about the
+// engine's chunk size: small for CPU lanes alone, whose window stays in the
+// core's cache (on the H100 host, 1 MiB windows sealed at 29 GB/s, 8 MiB
+// ones at 12), large enough to fill a launch where GPU lanes take part.
+struct LanePlan {
+  wc_backend backend = WC_BACKEND_CPU;  // resolved: cpu, gpu or hybrid
+  unsigned gpu_lanes = 0;
+  unsigned cpu_lanes = 0;
+  uint64_t window_chunks = 1;
+};
+
+wc_status plan_lanes(const wc_options &options, const StreamShape &shape, LanePlan *plan, JobMonitor &monitor) {
+  plan->backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
+  EngineShape engine_shape;
+  const wc_status status = resolve_shape(&engine_shape, options, plan->backend, &monitor);
+  if (status != WC_OK) return status;
+  const bool hybrid = plan->backend == WC_BACKEND_HYBRID;
+  plan->gpu_lanes = plan->backend == WC_BACKEND_GPU || hybrid ? engine_shape.streams : 0;
+  plan->cpu_lanes = plan->backend == WC_BACKEND_CPU || hybrid ? engine_shape.cpu_lanes : 0;
+  plan->window_chunks = std::max<uint64_t>(1, engine_shape.chunk_bytes / shape.chunk_size);
+  return WC_OK;
+}
+
+// Builds the planned lanes, each with an AEAD bound to the key from
+// make_aead (one thread each: the lanes are the parallelism). No more than
+// `windows` (a small file gives the rest nothing to do), and no more than
+// kBufferBudget affords with windows of up to `window_bytes`, but hybrid
+// keeps a CPU lane.
+wc_status build_lanes(const LanePlan &plan, const StreamShape &shape, std::span<const uint8_t> key,
+                      uint64_t windows, uint64_t window_bytes, AeadLanes *lanes) {
+  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * std::max<uint64_t>(1, window_bytes)));
+  auto add_lane = [&](wc_backend backend) {
+    auto lane = std::make_unique<AeadLane>();
+    const wc_status status = make_aead(&lane->cipher, backend, *shape.aead, key, 1);
+    if (status == WC_OK) lanes->push_back(std::move(lane));
+    return status;
+  };
+  const wc_backend gpu_backend = plan.backend == WC_BACKEND_HYBRID ? WC_BACKEND_GPU : plan.backend;
+  for (unsigned i = 0; i < plan.gpu_lanes && lanes->size() < std::min(windows, affordable); ++i) {
+    const wc_status status = add_lane(gpu_backend);
+    // Hybrid carries on with the CPU alone where there is no GPU.
+    if (status == WC_ERR_NO_DEVICE && plan.backend == WC_BACKEND_HYBRID) break;
+    if (status != WC_OK) return status;
+  }
+  for (unsigned i = 0; i < plan.cpu_lanes && lanes->size() < windows && (i == 0 || lanes->size() < affordable);
+       ++i) {
+    const wc_status status = add_lane(WC_BACKEND_CPU);
+    if (status != WC_OK) return status;
+  }
+  return WC_OK;
+}
+
+// Makes `buffer` at least `len` bytes, keeping what it holds;
+// WC_ERR_OUT_OF_MEMORY if it cannot.
+wc_status reserve(std::vector<uint8_t> &buffer, size_t len) {
+  try {
+    if (buffer.size() < len) buffer.resize(len);
+  } catch (const std::bad_alloc &) {
+    return WC_ERR_OUT_OF_MEMORY;
+  }
+  return WC_OK;
+}
+
+// The `len` bytes at `position` of a regular file into the lane's input.
+wc_status read_window(AeadLane &lane, const Endpoint &in, size_t len, uint64_t position, JobMonitor &monitor) {
+  const wc_status room = reserve(lane.in, len);
+  if (room != WC_OK) return room;
+  return read_exactly(in, lane.in.data(), len, position, monitor);
+}
+
+// The unit of work the lanes run, sealing or opening: one window of whole
+// chunks. What both share: the stream's shape, the output written in window
+// order (or at each window's offset), and the byte counts.
+class WindowJob {
+ public:
+  // Seals or opens the window in lane.in (`len` bytes), the chunks from
+  // `first_chunk` on, the last of them the stream's last when `ends_file`,
+  // and writes the result as the window'th piece of the output.
+  virtual wc_status process(AeadLane &lane, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) = 0;
+
+  void add_totals(JobTotals *totals) const {
+    totals->bytes_in += bytes_in_.load();
+    totals->bytes_out += bytes_out_.load();
+  }
+
+ protected:
+  WindowJob(const StreamShape &shape, const Endpoint &out, JobMonitor &monitor)
+      : shape_(shape), monitor_(monitor), writer_(out, monitor) {}
+  ~WindowJob() = default;
+
+  // Writes a window's `len` result bytes at output `position`, and counts
+  // the `consumed` input bytes and the `plaintext` bytes progress reports.
+  wc_status emit(const AeadLane &lane, uint64_t window, uint64_t position, const uint8_t *data, size_t len,
+                 uint64_t consumed, uint64_t plaintext) {
+    const wc_status written = writer_.write(window, position, data, len);
+    if (written != WC_OK) return written;
+    bytes_in_.fetch_add(consumed);
+    bytes_out_.fetch_add(len);
+    monitor_.advance(lane.cipher->backend(), plaintext);
+    return WC_OK;
+  }
+
+  // A message of chunk `index`, its nonce kept in the lane.
+  wc_aead_message &message(AeadLane &lane, uint64_t i, uint64_t index, bool last) const {
+    lane.nonces[i] = shape_.chunk_nonce(index, last);
+    wc_aead_message &m = lane.messages[i];
+    m.nonce = lane.nonces[i].data();
+    m.nonce_len = kStreamNonceLen;
+    m.aad = shape_.aad.data();
+    m.aad_len = shape_.aad.size();
+    return m;
+  }
+
+  wc_status fail_format(const char *detail) {
+    monitor_.fail_with_detail(WC_ERR_FORMAT, detail);
+    return WC_ERR_FORMAT;
+  }
+
+  const StreamShape &shape_;
+  JobMonitor &monitor_;
+
+ private:
+  OrderedWriter writer_;
+  std::atomic<uint64_t> bytes_in_{0};
+  std::atomic<uint64_t> bytes_out_{0};
+};
+
+class Sealer : public WindowJob {
+ public:
+  Sealer(const StreamShape &shape, const Endpoint &out, JobMonitor &monitor) : WindowJob(shape, out, monitor) {}
+
+  // The plaintext window becomes the window'th piece of the body.
+  wc_status process(AeadLane &lane, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) override {
+    const uint64_t chunk = shape_.chunk_size;
+    // An empty input still gets its one, empty, last chunk.
+    const uint64_t count = std::max<uint64_t>((len + chunk - 1) / chunk, ends_file && first_chunk == 0 ? 1 : 0);
+    if (first_chunk + count > shape_.max_chunks()) return WC_ERR_RANGE;
+    const wc_status room = reserve(lane.out, len + count * kStreamTagLen);
+    if (room != WC_OK) return room;
+    lane.messages.resize(count);
+    lane.nonces.resize(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t begin = i * chunk;
+      const size_t piece = static_cast<size_t>(std::min<uint64_t>(chunk, len - begin));
+      uint8_t *sealed = lane.out.data() + i * shape_.sealed_chunk_size();
+      wc_aead_message &m = message(lane, i, first_chunk + i, ends_file && i + 1 == count);
+      m.out = sealed;
+      m.in = lane.in.data() + begin;
+      m.len = piece;
+      m.tag = sealed + piece;
+    }
+    const wc_status status = lane.cipher->seal(lane.messages, kStreamTagLen);
+    if (status != WC_OK) return status;
+    const uint64_t position = shape_.body_offset + first_chunk * shape_.sealed_chunk_size();
+    return emit(lane, window, position, lane.out.data(), len + count * kStreamTagLen, len, len);
+  }
+};
+
+class Opener : public WindowJob {
+ public:
+  // Plaintext [begin, end) goes out; the rest of each window is dropped.
+  Opener(const StreamShape &shape, const Endpoint &out, uint64_t begin, uint64_t end, JobMonitor &monitor)
+      : WindowJob(shape, out, monitor), begin_(begin), end_(end) {}
+
+  // The sealed window's plaintext, the part of the range it holds, goes out.
+  wc_status process(AeadLane &lane, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) override {
+    const uint64_t sealed_chunk = shape_.sealed_chunk_size();
+    const uint64_t count = (len + sealed_chunk - 1) / sealed_chunk;
+    if (count == 0) return fail_format(first_chunk == 0 ? shape_.messages.no_chunk : shape_.messages.short_chunk);
+    if (len - (count - 1) * sealed_chunk < kStreamTagLen) return fail_format(shape_.messages.short_chunk);
+    if (first_chunk + count > shape_.max_chunks()) return fail_format(shape_.messages.too_long);
+    const char *detail = nullptr;
+    const uint64_t final_len = len - (count - 1) * sealed_chunk - kStreamTagLen;
+    if (ends_file && check_final_chunk(shape_, first_chunk + count - 1, final_len, &detail) != WC_OK) {
+      return fail_format(detail);
+    }
+    const wc_status room = reserve(lane.out, len - count * kStreamTagLen);
+    if (room != WC_OK) return room;
+    lane.messages.resize(count);
+    lane.nonces.resize(count);
+    lane.results.assign(count, WC_OK);
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t at = i * sealed_chunk;
+      const size_t piece = static_cast<size_t>(std::min<uint64_t>(sealed_chunk, len - at) - kStreamTagLen);
+      wc_aead_message &m = message(lane, i, first_chunk + i, ends_file && i + 1 == count);
+      m.out = lane.out.data() + i * shape_.chunk_size;
+      m.in = lane.in.data() + at;
+      m.len = piece;
+      m.tag = lane.in.data() + at + piece;  // only read when opening
+    }
+    const wc_status status = lane.cipher->open(lane.messages, kStreamTagLen, lane.results.data());
+    if (status == WC_ERR_AUTH) {
+      for (uint64_t i = 0; i < count; ++i) {
+        if (lane.results[i] == WC_ERR_AUTH) monitor_.fail_chunk(first_chunk + i);
+      }
+      return WC_ERR_AUTH;
+    }
+    if (status != WC_OK) return status;
+    const uint64_t plain_len = len - count * kStreamTagLen;
+    const uint64_t window_begin = first_chunk * shape_.chunk_size;
+    const uint64_t from = std::clamp(begin_, window_begin, window_begin + plain_len);
+    const uint64_t to = std::clamp(end_, window_begin, window_begin + plain_len);
+    return emit(lane, window, from - begin_, lane.out.data() + (from - window_begin),
+                static_cast<size_t>(to - from), len, to - from);
+  }
+
+ private:
+  uint64_t begin_;
+  uint64_t end_;
+};
+
+// A pipe's windows, read in order by whichever lane is free, each handed to
+// `job` with its first chunk and whether it ends the input. One byte is read
+// beyond each window, so the window that ends the input knows it: the last
+// chunk's nonce says so.
+void run_streamed(AeadLanes &lanes, const Endpoint &in, uint64_t window_bytes, uint64_t window_chunks,
+                  WindowJob &job, JobMonitor &monitor) {
+  OrderedReader reader(in, window_bytes, 1, monitor);
+  run_lanes(lanes.size(), monitor, [&](size_t lane_index, bool *finished) {
+    AeadLane &lane = *lanes[lane_index];
+    auto room = [&lane](size_t len) { return reserve(lane.in, len) == WC_OK ? lane.in.data() : nullptr; };
+    StreamWindow window;
+    const wc_status read = reader.next(room, &window, finished);
+    if (read != WC_OK || *finished) return read;
+    return job.process(lane, window.index, window.index * window_chunks, window.len, window.last);
+  });
+}
+
+}  // namespace
+
+std::array<uint8_t, kStreamNonceLen> StreamShape::chunk_nonce(uint64_t index, bool last) const {
+  std::array<uint8_t, kStreamNonceLen> nonce = fixed;
+  for (unsigned i = 0; i < counter_len; ++i) {
+    nonce[kStreamNonceLen - 2 - i] = i < 8 ? static_cast<uint8_t>(index >> (8 * i)) : 0;
+  }
+  nonce[kStreamNonceLen - 1] = last ? 1 : 0;
+  return nonce;
+}
+
+wc_status layout_of(const StreamShape &shape, uint64_t body_len, StreamLayout *layout, const char **detail) {
+  const uint64_t sealed_chunk = shape.sealed_chunk_size();
+  auto bad = [detail](const char *why) {
+    *detail = why;
+    return WC_ERR_FORMAT;
+  };
+  if (body_len < kStreamTagLen) return bad(shape.messages.no_chunk);
+  // Rounded up without adding first, which would wrap near 2^64.
+  layout->chunks = body_len / sealed_chunk + (body_len % sealed_chunk != 0 ? 1 : 0);
+  const uint64_t last_sealed = body_len - (layout->chunks - 1) * sealed_chunk;
+  if (last_sealed < kStreamTagLen) return bad(shape.messages.short_chunk);
+  if (layout->chunks > shape.max_chunks()) return bad(shape.messages.too_long);
+  layout->last_chunk_len = last_sealed - kStreamTagLen;
+  layout->plaintext_len = (layout->chunks - 1) * shape.chunk_size + layout->last_chunk_len;
+  return check_final_chunk(shape, layout->chunks - 1, layout->last_chunk_len, detail);
+}
+
+wc_status check_final_chunk(const StreamShape &shape, uint64_t index, uint64_t plaintext_len, const char **detail) {
+  if (index == 0 || plaintext_len != 0) return WC_OK;
+  *detail = shape.messages.empty_final;
+  return WC_ERR_FORMAT;
+}
+
+namespace {
+
+wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+                      const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
+  monitor.set_total(in.size);
+  LanePlan plan;
+  wc_status status = plan_lanes(options, shape, &plan, monitor);
+  if (status != WC_OK) return status;
+  const uint64_t chunk = shape.chunk_size;
+  const uint64_t window_plain = plan.window_chunks * chunk;
+  const uint64_t window_sealed = plan.window_chunks * shape.sealed_chunk_size();
+
+  // A regular file's windows are known before it is read; a pipe's are not.
+  uint64_t windows = UINT64_MAX;
+  if (in.seekable) {
+    const uint64_t chunks = std::max<uint64_t>(1, (in.size + chunk - 1) / chunk);
+    if (chunks > shape.max_chunks()) return WC_ERR_RANGE;
+    windows = (chunks + plan.window_chunks - 1) / plan.window_chunks;
+  }
+  AeadLanes lanes;
+  status = build_lanes(plan, shape, key, windows,
+                       in.seekable ? std::min(window_sealed, in.size + kStreamTagLen) : window_sealed, &lanes);
+  if (status != WC_OK) return status;
+
+  Sealer sealer(shape, out, monitor);
+  if (in.seekable) {
+    run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window) {
+      AeadLane &lane = *lanes[lane_index];
+      const uint64_t begin = window * window_plain;
+      const auto len = static_cast<size_t>(std::min(window_plain, in.size - begin));
+      const wc_status read = read_window(lane, in, len, begin, monitor);
+      if (read != WC_OK) return read;
+      return sealer.process(lane, window, window * plan.window_chunks, len, window + 1 == windows);
+    });
+  } else {
+    run_streamed(lanes, in, window_plain, plan.window_chunks, sealer, monitor);
+  }
+  confirm_input_end(in, monitor);
+  sealer.add_totals(totals);
+  return monitor.status();
+}
+
+wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+                      uint64_t offset, uint64_t length, const Endpoint &out, const Endpoint &in,
+                      JobMonitor &monitor, JobTotals *totals) {
+  const bool whole = offset == 0 && length == UINT64_MAX;
+  if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
+  LanePlan plan;
+  wc_status status = plan_lanes(options, shape, &plan, monitor);
+  if (status != WC_OK) return status;
+  const uint64_t chunk = shape.chunk_size;
+  const uint64_t sealed_chunk = shape.sealed_chunk_size();
+  const uint64_t window_sealed = plan.window_chunks * sealed_chunk;
+
+  AeadLanes lanes;
+  if (!in.seekable) {
+    monitor.set_total(0);
+    status = build_lanes(plan, shape, key, UINT64_MAX, window_sealed, &lanes);
+    if (status != WC_OK) return status;
+    Opener opener(shape, out, 0, UINT64_MAX, monitor);
+    run_streamed(lanes, in, window_sealed, plan.window_chunks, opener, monitor);
+    opener.add_totals(totals);
+    return monitor.status();
+  }
+  StreamLayout layout;
+  const char *detail = nullptr;
+  status = layout_of(shape, in.size - std::min(in.size, shape.body_offset), &layout, &detail);
+  if (status != WC_OK) {
+    monitor.fail_with_detail(status, detail);
+    return status;
+  }
+  const uint64_t begin = std::min(offset, layout.plaintext_len);
+  const uint64_t end = begin + std::min(length, layout.plaintext_len - begin);
+  monitor.set_total(end - begin);
+  // A range that reaches the end always holds the final chunk: layout_of
+  // refused an empty one after chunk 0, so the final chunk holds the last
+  // plaintext byte.
+  const uint64_t first = begin < end ? begin / chunk : layout.chunks - 1;
+  const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
+  const uint64_t windows = (last - first) / plan.window_chunks + 1;
+  status = build_lanes(plan, shape, key, windows, std::min(window_sealed, in.size - shape.body_offset), &lanes);
+  if (status != WC_OK) return status;
+  Opener opener(shape, out, begin, end, monitor);
+  run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window) {
+    AeadLane &lane = *lanes[lane_index];
+    const uint64_t first_chunk = first + window * plan.window_chunks;
+    const uint64_t count = std::min(plan.window_chunks, last + 1 - first_chunk);
+    const bool ends_file = first_chunk + count == layout.chunks;
+    const uint64_t at = shape.body_offset + first_chunk * sealed_chunk;
+    const auto len = static_cast<size_t>(std::min(count * sealed_chunk, in.size - at));
+    const wc_status read = read_window(lane, in, len, at, monitor);
+    if (read != WC_OK) return read;
+    return opener.process(lane, window, first_chunk, len, ends_file);
+  });
+  opener.add_totals(totals);
+  totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
+  confirm_input_end(in, monitor);
+  return monitor.status();
+}
+
+}  // namespace
+
+wc_status seal_chunk(const AeadCipher &cipher, const StreamShape &shape, uint64_t index, bool last, uint8_t *out,
+                     const uint8_t *in, size_t len, JobMonitor &monitor) {
+  const bool whole = len == shape.chunk_size;
+  const bool valid_last = len < shape.chunk_size && (len > 0 || index == 0);
+  if (index >= shape.max_chunks() || !(whole || (last && valid_last))) {
+    monitor.fail_with_detail(WC_ERR_INVALID_ARGUMENT,
+                             index >= shape.max_chunks() ? shape.messages.too_long
+                                                         : "every chunk but the last holds exactly the chunk size, "
+                                                           "and only an empty plaintext ends with an empty chunk");
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const std::array<uint8_t, kStreamNonceLen> nonce = shape.chunk_nonce(index, last);
+  const wc_aead_message message{out,         in, len, nonce.data(), nonce.size(), shape.aad.data(), shape.aad.size(),
+                                out + len};
+  const wc_status status = cipher.seal({&message, 1}, kStreamTagLen);
+  if (status == WC_OK) monitor.advance(cipher.backend(), len);
+  return status;
+}
+
+wc_status open_chunk(const AeadCipher &cipher, const StreamShape &shape, uint64_t index, bool last, uint8_t *out,
+                     const uint8_t *in, size_t sealed_len, JobMonitor &monitor) {
+  const char *detail = nullptr;
+  if (sealed_len < kStreamTagLen) {
+    detail = shape.messages.short_chunk;
+  } else if (index >= shape.max_chunks()) {
+    detail = shape.messages.too_long;
+  } else if (!last && sealed_len != shape.sealed_chunk_size()) {
+    detail = "a chunk before the last is shorter than the chunk size";
+  } else if (sealed_len > shape.sealed_chunk_size()) {
+    detail = "a chunk is longer than the chunk size";
+  } else if (last) {
+    (void)check_final_chunk(shape, index, sealed_len - kStreamTagLen, &detail);
+  }
+  if (detail != nullptr) {
+    monitor.fail_with_detail(WC_ERR_FORMAT, detail);
+    return WC_ERR_FORMAT;
+  }
+  const size_t len = sealed_len - kStreamTagLen;
+  const std::array<uint8_t, kStreamNonceLen> nonce = shape.chunk_nonce(index, last);
+  const wc_aead_message message{out,         in, len, nonce.data(), nonce.size(), shape.aad.data(), shape.aad.size(),
+                                const_cast<uint8_t *>(in + len)};
+  wc_status result = WC_OK;
+  const wc_status status = cipher.open({&message, 1}, kStreamTagLen, &result);
+  if (status != WC_OK) {
+    secure_wipe(out, len);
+    if (status == WC_ERR_AUTH) monitor.fail_chunk(index);
+    return status;
+  }
+  monitor.advance(cipher.backend(), len);
+  return WC_OK;
+}
+
+wc_status seal_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+                      const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
+  const wc_status status = seal_chunks(options, shape, key, out, in, monitor, totals);
+  // A failure before the lanes ran (no device, no memory) is the job's too.
+  if (status != WC_OK) monitor.fail(status);
+  return monitor.status();
+}
+
+wc_status open_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+                      uint64_t offset, uint64_t length, const Endpoint &out, const Endpoint &in,
+                      JobMonitor &monitor, JobTotals *totals) {
+  const wc_status status = open_chunks(options, shape, key, offset, length, out, in, monitor, totals);
+  if (status != WC_OK) monitor.fail(status);
+  return monitor.status();
+}
+
+}  // namespace warpcrypt::engine

@@ -1,0 +1,242 @@
+"""`warpcrypt age` and `warpcrypt age-keygen` against the real tools: Debian's
+`age` and `age-keygen` (the Go reference implementation) and rage through
+pyrage, in both directions, at the payload's chunk edges, to one and several
+recipients, binary and armored, with keys made by either side, and with
+passphrase files that `age -p` makes through a pseudo-terminal. Then the
+CLI's own rules: the terminal, atomic output, ranges and one-line errors.
+
+The format's rules are tested one by one in tests/unit/age_test.cpp; the
+mutation run is tests/cli/test_age_mutations.py."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+pyrage = pytest.importorskip("pyrage", reason="pyrage (tests/requirements.txt) is the second age implementation")
+from pyrage import passphrase as pyrage_passphrase  # noqa: E402
+from pyrage import x25519 as pyrage_x25519  # noqa: E402
+
+AGE = shutil.which("age")
+AGE_KEYGEN = shutil.which("age-keygen")
+if AGE is None or AGE_KEYGEN is None:
+    pytest.fail("the reference `age` and `age-keygen` are not on PATH (scripts/install-deps.sh installs them)",
+                pytrace=False)
+
+CHUNK = 64 * 1024
+# The chunk edges, and one larger size kept quick.
+SIZES = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK, 3 * 1024 * 1024 + 5]
+PASSPHRASE = "correct horse battery staple"
+
+
+def run(argv, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    result = subprocess.run([str(a) for a in argv], input=stdin, capture_output=True, timeout=120)
+    if check:
+        assert result.returncode == 0, f"{argv}: {result.stderr.decode(errors='replace')}"
+    return result
+
+
+def with_terminal(argv, answers: list[str], timeout: float = 60) -> tuple[int, bytes]:
+    """Runs `argv` on a pseudo-terminal, typing each answer after the next
+    prompt that asks for a passphrase; returns the exit status and what the
+    terminal showed."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.execv(argv[0], [str(a) for a in argv])
+        finally:
+            os._exit(127)
+    shown = b""
+    pending = list(answers)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            shown += data
+        if pending and re.search(rb"passphrase[^\n]*:\s*$", shown, re.IGNORECASE):
+            os.write(fd, pending.pop(0).encode() + b"\n")
+            shown += b"\n"
+    _, status = os.waitpid(pid, 0)
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status), shown
+
+
+@pytest.fixture(scope="module")
+def keys(warpcrypt_binary, tmp_path_factory):
+    """One identity file made by age-keygen, one by warpcrypt age-keygen."""
+    folder = tmp_path_factory.mktemp("age-keys")
+    made_by_age = folder / "age.key"
+    made_by_us = folder / "warpcrypt.key"
+    run([AGE_KEYGEN, "-o", made_by_age])
+    run([warpcrypt_binary, "age-keygen", "-o", made_by_us])
+    recipients = {
+        name: run([AGE_KEYGEN, "-y", path]).stdout.decode().strip()
+        for name, path in (("age", made_by_age), ("warpcrypt", made_by_us))
+    }
+    return {"files": {"age": made_by_age, "warpcrypt": made_by_us}, "recipients": recipients}
+
+
+def payload(size: int) -> bytes:
+    return (bytes(range(256)) * (size // 256 + 1))[:size] if size < 4096 else os.urandom(size)
+
+
+def test_keygen_keys_are_age_keygens(warpcrypt_binary, keys, tmp_path):
+    ours = keys["files"]["warpcrypt"]
+    assert oct(ours.stat().st_mode & 0o777) == "0o600"
+    text = ours.read_text()
+    assert re.fullmatch(r"# created: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n# public key: age1[0-9a-z]{58}\n"
+                        r"AGE-SECRET-KEY-1[0-9A-Z]{58}\n", text), text
+    assert f"# public key: {keys['recipients']['warpcrypt']}\n" in text
+    for path in keys["files"].values():
+        ours_y = run([warpcrypt_binary, "age-keygen", "-y", path]).stdout.decode()
+        assert ours_y == run([AGE_KEYGEN, "-y", path]).stdout.decode()
+    # -o never replaces a file.
+    result = run([warpcrypt_binary, "age-keygen", "-o", ours], check=False)
+    assert result.returncode != 0 and b"refusing to overwrite" in result.stderr
+    assert ours.read_text() == text
+
+
+@pytest.mark.parametrize("armor", [False, True], ids=["binary", "armored"])
+@pytest.mark.parametrize("size", SIZES)
+def test_warpcrypt_files_open_with_age(warpcrypt_binary, keys, tmp_path, size, armor):
+    plain = payload(size)
+    (tmp_path / "plain").write_bytes(plain)
+    encrypted = tmp_path / "file.age"
+    recipients = [arg for r in keys["recipients"].values() for arg in ("-r", r)]
+    run([warpcrypt_binary, "age", *recipients, *(["-a"] if armor else []), "-o", encrypted, tmp_path / "plain"])
+    assert encrypted.read_bytes().startswith(b"-----BEGIN AGE ENCRYPTED FILE-----\n" if armor
+                                             else b"age-encryption.org/v1\n-> X25519 ")
+    for identity in keys["files"].values():
+        assert run([AGE, "-d", "-i", identity, encrypted]).stdout == plain
+
+
+@pytest.mark.parametrize("armor", [False, True], ids=["binary", "armored"])
+@pytest.mark.parametrize("size", SIZES)
+def test_age_files_open_with_warpcrypt(warpcrypt_binary, keys, tmp_path, size, armor):
+    plain = payload(size)
+    recipients = [arg for r in keys["recipients"].values() for arg in ("-r", r)]
+    encrypted = run([AGE, *recipients, *(["-a"] if armor else [])], stdin=plain).stdout
+    (tmp_path / "file.age").write_bytes(encrypted)
+    for identity in keys["files"].values():
+        assert run([warpcrypt_binary, "age", "-d", "-i", identity, tmp_path / "file.age"]).stdout == plain
+        # Through a pipe as well: the header is read without reading past it.
+        assert run([warpcrypt_binary, "age", "-d", "-i", identity], stdin=encrypted).stdout == plain
+
+
+@pytest.mark.parametrize("size", [0, CHUNK, CHUNK + 1, 300_000])
+def test_rage_both_ways(warpcrypt_binary, keys, tmp_path, size):
+    plain = payload(size)
+    identity = pyrage_x25519.Identity.generate()
+    key_file = tmp_path / "rage.key"
+    key_file.write_text(f"{identity}\n")
+    for armored in (False, True):
+        made_by_rage = pyrage.encrypt(plain, [identity.to_public()], armored=armored)
+        assert run([warpcrypt_binary, "age", "-d", "-i", key_file], stdin=made_by_rage).stdout == plain
+        ours = run([warpcrypt_binary, "age", "-r", str(identity.to_public()), *(["-a"] if armored else [])],
+                   stdin=plain).stdout
+        assert pyrage.decrypt(ours, [identity]) == plain
+    made = pyrage_passphrase.encrypt(plain, PASSPHRASE)
+    assert run([warpcrypt_binary, "age", "-d", "-pass", f"pass:{PASSPHRASE}"], stdin=made).stdout == plain
+    ours = run([warpcrypt_binary, "age", "-p", "-pass", f"pass:{PASSPHRASE}", "--work-factor", "12"],
+               stdin=plain).stdout
+    assert pyrage_passphrase.decrypt(ours, PASSPHRASE) == plain
+
+
+def test_passphrase_files_both_ways_through_a_terminal(warpcrypt_binary, tmp_path):
+    plain = payload(CHUNK + 3)
+    (tmp_path / "plain").write_bytes(plain)
+    # age -p asks on the terminal, twice; its default work factor is 18.
+    status, shown = with_terminal([AGE, "-p", "-o", tmp_path / "by-age.age", tmp_path / "plain"],
+                                  [PASSPHRASE, PASSPHRASE])
+    assert status == 0, shown
+    assert b"-> scrypt " in (tmp_path / "by-age.age").read_bytes()
+    assert run([warpcrypt_binary, "age", "-d", "-pass", f"pass:{PASSPHRASE}",
+                tmp_path / "by-age.age"]).stdout == plain
+    # Ours asks the same way, echo off, and age opens the result.
+    status, shown = with_terminal([warpcrypt_binary, "age", "-p", "--work-factor", "12", "-o",
+                                   tmp_path / "ours.age", tmp_path / "plain"], [PASSPHRASE, PASSPHRASE])
+    assert status == 0, shown
+    assert PASSPHRASE.encode() not in shown
+    status, shown = with_terminal([AGE, "-d", "-o", tmp_path / "back", tmp_path / "ours.age"], [PASSPHRASE])
+    assert status == 0, shown
+    assert (tmp_path / "back").read_bytes() == plain
+    # A wrong passphrase, typed on the terminal.
+    status, shown = with_terminal([warpcrypt_binary, "age", "-d", "-o", tmp_path / "wrong", tmp_path / "by-age.age"],
+                                  ["not it"])
+    assert status != 0 and b"incorrect passphrase" in shown
+    assert not (tmp_path / "wrong").exists()
+
+
+def test_refuses_binary_output_to_a_terminal(warpcrypt_binary, keys, tmp_path):
+    (tmp_path / "plain").write_bytes(b"secret")
+    recipient = keys["recipients"]["age"]
+    status, shown = with_terminal([warpcrypt_binary, "age", "-r", recipient, tmp_path / "plain"], [])
+    assert status != 0 and b"refusing to write binary output to a terminal" in shown
+    status, shown = with_terminal([warpcrypt_binary, "age", "-a", "-r", recipient, tmp_path / "plain"], [])
+    assert status == 0 and b"-----BEGIN AGE ENCRYPTED FILE-----" in shown
+
+
+def test_ranges_read_only_their_chunks(warpcrypt_binary, keys, tmp_path):
+    plain = os.urandom(5 * CHUNK + 77)
+    encrypted = run([AGE, "-r", keys["recipients"]["warpcrypt"]], stdin=plain).stdout
+    (tmp_path / "file.age").write_bytes(encrypted)
+    identity = keys["files"]["warpcrypt"]
+    for offset, length in ((0, 1), (CHUNK - 1, 2), (3 * CHUNK + 5, CHUNK), (5 * CHUNK + 70, 100), (10 * CHUNK, 1)):
+        part = run([warpcrypt_binary, "age", "-d", "-i", identity, "--offset", str(offset), "--length", str(length),
+                    tmp_path / "file.age"]).stdout
+        assert part == plain[offset:offset + length]
+    result = run([warpcrypt_binary, "age", "-d", "-i", identity, "--offset", "1"], stdin=encrypted, check=False)
+    assert result.returncode != 0 and b"regular input file" in result.stderr
+
+
+def test_failures_are_one_line_and_leave_no_output(warpcrypt_binary, keys, tmp_path):
+    plain = os.urandom(2 * CHUNK + 1)
+    encrypted = bytearray(run([AGE, "-r", keys["recipients"]["age"]], stdin=plain).stdout)
+    encrypted[-5] ^= 1
+    (tmp_path / "bad.age").write_bytes(encrypted)
+    out = tmp_path / "out"
+    cases = [
+        (["-d", "-i", keys["files"]["age"], "-o", out, tmp_path / "bad.age"], r"authentication failed.*chunk 2"),
+        (["-d", "-i", keys["files"]["warpcrypt"], "-o", out, tmp_path / "bad.age"], r"no identity matched"),
+        (["-r", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGN", "-o", out,
+          tmp_path / "bad.age"], r"SSH recipients .* not supported"),
+        (["-r", "age1notakey", "-o", out, tmp_path / "bad.age"], r"not an age recipient"),
+        (["-p", "-r", keys["recipients"]["age"], "-o", out, tmp_path / "bad.age"], r"-p cannot be combined"),
+        (["-d", "-pass", "pass:x", "-o", out, keys["files"]["age"]], r"not an age file"),
+    ]
+    for args, message in cases:
+        result = run([warpcrypt_binary, "age", *args], check=False)
+        lines = result.stderr.decode().strip().splitlines()
+        assert result.returncode != 0 and len(lines) == 1 and re.search(message, lines[0]), (args, lines)
+        assert result.stdout == b""
+        assert not out.exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.age"]
+
+
+def test_gpu_backend_without_a_device_is_refused(warpcrypt_binary, keys, tmp_path, cuda_device_present):
+    plain = payload(3 * CHUNK)
+    args = ["age", "--backend", "gpu", "-r", keys["recipients"]["age"], "-o", tmp_path / "gpu.age"]
+    if cuda_device_present:
+        (tmp_path / "plain").write_bytes(plain)
+        run([warpcrypt_binary, *args, tmp_path / "plain"])
+        back = run([warpcrypt_binary, "age", "-d", "--backend", "gpu", "-i", keys["files"]["age"],
+                    tmp_path / "gpu.age"]).stdout
+        assert back == plain and run([AGE, "-d", "-i", keys["files"]["age"], tmp_path / "gpu.age"]).stdout == plain
+        return
+    result = run([warpcrypt_binary, *args], stdin=plain, check=False)
+    assert result.returncode != 0 and b"cannot run on backend gpu" in result.stderr
+    assert not (tmp_path / "gpu.age").exists()

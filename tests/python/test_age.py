@@ -1,0 +1,132 @@
+"""warpcrypt.age: keys generated, parsed and printed as age-keygen does;
+bytes, paths and binary streams encrypted and decrypted; interop both ways
+with rage (pyrage) and, where it is installed, the reference `age`; ranges;
+and the failures a caller can catch by class. The format's rules are tested
+in tests/unit/age_test.cpp, the CLI in tests/cli/test_age.py."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+import warpcrypt
+from warpcrypt import age
+
+pyrage = pytest.importorskip("pyrage", reason="pyrage (tests/requirements.txt) is the second age implementation")
+from pyrage import passphrase as rage_passphrase  # noqa: E402
+from pyrage import x25519 as rage_x25519  # noqa: E402
+
+CHUNK = 64 * 1024
+
+
+def test_keys_print_and_parse_as_age_keygen_writes_them():
+    identity = age.Identity.generate()
+    secret = identity.secret_key()
+    assert secret.startswith("AGE-SECRET-KEY-1") and len(secret) == 74
+    assert str(identity.recipient).startswith("age1") and len(str(identity.recipient)) == 62
+    assert secret not in repr(identity)
+    # rage derives the same recipient from the same secret.
+    assert str(rage_x25519.Identity.from_str(secret).to_public()) == str(identity.recipient)
+    again = age.Identity.parse(secret)
+    assert again.recipient == identity.recipient
+    file = f"# created: now\n# public key: {identity.recipient}\n{secret}\n\n{age.Identity.generate().secret_key()}\n"
+    parsed = age.parse_identities(file)
+    assert len(parsed) == 2 and parsed[0].recipient == identity.recipient
+    assert age.parse_recipients(f"# team\n{identity.recipient}\n\n") == [identity.recipient]
+    with pytest.raises(warpcrypt.FormatError, match="not an age identity"):
+        age.Identity.parse("AGE-SECRET-KEY-1NOPE")
+    with pytest.raises(warpcrypt.Unsupported, match="SSH recipients"):
+        age.Recipient("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGN")
+
+
+@pytest.mark.parametrize("size", [0, 1, CHUNK, CHUNK + 1, 5 * CHUNK + 3])
+@pytest.mark.parametrize("armor", [False, True])
+def test_bytes_round_trip_and_rage_reads_them(size, armor):
+    plain = os.urandom(size)
+    ours, theirs = age.Identity.generate(), rage_x25519.Identity.generate()
+    sealed = age.encrypt(plain, [ours.recipient, str(theirs.to_public())], armor=armor)
+    assert age.decrypt(sealed, [ours]) == plain
+    assert pyrage.decrypt(sealed, [theirs]) == plain
+    from_rage = pyrage.encrypt(plain, [rage_x25519.Recipient.from_str(str(ours.recipient))], armored=armor)
+    assert age.decrypt(bytearray(from_rage), [ours]) == plain
+
+
+def test_passphrases_both_ways_with_rage():
+    plain = os.urandom(CHUNK + 9)
+    sealed = age.encrypt(plain, passphrase="hunter2", work_factor=10)
+    assert rage_passphrase.decrypt(sealed, "hunter2") == plain
+    assert age.decrypt(rage_passphrase.encrypt(plain, "hunter2"), passphrase=b"hunter2") == plain
+    with pytest.raises(warpcrypt.NoIdentity, match="incorrect passphrase"):
+        age.decrypt(sealed, passphrase="wrong")
+    with pytest.raises(warpcrypt.FormatError, match="work factor is above"):
+        age.decrypt(sealed, passphrase="hunter2", max_work_factor=9)
+    with pytest.raises(warpcrypt.InvalidArgument):
+        age.encrypt(plain, [age.Identity.generate().recipient], passphrase="hunter2", work_factor=10)
+
+
+def test_ranges_and_failures():
+    identity = age.Identity.generate()
+    plain = os.urandom(4 * CHUNK + 100)
+    sealed = bytearray(age.encrypt(plain, [identity.recipient]))
+    assert age.decrypt(sealed, [identity], offset=CHUNK - 3, length=10) == plain[CHUNK - 3:CHUNK + 7]
+    assert age.decrypt(sealed, [identity], offset=len(plain) + 5) == b""
+    sealed[-1] ^= 1
+    assert age.decrypt(sealed, [identity], length=100) == plain[:100]  # the damaged chunk is not read
+    with pytest.raises(warpcrypt.InvalidTag, match="chunk 4"):
+        age.decrypt(sealed, [identity])
+    with pytest.raises(warpcrypt.NoIdentity):
+        age.decrypt(bytes(sealed), [age.Identity.generate()])
+    with pytest.raises(warpcrypt.FormatError, match="not an age file"):
+        age.decrypt(b"hello", [identity])
+    with pytest.raises(warpcrypt.InvalidArgument):
+        age.decrypt(bytes(sealed), [identity], offset=-1)
+
+
+def test_paths_and_streams(tmp_path):
+    identity = age.Identity.generate()
+    plain = os.urandom(3 * CHUNK + 11)
+    (tmp_path / "plain").write_bytes(plain)
+    age.encrypt_file(tmp_path / "plain", tmp_path / "file.age", [identity.recipient], armor=True)
+    age.decrypt_file(tmp_path / "file.age", tmp_path / "back", [identity])
+    assert (tmp_path / "back").read_bytes() == plain
+    age.decrypt_file(tmp_path / "file.age", tmp_path / "part", [identity], offset=CHUNK, length=5)
+    assert (tmp_path / "part").read_bytes() == plain[CHUNK:CHUNK + 5]
+    with pytest.raises(warpcrypt.NoIdentity):
+        age.decrypt_file(tmp_path / "file.age", tmp_path / "nothing", [age.Identity.generate()])
+    assert not (tmp_path / "nothing").exists()
+    # Streams with descriptors: files and pipes.
+    with open(tmp_path / "plain", "rb") as source, open(tmp_path / "stream.age", "wb") as target:
+        age.encrypt_stream(source, target, [identity.recipient])
+    read_fd, write_fd = os.pipe()
+
+    def feed():
+        with os.fdopen(write_fd, "wb") as pipe_in:
+            pipe_in.write((tmp_path / "stream.age").read_bytes())
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    with os.fdopen(read_fd, "rb") as pipe_out, open(tmp_path / "stream.out", "wb") as target:
+        age.decrypt_stream(pipe_out, target, [identity])
+    feeder.join()
+    assert (tmp_path / "stream.out").read_bytes() == plain
+    with pytest.raises(TypeError, match="file descriptor"):
+        age.encrypt_stream(io.BytesIO(plain), io.BytesIO(), [identity.recipient])
+
+
+@pytest.mark.skipif(shutil.which("age") is None, reason="the reference `age` is not installed")
+def test_the_reference_age_reads_and_writes_with_the_package(tmp_path):
+    identity = age.Identity.generate()
+    key_file = tmp_path / "key.txt"
+    key_file.write_text(identity.secret_key() + "\n")
+    plain = os.urandom(2 * CHUNK)
+    sealed = age.encrypt(plain, [identity.recipient])
+    assert subprocess.run(["age", "-d", "-i", str(key_file)], input=sealed, capture_output=True,
+                          check=True).stdout == plain
+    made = subprocess.run(["age", "-a", "-r", str(identity.recipient)], input=plain, capture_output=True,
+                          check=True).stdout
+    assert age.decrypt(made, [identity]) == plain
