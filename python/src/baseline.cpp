@@ -45,13 +45,15 @@ double c_encrypt_ns(const std::string &name, nb::bytes key, nb::bytes iv, nb::by
   return elapsed.count() / static_cast<double>(iterations);
 }
 
-#if WARPCRYPT_PY_CUDA
 // Milliseconds of each of `repeats` in-place wc_encrypt_device_async calls
 // on `stream`, each bracketed by CUDA events recorded just before and after
 // it, so the host's cost of issuing the call counts as it does when Python
-// issues it between the same two events.
+// issues it between the same two events. Bound in every build, so that the
+// module's interface (and its checked-in stub) is the same with and without
+// CUDA; without it the call raises NoDevice.
 std::vector<double> c_encrypt_device_ms(const std::string &name, nb::bytes key, nb::bytes iv, uintptr_t pointer,
                                         size_t length, uintptr_t stream_handle, int repeats) {
+#if WARPCRYPT_PY_CUDA
   const wc_cipher *cipher = cipher_named(name);
   auto *data = reinterpret_cast<uint8_t *>(pointer);
   auto stream = reinterpret_cast<cudaStream_t>(stream_handle);
@@ -76,19 +78,20 @@ std::vector<double> c_encrypt_device_ms(const std::string &name, nb::bytes key, 
   cudaEventDestroy(end);
   if (status != WC_OK) fail(status);
   return times;
-}
+#else
+  (void)name, (void)key, (void)iv, (void)pointer, (void)length, (void)stream_handle, (void)repeats;
+  fail(WC_ERR_NO_DEVICE);
 #endif
+}
 
 }  // namespace
 
 void bind_baselines(nb::module_ &m) {
   m.def("c_encrypt_ns", &c_encrypt_ns, "name"_a, "key"_a, "iv"_a, "data"_a, "iterations"_a,
         "Mean ns per wc_encrypt call, looped in C (bench/python_overhead.py's baseline).");
-#if WARPCRYPT_PY_CUDA
   m.def("c_encrypt_device_ms", &c_encrypt_device_ms, "name"_a, "key"_a, "iv"_a, "pointer"_a, "length"_a,
         "stream"_a, "repeats"_a,
         "Per-call ms of in-place wc_encrypt_device_async between CUDA events (bench/python_overhead.py).");
-#endif
 }
 
 }  // namespace wcpy
