@@ -61,6 +61,15 @@ def test_a_missing_device_is_an_error_never_the_cpu(args, files, run_cli, cuda_d
     assert not (files / "x").exists()
 
 
+@pytest.mark.parametrize("args", [["-evp", "aes-128-ctr", "--backend", "gpu", "--resident", "device"],
+                                  ["-evp", "aes-128-ctr", "--backend", "gpu"]], ids=["resident", "pinned"])
+def test_speed_on_a_missing_device_is_a_device_error(args, run_cli, cuda_device_present):
+    if cuda_device_present:
+        pytest.skip("a CUDA device is present")
+    result = run_cli("speed", *args, "-bytes", "4096", "-seconds", "0.1")
+    assert result.returncode == 5, result.describe()
+
+
 def json_line(result) -> dict:
     lines = result.stdout.decode().splitlines()
     assert len(lines) == 1, result.describe()

@@ -140,7 +140,9 @@ bool have_device() {
 }  // namespace
 
 std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec) {
-  if (!have_device()) throw CliError("--resident device needs a CUDA device");
+  if (!have_device()) {
+    throw CliError("--resident device needs a CUDA device; run without it to measure the CPU", WC_KIND_NO_DEVICE);
+  }
   if (spec.backend != WC_BACKEND_GPU) throw CliError("--resident device needs --backend gpu");
   if (spec.aead != nullptr) return std::make_unique<DeviceAeadWorkload>(spec);
   return std::make_unique<DeviceWorkload>(spec);
