@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -60,6 +59,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Optional
 
+from outcomes import (ACCEPTED_CORRECTLY, CRASHED, ERROR_NOT_ONE_LINE, HUNG, LEFT_BEHIND, PROBLEMS,
+                      REJECTED, SANITIZER_REPORT, TRIED, WRONGLY_ACCEPTED, WRONGLY_REJECTED)
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHUNK = 64 * 1024
 SEALED_CHUNK = CHUNK + 16
@@ -67,17 +69,6 @@ NONCE_LEN = 16
 TIMEOUT_S = 20
 ARMOR_BEGIN = b"-----BEGIN AGE ENCRYPTED FILE-----"
 
-TRIED = "tried"
-REJECTED = "rejected"
-ACCEPTED_CORRECTLY = "accepted correctly"
-WRONGLY_ACCEPTED = "wrongly accepted"
-WRONGLY_REJECTED = "wrongly rejected"
-CRASHED = "crashed"
-HUNG = "hung"
-LEFT_BEHIND = "left behind"
-ERROR_NOT_ONE_LINE = "error not one line"
-PROBLEMS = (WRONGLY_ACCEPTED, WRONGLY_REJECTED, CRASHED, HUNG, LEFT_BEHIND, ERROR_NOT_ONE_LINE)
-SANITIZER_REPORT = re.compile(rb"(Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error:")
 
 
 @dataclass

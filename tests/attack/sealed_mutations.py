@@ -81,7 +81,6 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -93,6 +92,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, NoReturn, Optional
 
+from outcomes import (ACCEPTED_CORRECTLY, COLUMNS, CRASHED, ERROR_NOT_ONE_LINE, HUNG, LEFT_BEHIND,
+                      PROBLEMS, REJECTED, SANITIZER_REPORT, TRIED, WRONGLY_ACCEPTED, WRONGLY_REJECTED)
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 HEADER_LEN = 48
 TAG_LEN = 16
@@ -102,20 +104,6 @@ ARGON2ID_COSTS = ("--kdf-ops", "1", "--kdf-memory", "8K")
 TIMEOUT_S = 20
 KEY_LENS = {"aes-128-gcm": 16, "aes-192-gcm": 24, "aes-256-gcm": 32, "chacha20-poly1305": 32}
 
-# Outcomes of one open. The first three are fine; PROBLEMS make the run fail.
-TRIED = "tried"
-REJECTED = "rejected"
-ACCEPTED_CORRECTLY = "accepted correctly"
-WRONGLY_ACCEPTED = "wrongly accepted"
-WRONGLY_REJECTED = "wrongly rejected"
-CRASHED = "crashed"
-HUNG = "hung"
-LEFT_BEHIND = "left behind"
-ERROR_NOT_ONE_LINE = "error not one line"
-PROBLEMS = (WRONGLY_ACCEPTED, WRONGLY_REJECTED, CRASHED, HUNG, LEFT_BEHIND, ERROR_NOT_ONE_LINE)
-COLUMNS = (TRIED, REJECTED, ACCEPTED_CORRECTLY, *PROBLEMS)
-
-SANITIZER_REPORT = re.compile(rb"(Address|Leak|Memory|Thread|UndefinedBehavior)Sanitizer|runtime error:")
 
 # Run in a child interpreter so that a crash or hang inside the extension is
 # counted like the CLI's instead of ending the suite. argv: SRC DST

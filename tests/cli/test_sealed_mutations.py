@@ -10,10 +10,9 @@ exactly what `.venv/bin/python tests/attack/sealed_mutations.py` prints."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
+
+from wc_support import run_mutation_suite
 
 SUITE = Path(__file__).resolve().parents[1] / "attack" / "sealed_mutations.py"
 # Quick mode makes about 7,600 opens; far fewer means cases were lost.
@@ -23,15 +22,11 @@ TIMEOUT_S = 900
 
 
 def test_quick_mutation_suite_finds_no_problem(warpcrypt_binary, tmp_path):
-    report_path = tmp_path / "report.json"
-    result = subprocess.run(
-        [sys.executable, str(SUITE), "--cli", str(warpcrypt_binary), "--json", str(report_path)],
-        capture_output=True, text=True, timeout=TIMEOUT_S,
-    )
-    printed = f"{result.stdout}\n{result.stderr}"
-    assert report_path.is_file(), f"the suite stopped before writing its report (exit {result.returncode}):\n{printed}"
-    report = json.loads(report_path.read_text())
+    run = run_mutation_suite(SUITE, warpcrypt_binary, tmp_path, TIMEOUT_S)
+    printed = run.printed
+    assert run.report, f"the suite stopped before writing its report (exit {run.returncode}):\n{printed}"
+    report = run.report
     assert report["totals"]["tried"] >= MIN_OPENS, f"only {report['totals']['tried']} opens ran:\n{printed}"
     found = {problem: count for problem, count in report["problems"].items() if count}
     assert not found, f"problems {found}:\n{printed}"
-    assert result.returncode == 0, printed
+    assert run.returncode == 0, printed

@@ -12,10 +12,12 @@ import ctypes
 import ctypes.util
 import hashlib
 import itertools
+import json
 import os
 import random
 import stat
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -318,3 +320,23 @@ class Sodium:
         rc = self.lib.crypto_core_salsa20(out, block_in, key16 + key16, self.SIGMA16)
         assert rc == 0
         return out.raw
+
+
+@dataclass
+class MutationRun:
+    """A mutation suite's quick run (tests/attack/*_mutations.py): its JSON
+    report, everything it printed, and its exit status."""
+
+    report: dict
+    printed: str
+    returncode: int
+
+
+def run_mutation_suite(suite: Path, binary: Path, scratch: Path, timeout_s: float) -> MutationRun:
+    """Runs `suite` in quick mode against the CLI `binary`; the report is
+    empty when the suite stopped before writing it."""
+    report_path = scratch / "report.json"
+    result = subprocess.run([sys.executable, str(suite), "--cli", str(binary), "--json", str(report_path)],
+                            capture_output=True, text=True, timeout=timeout_s)
+    report = json.loads(report_path.read_text()) if report_path.is_file() else {}
+    return MutationRun(report, f"{result.stdout}\n{result.stderr}", result.returncode)

@@ -154,22 +154,6 @@ def _summarise(entries: list[dict]) -> list[WorkerSummary]:
     return sorted(workers.values(), key=lambda w: w.worker)
 
 
-def _summarise(entries: list[dict]) -> list[WorkerSummary]:
-    workers: dict[str, WorkerSummary] = {}
-    for entry in entries:
-        if entry["status"] != DONE:
-            continue
-        address = entry.get("worker") or "local"
-        summary = workers.setdefault(address, WorkerSummary(address, entry["host"], []))
-        if entry["backend"] not in summary.backends:
-            summary.backends.append(entry["backend"])
-        summary.files += 1
-        summary.bytes += entry["input_size"]
-        summary.gpu_bytes += entry.get("gpu_bytes") or 0
-        summary.busy_seconds += entry["seconds"]
-    return sorted(workers.values(), key=lambda w: w.worker)
-
-
 @dataclass
 class _Job:
     """A job planned against its manifest: what to submit and how. Picklable
