@@ -159,9 +159,13 @@ WC_API int wc_aead_find_overlap(wc_aead_overlap *overlap, const wc_aead_message 
  * A key bound to an AEAD, set up once and then used by any number of
  * threads at once: the key schedule, and for GCM on the GPU the hash key and
  * the powers of it the kernels use (some 50 us per one-shot call). Under
- * `options->backend` gpu it runs host memory on the current device; under
- * cpu on the CPU; under auto and hybrid host memory on the CPU and, where a
- * device exists, device memory on the GPU. The calls take the batch
+ * `options->backend` gpu it runs host memory on the devices of
+ * `options->devices` (every device where that is NULL), a batch's messages
+ * going to the devices in turn and a long message's pieces to one device;
+ * under cpu on the CPU; under auto and hybrid host memory on the CPU and,
+ * where a device exists, device memory on the GPU where it lives
+ * (warpcrypt/device.h). A device list naming a device the machine lacks is
+ * WC_ERR_NO_DEVICE, whatever the backend. The calls take the batch
  * calls' messages and answer as they do. A device call on a key without the
  * GPU's AEAD returns WC_ERR_NO_DEVICE (no device) or
  * WC_ERR_BACKEND_UNAVAILABLE (a cpu key).

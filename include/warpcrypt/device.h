@@ -29,7 +29,14 @@ typedef struct wc_device_info {
  * synchronise, so the caller must keep the buffers alive until the stream
  * reaches this point. Key and IV are copied at call time. Without a CUDA
  * device they return WC_ERR_NO_DEVICE. They take no wc_options: device
- * memory is worked where it lives, on the current device.
+ * memory is worked where it lives, whatever device the calling thread has
+ * current (and it stays current): on the device of `stream`, or, for a
+ * default stream (NULL, cudaStreamLegacy, cudaStreamPerThread), on the
+ * device whose memory holds the buffers, on that device's default stream.
+ * Managed and page-locked host memory suit any device. Device memory of
+ * another device than the stream's, or input and output on two devices, is
+ * WC_ERR_INVALID_ARGUMENT: a kernel would reach it only through peer access,
+ * which the library does not switch on.
  *
  * Modes: ECB (both directions, whole blocks, no padding), CTR, Salsa20 and
  * ChaCha20 (both directions), CBC and CFB128 decryption. `stream_offset` is
@@ -99,7 +106,9 @@ WC_API wc_status wc_cuda_versions(int *runtime, int *driver);
  * whole output zeroed by then. The plaintext is written before the tag is
  * known, so nothing may read `out` before the stream has passed the call.
  * Buffers that overlap are refused as by the batch calls, verified
- * included.
+ * included. The work runs where the messages live, as for the calls above;
+ * every message of a batch lives on the device of the first message's
+ * buffers.
  */
 WC_API wc_status wc_aead_seal_device_async(const wc_aead *aead,
                                            uint8_t *out, uint8_t *tag, size_t tag_len,

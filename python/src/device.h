@@ -1,8 +1,9 @@
 // What the extension asks of the CUDA runtime itself: which device owns a
 // pointer, making a device current, and ordering one stream after another.
-// The library's device calls run on the current device, and the extension
-// links the same static runtime, so a device made current here is the one
-// the library sees.
+// The library works device memory on the device that holds it, whatever is
+// current; the extension's own CUDA calls (events that order streams, the
+// verdicts' memory, clearing) need that device current, which DeviceScope
+// makes it for the length of a call.
 #pragma once
 
 #include <cstddef>

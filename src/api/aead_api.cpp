@@ -64,8 +64,7 @@ wc_status check_all(const wc_aead &aead, const wc_aead_message *messages, size_t
 // The AEAD a one-shot host-memory call runs on.
 wc_status make_cipher(std::unique_ptr<AeadCipher> *out, const wc_options *options, const wc_aead &aead,
                       const uint8_t *key, size_t key_len) {
-  const wc_options resolved = warpcrypt::options_or_default(options);
-  return warpcrypt::engine::make_aead(out, resolved.backend, aead, {key, key_len}, resolved.threads);
+  return warpcrypt::engine::make_aead(out, warpcrypt::options_or_default(options), aead, {key, key_len});
 }
 
 // Seals checked messages; on failure every output and tag is zeroed.
@@ -133,8 +132,8 @@ wc_status queue_on_device(const AeadCipher &cipher, std::span<const wc_aead_mess
   return cipher.queue_device(messages, tag_len, seal, verified, stream);
 }
 
-// The one-shot device calls: the checks, then an AEAD on the current device
-// for this call alone.
+// The one-shot device calls: the checks, then an AEAD for this call alone,
+// run where the messages live.
 wc_status queue_device_call(const wc_aead *aead, std::span<const wc_aead_message> messages,
                             size_t tag_len, const uint8_t *key, size_t key_len, bool seal, int32_t *verified,
                             wc_cuda_stream stream) {
@@ -144,7 +143,7 @@ wc_status queue_device_call(const wc_aead *aead, std::span<const wc_aead_message
   if (status != WC_OK) return status;
   if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
   std::unique_ptr<AeadCipher> cipher;
-  status = kCudaBackend.make_aead(&cipher, *aead, {key, key_len});
+  status = kCudaBackend.make_aead(&cipher, *aead, {key, key_len}, {});
   return status == WC_OK ? queue_on_device(*cipher, messages, tag_len, seal, verified, stream) : status;
 }
 
@@ -244,7 +243,7 @@ wc_status wc_aead_key_new(wc_aead_key **out, const wc_options *options, const wc
   // be worked where it lives: such a key also gets the GPU's AEAD.
   const wc_backend backend = warpcrypt::options_or_default(options).backend;
   if ((backend == WC_BACKEND_AUTO || backend == WC_BACKEND_HYBRID) && kCudaBackend.device_count() > 0) {
-    status = kCudaBackend.make_aead(&created->device, *aead, {key, key_len});
+    status = kCudaBackend.make_aead(&created->device, *aead, {key, key_len}, {});
     if (status != WC_OK) return status;
   }
   *out = created.release();

@@ -63,8 +63,10 @@ wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> 
   sealed::FileKey key;
   wc_status status = sealed::derive_file_key(stream->header, secret, &key);
   if (status != WC_OK) return status;
-  status = warpcrypt::engine::make_aead(&stream->cipher, warpcrypt::options_or_default(options).backend,
-                                        *stream->header.aead, {key.bytes.data(), key.len}, 1);
+  wc_options one_thread = warpcrypt::options_or_default(options);
+  one_thread.threads = 1;
+  status = warpcrypt::engine::make_aead(&stream->cipher, one_thread, *stream->header.aead,
+                                        {key.bytes.data(), key.len});
   if (status != WC_OK) return status;
   *out = stream.release();
   return WC_OK;

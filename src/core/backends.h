@@ -74,9 +74,12 @@ struct CudaBackend {
   // Whether host memory is page-locked (copies to and from it run at full
   // PCIe speed); false without CUDA.
   bool (*page_locked)(const void *host);
-  // An AEAD run on the current device, for host memory and device memory
-  // (AeadCipher::queue_device); WC_ERR_NO_DEVICE without one.
-  wc_status (*make_aead)(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key);
+  // An AEAD for host memory, run on `devices` (valid ordinals; empty: the
+  // caller's current device at each call), and for device memory, worked
+  // where it lives (AeadCipher::queue_device); WC_ERR_NO_DEVICE without a
+  // device.
+  wc_status (*make_aead)(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key,
+                         std::span<const int> devices);
   // Work on device memory, queued on the caller's stream once the api layer
   // has checked every argument: a plain cipher at a stream offset
   // (WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run), and a

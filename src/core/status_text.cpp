@@ -45,11 +45,13 @@ wc_status_kind status_kind(wc_status status) {
     case WC_ERR_DIGEST: return WC_KIND_USAGE;
     case WC_ERR_IO: return WC_KIND_IO;
     // A bad decrypt is what openssl enc reports for a wrong passphrase; a
-    // damaged header is the same answer to the reader: this data, with this
-    // secret, does not open.
+    // damaged header, or an age file none of whose recipients the
+    // identities open, is the same answer to the reader: this data, with
+    // this secret, does not open.
     case WC_ERR_BAD_DECRYPT:
     case WC_ERR_AUTH:
-    case WC_ERR_FORMAT: return WC_KIND_AUTH;
+    case WC_ERR_FORMAT:
+    case WC_ERR_NO_IDENTITY: return WC_KIND_AUTH;
     case WC_ERR_NO_DEVICE:
     case WC_ERR_BACKEND_UNAVAILABLE: return WC_KIND_NO_DEVICE;
     case WC_ERR_OUT_OF_MEMORY:

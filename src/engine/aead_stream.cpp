@@ -39,54 +39,62 @@ struct AeadLane {
 using AeadLanes = std::vector<std::unique_ptr<AeadLane>>;
 
 // What the engine options ask for: CPU lanes (auto and staged input stay
-// there, as for every descriptor job), GPU lanes on the current device
-// (`streams` of them), or both. Each window is whole chunks, about the
+// there, as for every descriptor job), GPU lanes (`streams` of them on each
+// device of the list), or both. Each window is whole chunks, about the
 // engine's chunk size: small for CPU lanes alone, whose window stays in the
 // core's cache (on the H100 host, 1 MiB windows sealed at 29 GB/s, 8 MiB
 // ones at 12), large enough to fill a launch where GPU lanes take part.
 struct LanePlan {
+  wc_options options{};                 // the job's, which each lane's AEAD narrows
   wc_backend backend = WC_BACKEND_CPU;  // resolved: cpu, gpu or hybrid
+  std::vector<int> devices;             // GPU lane i runs on devices[i % size]
   unsigned gpu_lanes = 0;
   unsigned cpu_lanes = 0;
   uint64_t window_chunks = 1;
 };
 
 wc_status plan_lanes(const wc_options &options, const StreamShape &shape, LanePlan *plan, JobMonitor &monitor) {
+  plan->options = options;
   plan->backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
   EngineShape engine_shape;
   const wc_status status = resolve_shape(&engine_shape, options, plan->backend, &monitor);
   if (status != WC_OK) return status;
   const bool hybrid = plan->backend == WC_BACKEND_HYBRID;
-  plan->gpu_lanes = plan->backend == WC_BACKEND_GPU || hybrid ? engine_shape.streams : 0;
+  plan->devices = engine_shape.devices;
+  plan->gpu_lanes =
+      plan->backend == WC_BACKEND_GPU || hybrid ? engine_shape.streams * static_cast<unsigned>(plan->devices.size()) : 0;
   plan->cpu_lanes = plan->backend == WC_BACKEND_CPU || hybrid ? engine_shape.cpu_lanes : 0;
   plan->window_chunks = std::max<uint64_t>(1, engine_shape.chunk_bytes / shape.chunk_size);
   return WC_OK;
 }
 
 // Builds the planned lanes, each with an AEAD bound to the key from
-// make_aead (one thread each: the lanes are the parallelism). No more than
-// `windows` (a small file gives the rest nothing to do), and no more than
-// kBufferBudget affords with windows of up to `window_bytes`, but hybrid
-// keeps a CPU lane.
+// make_aead (one thread each: the lanes are the parallelism; one device
+// each, the GPU lanes taking the devices in turn, so that a file of two
+// windows already runs on two devices). No more than `windows` (a small
+// file gives the rest nothing to do), and no more than kBufferBudget affords
+// with windows of up to `window_bytes`, but hybrid keeps a CPU lane.
 wc_status build_lanes(const LanePlan &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       uint64_t windows, uint64_t window_bytes, AeadLanes *lanes) {
   const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * std::max<uint64_t>(1, window_bytes)));
-  auto add_lane = [&](wc_backend backend) {
+  auto add_lane = [&](wc_backend backend, const int *device) {
+    wc_options one_lane = plan.options;
+    one_lane.backend = backend;
+    one_lane.threads = 1;
+    one_lane.devices = device;
+    one_lane.device_count = device != nullptr ? 1 : 0;
     auto lane = std::make_unique<AeadLane>();
-    const wc_status status = make_aead(&lane->cipher, backend, *shape.aead, key, 1);
+    const wc_status status = make_aead(&lane->cipher, one_lane, *shape.aead, key);
     if (status == WC_OK) lanes->push_back(std::move(lane));
     return status;
   };
-  const wc_backend gpu_backend = plan.backend == WC_BACKEND_HYBRID ? WC_BACKEND_GPU : plan.backend;
   for (unsigned i = 0; i < plan.gpu_lanes && lanes->size() < std::min(windows, affordable); ++i) {
-    const wc_status status = add_lane(gpu_backend);
-    // Hybrid carries on with the CPU alone where there is no GPU.
-    if (status == WC_ERR_NO_DEVICE && plan.backend == WC_BACKEND_HYBRID) break;
+    const wc_status status = add_lane(WC_BACKEND_GPU, &plan.devices[i % plan.devices.size()]);
     if (status != WC_OK) return status;
   }
   for (unsigned i = 0; i < plan.cpu_lanes && lanes->size() < windows && (i == 0 || lanes->size() < affordable);
        ++i) {
-    const wc_status status = add_lane(WC_BACKEND_CPU);
+    const wc_status status = add_lane(WC_BACKEND_CPU, nullptr);
     if (status != WC_OK) return status;
   }
   return WC_OK;

@@ -168,15 +168,20 @@ wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options 
   return StreamState::create(out, std::move(backend_cipher), cipher, direction, key.iv);
 }
 
-wc_status make_aead(std::unique_ptr<AeadCipher> *out, wc_backend backend, const wc_aead &aead,
-                    std::span<const uint8_t> key, unsigned threads) {
-  switch (backend) {
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
+                    std::span<const uint8_t> key) {
+  if (const wc_status status = engine::check_devices(options, options.backend); status != WC_OK) return status;
+  switch (options.backend) {
     case WC_BACKEND_AUTO:
     case WC_BACKEND_CPU:
     case WC_BACKEND_HYBRID:
-      *out = kCpuBackend.make_aead(aead, key, threads);
+      *out = kCpuBackend.make_aead(aead, key, options.threads);
       return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
-    case WC_BACKEND_GPU: return kCudaBackend.make_aead(out, aead, key);
+    case WC_BACKEND_GPU: {
+      engine::EngineShape shape;
+      const wc_status status = engine::resolve_shape(&shape, options, WC_BACKEND_GPU);
+      return status == WC_OK ? kCudaBackend.make_aead(out, aead, key, shape.devices) : status;
+    }
   }
   return WC_ERR_INVALID_ARGUMENT;
 }

@@ -42,12 +42,13 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
 wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options &options, const wc_cipher &cipher,
                             wc_direction direction, const KeyMaterial &key);
 
-// Builds the AEAD bound to `key` that runs host-memory messages under
-// `backend`: cpu, auto and hybrid keep them on the CPU, batches spread over
-// `threads` threads (0: every core; no AEAD break-even size has been
-// measured yet); gpu runs them on the current device, WC_ERR_NO_DEVICE
-// without one, never a silent fallback.
-wc_status make_aead(std::unique_ptr<AeadCipher> *out, wc_backend backend, const wc_aead &aead,
-                    std::span<const uint8_t> key, unsigned threads);
+// Builds the AEAD bound to `key` that runs host-memory messages as
+// `options` ask: backends cpu, auto and hybrid keep them on the CPU, batches
+// spread over options.threads threads (0: every core; no AEAD break-even
+// size has been measured yet); gpu runs them on the device list (every
+// device where there is none), WC_ERR_NO_DEVICE without one, never a silent
+// fallback. The device list is checked whatever the backend (check_devices).
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
+                    std::span<const uint8_t> key);
 
 }  // namespace warpcrypt::engine

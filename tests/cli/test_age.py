@@ -222,6 +222,8 @@ def test_failures_are_one_line_and_leave_no_output(warpcrypt_binary, keys, tmp_p
         result = run([warpcrypt_binary, "age", *args], check=False)
         lines = result.stderr.decode().strip().splitlines()
         assert result.returncode != 0 and len(lines) == 1 and re.search(message, lines[0]), (args, lines)
+        if message.startswith("authentication"):
+            assert result.returncode == 4, (args, result.returncode)
         assert result.stdout == b""
         assert not out.exists()
         assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.age"]
@@ -238,5 +240,5 @@ def test_gpu_backend_without_a_device_is_refused(warpcrypt_binary, keys, tmp_pat
         assert back == plain and run([AGE, "-d", "-i", keys["files"]["age"], tmp_path / "gpu.age"]).stdout == plain
         return
     result = run([warpcrypt_binary, *args], stdin=plain, check=False)
-    assert result.returncode != 0 and b"cannot run on backend gpu" in result.stderr
+    assert result.returncode == 5 and b"cannot run on backend gpu" in result.stderr
     assert not (tmp_path / "gpu.age").exists()

@@ -43,6 +43,16 @@ def test_exit_status_by_kind(args, status, files, run_cli):
     assert len(result.stderr_lines) == 1 and not (files / "x").exists(), result.describe()
 
 
+def test_an_age_file_no_identity_opens_is_an_authentication_failure(files, run_cli):
+    for name in ("mine", "theirs"):
+        run_cli("age-keygen", "-o", name, cwd=files).check()
+    recipient = run_cli("age-keygen", "-y", "theirs", cwd=files).check().stdout.decode().strip()
+    run_cli("age", "-r", recipient, "-o", "p.age", "p", cwd=files).check()
+    result = run_cli("age", "-d", "-i", "mine", "-o", "x", "p.age", cwd=files)
+    assert result.returncode == 4 and "no identity matched" in result.stderr_text, result.describe()
+    assert not (files / "x").exists()
+
+
 @pytest.mark.parametrize("args", [["enc", *CTR, "--backend", "hybrid"], ["enc", *CTR, "--backend", "gpu"],
                                   ["enc", *CTR, "--backend", "hybrid", "--devices", "0,1"],
                                   ["enc", *CTR, "--devices", "7"], ["enc", *CTR, "--backend", "cpu", "--devices", "7"],

@@ -1,9 +1,8 @@
 // The streaming engine on the GPU: buffer and descriptor jobs through GPU
 // lanes alone and mixed with CPU lanes (hybrid), with one and several
-// streams, one device and the same device listed three times (each entry
-// gets its own lanes, which is how a several-GPU machine is driven), from
-// pageable and page-locked memory. Everything must equal the CPU one-shot
-// result.
+// streams, one device, the same device listed three times (each entry gets
+// its own lanes) and, where the machine has them, two devices, from pageable
+// and page-locked memory. Everything must equal the CPU one-shot result.
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -34,11 +33,18 @@ struct Shape {
 };
 
 std::vector<Shape> shapes() {
-  return {{WC_BACKEND_GPU, 1, {0}, "gpu_1stream"},
-          {WC_BACKEND_GPU, 4, {0}, "gpu_4streams"},
-          {WC_BACKEND_GPU, 2, {0, 0, 0}, "gpu_3devices"},
-          {WC_BACKEND_HYBRID, 3, {0}, "hybrid"},
-          {WC_BACKEND_HYBRID, 2, {0, 0}, "hybrid_2devices"}};
+  std::vector<Shape> all = {{WC_BACKEND_GPU, 1, {0}, "gpu_1stream"},
+                            {WC_BACKEND_GPU, 4, {0}, "gpu_4streams"},
+                            {WC_BACKEND_GPU, 2, {0, 0, 0}, "gpu_3devices"},
+                            {WC_BACKEND_HYBRID, 3, {0}, "hybrid"},
+                            {WC_BACKEND_HYBRID, 2, {0, 0}, "hybrid_2devices"}};
+  // Where there are two devices, the job spreads over both, as
+  // `--devices 0,1` asks, in either order.
+  if (device_count() >= 2) {
+    all.push_back({WC_BACKEND_GPU, 2, {0, 1}, "gpu_devices_0_1"});
+    all.push_back({WC_BACKEND_HYBRID, 2, {1, 0}, "hybrid_devices_1_0"});
+  }
+  return all;
 }
 
 wc_options shape_options(const Shape &shape) {

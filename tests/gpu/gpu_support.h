@@ -1,4 +1,5 @@
-// Device memory for the GPU tests, with guard bytes around every buffer.
+// Device memory for the GPU tests, with guard bytes around every buffer, and
+// how many devices there are.
 #ifndef WARPCRYPT_TESTS_GPU_GPU_SUPPORT_H
 #define WARPCRYPT_TESTS_GPU_GPU_SUPPORT_H
 
@@ -31,6 +32,19 @@ class DeviceBuffer {
 };
 
 void synchronize_device();
+
+// The CUDA devices this machine has.
+int device_count();
+
+// Tests that need `n` devices skip, saying so, on a machine with fewer.
+#define WCTEST_REQUIRE_GPUS(n)                                                                      \
+  do {                                                                                               \
+    WCTEST_REQUIRE_GPU();                                                                            \
+    if (::wctest::device_count() < (n)) {                                                            \
+      GTEST_SKIP() << "this machine has " << ::wctest::device_count() << " CUDA device(s), the test " \
+                   << "needs " << (n) << ": multi-GPU test skipped";                                 \
+    }                                                                                                \
+  } while (0)
 
 }  // namespace wctest
 

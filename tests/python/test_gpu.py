@@ -248,12 +248,46 @@ def test_gpu_misuse_is_refused_clearly(gpu):
         warpcrypt.encrypt("aes-256-ecb", KEY, None, array[:60], out=array[:60], padding=False)
 
 
-def test_second_device():
+def two_devices():
     torch = Torch().torch
     if torch.cuda.device_count() < 2:
-        pytest.skip("one CUDA device: the multi-device test needs two")
+        pytest.skip(f"{torch.cuda.device_count()} CUDA device(s): multi-device tests need two")
+    return torch
+
+
+def test_second_device():
+    torch = two_devices()
     data = random.Random("second").randbytes(10_000)
     with torch.cuda.device(1):
         array = torch.frombuffer(bytearray(data), dtype=torch.uint8).to("cuda:1")
         warpcrypt.encrypt(NAME, KEY, IV, array, out=array)
         assert array.cpu().numpy().tobytes() == cpu(NAME, data)
+
+
+def test_tensors_are_worked_on_their_own_device():
+    """A tensor on cuda:1 while cuda:0 is current: the work runs on cuda:1, on
+    its current stream or an explicit stream of it, and cuda:0 stays current."""
+    from warpcrypt.aead import AESGCM
+
+    torch = two_devices()
+    torch.cuda.set_device(0)
+    data = random.Random("elsewhere").randbytes((1 << 20) + 5)
+    array = torch.frombuffer(bytearray(data), dtype=torch.uint8).to("cuda:1")
+    warpcrypt.encrypt(NAME, KEY, IV, array, out=array)
+    torch.cuda.synchronize(1)
+    assert array.cpu().numpy().tobytes() == cpu(NAME, data)
+
+    stream = torch.cuda.Stream(device=1)
+    again = torch.frombuffer(bytearray(data), dtype=torch.uint8).to("cuda:1")
+    torch.cuda.synchronize(1)
+    warpcrypt.encrypt(NAME, KEY, IV, again, out=again, stream=stream)
+    stream.synchronize()
+    assert again.cpu().numpy().tobytes() == cpu(NAME, data)
+
+    aead = AESGCM(KEY)
+    sealed = torch.empty(len(data) + 16, dtype=torch.uint8, device="cuda:1")
+    plain = torch.frombuffer(bytearray(data), dtype=torch.uint8).to("cuda:1")
+    aead.encrypt_into(IV[:12], plain, b"aad", sealed)
+    torch.cuda.synchronize(1)
+    assert sealed.cpu().numpy().tobytes() == aead.encrypt(IV[:12], data, b"aad")
+    assert torch.cuda.current_device() == 0

@@ -124,11 +124,13 @@ void add_keys(Keys *keys, const std::string &text, const std::string &where, Add
   if (status != WC_OK) throw CliError(where + ": " + (detail != nullptr ? detail : wc_status_string(status)));
 }
 
+// The library's sentence for a failed job, exiting by its kind.
 [[noreturn]] void fail(const AgeOptions &o, wc_status status, const wc_job &job) {
-  if (status == WC_ERR_NO_DEVICE || status == WC_ERR_BACKEND_UNAVAILABLE) {
-    throw CliError(std::string("cannot run on backend ") + wc_backend_name(o.backend) + ": " + job.message);
+  const wc_status_kind kind = wc_status_kind_of(status);
+  if (kind == WC_KIND_NO_DEVICE) {
+    throw CliError(std::string("cannot run on backend ") + wc_backend_name(o.backend) + ": " + job.message, kind);
   }
-  throw CliError(std::string(o.decrypt ? "decryption failed: " : "encryption failed: ") + job.message);
+  throw CliError(std::string(o.decrypt ? "decryption failed: " : "encryption failed: ") + job.message, kind);
 }
 
 void report(const AgeOptions &o, const wc_job &job) {

@@ -91,7 +91,9 @@ void add_speed_options(Command &command, SpeedOptions &o) {
                      "cpu, gpu, hybrid or auto (default cpu); WARPCRYPT_GPU_KERNELS=reference in the "
                      "environment times the GPU's reference kernels",
                      [&o](const std::string &name) { o.backend = parse_backend(name); });
-  command.add_option("--resident", "WHERE", "host (default; end to end) or device (kernel only, GPU backends)",
+  command.add_option("--resident", "WHERE",
+                     "host (default; end to end) or device (kernel only, GPU backends; with several devices, "
+                     "each works its own buffer and the figure is their sum)",
                      [&o](const std::string &where) {
                        if (where != "host" && where != "device") throw CliError("--resident takes host or device");
                        o.residency = where == "host" ? Residency::host : Residency::device;
@@ -137,7 +139,8 @@ Measurement measure(const SpeedOptions &o, const Subject &subject, size_t reques
   Measurement m{subject, bytes, 0, {}};
   for (unsigned r = 0; r < o.runs; ++r) {
     const double run_seconds = workload->time_operations(operations);
-    m.run_gbps.push_back(static_cast<double>(bytes) * static_cast<double>(operations) / run_seconds / 1e9);
+    const double run_bytes = static_cast<double>(bytes) * static_cast<double>(operations * workload->copies());
+    m.run_gbps.push_back(run_bytes / run_seconds / 1e9);
   }
   m.median_gbps = median(m.run_gbps);
   return m;
@@ -147,7 +150,7 @@ const char *residency_name(Residency r) { return r == Residency::host ? "host" :
 
 void print_table(const SpeedOptions &o, const std::vector<Measurement> &results, unsigned threads) {
   std::printf("warpcrypt %s speed: backend %s (%s), %s-resident, %u CPU thread(s), %s\n", wc_version(),
-              wc_backend_name(o.backend), device_description(o.backend).c_str(), residency_name(o.residency),
+              wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(), residency_name(o.residency),
               threads, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   std::printf("The 'numbers' are in GB/s (10^9 bytes/s), median of %u runs.\n", o.runs);
   std::printf("%-18s", "type");
@@ -166,7 +169,7 @@ void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, 
   std::printf("{\"version\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"resident\": \"%s\", "
               "\"memory\": \"%s\", \"threads\": %u, \"chunk_bytes\": %zu, \"streams\": %u, "
               "\"direction\": \"%s\", \"unit\": \"GB/s\", \"results\": [\n",
-              wc_version(), wc_backend_name(o.backend), device_description(o.backend).c_str(),
+              wc_version(), wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(),
               residency_name(o.residency), o.pageable ? "pageable" : "pinned", threads,
               o.engine.chunk_bytes != 0       ? o.engine.chunk_bytes
               : o.backend == WC_BACKEND_CPU ? WC_DEFAULT_CPU_CHUNK_BYTES

@@ -1,9 +1,12 @@
 // The CUDA side of `warpcrypt speed`: device-resident buffers timed with CUDA
-// events, and pinned host memory for the end-to-end figures.
+// events (on several devices, with the host's clock around all of them), and
+// pinned host memory for the end-to-end figures.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_error.h"
@@ -17,10 +20,12 @@ void check_cuda(cudaError_t error, const char *what) {
 }
 
 // What both device workloads share: a stream, a buffer of random bytes in
-// device memory, and operations timed with CUDA events on that stream.
+// the memory of one device, and operations timed with CUDA events on that
+// stream. Made with its device current, and timed from any thread.
 class TimedDeviceWorkload : public Workload {
  public:
   explicit TimedDeviceWorkload(const WorkloadSpec &spec) : spec_(spec) {
+    check_cuda(cudaGetDevice(&device_), "cudaGetDevice");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
     check_cuda(cudaEventCreate(&stop_), "cudaEventCreate");
@@ -42,6 +47,7 @@ class TimedDeviceWorkload : public Workload {
   }
 
   double time_operations(size_t operations) override {
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
     check_cuda(cudaEventRecord(start_, stream_), "cudaEventRecord");
     for (size_t i = 0; i < operations; ++i) queue_operation();
     check_cuda(cudaEventRecord(stop_, stream_), "cudaEventRecord");
@@ -56,6 +62,7 @@ class TimedDeviceWorkload : public Workload {
   virtual void queue_operation() = 0;
 
   WorkloadSpec spec_;
+  int device_ = 0;
   cudaStream_t stream_ = nullptr;
   uint8_t *buffer_ = nullptr;
 
@@ -132,9 +139,62 @@ class DeviceAeadWorkload final : public TimedDeviceWorkload {
   uint8_t *tag_and_verdict_ = nullptr;
 };
 
-bool have_device() {
+// The same workload on several devices at once, one host thread each.
+// Events of different devices cannot be compared, so a run's time is the
+// host's clock from before the first thread starts until the last is done.
+class DeviceSetWorkload final : public Workload {
+ public:
+  explicit DeviceSetWorkload(std::vector<std::unique_ptr<Workload>> members) : members_(std::move(members)) {}
+
+  double time_operations(size_t operations) override {
+    std::vector<std::thread> threads;
+    std::vector<std::string> failures(members_.size());
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < members_.size(); ++i) {
+      threads.emplace_back([this, i, operations, &failures] {
+        try {
+          members_[i]->time_operations(operations);
+        } catch (const CliError &error) {
+          failures[i] = error.what();
+        }
+      });
+    }
+    for (std::thread &thread : threads) thread.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const std::string &failure : failures) {
+      if (!failure.empty()) throw CliError(failure);
+    }
+    return seconds;
+  }
+
+  size_t copies() const override { return members_.size(); }
+
+ private:
+  std::vector<std::unique_ptr<Workload>> members_;
+};
+
+int device_count() {
   int count = 0;
-  return wc_device_count(&count) == WC_OK && count > 0;
+  return wc_device_count(&count) == WC_OK ? count : 0;
+}
+
+bool have_device() { return device_count() > 0; }
+
+// The devices `engine` lists, each one the library knows, or every device.
+std::vector<int> listed_devices(const EngineFlags &engine) {
+  std::vector<int> devices = engine.devices;
+  for (int device = 0; devices.empty() && device < device_count(); ++device) devices.push_back(device);
+  for (int device : devices) {
+    wc_device_info info;
+    check(wc_device_info_get(&info, device), "--devices " + std::to_string(device));
+  }
+  return devices;
+}
+
+std::unique_ptr<Workload> make_one_device_workload(const WorkloadSpec &spec, int device) {
+  check_cuda(cudaSetDevice(device), "cudaSetDevice");
+  if (spec.aead != nullptr) return std::make_unique<DeviceAeadWorkload>(spec);
+  return std::make_unique<DeviceWorkload>(spec);
 }
 
 }  // namespace
@@ -144,8 +204,11 @@ std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec) {
     throw CliError("--resident device needs a CUDA device; run without it to measure the CPU", WC_KIND_NO_DEVICE);
   }
   if (spec.backend != WC_BACKEND_GPU) throw CliError("--resident device needs --backend gpu");
-  if (spec.aead != nullptr) return std::make_unique<DeviceAeadWorkload>(spec);
-  return std::make_unique<DeviceWorkload>(spec);
+  const std::vector<int> devices = listed_devices(*spec.engine);
+  if (devices.size() == 1) return make_one_device_workload(spec, devices.front());
+  std::vector<std::unique_ptr<Workload>> members;
+  for (int device : devices) members.push_back(make_one_device_workload(spec, device));
+  return std::make_unique<DeviceSetWorkload>(std::move(members));
 }
 
 std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool pinned) {
@@ -157,10 +220,12 @@ std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool pinned) {
   return allocate_pageable_buffer(bytes);
 }
 
-std::string device_description(wc_backend backend) {
+std::string device_description(wc_backend backend, const EngineFlags &engine) {
   if (backend == WC_BACKEND_CPU || !have_device()) return "cpu";
+  const std::vector<int> devices = listed_devices(engine);
   wc_device_info info;
-  return wc_device_info_get(&info, 0) == WC_OK ? info.name : "gpu";
+  const std::string name = wc_device_info_get(&info, devices.front()) == WC_OK ? info.name : "gpu";
+  return devices.size() == 1 ? name : std::to_string(devices.size()) + " x " + name;
 }
 
 }  // namespace warpcrypt::cli

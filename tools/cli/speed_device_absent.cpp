@@ -10,6 +10,6 @@ std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &) {
 
 std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool) { return allocate_pageable_buffer(bytes); }
 
-std::string device_description(wc_backend) { return "cpu"; }
+std::string device_description(wc_backend, const EngineFlags &) { return "cpu"; }
 
 }  // namespace warpcrypt::cli

@@ -74,6 +74,7 @@ class HostAeadWorkload final : public Workload {
     wc_options_init(&options_);
     options_.backend = spec.backend;
     options_.threads = spec.threads;
+    apply_engine_flags(*spec.engine, &options_);
     if (spec.direction == WC_DECRYPT) seal();
   }
 

@@ -34,6 +34,10 @@ class Workload {
   // Runs `operations` back-to-back operations and returns the seconds they
   // took, measured to their completion.
   virtual double time_operations(size_t operations) = 0;
+  // How many copies of each operation run at once (one per device of a
+  // device-resident workload on several devices): the bytes of one
+  // operation count this many times.
+  virtual size_t copies() const { return 1; }
 };
 
 std::unique_ptr<Workload> make_host_workload(const WorkloadSpec &spec);
@@ -45,7 +49,9 @@ struct AeadKeying {
   std::vector<uint8_t> tag;
 };
 AeadKeying make_aead_keying(const wc_aead *aead);
-// Throws CliError where the build has no CUDA or there is no device.
+// Throws CliError where the build has no CUDA or there is no device. On
+// every device of spec.engine->devices (all devices where it is empty) at
+// once, each with its own buffer of spec.bytes.
 std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec);
 
 // Page-locked host memory where CUDA is built in and a device present (so
@@ -57,7 +63,8 @@ void fill_random(uint8_t *buffer, size_t bytes);
 // Ordinary 64-byte aligned memory.
 std::shared_ptr<uint8_t> allocate_pageable_buffer(size_t bytes);
 
-// "NVIDIA H100 80GB HBM3" or "cpu", for reports.
-std::string device_description(wc_backend backend);
+// "NVIDIA H100 80GB HBM3", "2 x NVIDIA H100 80GB HBM3" or "cpu", for
+// reports: the devices `engine` lists, or every device.
+std::string device_description(wc_backend backend, const EngineFlags &engine);
 
 }  // namespace warpcrypt::cli

@@ -23,7 +23,7 @@ wc_status no_lanes(std::vector<std::unique_ptr<Lane>> *, int, unsigned, const wc
   return WC_ERR_NO_DEVICE;
 }
 
-wc_status no_aead(std::unique_ptr<AeadCipher> *, const wc_aead &, std::span<const uint8_t>) {
+wc_status no_aead(std::unique_ptr<AeadCipher> *, const wc_aead &, std::span<const uint8_t>, std::span<const int>) {
   return WC_ERR_NO_DEVICE;
 }
 

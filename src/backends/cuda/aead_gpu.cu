@@ -414,17 +414,19 @@ class KeyedGpuAead {
 };
 
 // Host memory through the GPU as the plain ciphers' lanes move it: leased
-// pinned and device buffers on several streams, so that one lane's upload
-// overlaps another's kernels and a third's download. Messages that fit a
-// lane travel in groups, one launch per group. A longer message travels in
-// pieces of whole segments, one per lane in turn, each piece's segment
-// values going to one array; its finish kernel waits for every lane and
-// runs with the last piece, which holds the tail. Page-locked memory is
-// copied straight from and to; pageable memory is staged through the lane's
-// pinned buffer.
+// pinned and device buffers on several streams per device, so that one
+// lane's upload overlaps another's kernels and a third's download. Messages
+// that fit a lane travel in groups, one launch per group, the groups going
+// to the devices in turn. A longer message travels in pieces of whole
+// segments on one device, one piece per lane in turn, each piece's segment
+// values going to one array in that device's memory; its finish kernel
+// waits for every lane of the device and runs with the last piece, which
+// holds the tail. Page-locked memory is copied straight from and to;
+// pageable memory is staged through the lane's pinned buffer.
 class GpuAead final : public AeadCipher {
  public:
-  explicit GpuAead(std::unique_ptr<KeyedGpuAead> keyed) : keyed_(std::move(keyed)) {}
+  GpuAead(std::unique_ptr<KeyedGpuAead> keyed, std::vector<int> devices)
+      : keyed_(std::move(keyed)), devices_(std::move(devices)) {}
 
   wc_backend backend() const override { return WC_BACKEND_GPU; }
 
@@ -436,9 +438,15 @@ class GpuAead final : public AeadCipher {
     return run(messages, tag_len, false, results);
   }
 
+  // Every message of a batch lives on one device; the first one's buffers
+  // say which.
   wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
                          wc_cuda_stream stream) const override {
-    return keyed_->queue(messages, tag_len, seal, verified, static_cast<cudaStream_t>(stream));
+    if (messages.empty()) return WC_OK;
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    const WorkDevice on_device(cuda_stream, {messages[0].in, messages[0].out, messages[0].tag, verified});
+    if (on_device.status() != WC_OK) return on_device.status();
+    return keyed_->queue(messages, tag_len, seal, verified, cuda_stream);
   }
 
  private:
@@ -449,6 +457,13 @@ class GpuAead final : public AeadCipher {
     std::function<void()> collect;
   };
 
+  // One device's lanes, taken in turn.
+  struct DeviceLanes {
+    int device = 0;
+    std::vector<HostLane> lanes;
+    size_t next = 0;
+  };
+
   // Per message in a group: its bytes at a 16-byte boundary; then per
   // message 16 bytes of tag and a verdict. A piece: its bytes, then the tag
   // and the verdict.
@@ -456,16 +471,17 @@ class GpuAead final : public AeadCipher {
   static size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
 
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
-    int device = 0;
-    wc_status status = device_status(cudaGetDevice(&device));
-    std::vector<HostLane> lanes(tuning::kAeadHostLanes);
-    for (HostLane &lane : lanes) {
-      if (status == WC_OK) status = LeasedBuffers::acquire(&lane.buffers, device, kLaneBytes);
-    }
-    size_t next_lane = 0;
+    std::vector<DeviceLanes> devices;
+    wc_status status = list_devices(&devices);
+    size_t turn = 0;
     for (size_t first = 0; first < messages.size() && status == WC_OK;) {
+      DeviceLanes &device = devices[turn++ % devices.size()];
+      const CurrentDevice on_device(device.device);
+      status = on_device.status();
+      if (status == WC_OK && device.lanes.empty()) status = lease_lanes(device);
+      if (status != WC_OK) break;
       if (round_up16(messages[first].len) + kTrailerBytes > kLaneBytes) {
-        status = run_pieces(lanes, &next_lane, messages[first], tag_len, seal, results ? results + first : nullptr);
+        status = run_pieces(device, messages[first], tag_len, seal, results ? results + first : nullptr);
         ++first;
         continue;
       }
@@ -475,26 +491,53 @@ class GpuAead final : public AeadCipher {
         bytes += round_up16(messages[end].len) + kTrailerBytes;
         ++end;
       }
-      HostLane &lane = next_lane_of(lanes, &next_lane, &status);
+      HostLane &lane = next_lane_of(device, &status);
       if (status == WC_OK) {
         status = run_group(lane, messages.subspan(first, end - first), tag_len, seal, results ? results + first : nullptr);
       }
       first = end;
     }
-    for (HostLane &lane : lanes) {
-      if (lane.buffers == nullptr) continue;
-      const wc_status waited = lane.buffers->wait();
-      if (status == WC_OK) status = waited;
-      if (status == WC_OK && lane.collect) lane.collect();
+    for (DeviceLanes &device : devices) {
+      for (HostLane &lane : device.lanes) {
+        if (lane.buffers == nullptr) continue;
+        const wc_status waited = lane.buffers->wait();
+        if (status == WC_OK) status = waited;
+        if (status == WC_OK && lane.collect) lane.collect();
+      }
     }
     if (status == WC_OK && !seal) status = combined_open_status({results, messages.size()});
     return status;
   }
 
-  // The next lane in turn, once its stream has passed its earlier work and
-  // the host has collected that work's outputs.
-  static HostLane &next_lane_of(std::vector<HostLane> &lanes, size_t *next, wc_status *status) {
-    HostLane &lane = lanes[(*next)++ % lanes.size()];
+  // The devices of the list, or the caller's current device where the list
+  // is empty, their lanes not yet leased.
+  wc_status list_devices(std::vector<DeviceLanes> *devices) const {
+    std::vector<int> ordinals = devices_;
+    if (ordinals.empty()) {
+      int current = 0;
+      const wc_status status = device_status(cudaGetDevice(&current));
+      if (status != WC_OK) return status;
+      ordinals.push_back(current);
+    }
+    for (int ordinal : ordinals) devices->emplace_back().device = ordinal;
+    return WC_OK;
+  }
+
+  // kAeadHostLanes lanes on the device, leased when a message first goes
+  // there: a call of one message leases on one device only.
+  static wc_status lease_lanes(DeviceLanes &device) {
+    device.lanes.resize(tuning::kAeadHostLanes);
+    for (HostLane &lane : device.lanes) {
+      const wc_status status = LeasedBuffers::acquire(&lane.buffers, device.device, kLaneBytes);
+      if (status != WC_OK) return status;
+    }
+    return WC_OK;
+  }
+
+  // The device's next lane in turn, once its stream has passed its earlier
+  // work and the host has collected that work's outputs.
+  static HostLane &next_lane_of(DeviceLanes &device, wc_status *status) {
+    HostLane &lane = device.lanes[device.next++ % device.lanes.size()];
     if (*status != WC_OK) return lane;
     *status = lane.buffers->wait();
     if (*status == WC_OK && lane.collect) lane.collect();
@@ -545,8 +588,9 @@ class GpuAead final : public AeadCipher {
     return WC_OK;
   }
 
-  wc_status run_pieces(std::vector<HostLane> &lanes, size_t *next_lane, const wc_aead_message &m, size_t tag_len,
-                       bool seal, wc_status *result) const {
+  // With the lanes' device current.
+  wc_status run_pieces(DeviceLanes &device_lanes, const wc_aead_message &m, size_t tag_len, bool seal,
+                       wc_status *result) const {
     AeadMessageJob job;
     wc_status status = keyed_->prepare_job(&job, m, nullptr);
     if (status != WC_OK) return status;
@@ -573,7 +617,7 @@ class GpuAead final : public AeadCipher {
       const uint64_t begin_byte = segment_start(first);
       const uint64_t end_byte = last ? m.len : segment_start(end);
       const size_t len = end_byte - begin_byte;
-      HostLane &lane = next_lane_of(lanes, next_lane, &status);
+      HostLane &lane = next_lane_of(device_lanes, &status);
       if (status != WC_OK) break;
       LeasedBuffers &buffers = *lane.buffers;
       cudaStream_t stream = buffers.stream();
@@ -603,7 +647,7 @@ class GpuAead final : public AeadCipher {
       if (status == WC_OK) status = keyed_->queue_kernels(launch, end - first, false, stream);
       if (status == WC_OK && last) {
         // The finish kernel reads every piece's segment values.
-        for (const HostLane &other : lanes) {
+        for (const HostLane &other : device_lanes.lanes) {
           if (&other != &lane && status == WC_OK) status = buffers.order_after(*other.buffers);
         }
         if (status == WC_OK) status = keyed_->queue_kernels(launch, 0, true, stream);
@@ -641,6 +685,7 @@ class GpuAead final : public AeadCipher {
   static constexpr size_t kLaneBytes = tuning::kAeadHostLaneBytes;
 
   std::unique_ptr<KeyedGpuAead> keyed_;
+  std::vector<int> devices_;
 };
 
 wc_status make_keyed(std::unique_ptr<KeyedGpuAead> *out, const wc_aead &aead, std::span<const uint8_t> key) {
@@ -652,11 +697,14 @@ wc_status make_keyed(std::unique_ptr<KeyedGpuAead> *out, const wc_aead &aead, st
 
 }  // namespace
 
-wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key) {
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key,
+                    std::span<const int> devices) {
   if (device_count() == 0) return WC_ERR_NO_DEVICE;
   std::unique_ptr<KeyedGpuAead> keyed;
   const wc_status status = make_keyed(&keyed, aead, key);
-  if (status == WC_OK) *out = std::make_unique<GpuAead>(std::move(keyed));
+  if (status == WC_OK) {
+    *out = std::make_unique<GpuAead>(std::move(keyed), std::vector<int>(devices.begin(), devices.end()));
+  }
   return status;
 }
 

@@ -40,6 +40,44 @@ wc_status device_status(cudaError_t error) {
   return WC_ERR_DEVICE;
 }
 
+CurrentDevice::CurrentDevice(int device) {
+  if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+  status_ = device_status(cudaSetDevice(device));
+}
+
+CurrentDevice::~CurrentDevice() {
+  if (previous_ >= 0) cudaSetDevice(previous_);
+}
+
+WorkDevice::WorkDevice(cudaStream_t stream, std::initializer_list<const void *> buffers) {
+  int chosen = -1;
+  const bool default_stream = stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+  if (!default_stream && cudaStreamGetDevice(stream, &chosen) != cudaSuccess) {
+    cudaGetLastError();
+    status_ = WC_ERR_INVALID_ARGUMENT;  // not a stream of this process's devices
+    return;
+  }
+  for (const void *buffer : buffers) {
+    cudaPointerAttributes attributes{};
+    if (buffer == nullptr || cudaPointerGetAttributes(&attributes, buffer) != cudaSuccess) {
+      cudaGetLastError();
+      continue;  // not memory CUDA knows of
+    }
+    if (attributes.type != cudaMemoryTypeDevice) continue;
+    if (chosen < 0) chosen = attributes.device;
+    if (attributes.device != chosen) {
+      status_ = WC_ERR_INVALID_ARGUMENT;
+      return;
+    }
+  }
+  if (chosen < 0 && cudaGetDevice(&chosen) != cudaSuccess) {
+    status_ = device_status(cudaErrorNoDevice);
+    return;
+  }
+  current_.emplace(chosen);
+  status_ = current_->status();
+}
+
 const DeviceContext *current_device_context() {
   static std::array<DeviceContext, kMaxDevices> contexts;
   static std::array<std::once_flag, kMaxDevices> once;

@@ -80,18 +80,23 @@ wc_status transform_device_async(const wc_cipher &cipher, wc_direction direction
                                  uint64_t stream_offset, const uint8_t *in, uint8_t *out, size_t len,
                                  wc_cuda_stream stream) {
   if (!gpu_supports(cipher, direction)) return WC_ERR_BACKEND_UNAVAILABLE;
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  const WorkDevice on_device(cuda_stream, {in, out});
+  if (on_device.status() != WC_OK) return on_device.status();
   const KeyedGpuCipher keyed(cipher, direction, key, selected_implementation());
   uint8_t chain[16] = {};
   if (key.iv.size() == 16) std::memcpy(chain, key.iv.data(), 16);
-  return transform_device(keyed, stream_offset, chain, in, out, len, static_cast<cudaStream_t>(stream));
+  return transform_device(keyed, stream_offset, chain, in, out, len, cuda_stream);
 }
 
 wc_status batch_encrypt_device_async(const wc_cipher &cipher, std::span<const uint8_t> key, bool padding,
                                      const uint8_t *in, uint8_t *out, std::span<const wc_batch_message> messages,
                                      const uint8_t *ivs, wc_cuda_stream stream) {
+  const auto cuda_stream = static_cast<cudaStream_t>(stream);
+  const WorkDevice on_device(cuda_stream, {in, out});
+  if (on_device.status() != WC_OK) return on_device.status();
   const KeyedGpuCipher keyed(cipher, WC_ENCRYPT, KeyMaterial{key, {}}, Implementation::optimized);
-  return batch_encrypt_device(keyed, padding, in, out, messages.data(), messages.size(), ivs,
-                              static_cast<cudaStream_t>(stream));
+  return batch_encrypt_device(keyed, padding, in, out, messages.data(), messages.size(), ivs, cuda_stream);
 }
 
 }  // namespace warpcrypt::cuda

@@ -34,14 +34,15 @@ wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsign
 bool page_locked(const void *host);
 
 // Queues the transform of `len` bytes of device memory at stream byte
-// `stream_offset` on `stream`, with checked arguments;
-// WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run.
+// `stream_offset` on `stream`, with checked arguments, on the device the
+// data and stream live on (WorkDevice); WC_ERR_BACKEND_UNAVAILABLE for modes
+// the GPU does not run.
 wc_status transform_device_async(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
                                  uint64_t stream_offset, const uint8_t *in, uint8_t *out, size_t len,
                                  wc_cuda_stream stream);
 
-// Queues a CBC/CFB encryption batch on device memory; `messages` and `ivs`
-// are host memory.
+// Queues a CBC/CFB encryption batch on device memory, where it lives;
+// `messages` and `ivs` are host memory.
 wc_status batch_encrypt_device_async(const wc_cipher &cipher, std::span<const uint8_t> key, bool padding,
                                      const uint8_t *in, uint8_t *out, std::span<const wc_batch_message> messages,
                                      const uint8_t *ivs, wc_cuda_stream stream);

@@ -105,13 +105,4 @@ wc_status LeasedBuffers::order_after(const LeasedBuffers &other) const {
   return status;
 }
 
-CurrentDevice::CurrentDevice(int device) {
-  if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
-  status_ = device_status(cudaSetDevice(device));
-}
-
-CurrentDevice::~CurrentDevice() {
-  if (previous_ >= 0) cudaSetDevice(previous_);
-}
-
 }  // namespace warpcrypt::cuda

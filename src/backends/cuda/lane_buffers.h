@@ -55,19 +55,4 @@ class LeasedBuffers {
   size_t used_ = 0;
 };
 
-// Makes `device` current for a scope and restores the caller's device after:
-// lanes run on the caller's thread too, whose current device is its own.
-class CurrentDevice {
- public:
-  explicit CurrentDevice(int device);
-  ~CurrentDevice();
-  CurrentDevice(const CurrentDevice &) = delete;
-  CurrentDevice &operator=(const CurrentDevice &) = delete;
-  wc_status status() const { return status_; }
-
- private:
-  int previous_ = -1;
-  wc_status status_ = WC_OK;
-};
-
 }  // namespace warpcrypt::cuda
