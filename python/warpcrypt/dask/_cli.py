@@ -18,9 +18,14 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import warpcrypt
+
+if TYPE_CHECKING:
+    import distributed
+
+    from warpcrypt.dask._keyring import MasterKey
 
 _SIZE = re.compile(r"(\d+)([KMG]?)", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -117,7 +122,7 @@ def _read_key(path: str) -> bytes:
 
 
 @contextlib.contextmanager
-def _client(args: argparse.Namespace) -> Iterator[tuple[Any, int]]:
+def _client(args: argparse.Namespace) -> Iterator[tuple[distributed.Client, int]]:
     """The Dask client, and the library threads each file gets."""
     import distributed
 
@@ -142,7 +147,7 @@ def _run_job(args: argparse.Namespace) -> int:
 
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     # Absolute: the workers resolve the path from folders of their own.
-    key: object = KeyFile(os.path.abspath(args.key_file)) if args.workers_read_key else _read_key(args.key_file)
+    key: MasterKey = KeyFile(os.path.abspath(args.key_file)) if args.workers_read_key else _read_key(args.key_file)
     options = {"key": key, "root": args.root, "suffix": args.suffix, "manifest": args.manifest,
                "backend": args.backend, "progress": progress}
     if args.task_bytes is not None:
@@ -163,11 +168,14 @@ def _run_job(args: argparse.Namespace) -> int:
 
 def _derive_key(args: argparse.Namespace) -> int:
     from warpcrypt.dask._kdf import derive_file_key
-    from warpcrypt.dask._manifest import read_manifest
+    from warpcrypt.dask._manifest import ManifestMismatch, read_manifest
 
     manifest = read_manifest(args.manifest)
+    cipher = manifest["cipher"]
+    if cipher is None:  # a decryption of sealed files: their headers, not the manifest, name the AEAD
+        raise ManifestMismatch(f"{args.manifest} names no cipher: give the encryption's manifest")
     derived = derive_file_key(_read_key(args.key_file), args.identifier, job_id=bytes.fromhex(manifest["job_id"]),
-                              cipher=manifest["cipher"])
+                              cipher=cipher)
     if derived.iv is not None:
         # Shaped for the command line: warpcrypt enc -d -<cipher> $(...) -in ... -out ...
         print(f"-K {derived.key.hex()} -iv {derived.iv.hex()}")
