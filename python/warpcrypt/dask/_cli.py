@@ -55,10 +55,6 @@ def _paths(inputs: list[str]) -> str | list[str]:
     return inputs[0] if len(inputs) == 1 else inputs
 
 
-def _master_key(path: str) -> bytes:
-    return Path(path).read_bytes()
-
-
 def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("inputs", nargs="+", metavar="INPUT",
                         help="a folder, a quoted glob ('data/**/*.bin'), or files: local paths or fsspec URLs")
@@ -152,7 +148,7 @@ def _run_job(args: argparse.Namespace) -> int:
                "backend": args.backend, "progress": progress}
     if args.task_bytes is not None:
         options["task_bytes"] = args.task_bytes
-    paths = args.inputs[0] if len(args.inputs) == 1 else args.inputs  # a folder or glob; or files
+    paths = _paths(args.inputs)
     with _client(args) as (client, threads):
         if args.command == "encrypt":
             report = encrypt_files(paths, args.out, client=client, threads=threads, cipher=args.cipher,
