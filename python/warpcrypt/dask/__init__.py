@@ -66,9 +66,37 @@ def __dir__() -> list[str]:
     return __all__
 
 
+# The names for type checkers. "name as name" marks each as a re-export:
+# mypy --strict takes no other import for one, and cannot read the computed
+# __all__ above.
 if TYPE_CHECKING:
-    from warpcrypt.dask._arrays import EncryptedArray, decrypt_array, encrypt_array
-    from warpcrypt.dask._jobs import JobReport, WorkerSummary, decrypt_files, encrypt_files
-    from warpcrypt.dask._kdf import DerivedKey, derive_chunk_key, derive_file_key, hkdf_sha256, key_check_value
-    from warpcrypt.dask._keyring import InstalledKey, KeyFile, KeyNotHeld, install_key
-    from warpcrypt.dask._manifest import MANIFEST_SUFFIX, ManifestMismatch, manifest_beside, read_manifest
+    from warpcrypt.dask._arrays import (
+        EncryptedArray as EncryptedArray,
+        decrypt_array as decrypt_array,
+        encrypt_array as encrypt_array,
+    )
+    from warpcrypt.dask._jobs import (
+        JobReport as JobReport,
+        WorkerSummary as WorkerSummary,
+        decrypt_files as decrypt_files,
+        encrypt_files as encrypt_files,
+    )
+    from warpcrypt.dask._kdf import (
+        DerivedKey as DerivedKey,
+        derive_chunk_key as derive_chunk_key,
+        derive_file_key as derive_file_key,
+        hkdf_sha256 as hkdf_sha256,
+        key_check_value as key_check_value,
+    )
+    from warpcrypt.dask._keyring import (
+        InstalledKey as InstalledKey,
+        KeyFile as KeyFile,
+        KeyNotHeld as KeyNotHeld,
+        install_key as install_key,
+    )
+    from warpcrypt.dask._manifest import (
+        MANIFEST_SUFFIX as MANIFEST_SUFFIX,
+        ManifestMismatch as ManifestMismatch,
+        manifest_beside as manifest_beside,
+        read_manifest as read_manifest,
+    )

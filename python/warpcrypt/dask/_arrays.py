@@ -25,6 +25,7 @@ import json
 import math
 import operator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import dask.array as da
 import numpy as np
@@ -35,8 +36,11 @@ from dask.highlevelgraph import HighLevelGraph
 import warpcrypt
 from warpcrypt.aead import AESGCM, ChaCha20Poly1305
 from warpcrypt.dask._kdf import JOB_ID_LEN, DerivedKey, chunk_cipher_sizes, derive_chunk_key, is_sealed_cipher, new_id
-from warpcrypt.dask._keyring import KeyRef, held_key, key_ref
+from warpcrypt.dask._keyring import HeldKey, KeyRef, held_key, key_ref
 from warpcrypt.dask._worker import DECRYPT, ENCRYPT, resolve_backend
+
+if TYPE_CHECKING:
+    from dask.typing import Key
 
 # Chunks of up to 64 MiB: tens of milliseconds of work per task on a CPU
 # worker, against about a millisecond of Dask's overhead, and small enough
@@ -89,11 +93,12 @@ def _backend(requested: str, block: object) -> str:
 
 
 def _aead(cipher: str, key: bytes, backend: str, threads: int) -> AESGCM | ChaCha20Poly1305:
-    options = {"backend": backend, "threads": threads}
-    return ChaCha20Poly1305(key, **options) if cipher == "chacha20-poly1305" else AESGCM(key, **options)
+    aead = ChaCha20Poly1305 if cipher == "chacha20-poly1305" else AESGCM
+    return aead(key, backend=backend, threads=threads)
 
 
-def _chunk_key(cell: np.ndarray, key: KeyRef, array_id: bytes, cipher: str) -> tuple[tuple[int, ...], DerivedKey]:
+def _chunk_key(cell: np.ndarray, key: KeyRef, array_id: bytes,
+               cipher: str) -> tuple[tuple[int, ...], DerivedKey[bytes]]:
     """The chunk's index, from its cell of the index array, and its key,
     derived here on the worker."""
     index = cell.flat[0]
@@ -156,7 +161,7 @@ def _chunk_indices(array: da.Array, token: str) -> da.Array:
     """An object array with one element per chunk: its index in the chunk
     grid, which blockwise hands to the chunk's task beside the chunk."""
     name = f"warpcrypt-chunk-index-{token}"
-    layer = {}
+    layer: dict[Key, np.ndarray] = {}
     for index in np.ndindex(*array.numblocks):
         cell = np.empty((1,) * array.ndim, dtype=object)
         cell.flat[0] = index
@@ -167,7 +172,7 @@ def _chunk_indices(array: da.Array, token: str) -> da.Array:
 
 def encrypt_array(
     array: da.Array,
-    key: object,
+    key: HeldKey,
     *,
     cipher: str = "aes-256-gcm",
     array_id: bytes | None = None,
@@ -226,7 +231,7 @@ def encrypt_array(
     return EncryptedArray(ciphertext, tags, array_id, name)
 
 
-def decrypt_array(encrypted: EncryptedArray, key: object, *, backend: str = "auto", threads: int = 0) -> da.Array:
+def decrypt_array(encrypted: EncryptedArray, key: HeldKey, *, backend: str = "auto", threads: int = 0) -> da.Array:
     """Decrypts what encrypt_array returned, lazily. The ciphertext must have
     the chunks it was encrypted with (as stored); with an AEAD, computing a
     chunk that does not authenticate raises InvalidTag naming the chunk.
@@ -242,17 +247,19 @@ def decrypt_array(encrypted: EncryptedArray, key: object, *, backend: str = "aut
     options = {"key": ref, "array_id": bytes(encrypted.array_id), "cipher": name, "backend": backend,
                "threads": threads}
     if not is_sealed_cipher(name):
-        return da.blockwise(
+        plaintext: da.Array = da.blockwise(
             _crypt_chunk, axes, ciphertext, axes, keys, axes,
             align_arrays=False, dtype=ciphertext.dtype, meta=meta, name=f"warpcrypt-decrypt-array-{token}",
             operation=DECRYPT, **options)
+        return plaintext
     if encrypted.tags is None or encrypted.tags.shape != ciphertext.numblocks + (TAG_LEN,):
         raise ValueError(f"{name} needs the tags array, of shape numblocks + ({TAG_LEN},) = "
                          f"{ciphertext.numblocks + (TAG_LEN,)}")
     tags = encrypted.tags.rechunk(keys.chunks + ((TAG_LEN,),))
-    return da.blockwise(
+    opened: da.Array = da.blockwise(
         # "tag" is the tags' last axis, absent from the output: its one chunk
         # is handed over whole.
         _open_chunk, axes, ciphertext, axes, tags, axes + ("tag",), keys, axes,
         align_arrays=False, concatenate=True, dtype=ciphertext.dtype, meta=meta,
         name=f"warpcrypt-open-array-{token}", layout=_layout(ciphertext), **options)
+    return opened

@@ -18,9 +18,14 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import warpcrypt
+
+if TYPE_CHECKING:
+    import distributed
+
+    from warpcrypt.dask._keyring import MasterKey
 
 _SIZE = re.compile(r"(\d+)([KMG]?)", re.IGNORECASE)
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
@@ -48,10 +53,6 @@ class _Parser(argparse.ArgumentParser):
 def _paths(inputs: list[str]) -> str | list[str]:
     # One argument may be a folder or a quoted glob; several are files.
     return inputs[0] if len(inputs) == 1 else inputs
-
-
-def _master_key(path: str) -> bytes:
-    return Path(path).read_bytes()
 
 
 def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,7 +118,7 @@ def _read_key(path: str) -> bytes:
 
 
 @contextlib.contextmanager
-def _client(args: argparse.Namespace) -> Iterator[tuple[Any, int]]:
+def _client(args: argparse.Namespace) -> Iterator[tuple[distributed.Client, int]]:
     """The Dask client, and the library threads each file gets."""
     import distributed
 
@@ -142,12 +143,12 @@ def _run_job(args: argparse.Namespace) -> int:
 
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     # Absolute: the workers resolve the path from folders of their own.
-    key: object = KeyFile(os.path.abspath(args.key_file)) if args.workers_read_key else _read_key(args.key_file)
+    key: MasterKey = KeyFile(os.path.abspath(args.key_file)) if args.workers_read_key else _read_key(args.key_file)
     options = {"key": key, "root": args.root, "suffix": args.suffix, "manifest": args.manifest,
                "backend": args.backend, "progress": progress}
     if args.task_bytes is not None:
         options["task_bytes"] = args.task_bytes
-    paths = args.inputs[0] if len(args.inputs) == 1 else args.inputs  # a folder or glob; or files
+    paths = _paths(args.inputs)
     with _client(args) as (client, threads):
         if args.command == "encrypt":
             report = encrypt_files(paths, args.out, client=client, threads=threads, cipher=args.cipher,
@@ -163,11 +164,14 @@ def _run_job(args: argparse.Namespace) -> int:
 
 def _derive_key(args: argparse.Namespace) -> int:
     from warpcrypt.dask._kdf import derive_file_key
-    from warpcrypt.dask._manifest import read_manifest
+    from warpcrypt.dask._manifest import ManifestMismatch, read_manifest
 
     manifest = read_manifest(args.manifest)
+    cipher = manifest["cipher"]
+    if cipher is None:  # a decryption of sealed files: their headers, not the manifest, name the AEAD
+        raise ManifestMismatch(f"{args.manifest} names no cipher: give the encryption's manifest")
     derived = derive_file_key(_read_key(args.key_file), args.identifier, job_id=bytes.fromhex(manifest["job_id"]),
-                              cipher=manifest["cipher"])
+                              cipher=cipher)
     if derived.iv is not None:
         # Shaped for the command line: warpcrypt enc -d -<cipher> $(...) -in ... -out ...
         print(f"-K {derived.key.hex()} -iv {derived.iv.hex()}")

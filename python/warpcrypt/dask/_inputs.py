@@ -8,11 +8,14 @@ import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypedDict
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-PathsOrGlob = str | os.PathLike | Iterable[str | os.PathLike]
+from warpcrypt._typing import PathLike
+
+PathsOrGlob = PathLike | Iterable[PathLike]
 
 _GLOB_CHARACTERS = frozenset("*?[")
 
@@ -28,7 +31,20 @@ class Listed:
     version: str
 
 
-def open_tree(url: str | os.PathLike) -> tuple[fsspec.AbstractFileSystem, str]:
+class FileInfo(TypedDict, total=False):
+    """The fields of an fsspec info dict that a listing reads; which of them
+    are present, and the types of the times, depend on the file system."""
+
+    name: str
+    size: int
+    type: str
+    ETag: str  # object stores
+    ino: int  # local files
+    mtime: object
+    LastModified: object
+
+
+def open_tree(url: PathLike) -> tuple[fsspec.AbstractFileSystem, str]:
     """The file system of a path or URL and the path on it, without a
     trailing "/"; local paths become absolute."""
     text = os.fspath(url)
@@ -68,7 +84,7 @@ def _glob_root(pattern: str) -> str:
     return "/".join(fixed).rstrip("/") or "/"
 
 
-def listed(info: dict) -> Listed:
+def listed(info: FileInfo) -> Listed:
     """A file as fsspec's info describes it. A local file's version joins its
     inode to its modification time, so that a file renamed into its place
     differs from the one it replaced even within the clock's resolution."""
@@ -81,7 +97,7 @@ def listed(info: dict) -> Listed:
     return Listed(info["name"], int(info["size"]), version)
 
 
-def _files(fs: fsspec.AbstractFileSystem, infos: dict[str, dict]) -> list[Listed]:
+def _files(fs: fsspec.AbstractFileSystem, infos: dict[str, FileInfo]) -> list[Listed]:
     """The regular files among `infos` (pipes, sockets and broken links are
     no data set's files), in a stable order so that reruns plan alike."""
     return [listed(info) for _, info in sorted(infos.items()) if info.get("type") == "file"]
@@ -92,7 +108,7 @@ def _not_found(url: str, what: str) -> FileNotFoundError:
 
 
 def collect_inputs(
-    paths: PathsOrGlob, *, root: str | os.PathLike | None,
+    paths: PathsOrGlob, *, root: PathLike | None,
     exclude: Iterable[tuple[fsspec.AbstractFileSystem, str]],
 ) -> tuple[fsspec.AbstractFileSystem, str, dict[str, Listed]]:
     """(file system, input root, {name: Listed}) for `paths`: a folder (its

@@ -14,23 +14,27 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import Literal, TypedDict
 
 import distributed
 import fsspec
-from dask import delayed
-from dask.delayed import Delayed
+from dask.delayed import Delayed, delayed
 from fsspec.implementations.local import LocalFileSystem
 
 from warpcrypt import _native
+from warpcrypt._typing import PathLike, overload
 from warpcrypt.dask._inputs import Listed, PathsOrGlob, collect_inputs, listed, open_tree, protocol_of, url_of
 from warpcrypt.dask._kdf import is_sealed_cipher, new_id, plain_cipher_info
-from warpcrypt.dask._keyring import KeyRef, install_key, key_ref
+from warpcrypt.dask._keyring import HeldKey, KeyRef, MasterKey, install_key, key_ref
 from warpcrypt.dask._manifest import (
     DONE,
     FAILED,
     PENDING,
+    FileEntry,
+    JobHeader,
     Manifest,
+    ManifestContent,
     ManifestMismatch,
     manifest_beside,
     read_manifest,
@@ -54,6 +58,33 @@ MAX_FILES_PER_TASK = 256
 TASKS_PER_SLOT = 4
 
 
+class WorkerSummaryDict(TypedDict):
+    """WorkerSummary.to_dict()."""
+
+    worker: str
+    host: str
+    backends: list[str]
+    files: int
+    bytes: int
+    gpu_bytes: int
+    busy_seconds: float
+    throughput: float
+
+
+class JobReportDict(TypedDict):
+    """JobReport.to_dict(): the manifest's `last_run`, and the command's --json."""
+
+    operation: str
+    manifest: str
+    processed: int
+    skipped: int
+    failed: dict[str, str]
+    bytes: int
+    seconds: float
+    workers: list[WorkerSummaryDict]
+    throughput: float
+
+
 @dataclass
 class WorkerSummary:
     """What one worker did in a run. `busy_seconds` adds up its files' times,
@@ -71,6 +102,11 @@ class WorkerSummary:
     def throughput(self) -> float:
         return self.bytes / self.busy_seconds if self.busy_seconds else 0.0
 
+    def to_dict(self) -> WorkerSummaryDict:
+        return {"worker": self.worker, "host": self.host, "backends": list(self.backends), "files": self.files,
+                "bytes": self.bytes, "gpu_bytes": self.gpu_bytes, "busy_seconds": self.busy_seconds,
+                "throughput": self.throughput}
+
 
 @dataclass
 class JobReport:
@@ -79,7 +115,7 @@ class JobReport:
     run's wall time, in bytes per second."""
 
     operation: str
-    manifest: Path
+    manifest: str
     processed: int
     skipped: int
     failed: dict[str, str]
@@ -95,13 +131,10 @@ class JobReport:
     def throughput(self) -> float:
         return self.bytes / self.seconds if self.seconds else 0.0
 
-    def to_dict(self) -> dict:
-        report = asdict(self)
-        report["manifest"] = str(self.manifest)
-        report["throughput"] = self.throughput
-        for summary, worker in zip(report["workers"], self.workers):
-            summary["throughput"] = worker.throughput
-        return report
+    def to_dict(self) -> JobReportDict:
+        return {"operation": self.operation, "manifest": self.manifest, "processed": self.processed,
+                "skipped": self.skipped, "failed": dict(self.failed), "bytes": self.bytes, "seconds": self.seconds,
+                "workers": [worker.to_dict() for worker in self.workers], "throughput": self.throughput}
 
     def summary(self) -> str:
         """A few lines for people: totals, then one line per worker (GB/s are
@@ -138,7 +171,7 @@ def _batches(planned: list[FileTask], task_bytes: int, slots: int) -> list[list[
     return batches
 
 
-def _summarise(entries: list[dict]) -> list[WorkerSummary]:
+def _summarise(entries: list[FileEntry]) -> list[WorkerSummary]:
     workers: dict[str, WorkerSummary] = {}
     for entry in entries:
         if entry["status"] != DONE:
@@ -166,7 +199,7 @@ class _Job:
     skipped: int
     started: float  # time.time() when planned
 
-    def record(self, results: dict[str, dict]) -> None:
+    def record(self, results: dict[str, FileEntry]) -> None:
         for name, fields in results.items():
             self.manifest.files[name].update(fields)
 
@@ -184,7 +217,8 @@ class _Job:
             manifest=self.manifest.url,
             processed=len(finished),
             skipped=self.skipped,
-            failed={name: self.manifest.files[name]["error"] for name in self.inputs
+            # A failed entry always holds its reason; str() tells mypy so.
+            failed={name: str(self.manifest.files[name]["error"]) for name in self.inputs
                     if self.manifest.files[name]["status"] == FAILED},
             bytes=sum(entry["input_size"] for entry in entries if entry["status"] == DONE),
             seconds=time.time() - self.started,
@@ -210,18 +244,19 @@ def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], out
         if fs.exists(output_root) else {}
     planned, skipped = [], 0
     for name, source in inputs.items():
-        stamp = {"input_size": source.size, "input_version": source.version}
+        stamp: FileEntry = {"input_size": source.size, "input_version": source.version}
         output = output_of(name)
         target = f"{output_root}/{output}"
         entry = manifest.files.get(name)
         unchanged = entry is not None and all(entry.get(k) == v for k, v in stamp.items())
         found = existing.get(target)
-        if unchanged and entry["status"] == DONE and found is not None and found.size == entry["output_size"]:
+        if entry is not None and unchanged and entry["status"] == DONE and found is not None \
+                and found.size == entry["output_size"]:
             skipped += 1
             continue
         if entry is not None and not unchanged and refuse_changed_inputs:
-            entry.update(status=FAILED, error="the input changed after this job first read it; its derived "
-                         "nonce is spent, so encrypt the new contents in a new job (another output folder)")
+            entry.update({"status": FAILED, "error": "the input changed after this job first read it; its derived "
+                          "nonce is spent, so encrypt the new contents in a new job (another output folder)"})
             continue
         manifest.files[name] = {"input": name, **stamp, "output": output, "output_size": None,
                                 "status": PENDING, "error": None}
@@ -243,7 +278,7 @@ def _cluster_slots(client: distributed.Client | None) -> int:
     return sum(client.nthreads().values()) if client is not None else _native.default_threads()
 
 
-def _failed_batch(batch: list[FileTask], error: BaseException) -> dict[str, dict]:
+def _failed_batch(batch: list[FileTask], error: BaseException) -> dict[str, FileEntry]:
     reason = f"task failed: {type(error).__name__}: {error}"
     return {task.name: {"status": FAILED, "error": reason} for task in batch}
 
@@ -257,7 +292,7 @@ def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bo
     result is in the manifest, so that the scheduler forgets it: a worker
     that dies later holds no result the scheduler would compute again."""
     finished: list[str] = []
-    pending: dict[distributed.Future, list[FileTask]] = {}
+    pending: dict[distributed.Future[dict[str, FileEntry]], list[FileTask]] = {}
     try:
         if job.planned:
             prefix = _task_prefix(job.settings)
@@ -284,7 +319,7 @@ def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bo
     return report
 
 
-def _finish(job: _Job, *results: dict[str, dict]) -> JobReport:
+def _finish(job: _Job, *results: dict[str, FileEntry]) -> JobReport:
     """The lazy form's last task: records every batch's results."""
     finished: list[str] = []
     for batch_results in results:
@@ -298,18 +333,20 @@ def _graph(job: _Job, task_bytes: int) -> Delayed:
     prefix = _task_prefix(job.settings)
     parts = [delayed(process_batch, pure=False)(job.settings, batch, dask_key_name=f"{prefix}-{i}")
              for i, batch in enumerate(_batches(job.planned, task_bytes, _cluster_slots(client)))]
-    return delayed(_finish, pure=False)(job, *parts, dask_key_name=f"{prefix}-manifest")
+    graph: Delayed = delayed(_finish, pure=False)(job, *parts, dask_key_name=f"{prefix}-manifest")
+    return graph
 
 
 def _current_client() -> distributed.Client | None:
     try:
-        return distributed.default_client()
+        client: distributed.Client = distributed.default_client()
     except ValueError:
         return None
+    return client
 
 
 @contextlib.contextmanager
-def _held_by_workers(key: object, client: distributed.Client | None, compute: bool) -> Iterator[KeyRef]:
+def _held_by_workers(key: MasterKey, client: distributed.Client | None, compute: bool) -> Iterator[KeyRef]:
     """The reference tasks carry for `key`. Raw bytes are installed on the
     cluster for the job's duration (and removed from the scheduler and the
     workers at its end); a lazy job needs a key that stays held until its
@@ -347,16 +384,35 @@ def _execute(job: _Job, client: distributed.Client | None, compute: bool, task_b
         else _graph(job, task_bytes)
 
 
+# compute=True, the default, runs the job and returns its report;
+# compute=False returns the graph, which computes to the report, and needs a
+# key that the workers hold already.
+@overload
+def encrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: MasterKey, cipher: str = ...,
+                  client: distributed.Client | None = ..., root: PathLike | None = ..., suffix: str | None = ...,
+                  manifest: PathLike | None = ..., chunk_size: int = ..., backend: str = ..., threads: int = ...,
+                  task_bytes: int = ..., progress: bool = ..., compute: Literal[True] = ...) -> JobReport: ...
+@overload
+def encrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: HeldKey, cipher: str = ...,
+                  client: distributed.Client | None = ..., root: PathLike | None = ..., suffix: str | None = ...,
+                  manifest: PathLike | None = ..., chunk_size: int = ..., backend: str = ..., threads: int = ...,
+                  task_bytes: int = ..., progress: bool = ..., compute: Literal[False]) -> Delayed: ...
+@overload
+def encrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: MasterKey, cipher: str = ...,
+                  client: distributed.Client | None = ..., root: PathLike | None = ..., suffix: str | None = ...,
+                  manifest: PathLike | None = ..., chunk_size: int = ..., backend: str = ..., threads: int = ...,
+                  task_bytes: int = ..., progress: bool = ..., compute: bool) -> JobReport | Delayed: ...
+
 def encrypt_files(
     paths: PathsOrGlob,
-    out_dir: str | os.PathLike,
+    out_dir: PathLike,
     *,
-    key: object,
+    key: MasterKey,
     cipher: str = "aes-256-gcm",
     client: distributed.Client | None = None,
-    root: str | os.PathLike | None = None,
+    root: PathLike | None = None,
     suffix: str | None = None,
-    manifest: str | os.PathLike | None = None,
+    manifest: PathLike | None = None,
     chunk_size: int = 1 << 20,
     backend: str = "auto",
     threads: int = 0,
@@ -407,7 +463,7 @@ def encrypt_files(
         input_fs, input_root, inputs = collect_inputs(
             paths, root=root, exclude=_exclusions(output_fs, output_root, manifest_url))
         _check_inside(input_fs, input_root, output_fs, output_root)
-        header = {
+        header: JobHeader = {
             "operation": ENCRYPT, "format": SEALED if sealed else PLAIN, "cipher": name, "kdf": "HKDF-SHA256",
             "key_check": ref.key_id, "job_id": new_id().hex(), "suffix": suffix,
             "chunk_size": chunk_size if sealed else None, "input_root": url_of(input_fs, input_root),
@@ -430,7 +486,7 @@ def _make_tree(fs: fsspec.AbstractFileSystem, root: str) -> None:
         os.makedirs(root, exist_ok=True)
 
 
-def _source_manifest(url: str, key_id: str) -> dict:
+def _source_manifest(url: str, key_id: str) -> ManifestContent:
     """The encryption's manifest, after checking that it was an encryption
     under this master key."""
     fs, path = fsspec.core.url_to_fs(url)
@@ -445,16 +501,33 @@ def _source_manifest(url: str, key_id: str) -> dict:
     return content
 
 
+# As encrypt_files: the report, or with compute=False the graph.
+@overload
+def decrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: MasterKey, client: distributed.Client | None = ...,
+                  root: PathLike | None = ..., suffix: str | None = ..., source_manifest: PathLike | None = ...,
+                  manifest: PathLike | None = ..., backend: str = ..., threads: int = ..., task_bytes: int = ...,
+                  progress: bool = ..., compute: Literal[True] = ...) -> JobReport: ...
+@overload
+def decrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: HeldKey, client: distributed.Client | None = ...,
+                  root: PathLike | None = ..., suffix: str | None = ..., source_manifest: PathLike | None = ...,
+                  manifest: PathLike | None = ..., backend: str = ..., threads: int = ..., task_bytes: int = ...,
+                  progress: bool = ..., compute: Literal[False]) -> Delayed: ...
+@overload
+def decrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: MasterKey, client: distributed.Client | None = ...,
+                  root: PathLike | None = ..., suffix: str | None = ..., source_manifest: PathLike | None = ...,
+                  manifest: PathLike | None = ..., backend: str = ..., threads: int = ..., task_bytes: int = ...,
+                  progress: bool = ..., compute: bool) -> JobReport | Delayed: ...
+
 def decrypt_files(
     paths: PathsOrGlob,
-    out_dir: str | os.PathLike,
+    out_dir: PathLike,
     *,
-    key: object,
+    key: MasterKey,
     client: distributed.Client | None = None,
-    root: str | os.PathLike | None = None,
+    root: PathLike | None = None,
     suffix: str | None = None,
-    source_manifest: str | os.PathLike | None = None,
-    manifest: str | os.PathLike | None = None,
+    source_manifest: PathLike | None = None,
+    manifest: PathLike | None = None,
     backend: str = "auto",
     threads: int = 0,
     task_bytes: int = DEFAULT_TASK_BYTES,
@@ -486,7 +559,7 @@ def decrypt_files(
         cipher = source["cipher"] if data_format == PLAIN else None
         suffix = suffix or source["suffix"]
         inputs = {name: source for name, source in candidates.items() if name.endswith(suffix)}
-        header = {
+        header: JobHeader = {
             "operation": DECRYPT, "format": data_format, "cipher": cipher, "kdf": "HKDF-SHA256",
             "key_check": ref.key_id, "job_id": source["job_id"], "suffix": suffix, "chunk_size": None,
             "input_root": url_of(input_fs, input_root), "output_root": url_of(output_fs, output_root),

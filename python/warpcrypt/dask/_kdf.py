@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import os
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 import warpcrypt
 from warpcrypt import _native
@@ -32,15 +33,19 @@ SEALED_SECRET_LEN = max(info.key_size for info in SEALED_AEADS.values())
 JOB_ID_LEN = 16
 MIN_MASTER_KEY_LEN = 16
 
+# What a derivation gives besides the key: an IV or nonce (bytes), or None.
+_IV = TypeVar("_IV", bound="bytes | None", covariant=True)
+
 
 @dataclass(frozen=True)
-class DerivedKey:
+class DerivedKey(Generic[_IV]):
     """A derived key and, for the plain ciphers, its IV (None for sealed
     files, whose format draws its own nonces). The repr shows the key's
-    length, never its bytes; the IV is public (the manifest records it)."""
+    length, never its bytes; the IV is public (the manifest records it).
+    Typed by its IV: ``DerivedKey[bytes]`` always has one."""
 
     key: bytes = field(repr=False)
-    iv: bytes | None
+    iv: _IV
 
     def __repr__(self) -> str:
         iv = None if self.iv is None else self.iv.hex()
@@ -104,7 +109,7 @@ def sealed_file_secret(master_key: bytes, job_id: bytes, identifier: str) -> byt
 
 
 def derive_file_key(master_key: bytes, identifier: str, *, job_id: bytes,
-                    cipher: str = "aes-256-gcm") -> DerivedKey:
+                    cipher: str = "aes-256-gcm") -> DerivedKey[bytes | None]:
     """The key (and IV) of one file of one job.
 
     `identifier` is the file's path relative to the job's input root, with
@@ -113,11 +118,17 @@ def derive_file_key(master_key: bytes, identifier: str, *, job_id: bytes,
     that job wrote for that identifier, and nothing else: not the same path
     in another job, not another file of this one.
     """
-    master_key = check_master_key(master_key)
     name = cipher.lower()
     if is_sealed_cipher(name):
-        return DerivedKey(sealed_file_secret(master_key, job_id, identifier)[: SEALED_AEADS[name].key_size], None)
-    info = plain_cipher_info(name)
+        secret = sealed_file_secret(check_master_key(master_key), job_id, identifier)
+        return DerivedKey(secret[: SEALED_AEADS[name].key_size], None)
+    return derive_plain_file_key(master_key, identifier, job_id=job_id, cipher=name)
+
+
+def derive_plain_file_key(master_key: bytes, identifier: str, *, job_id: bytes, cipher: str) -> DerivedKey[bytes]:
+    """derive_file_key for a plain cipher, whose files always have an IV."""
+    master_key = check_master_key(master_key)
+    info = plain_cipher_info(cipher)
     material = hkdf_sha256(master_key, b"",
                            PLAIN_FILE_LABEL + b"\0" + _check_job_id(job_id) + info.name.encode() + b"\0"
                            + os.fsencode(identifier), info.key_size + info.iv_size)
@@ -135,7 +146,7 @@ def chunk_cipher_sizes(cipher: str) -> tuple[str, int, int]:
 
 
 def derive_chunk_key(master_key: bytes, array_id: bytes, block_index: tuple[int, ...], *,
-                     cipher: str = "aes-256-gcm") -> DerivedKey:
+                     cipher: str = "aes-256-gcm") -> DerivedKey[bytes]:
     """The key and nonce (or IV) of the array chunk at `block_index` (its
     place in the chunk grid, as dask's ``block_id``) of the array
     `array_id`, for `cipher`: an AEAD ("aes-256-gcm", 12-byte nonce) or a

@@ -15,11 +15,13 @@ import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Union
 
 from distributed import Client, default_client
 from distributed.diagnostics.plugin import WorkerPlugin
 
 import warpcrypt
+from warpcrypt._typing import Secret
 from warpcrypt.dask._kdf import check_master_key, key_check_value
 
 
@@ -176,6 +178,13 @@ def install_key(key: bytes, client: Client | None = None, *, local_only: bool = 
         except ValueError:  # no client: Dask's local schedulers only
             client = None
     return InstalledKey(key, client)
+
+
+# The master key as jobs and arrays take it: one the workers hold already,
+# or (for a job that runs at once, which installs it for its duration) its
+# bytes.
+HeldKey = Union[InstalledKey, KeyFile]
+MasterKey = Union[Secret, HeldKey]
 
 
 def key_ref(key: object) -> KeyRef:

@@ -12,11 +12,16 @@ import tempfile
 import time
 import uuid
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from warpcrypt._typing import PathLike
 from warpcrypt.dask._inputs import protocol_of
+
+if TYPE_CHECKING:
+    from warpcrypt.dask._jobs import JobReportDict
 
 MANIFEST_SUFFIX = ".warpcrypt-manifest.json"
 MANIFEST_KIND = "warpcrypt-dask manifest"
@@ -24,9 +29,74 @@ MANIFEST_VERSION = 2
 
 # A rerun must agree with the manifest on these, or its outputs would mix
 # two keys or two ciphers in one folder.
-_MUST_MATCH = ("operation", "format", "cipher", "key_check")
+_MUST_MATCH: tuple[Literal["operation", "format", "cipher", "key_check"], ...] = (
+    "operation", "format", "cipher", "key_check")
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
+
+
+# The manifest's JSON, as docs/dask.md describes it.
+
+class FileEntry(TypedDict, total=False):
+    """One input's entry in `files`, or the part of it that a worker's task
+    returns: the client writes the first seven fields when it plans the job
+    and the worker the others, so that any of them may be missing."""
+
+    input: str
+    input_size: int
+    input_version: str
+    output: str
+    output_size: int | None
+    status: str  # PENDING, DONE or FAILED
+    error: str | None
+    authentication: str | None
+    worker: str | None
+    host: str
+    backend: str
+    seconds: float
+    cpu_bytes: int
+    gpu_bytes: int
+    aead: str
+    salt: str
+    nonce_prefix: str
+    iv: str
+    reused: bool
+
+
+class _JobFields(TypedDict):
+    operation: str
+    format: str
+    cipher: str | None
+    kdf: str
+    key_check: str
+    job_id: str
+    suffix: str
+    chunk_size: int | None
+    input_root: str
+    output_root: str
+    staging: str
+
+
+class JobHeader(_JobFields, total=False):
+    """The manifest's top level but for its kind, version, creation time and
+    files: what a run states about its job. `source_manifest` is a
+    decryption's alone; `updated` and `last_run` appear once the manifest is
+    saved and once a run ends. (They are declared here rather than in
+    ManifestContent because mypy wants every optional key of a manifest
+    built by spreading a header typed by the header.)"""
+
+    source_manifest: str
+    updated: str
+    last_run: JobReportDict
+
+
+class ManifestContent(JobHeader):
+    """A whole manifest."""
+
+    manifest: str
+    version: int
+    created: str
+    files: dict[str, FileEntry]
 
 
 class ManifestMismatch(ValueError):
@@ -76,11 +146,11 @@ def write_atomically(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> N
             fs.rm_file(temporary)
 
 
-def read_manifest(url: str | os.PathLike) -> dict:
+def read_manifest(url: PathLike) -> ManifestContent:
     """A manifest's contents, from a path or any fsspec URL; raises
     ValueError for a file that is not one."""
     fs, path = fsspec.core.url_to_fs(os.fspath(url))
-    content = json.loads(fs.cat_file(path))
+    content: ManifestContent = json.loads(fs.cat_file(path))
     if content.get("manifest") != MANIFEST_KIND or content.get("version") != MANIFEST_VERSION:
         raise ValueError(f"{url} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest")
     return content
@@ -91,7 +161,8 @@ class Manifest:
     `save_interval` seconds while results arrive (the files a crash loses
     from it are redone by the next run, whose writes replace theirs whole)."""
 
-    def __init__(self, fs: fsspec.AbstractFileSystem, path: str, content: dict, save_interval: float) -> None:
+    def __init__(self, fs: fsspec.AbstractFileSystem, path: str, content: ManifestContent,
+                 save_interval: float) -> None:
         # By name: the lazy form's last task pickles the manifest, and the
         # worker that runs it opens the file system with its own settings.
         self.protocol = protocol_of(fs)
@@ -109,7 +180,7 @@ class Manifest:
         return self.fs.unstrip_protocol(self.path) if not isinstance(self.fs, LocalFileSystem) else self.path
 
     @classmethod
-    def open(cls, url: str, header: dict, *, save_interval: float = 1.0) -> Manifest:
+    def open(cls, url: str, header: JobHeader, *, save_interval: float = 1.0) -> Manifest:
         """The manifest at `url`, continued if it exists (after checking it
         belongs to the same job as `header`), else a new one."""
         fs, path = fsspec.core.url_to_fs(url)
@@ -124,14 +195,14 @@ class Manifest:
             # The job id and the staging folder's name stay the manifest's:
             # the outputs already written derived their keys from the one,
             # and a killed run may have left files in the other.
-            content.update({k: v for k, v in header.items() if k not in ("job_id", "staging")})
+            content = {**content, **header, "job_id": content["job_id"], "staging": content["staging"]}
         else:
             content = {"manifest": MANIFEST_KIND, "version": MANIFEST_VERSION, "created": _now(),
                        **header, "files": {}}
         return cls(fs, path, content, save_interval)
 
     @property
-    def files(self) -> dict[str, dict]:
+    def files(self) -> dict[str, FileEntry]:
         return self.content["files"]
 
     @property

@@ -14,15 +14,16 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 import warpcrypt
 from warpcrypt.dask._inputs import listed
-from warpcrypt.dask._kdf import SEALED_AEADS, derive_file_key, sealed_file_secret
+from warpcrypt.dask._kdf import SEALED_AEADS, derive_plain_file_key, sealed_file_secret
 from warpcrypt.dask._keyring import KeyRef, held_key
-from warpcrypt.dask._manifest import DONE, FAILED
+from warpcrypt.dask._manifest import DONE, FAILED, FileEntry
 
 ENCRYPT, DECRYPT = "encrypt", "decrypt"
 SEALED, PLAIN = "sealed", "plain"
@@ -70,6 +71,13 @@ class FileTask:
     replaces: str | None  # the version of what the target held when the job was planned, if anything
 
 
+class _RunOptions(TypedDict):
+    """The file calls' keyword arguments that every file of a job shares."""
+
+    backend: str
+    threads: int
+
+
 @functools.cache
 def _has_device() -> bool:
     return bool(warpcrypt.devices())
@@ -99,7 +107,7 @@ def _is_local(fs: fsspec.AbstractFileSystem) -> bool:
     return isinstance(fs, LocalFileSystem)
 
 
-def _sealed_details(info: warpcrypt.SealedInfo, authentication: str) -> dict:
+def _sealed_details(info: warpcrypt.SealedInfo, authentication: str) -> FileEntry:
     return {"authentication": authentication, "aead": info.aead, "salt": info.salt.hex(),
             "nonce_prefix": info.nonce_prefix.hex()}
 
@@ -115,13 +123,13 @@ def _local_copy(fs: fsspec.AbstractFileSystem, path: str, scratch: Path, name: s
 
 
 def _run_one(settings: Settings, task: FileTask, source: str, staged: Path, master_key: bytes,
-             backend: str) -> tuple[warpcrypt.JobStats, dict]:
+             backend: str) -> tuple[warpcrypt.JobStats, FileEntry]:
     """Writes the result of `task` to `staged`; returns the library's JobStats
     and what the manifest records about nonces and authentication."""
     threads = 1 if settings.threads == 0 and task.size < SINGLE_THREAD_BELOW else settings.threads
-    options = {"backend": backend, "threads": threads}
+    options: _RunOptions = {"backend": backend, "threads": threads}
     if settings.format == PLAIN:
-        derived = derive_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
+        derived = derive_plain_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
         crypt = warpcrypt.encrypt_file if settings.operation == ENCRYPT else warpcrypt.decrypt_file
         stats = crypt(settings.cipher, derived.key, derived.iv, source, str(staged), **options)
         return stats, {"authentication": "none", "iv": derived.iv.hex()}
@@ -155,14 +163,14 @@ def _commit(settings: Settings, staged: Path, target: str) -> None:
             fs.rm_file(temporary)
 
 
-def _committed_details(settings: Settings, task: FileTask, scratch: Path, master_key: bytes) -> dict:
+def _committed_details(settings: Settings, task: FileTask, scratch: Path, master_key: bytes) -> FileEntry:
     """The manifest's fields for an output this run committed already: a
     task run again (its worker died before the client recorded its result)
     keeps what the first run wrote instead of writing it anew with fresh
     salts."""
-    details = {"output_size": settings.output_fs.size(task.target), "reused": True}
+    details: FileEntry = {"output_size": settings.output_fs.size(task.target), "reused": True}
     if settings.format == PLAIN:
-        derived = derive_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
+        derived = derive_plain_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
         return {**details, "authentication": "none", "iv": derived.iv.hex()}
     if settings.operation == ENCRYPT:
         sealed = _local_copy(settings.output_fs, task.target, scratch, "committed")
@@ -181,7 +189,7 @@ def _committed_in_this_run(fs: fsspec.AbstractFileSystem, task: FileTask) -> boo
     return current != task.replaces
 
 
-def process_file(settings: Settings, task: FileTask, master_key: bytes) -> dict:
+def process_file(settings: Settings, task: FileTask, master_key: bytes) -> FileEntry:
     """Encrypts or decrypts one file and returns its manifest entry's new
     fields. The output is written into a scratch folder (in the output tree's
     staging folder on a local file system, so that the final rename stays on
@@ -191,7 +199,7 @@ def process_file(settings: Settings, task: FileTask, master_key: bytes) -> dict:
     not stop the other files of the batch."""
     started = time.perf_counter()
     backend = resolve_backend(settings.backend)
-    entry: dict = {"worker": _worker_address(), "host": socket.gethostname(), "backend": backend}
+    entry: FileEntry = {"worker": _worker_address(), "host": socket.gethostname(), "backend": backend}
     if _is_local(settings.output_fs):
         Path(settings.staging).mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(dir=settings.staging))
@@ -199,8 +207,8 @@ def process_file(settings: Settings, task: FileTask, master_key: bytes) -> dict:
         scratch = Path(tempfile.mkdtemp(prefix="warpcrypt-dask-"))
     try:
         if _committed_in_this_run(settings.output_fs, task):
-            entry.update(_committed_details(settings, task, scratch, master_key), status=DONE, error=None,
-                         cpu_bytes=0, gpu_bytes=0)
+            entry.update({**_committed_details(settings, task, scratch, master_key), "status": DONE, "error": None,
+                          "cpu_bytes": 0, "gpu_bytes": 0})
         else:
             source = _local_copy(settings.input_fs, task.source, scratch, "input")
             # A short name: the library's temporary file adds to it, and the
@@ -208,19 +216,19 @@ def process_file(settings: Settings, task: FileTask, master_key: bytes) -> dict:
             staged = scratch / "output"
             stats, details = _run_one(settings, task, source, staged, master_key, backend)
             _commit(settings, staged, task.target)
-            entry.update(details, status=DONE, error=None, output_size=stats.bytes_out, backend=stats.backend,
-                         cpu_bytes=stats.cpu_bytes, gpu_bytes=stats.gpu_bytes)
+            entry.update({**details, "status": DONE, "error": None, "output_size": stats.bytes_out,
+                          "backend": stats.backend, "cpu_bytes": stats.cpu_bytes, "gpu_bytes": stats.gpu_bytes})
     except (warpcrypt.Error, OSError) as error:
         failed_authentication = isinstance(error, (warpcrypt.InvalidTag, warpcrypt.FormatError))
-        entry.update(status=FAILED, error=f"{type(error).__name__}: {error}", output_size=None,
-                     authentication="failed" if failed_authentication else None)
+        entry.update({"status": FAILED, "error": f"{type(error).__name__}: {error}", "output_size": None,
+                      "authentication": "failed" if failed_authentication else None})
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     entry["seconds"] = time.perf_counter() - started
     return entry
 
 
-def process_batch(settings: Settings, tasks: list[FileTask]) -> dict[str, dict]:
+def process_batch(settings: Settings, tasks: list[FileTask]) -> dict[str, FileEntry]:
     """One Dask task: several small files (or one large one), so the
     scheduler's cost per task is spread over enough bytes."""
     master_key = held_key(settings.key)
