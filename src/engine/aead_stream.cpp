@@ -21,7 +21,7 @@ constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
 // What one lane works with: an AEAD bound to the stream's key, and its
 // window's buffers, which grow to what the input holds as it arrives, never
 // to what an (unauthenticated) header's chunk size alone asks for. Each
-// window sits in them at the page offset it has in its file.
+// window is placed in them for its file offset (engine/io_buffer.h).
 struct AeadLane {
   std::unique_ptr<AeadCipher> cipher;
   IoBuffer in;

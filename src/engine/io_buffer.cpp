@@ -14,10 +14,12 @@ constexpr size_t kCacheLine = 64;
 // counted within a page (io_buffer.h).
 constexpr size_t kSlowReach = 31;
 
-// Where in a page the bytes for `file_offset` begin: at the page's start,
-// which measured fastest, unless that leaves them within kSlowReach bytes of
-// the file's, either way: a read then lands just past the page cache's
-// bytes, or a write just past the buffer's. One cache line on, neither does.
+// Where in a page the bytes for `file_offset` begin: at the page's start
+// (a cache line's start for the cipher, and the file's own place for the
+// page-aligned offsets of a plaintext), unless that leaves them within
+// kSlowReach bytes of the file's, either way: a read then lands just past
+// the page cache's bytes, or a write just past the buffer's. One cache line
+// on, neither does.
 size_t lead_for(uint64_t file_offset) {
   const auto in_page = static_cast<size_t>(file_offset % kPage);
   const bool near = in_page != 0 && (in_page <= kSlowReach || in_page >= kPage - kSlowReach);
