@@ -18,7 +18,9 @@ side by side in one run on one machine.
 
 Every warpcrypt figure is the median of at least five timed runs after a
 warm-up (`warpcrypt speed`), and every command-line figure the median of
-five wall-clock runs after a warm-up. Results go to engine_figures.json.
+wall-clock runs after a warm-up (five for cli, --runs for age, three for
+windows and sealed), kept with the fastest and slowest run; a part's
+commands take turns run by run. Results go to engine_figures.json.
 """
 import argparse
 import csv
@@ -95,15 +97,11 @@ def backends(binary, cipher, size, seconds):
     return figures
 
 
-def wall(command, runs=5):
-    """Median wall-clock seconds of `command` (a shell line) after a warm-up."""
+def wall(command):
+    """Wall-clock seconds of one run of `command` (a shell line)."""
+    start = time.perf_counter()
     subprocess.run(command, shell=True, check=True)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, shell=True, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return time.perf_counter() - start
 
 
 def scratch_files(scratch, stem, size, *names):
@@ -121,12 +119,22 @@ def key_file_at(path):
 
 
 def time_commands(part, commands, size, runs):
-    """The median wall time of each command, printed as it comes."""
+    """Each command's median wall time over `runs` runs after a warm-up, with
+    the fastest and slowest run. The runs take turns, command by command, so
+    load from elsewhere on a shared machine falls on every command alike."""
+    for command in commands.values():
+        wall(command)
+    times = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            times[name].append(wall(command))
     figures = {}
-    for name, command in commands.items():
-        seconds = wall(command, runs)
-        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9)
-        print(f"{part} {name}: {seconds:.3f} s, {size / seconds / 1e9:.2f} GB/s", flush=True)
+    for name, runs_seconds in times.items():
+        seconds = statistics.median(runs_seconds)
+        figures[name] = dict(seconds=seconds, gbps=size / seconds / 1e9, min_seconds=min(runs_seconds),
+                             max_seconds=max(runs_seconds), runs=len(runs_seconds))
+        print(f"{part} {name}: {seconds:.3f} s ({min(runs_seconds):.3f}-{max(runs_seconds):.3f}), "
+              f"{size / seconds / 1e9:.2f} GB/s", flush=True)
     return figures
 
 
@@ -224,6 +232,7 @@ def main():
     parser.add_argument("--parts", default="sweep,backends,cli,sealed")
     parser.add_argument("--seconds", type=float, default=1.5, help="timed seconds per speed figure")
     parser.add_argument("--scratch", default="/tmp", help="where the CLI's test file goes (page cache)")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per command of the age part")
     args = parser.parse_args()
     parts = args.parts.split(",")
     figures = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count()}
@@ -238,7 +247,7 @@ def main():
     if "sealed" in parts:
         figures["sealed"] = sealed(args.binary, 4 * GIB, args.scratch)
     if "age" in parts:
-        figures["age"] = age_files(args.binary, GIB, args.scratch, runs=5)
+        figures["age"] = age_files(args.binary, GIB, args.scratch, args.runs)
     with open(os.path.join(args.out, "engine_figures.json"), "w") as f:
         json.dump(figures, f, indent=1)
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
-#include <new>
 #include <vector>
 
 #include "core/secret_bytes.h"
 #include "engine/backend_policy.h"
+#include "engine/io_buffer.h"
 #include "engine/lane_scheduler.h"
 #include "engine/lane_set.h"
 
@@ -20,20 +20,15 @@ constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
 
 // What one lane works with: an AEAD bound to the stream's key, and its
 // window's buffers, which grow to what the input holds as it arrives, never
-// to what an (unauthenticated) header's chunk size alone asks for.
+// to what an (unauthenticated) header's chunk size alone asks for. Each
+// window is placed in them for its file offset (engine/io_buffer.h).
 struct AeadLane {
   std::unique_ptr<AeadCipher> cipher;
-  std::vector<uint8_t> in;
-  std::vector<uint8_t> out;
+  IoBuffer in;
+  IoBuffer out;
   std::vector<wc_aead_message> messages;
   std::vector<std::array<uint8_t, kStreamNonceLen>> nonces;
   std::vector<wc_status> results;
-
-  ~AeadLane() {
-    // Plaintext passed through one of the two.
-    secure_wipe(in.data(), in.size());
-    secure_wipe(out.data(), out.size());
-  }
 };
 
 using AeadLanes = std::vector<std::unique_ptr<AeadLane>>;
@@ -100,22 +95,11 @@ wc_status build_lanes(const LanePlan &plan, const StreamShape &shape, std::span<
   return WC_OK;
 }
 
-// Makes `buffer` at least `len` bytes, keeping what it holds;
-// WC_ERR_OUT_OF_MEMORY if it cannot.
-wc_status reserve(std::vector<uint8_t> &buffer, size_t len) {
-  try {
-    if (buffer.size() < len) buffer.resize(len);
-  } catch (const std::bad_alloc &) {
-    return WC_ERR_OUT_OF_MEMORY;
-  }
-  return WC_OK;
-}
-
 // The `len` bytes at `position` of a regular file into the lane's input.
 wc_status read_window(AeadLane &lane, const Endpoint &in, size_t len, uint64_t position, JobMonitor &monitor) {
-  const wc_status room = reserve(lane.in, len);
-  if (room != WC_OK) return room;
-  return read_exactly(in, lane.in.data(), len, position, monitor);
+  uint8_t *window = lane.in.place(len, in.base + position);
+  if (window == nullptr) return WC_ERR_OUT_OF_MEMORY;
+  return read_exactly(in, window, len, position, monitor);
 }
 
 // The unit of work the lanes run, sealing or opening: one window of whole
@@ -123,7 +107,7 @@ wc_status read_window(AeadLane &lane, const Endpoint &in, size_t len, uint64_t p
 // order (or at each window's offset), and the byte counts.
 class WindowJob {
  public:
-  // Seals or opens the window in lane.in (`len` bytes), the chunks from
+  // Seals or opens the window at lane.in.data() (`len` bytes), the chunks from
   // `first_chunk` on, the last of them the stream's last when `ends_file`,
   // and writes the result as the window'th piece of the output.
   virtual wc_status process(AeadLane &lane, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) = 0;
@@ -135,7 +119,7 @@ class WindowJob {
 
  protected:
   WindowJob(const StreamShape &shape, const Endpoint &out, JobMonitor &monitor)
-      : shape_(shape), monitor_(monitor), writer_(out, monitor) {}
+      : shape_(shape), monitor_(monitor), out_(out), writer_(out, monitor) {}
   ~WindowJob() = default;
 
   // Writes a window's `len` result bytes at output `position`, and counts
@@ -168,6 +152,7 @@ class WindowJob {
 
   const StreamShape &shape_;
   JobMonitor &monitor_;
+  const Endpoint &out_;
 
  private:
   OrderedWriter writer_;
@@ -185,14 +170,16 @@ class Sealer : public WindowJob {
     // An empty input still gets its one, empty, last chunk.
     const uint64_t count = std::max<uint64_t>((len + chunk - 1) / chunk, ends_file && first_chunk == 0 ? 1 : 0);
     if (first_chunk + count > shape_.max_chunks()) return WC_ERR_RANGE;
-    const wc_status room = reserve(lane.out, len + count * kStreamTagLen);
-    if (room != WC_OK) return room;
+    const uint64_t position = shape_.body_offset + first_chunk * shape_.sealed_chunk_size();
+    const size_t sealed_len = len + count * kStreamTagLen;
+    uint8_t *body = lane.out.place(sealed_len, out_.base + position);
+    if (body == nullptr) return WC_ERR_OUT_OF_MEMORY;
     lane.messages.resize(count);
     lane.nonces.resize(count);
     for (uint64_t i = 0; i < count; ++i) {
       const uint64_t begin = i * chunk;
       const size_t piece = static_cast<size_t>(std::min<uint64_t>(chunk, len - begin));
-      uint8_t *sealed = lane.out.data() + i * shape_.sealed_chunk_size();
+      uint8_t *sealed = body + i * shape_.sealed_chunk_size();
       wc_aead_message &m = message(lane, i, first_chunk + i, ends_file && i + 1 == count);
       m.out = sealed;
       m.in = lane.in.data() + begin;
@@ -201,8 +188,7 @@ class Sealer : public WindowJob {
     }
     const wc_status status = lane.cipher->seal(lane.messages, kStreamTagLen);
     if (status != WC_OK) return status;
-    const uint64_t position = shape_.body_offset + first_chunk * shape_.sealed_chunk_size();
-    return emit(lane, window, position, lane.out.data(), len + count * kStreamTagLen, len, len);
+    return emit(lane, window, position, body, sealed_len, len, len);
   }
 };
 
@@ -224,8 +210,13 @@ class Opener : public WindowJob {
     if (ends_file && check_final_chunk(shape_, first_chunk + count - 1, final_len, &detail) != WC_OK) {
       return fail_format(detail);
     }
-    const wc_status room = reserve(lane.out, len - count * kStreamTagLen);
-    if (room != WC_OK) return room;
+    const uint64_t plain_len = len - count * kStreamTagLen;
+    const uint64_t window_begin = first_chunk * shape_.chunk_size;
+    // Placed for where the window's first plaintext byte would go in the
+    // output: before the range (wrapping below zero) when the range starts
+    // inside the window, so that the part written lines up all the same.
+    uint8_t *plain = lane.out.place(static_cast<size_t>(plain_len), out_.base + window_begin - begin_);
+    if (plain == nullptr) return WC_ERR_OUT_OF_MEMORY;
     lane.messages.resize(count);
     lane.nonces.resize(count);
     lane.results.assign(count, WC_OK);
@@ -233,7 +224,7 @@ class Opener : public WindowJob {
       const uint64_t at = i * sealed_chunk;
       const size_t piece = static_cast<size_t>(std::min<uint64_t>(sealed_chunk, len - at) - kStreamTagLen);
       wc_aead_message &m = message(lane, i, first_chunk + i, ends_file && i + 1 == count);
-      m.out = lane.out.data() + i * shape_.chunk_size;
+      m.out = plain + i * shape_.chunk_size;
       m.in = lane.in.data() + at;
       m.len = piece;
       m.tag = lane.in.data() + at + piece;  // only read when opening
@@ -246,11 +237,9 @@ class Opener : public WindowJob {
       return WC_ERR_AUTH;
     }
     if (status != WC_OK) return status;
-    const uint64_t plain_len = len - count * kStreamTagLen;
-    const uint64_t window_begin = first_chunk * shape_.chunk_size;
     const uint64_t from = std::clamp(begin_, window_begin, window_begin + plain_len);
     const uint64_t to = std::clamp(end_, window_begin, window_begin + plain_len);
-    return emit(lane, window, from - begin_, lane.out.data() + (from - window_begin),
+    return emit(lane, window, from - begin_, plain + (from - window_begin),
                 static_cast<size_t>(to - from), len, to - from);
   }
 
@@ -268,7 +257,9 @@ void run_streamed(AeadLanes &lanes, const Endpoint &in, uint64_t window_bytes, u
   OrderedReader reader(in, window_bytes, 1, monitor);
   run_lanes(lanes.size(), monitor, [&](size_t lane_index, bool *finished) {
     AeadLane &lane = *lanes[lane_index];
-    auto room = [&lane](size_t len) { return reserve(lane.in, len) == WC_OK ? lane.in.data() : nullptr; };
+    // Bytes read in order have no file offset to match; one page offset for
+    // all keeps what was read as the buffer grows.
+    auto room = [&lane](size_t len) { return lane.in.place(len, 0); };
     StreamWindow window;
     const wc_status read = reader.next(room, &window, finished);
     if (read != WC_OK || *finished) return read;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +22,8 @@
 #include "support/scratch_files.h"
 #include "support/test_rng.h"
 #include "support/warpcrypt_calls.h"
+
+#include "engine/io_buffer.h"
 
 namespace wctest {
 namespace {
@@ -414,6 +417,44 @@ TEST(EngineOptions, AMissingDeviceIsAnErrorNeverTheCpu) {
     wc_ctx_free(ctx);
   }
   EXPECT_EQ(wc_status_kind_of(WC_ERR_NO_DEVICE), WC_KIND_NO_DEVICE);
+}
+
+// However far into its page a file offset is, the bytes for it start on a
+// cache line and never 1 to 31 bytes from it within a page, either way (the
+// kernel's slow copies), whatever was placed before.
+TEST(EngineIoBuffer, KeepsEveryWindowOutOfTheSlowCopies) {
+  warpcrypt::engine::IoBuffer buffer;
+  std::vector<uint64_t> offsets;
+  // Every offset within a page, each in a page of its own.
+  for (uint64_t in_page = 0; in_page < 4096; ++in_page) offsets.push_back(4097 * in_page);
+  for (const uint64_t far : {uint64_t{3} << 40, UINT64_MAX - 200, UINT64_MAX}) offsets.push_back(far);
+  size_t len = 0;
+  for (const uint64_t offset : offsets) {
+    len = (len * 7 + 4093) % (size_t{3} << 20);  // growing and shrinking windows
+    uint8_t *bytes = buffer.place(len, offset);
+    ASSERT_NE(bytes, nullptr);
+    ASSERT_EQ(bytes, buffer.data());
+    const auto address = reinterpret_cast<uintptr_t>(bytes);
+    EXPECT_EQ(address % 64, 0u) << offset;
+    const uint64_t apart = (address - offset) % 4096;
+    EXPECT_TRUE(apart == 0 || (apart >= 32 && apart <= 4096 - 32)) << offset << " is " << apart << " bytes off";
+    std::memset(bytes, 0xa5, len);  // the room is there (AddressSanitizer checks the bounds)
+  }
+}
+
+// A window read in order grows as its bytes arrive: growing keeps them.
+TEST(EngineIoBuffer, GrowingAtTheSamePageOffsetKeepsTheBytes) {
+  warpcrypt::engine::IoBuffer buffer;
+  Bytes held(3000);
+  for (size_t i = 0; i < held.size(); ++i) held[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (const uint64_t offset : {uint64_t{0}, uint64_t{4096 + 5}}) {
+    std::memcpy(buffer.place(held.size(), offset), held.data(), held.size());
+    for (const size_t len : {size_t{64} << 10, size_t{4} << 20}) {
+      const uint8_t *grown = buffer.place(len, offset);
+      ASSERT_NE(grown, nullptr);
+      EXPECT_TRUE(same_bytes(held.data(), held.size(), grown, held.size())) << offset << " " << len;
+    }
+  }
 }
 
 }  // namespace
