@@ -20,6 +20,11 @@
 #             examples, and bench/python_overhead.py (JSON in python-overhead.log)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
+#   multigpu  what only several devices show: memcheck on the multi-device
+#             tests, then on device 0 alone and on every device: the pinned
+#             copy limit, aes-128-ctr from pinned memory and device-resident,
+#             and a 16 GiB seal on CPU, GPU and hybrid workers
+#             (multigpu-speed.txt, multigpu-seal.txt)
 # BUILD_TARGETS limits the build to those targets (default: everything).
 # Logs and results go to $OUT (default: gpu-out/).
 set -uo pipefail
@@ -118,6 +123,36 @@ if want ncu; then
   step ncu-spread ncu --csv --metrics gpc__cycles_elapsed.max,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum \
     -k 'regex:keystream|aead_' build-gpu/bench/gpu/warpcrypt_kernel_bench spread 3
   mv "$out/ncu-spread.log" "$out/ncu-spread.csv"
+fi
+if want multigpu; then
+  # The out-of-memory test fills a device, which the sanitizer's own shadow
+  # memory cannot live with; it runs, unsanitized, in gputest.
+  step memcheck-multigpu compute-sanitizer --tool memcheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests \
+    '--gtest_filter=*MultiGpu*:*GpuEngine.*:*GpuEngineTest.InPlace*:-*OutOfMemory*'
+  step multigpu-copies build-gpu/bench/gpu/warpcrypt_kernel_bench copies 7
+  all_devices=$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))
+  for devices in 0 "$all_devices"; do
+    build-gpu/warpcrypt speed -evp aes-128-ctr --backend gpu --devices "$devices" -bytes 1073741824 -seconds 4
+    build-gpu/warpcrypt speed -evp aes-128-ctr --backend gpu --resident device --devices "$devices" \
+      -bytes 1073741824 -seconds 2
+  done 2>&1 | tee "$out/multigpu-speed.txt"
+  # 16 GiB of random-looking bytes (aes-128-ctr over zeros) in the page
+  # cache, sealed to /dev/null three times per kind of worker; wall seconds.
+  big=/tmp/warpcrypt-16g
+  head -c 16G /dev/zero | build-gpu/warpcrypt enc -aes-128-ctr -K "$(printf '%032d' 7)" -iv "$(printf '%032d' 9)" \
+    -out "$big"
+  head -c 32 /dev/urandom >/tmp/warpcrypt-seal.key
+  for workers in "cpu" "gpu --devices 0" "gpu --devices $all_devices" "hybrid --devices 0" \
+                 "hybrid --devices $all_devices"; do
+    seconds=()
+    for run in 1 2 3; do
+      start=$EPOCHREALTIME
+      build-gpu/warpcrypt seal -keyfile /tmp/warpcrypt-seal.key --backend $workers -in "$big" -out /dev/null
+      seconds+=("$(awk "BEGIN { printf \"%.2f\", $EPOCHREALTIME - $start }")")
+    done
+    echo "seal 16 GiB, --backend $workers: ${seconds[*]} s"
+  done 2>&1 | tee "$out/multigpu-seal.txt"
+  rm -f "$big"
 fi
 if want engine; then
   step engine timeout "${ENGINE_SECONDS:-540}" python3 bench/engine_bench.py --binary build-gpu/warpcrypt \

@@ -8,18 +8,27 @@
 //            and with random keys and data, interleaved run by run, so a
 //            data- or key-dependent time would show as a gap between the two
 //            medians larger than the run-to-run spread (docs/security.md).
+//   copies   no cipher: the bytes of pinned host memory up to the GPU and
+//            back in the engine's pieces (8 MiB on four streams per
+//            device), on device 0 alone and on every device at once, one
+//            host thread and buffer per device: the PCIe and host-memory
+//            limit the pinned-memory figures of `speed` work under.
 //
 // Every figure is the median of --runs timed runs after a warm-up, timed with
-// CUDA events around the queued calls. One JSON object per line on stdout.
+// CUDA events around the queued calls (copies: the host's clock around every
+// device's). One JSON object per line on stdout.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "warpcrypt/warpcrypt.h"
@@ -185,16 +194,89 @@ void measure_spread(const std::string &name, size_t bytes, unsigned runs, cudaSt
 
 }  // namespace
 
+// One device's part of a copy run: its pinned buffer, streams and device
+// pieces, made and used with the device current on the thread that runs it.
+class CopyLane {
+ public:
+  static constexpr size_t kPiece = size_t{8} << 20;
+  static constexpr int kStreams = 4;
+
+  CopyLane(int device, size_t bytes) : device_(device), bytes_(bytes) {
+    check_cuda(cudaSetDevice(device), "cudaSetDevice");
+    check_cuda(cudaMallocHost(&host_, bytes), "cudaMallocHost");
+    std::memset(host_, 0x5a, bytes);
+    for (int i = 0; i < kStreams; ++i) {
+      check_cuda(cudaStreamCreateWithFlags(&streams_[i], cudaStreamNonBlocking), "cudaStreamCreate");
+      check_cuda(cudaMalloc(&pieces_[i], kPiece), "cudaMalloc");
+    }
+  }
+  ~CopyLane() {
+    cudaSetDevice(device_);
+    for (int i = 0; i < kStreams; ++i) {
+      cudaFree(pieces_[i]);
+      cudaStreamDestroy(streams_[i]);
+    }
+    cudaFreeHost(host_);
+  }
+  CopyLane(const CopyLane &) = delete;
+  CopyLane &operator=(const CopyLane &) = delete;
+
+  // Every piece up and back down, the streams taken in turn, then waits.
+  void run() {
+    check_cuda(cudaSetDevice(device_), "cudaSetDevice");
+    for (size_t at = 0, turn = 0; at < bytes_; at += kPiece, ++turn) {
+      const size_t len = std::min(kPiece, bytes_ - at);
+      cudaStream_t stream = streams_[turn % kStreams];
+      uint8_t *piece = pieces_[turn % kStreams];
+      check_cuda(cudaMemcpyAsync(piece, host_ + at, len, cudaMemcpyHostToDevice, stream), "upload");
+      check_cuda(cudaMemcpyAsync(host_ + at, piece, len, cudaMemcpyDeviceToHost, stream), "download");
+    }
+    check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  }
+
+ private:
+  int device_;
+  size_t bytes_;
+  uint8_t *host_ = nullptr;
+  cudaStream_t streams_[kStreams] = {};
+  uint8_t *pieces_[kStreams] = {};
+};
+
+void measure_copies(int devices, size_t bytes_per_device, unsigned runs) {
+  std::vector<std::unique_ptr<CopyLane>> lanes;
+  for (int device = 0; device < devices; ++device) lanes.push_back(std::make_unique<CopyLane>(device, bytes_per_device));
+  auto run_all = [&lanes] {
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    for (auto &lane : lanes) threads.emplace_back([&lane] { lane->run(); });
+    for (std::thread &thread : threads) thread.join();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  run_all();
+  std::vector<double> gbps;
+  for (unsigned r = 0; r < runs; ++r) gbps.push_back(double(bytes_per_device) * devices / run_all() / 1e9);
+  std::printf("{\"mode\": \"copies\", \"devices\": %d, \"bytes_per_device\": %zu, \"median_gbps\": %.2f, "
+              "\"min_gbps\": %.2f, \"max_gbps\": %.2f}\n",
+              devices, bytes_per_device, median(gbps), *std::min_element(gbps.begin(), gbps.end()),
+              *std::max_element(gbps.begin(), gbps.end()));
+  std::fflush(stdout);
+}
+
 int main(int argc, char **argv) {
   std::string mode = argc > 1 ? argv[1] : "";
   const unsigned runs = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 11;
   try {
-    if (mode != "batch" && mode != "spread") {
-      std::fprintf(stderr, "usage: %s batch|spread [runs]\n", argv[0]);
+    if (mode != "batch" && mode != "spread" && mode != "copies") {
+      std::fprintf(stderr, "usage: %s batch|spread|copies [runs]\n", argv[0]);
       return 2;
     }
     int devices = 0;
     if (wc_device_count(&devices) != WC_OK || devices == 0) throw std::runtime_error("no CUDA device");
+    if (mode == "copies") {
+      measure_copies(1, size_t{1} << 30, runs);
+      if (devices > 1) measure_copies(devices, size_t{1} << 30, runs);
+      return 0;
+    }
     cudaStream_t stream;
     check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
     if (mode == "batch") {
