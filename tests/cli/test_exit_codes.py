@@ -57,8 +57,9 @@ def test_an_age_file_no_identity_opens_is_an_authentication_failure(files, run_c
                                   ["enc", *CTR, "--backend", "hybrid", "--devices", "0,1"],
                                   ["enc", *CTR, "--devices", "7"], ["enc", *CTR, "--backend", "cpu", "--devices", "7"],
                                   ["seal", "-pass", "pass:x", "--backend", "hybrid"],
+                                  ["seal", "-pass", "pass:x", "--backend", "gpu", "--devices", "7"],
                                   ["open", "-pass", "pass:right", "--backend", "gpu"]],
-                         ids=["hybrid", "gpu", "hybrid-devices", "device-7", "cpu-device-7", "seal-hybrid",
+                         ids=["hybrid", "gpu", "hybrid-devices", "device-7", "cpu-device-7", "seal-hybrid", "seal-device-7",
                               "open-gpu"])
 def test_a_missing_device_is_an_error_never_the_cpu(args, files, run_cli, cuda_device_present):
     if cuda_device_present and "--devices" not in args:

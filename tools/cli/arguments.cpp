@@ -73,6 +73,10 @@ void add_engine_options(Command &command, EngineFlags &flags) {
                        // The library checks the size and says why it refuses one.
                        flags.chunk_bytes = static_cast<size_t>(parse_size(text, "--chunk-size"));
                      });
+  add_device_options(command, flags);
+}
+
+void add_device_options(Command &command, EngineFlags &flags) {
   command.add_option("--streams", "N", "CUDA streams per device", [&flags](const std::string &text) {
     flags.streams = static_cast<unsigned>(parse_unsigned(text, "--streams", 64));
     if (flags.streams == 0) throw CliError("--streams must be at least 1");

@@ -43,14 +43,17 @@ uint64_t parse_size(const std::string &text, const std::string &option);
 wc_backend parse_backend(const std::string &name);
 unsigned parse_thread_count(const std::string &text);
 
-// The streaming engine's options, shared by enc and speed.
+// The streaming engine's options, shared by enc, speed, seal, open and age.
 struct EngineFlags {
-  size_t chunk_bytes = 0;    // --chunk-size; 0: the library default
+  size_t chunk_bytes = 0;    // --chunk-size (seal, open: --window); 0: the library default
   unsigned streams = 0;      // --streams; 0: the library default
   std::vector<int> devices;  // --devices; empty: all
 };
 // Declares --chunk-size, --streams and --devices on `command`, filling `flags`.
 void add_engine_options(Command &command, EngineFlags &flags);
+// Declares --streams and --devices alone, for commands whose chunking is
+// their own.
+void add_device_options(Command &command, EngineFlags &flags);
 // The library options for these flags; `flags` must outlive the result.
 void apply_engine_flags(const EngineFlags &flags, wc_options *options);
 

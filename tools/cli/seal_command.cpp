@@ -68,7 +68,7 @@ wc_options library_options(const SealOptions &o) {
   wc_options_init(&options);
   options.backend = o.backend;
   options.threads = o.threads;
-  options.chunk_bytes = o.window;
+  apply_engine_flags(o.engine, &options);
   return options;
 }
 

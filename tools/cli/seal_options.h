@@ -32,7 +32,7 @@ struct SealOptions {
   uint64_t max_argon2_memory = WC_OPEN_DEFAULT_MAX_ARGON2_MEMORY;
   wc_backend backend = WC_BACKEND_AUTO;
   unsigned threads = 0;
-  uint64_t window = 0;  // the engine's chunk size: 0 for its default
+  EngineFlags engine;  // --window is its chunk size
   bool verbose = false;
   bool quiet = false;
   bool progress = false;  // --progress: even when stderr is no terminal
