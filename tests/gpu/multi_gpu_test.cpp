@@ -135,6 +135,9 @@ TEST_F(MultiGpu, DeviceCallsRunWhereTheirDataLives) {
         buffer = std::make_unique<DeviceBuffer>(in.size());
       }
       buffer->upload(in);
+      // The upload's last DMA may still be in flight when cudaMemcpy
+      // returns, and a non-blocking stream does not wait for it.
+      synchronize(kOther);
       ASSERT_EQ(call(cipher, buffer->at(0), buffer->at(0), in.size(), key.data(), key.size(), iv.data(), iv.size(), 0,
                      reinterpret_cast<wc_cuda_stream>(on_stream)),
                 WC_OK);
