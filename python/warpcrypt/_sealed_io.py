@@ -101,8 +101,8 @@ class SealedWriter(io.RawIOBase):
     is derived from it and a random salt) or ``passphrase`` (through `kdf`,
     `kdf_ops` and `kdf_memory`, or `iterations` and `digest`, as for
     :func:`warpcrypt.seal_file`). `aead`, `chunk_size`: as for
-    :func:`warpcrypt.seal_file`. `backend` "gpu" seals the chunks on the
-    current device.
+    :func:`warpcrypt.seal_file`. `backend` "gpu" seals the chunks, one at a
+    time, on the first CUDA device.
 
     The last chunk is sealed when the writer closes: close it (``with``)
     before the data is read. A writer collected unclosed seals no last
