@@ -17,7 +17,8 @@
 #             shared-memory bank conflicts per kernel and per instruction
 #             (ncu-*.csv), for docs/security.md
 #   python    the Python package: its tests with CuPy and PyTorch, the two
-#             examples, and bench/python_overhead.py (JSON in python-overhead.log)
+#             examples, bench/python_overhead.py (JSON in python-overhead.log)
+#             and bench/checkpoint_bench.py on 4 GiB (python-checkpoint.log)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
 #   multigpu  what only several devices show: memcheck on the multi-device
@@ -183,6 +184,7 @@ if want python; then
   step python-example-state-dict python3 examples/encrypt_state_dict.py
   step python-example-memmap python3 examples/encrypt_memmap.py --size-mib 1024
   step python-overhead python3 bench/python_overhead.py
+  step python-checkpoint python3 bench/checkpoint_bench.py --gib 4 --dir /dev/shm --repeats 3
 fi
 if want demo; then
   step demo env WARPCRYPT_CLI=build-gpu/warpcrypt scripts/demo.sh
