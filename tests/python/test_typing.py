@@ -1,6 +1,6 @@
 """Typing: the extension's stub is what nanobind's stubgen makes of the
 built module, and `mypy --strict` passes on the package, the examples and
-the Python blocks of docs/python.md and the README."""
+the Python blocks of docs/python.md, docs/dask.md and the README."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pkgutil
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,18 @@ associated_data: list[bytes | None]
 '''
 
 
+# docs/dask.md's snippets go on from its first, which connects a client and
+# reads the master key; there `key` is what install_key yields.
+DASK_PRELUDE = '''\
+from typing import Any
+from distributed import Client
+from warpcrypt.dask import decrypt_files, encrypt_files
+client: Client
+master_key: bytes
+'''
+PRELUDES = {"dask.md": DASK_PRELUDE}
+
+
 def test_the_checked_in_stub_is_what_stubgen_generates(tmp_path):
     pytest.importorskip("nanobind.stubgen", reason="nanobind is not installed")
     generated = tmp_path / "_native.pyi"
@@ -53,7 +66,9 @@ def test_the_checked_in_stub_is_what_stubgen_generates(tmp_path):
 
 
 def snippets(path: Path) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", path.read_text(), flags=re.S)
+    """The Python blocks, those indented under a list item included."""
+    return [textwrap.dedent(block) for block in
+            re.findall(r"^[ ]*```python\n(.*?)^[ ]*```", path.read_text(), flags=re.S | re.M)]
 
 
 def test_mypy_strict_on_the_package_examples_and_docs(tmp_path):
@@ -69,13 +84,13 @@ def test_mypy_strict_on_the_package_examples_and_docs(tmp_path):
                               for module in (warpcrypt, warpcrypt.dask)))
     files.append(str(public))
     files += [str(path) for path in sorted((REPO / "examples").glob("*.py"))]
-    for document in (REPO / "docs" / "python.md", REPO / "README.md"):
+    for document in (REPO / "docs" / "python.md", REPO / "docs" / "dask.md", REPO / "README.md"):
         for index, snippet in enumerate(snippets(document)):
             path = tmp_path / f"{document.stem.replace('.', '_')}_{index}.py"
             # GPU frameworks, where a snippet uses one without importing it.
             frameworks = "".join(f"{name}: Any\n" for name in ("torch", "cupy")
                                  if f"{name}." in snippet and f"import {name}" not in snippet)
-            path.write_text(SNIPPET_PRELUDE + frameworks + snippet)
+            path.write_text(PRELUDES.get(document.name, SNIPPET_PRELUDE) + frameworks + snippet)
             files.append(str(path))
     out, err, status = api.run(["--strict", "--config-file", str(MYPY_CONFIG), "--cache-dir", str(tmp_path / "cache"),
                                 "--no-error-summary", *files])
