@@ -2,8 +2,8 @@
 # Run here, before a GPU run: gathers into .deps/ (git-ignored, carried to the
 # GPU machine) what that machine lacks and cannot download: libsodium and
 # CLI11 (the CLI's argument parser, header-only) as Debian packages, the
-# NIST/RFC vector files from cryptography-vectors, and an archive of the
-# committed tree.
+# NIST/RFC vector files from cryptography-vectors, wheels of Dask and Zarr,
+# and an archive of the committed tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
@@ -15,6 +15,13 @@ cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR,GCM} .deps/vectors/cryptograph
 cp -r "$vectors"/ciphers/ChaCha20 .deps/vectors/cryptography_vectors/ciphers/
 mkdir -p .deps/vectors/cryptography_vectors/KDF
 cp "$vectors"/KDF/rfc-5869-HKDF-SHA{1,256}.txt .deps/vectors/cryptography_vectors/KDF/
+# Dask, distributed and zarr for the GPU machine's Python 3.12, which lacks
+# them: its Dask, Zarr and CuPy-chunk tests run on them (gpu-check.sh python
+# installs only what that machine does not already have).
+rm -rf .deps/wheels
+.venv/bin/python -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
+  --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --platform any -d .deps/wheels \
+  dask distributed zarr numcodecs
 # The committed tree, for a run that must test exactly what was committed:
 # the GPU machine's copy of .git can lag behind this checkout. There:
 #   mkdir -p /tmp/wc && tar -xf .deps/head.tar -C /tmp/wc && cp -r .deps /tmp/wc/ && cd /tmp/wc && scripts/gpu-check.sh ...

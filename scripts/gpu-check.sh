@@ -172,6 +172,10 @@ if want python; then
   step python-install python3 -m pip install --no-build-isolation --no-deps --upgrade --target "$pysite" \
     -C build-dir="$PWD/build-gpu/python" -C cmake.define.warpcrypt_DIR="$PWD/build-gpu" \
     -C cmake.define.CMAKE_PREFIX_PATH="$deps/usr" ./python
+  # Dask, distributed and zarr from .deps/wheels, only the distributions
+  # this Python lacks, so that PyTorch's own numpy and friends stay as they
+  # are.
+  step python-wheels python3 scripts/install-missing-wheels.py "$pysite" .deps/wheels
   export PYTHONPATH="$pysite${PYTHONPATH:+:$PYTHONPATH}"
   # Some GPU machines have no Dask; its tests then say so and stay out,
   # instead of failing at import (CI runs them on every commit).
