@@ -6,6 +6,7 @@ hold no key.)"""
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from pathlib import Path
 
@@ -27,8 +28,15 @@ def write_files(root: Path, sizes: dict[str, int], seed: str) -> dict[str, bytes
 
 
 def tree(root: Path) -> list[str]:
-    """Every file under `root`, hidden ones included, relative to it."""
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink())
+    """Every file (and link) under `root`, hidden ones included, relative to
+    it. A directory that vanishes while it is walked, as a running job's
+    staging does, is passed over rather than an error."""
+    found = []
+    for directory, subdirectories, files in os.walk(root):
+        here = Path(directory)
+        links = [name for name in subdirectories if (here / name).is_symlink()]
+        found += [(here / name).relative_to(root).as_posix() for name in files + links]
+    return sorted(found)
 
 
 def sealed_headers(root: Path, names: list[str]) -> dict[str, tuple[str, str]]:

@@ -92,6 +92,7 @@ class _FirstSeen:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.headers: dict[str, tuple[str, str]] = {}
+        self._failure: BaseException | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, daemon=True)
         self._thread.start()
@@ -102,12 +103,17 @@ class _FirstSeen:
             self.headers.update(sealed_headers(self.root, new))
 
     def _watch(self) -> None:
-        while not self._stop.wait(0.01):
-            self._look()
+        try:
+            while not self._stop.wait(0.01):
+                self._look()
+        except BaseException as failure:  # reported by stop(): a watcher that died saw nothing more
+            self._failure = failure
 
     def stop(self) -> dict[str, tuple[str, str]]:
         self._stop.set()
         self._thread.join()
+        if self._failure is not None:
+            raise AssertionError("the output watcher stopped early") from self._failure
         self._look()
         return self.headers
 
