@@ -305,7 +305,9 @@ TEST_F(MultiGpu, JobFailsCleanlyWhenOneDeviceRunsOutOfMemory) {
       wc_job_init(&report);
       ASSERT_EQ(job.run(&report), WC_OK);
       EXPECT_GT(report.gpu_bytes, 0u);
-      if (!job.expected.empty()) EXPECT_TRUE(same_bytes(read_file(job.expected), read_file(out)));
+      if (!job.expected.empty()) {
+        EXPECT_TRUE(same_bytes(read_file(job.expected), read_file(out)));
+      }
       std::filesystem::remove(out);
     }
     const size_t home_before = free_memory(kHome);
@@ -319,7 +321,9 @@ TEST_F(MultiGpu, JobFailsCleanlyWhenOneDeviceRunsOutOfMemory) {
     }
     wc_job_init(&report);
     ASSERT_EQ(job.run(&report), WC_OK);
-    if (!job.expected.empty()) EXPECT_TRUE(same_bytes(read_file(job.expected), read_file(out)));
+    if (!job.expected.empty()) {
+      EXPECT_TRUE(same_bytes(read_file(job.expected), read_file(out)));
+    }
     std::filesystem::remove(out);
     EXPECT_EQ(free_memory(kHome), home_before);
   }

@@ -83,7 +83,9 @@ TEST(DefaultThreads, NeverMoreThanTheAffinityMaskAllows) {
   EXPECT_GE(threads, 1u);
   EXPECT_LE(threads, static_cast<unsigned>(CPU_COUNT(&set)));
   const auto limit = warpcrypt::cgroup_cpu_limit("/");
-  if (limit) EXPECT_LE(threads, *limit);
+  if (limit) {
+    EXPECT_LE(threads, *limit);
+  }
 }
 
 }  // namespace
