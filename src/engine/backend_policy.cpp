@@ -170,15 +170,17 @@ wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options 
 
 wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
                     std::span<const uint8_t> key) {
-  if (const wc_status status = engine::check_devices(options, options.backend); status != WC_OK) return status;
   switch (options.backend) {
     case WC_BACKEND_AUTO:
     case WC_BACKEND_CPU:
-    case WC_BACKEND_HYBRID:
+    case WC_BACKEND_HYBRID: {
+      const wc_status status = engine::check_devices(options, options.backend);
+      if (status != WC_OK) return status;
       *out = kCpuBackend.make_aead(aead, key, options.threads);
       return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
+    }
     case WC_BACKEND_GPU: {
-      engine::EngineShape shape;
+      engine::EngineShape shape;  // resolve_shape checks the device list too
       const wc_status status = engine::resolve_shape(&shape, options, WC_BACKEND_GPU);
       return status == WC_OK ? kCudaBackend.make_aead(out, aead, key, shape.devices) : status;
     }
