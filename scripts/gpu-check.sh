@@ -19,6 +19,10 @@
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, bench/python_overhead.py (JSON in python-overhead.log)
 #             and bench/checkpoint_bench.py on 4 GiB (python-checkpoint.log)
+#   cli       the CLI tests (tests/cli) on build-gpu's CLI: their GPU and
+#             hybrid cases run only where there is a device
+#   age       `warpcrypt age` against the reference `age` on 1 GiB in
+#             /dev/shm (bench/engine_bench.py --parts age; engine_figures.json)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
 #   multigpu  what only several devices show: memcheck on the multi-device
@@ -162,21 +166,32 @@ fi
 if want sass; then
   cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_objects.dir/backends/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
 fi
-if want python; then
-  # Built from this checkout with what the machine has (nanobind,
-  # scikit-build-core): no network, so no build isolation and no
+# The reference `age` and `age-keygen`, unpacked from .deps; the CLI that
+# the CLI tests, the Dask tests and the benchmarks run.
+export PATH="$deps/usr/bin:$PATH"
+export WARPCRYPT_CLI="$PWD/build-gpu/warpcrypt"
+if want python || want cli; then
+  # The package, built from this checkout with what the machine has
+  # (nanobind, scikit-build-core): no network, so no build isolation and no
   # dependencies. It links build-gpu's library as built, kernels included.
-  # It lacks `cryptography`, so the differential tests skip; the vector and
-  # GPU tests run.
   pysite=/tmp/warpcrypt-python
   step python-install python3 -m pip install --no-build-isolation --no-deps --upgrade --target "$pysite" \
     -C build-dir="$PWD/build-gpu/python" -C cmake.define.warpcrypt_DIR="$PWD/build-gpu" \
     -C cmake.define.CMAKE_PREFIX_PATH="$deps/usr" ./python
-  # Dask, distributed and zarr from .deps/wheels, only the distributions
-  # this Python lacks, so that PyTorch's own numpy and friends stay as they
-  # are.
+  # Dask, distributed, zarr, pyca/cryptography and pyrage from .deps/wheels,
+  # only the distributions this Python lacks, so that PyTorch's own numpy
+  # and friends stay as they are.
   step python-wheels python3 scripts/install-missing-wheels.py "$pysite" .deps/wheels
   export PYTHONPATH="$pysite${PYTHONPATH:+:$PYTHONPATH}"
+fi
+if want cli; then
+  step cli-tests python3 -m pytest tests/cli -q -rs
+fi
+if want age; then
+  step age python3 bench/engine_bench.py --binary build-gpu/warpcrypt --out "$out" --parts age \
+    --scratch /dev/shm --runs 5
+fi
+if want python; then
   # Some GPU machines have no Dask; its tests then say so and stay out,
   # instead of failing at import (CI runs them on every commit).
   dask_tests=()

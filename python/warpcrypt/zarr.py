@@ -37,7 +37,7 @@ import contextvars
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import numcodecs  # type: ignore[import-untyped, unused-ignore]
 import numcodecs.abc  # type: ignore[import-untyped, unused-ignore]
@@ -133,10 +133,14 @@ class CodecPipeline(BatchedCodecPipeline):
     """zarr's BatchedCodecPipeline, which also names each chunk's store key
     to the codecs that work on it (:func:`chunk_key`)."""
 
-    async def read_batch(self, batch_info: Iterable[Any], out: Any, drop_axes: tuple[int, ...] = ()) -> None:
+    async def read_batch(self, batch_info: Iterable[Any], out: Any, drop_axes: tuple[int, ...] = ()) -> Any:
+        # zarr 3.1 returns nothing here; 3.2 and later a result per chunk
+        # (present or missing), which its read() collects: pass them on.
+        results: list[Any] = []
         for info in batch_info:
             with chunk_key(_store_key(info[0])):
-                await super().read_batch([info], out, drop_axes)
+                results.extend(await cast(Any, super()).read_batch([info], out, drop_axes) or ())
+        return tuple(results)
 
     async def write_batch(self, batch_info: Iterable[Any], value: Any, drop_axes: tuple[int, ...] = ()) -> None:
         for info in batch_info:

@@ -1,5 +1,7 @@
 #include "core/thread_pool.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 
@@ -48,6 +50,9 @@ void ThreadPool::run_tasks(Job &job) {
 }
 
 void ThreadPool::worker_loop() {
+  // Named so that `top -H`, a debugger and the tests can tell the library's
+  // threads from the host program's and the CUDA driver's.
+  pthread_setname_np(pthread_self(), kWorkerName);
   for (;;) {
     std::shared_ptr<Job> job;
     {

@@ -20,6 +20,9 @@ class ThreadPool {
  public:
   static ThreadPool &instance();
 
+  // The name every pool thread carries (Linux allows 15 characters).
+  static constexpr const char *kWorkerName = "warpcrypt-pool";
+
   // Runs task(i) for every i in [0, count) on at most `workers` threads, the
   // caller among them, and returns when all have finished. Safe to call from
   // several threads at once.

@@ -24,8 +24,14 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
     if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_NO_DEVICE, sentence);
     return WC_ERR_NO_DEVICE;
   };
+  const bool lists_devices = options.devices != nullptr && options.device_count != 0;
+  const bool needs_device = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
+  // Counting the devices starts the CUDA driver, which costs a tenth of a
+  // second or more on a GPU machine: a job that will not use one must not
+  // pay it.
+  if (!lists_devices && !needs_device) return WC_OK;
   const int count = kCudaBackend.device_count();
-  for (size_t i = 0; options.devices != nullptr && i < options.device_count; ++i) {
+  for (size_t i = 0; lists_devices && i < options.device_count; ++i) {
     if (options.devices[i] < 0 || options.devices[i] >= count) {
       return refuse(count == 0 ? "the device list names a CUDA device, and there is none; run on the CPU with "
                                  "backend cpu and no device list"
@@ -33,7 +39,7 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
                                  "run on the CPU with backend cpu and no device list");
     }
   }
-  if ((backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID) && count == 0) {
+  if (needs_device && count == 0) {
     return refuse(kCudaBackend.compiled_in
                       ? "the gpu and hybrid backends need a CUDA device, and none is usable; run on the CPU with "
                         "backend cpu or auto"

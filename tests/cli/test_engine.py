@@ -201,3 +201,36 @@ def test_sigint_leaves_no_partial_output(warpcrypt_binary, random_bytes, workdir
     proc.stderr.close()
     assert proc.returncode == -signal.SIGINT
     assert list(workdir.iterdir()) == []
+
+
+# ------------------------------------------------------------ start-up cost
+
+def _loads_the_cuda_driver(run) -> bool:
+    # The dynamic loader names every library it loads (LD_DEBUG=files);
+    # the CUDA runtime opens the driver, libcuda, when CUDA is first used.
+    return "file=libcuda.so" in run.stderr_text
+
+
+def test_jobs_that_stay_on_the_cpu_never_start_cuda(run_cli, tmp_path, random_bytes):
+    """Starting the CUDA driver costs a tenth of a second or more on a GPU
+    machine: `enc`, `seal` and `age` on a file with the default backend
+    (which keeps files on the CPU) and with --backend cpu must not pay it."""
+    debug = {"LD_DEBUG": "files"}
+    if not _loads_the_cuda_driver(run_cli("devices", env=debug)):
+        pytest.skip("no CUDA driver on this machine: nothing to start")
+    source = tmp_path / "plain"
+    source.write_bytes(random_bytes(3 * MIB, "startup"))
+    (tmp_path / "key").write_bytes(random_bytes(32, "startup-key"))
+    run_cli("age-keygen", "-o", tmp_path / "identity").check()
+    recipient = run_cli("age-keygen", "-y", tmp_path / "identity").check().stdout.decode().strip()
+    for backend in ([], ["--backend", "cpu"]):
+        commands = [
+            ["enc", "-aes-256-ctr", "-K", "00" * 32, "-iv", "11" * 16, "-in", source, "-out", tmp_path / "enc"],
+            ["seal", "-keyfile", tmp_path / "key", "-in", source, "-out", tmp_path / "sealed"],
+            ["open", "-keyfile", tmp_path / "key", "-in", tmp_path / "sealed", "-out", tmp_path / "opened"],
+            ["age", "-r", recipient, "-o", tmp_path / "age", source],
+            ["age", "-d", "-i", tmp_path / "identity", "-o", tmp_path / "aged", tmp_path / "age"],
+        ]
+        for command in commands:
+            run = run_cli(*command[:1], *backend, *command[1:], env=debug).check()
+            assert not _loads_the_cuda_driver(run), f"{command[0]} {backend} started CUDA"

@@ -71,6 +71,10 @@ def deployment(tmp_path):
                 process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
+        # pytest shows this only for a failed test: what the scheduler and
+        # the workers (their nannies included) said, such as a worker's crash.
+        for log in sorted(tmp_path.glob("*.log")):
+            print(f"---- the end of {log.name}:\n{log.read_text(errors='replace')[-4000:]}")
 
 
 def _slow_down_sealing(seconds: float) -> None:

@@ -109,15 +109,6 @@ void read_age_passphrase(const AgeOptions &o, bool confirm, Passphrase *out) {
   if (out->empty()) throw CliError("refusing an empty passphrase: anyone could decrypt the file");
 }
 
-wc_options library_options(const AgeOptions &o) {
-  wc_options options;
-  wc_options_init(&options);
-  options.backend = o.backend;
-  options.threads = o.threads;
-  apply_engine_flags(o.engine, &options);
-  return options;
-}
-
 // Adds keys with `add`, naming `where` they came from when it refuses them.
 template <typename Keys, typename Add>
 void add_keys(Keys *keys, const std::string &text, const std::string &where, Add add) {
@@ -172,7 +163,7 @@ int encrypt(const AgeOptions &o) {
   }
   InputFile input(o.in_path);
   OutputFile output(o.out_path, input);
-  const wc_options options = library_options(o);
+  const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
   const wc_status status = wc_age_encrypt_fd(&options, raw, o.armor ? 1 : 0, &job, output.fd(), input.fd());
@@ -205,7 +196,7 @@ int decrypt(const AgeOptions &o) {
     }
   }
   OutputFile output(o.out_path, input);
-  const wc_options options = library_options(o);
+  const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
   const wc_status status = wc_age_decrypt_fd(&options, raw, o.offset.value_or(0), o.length.value_or(UINT64_MAX),

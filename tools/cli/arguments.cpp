@@ -93,11 +93,16 @@ void add_device_options(Command &command, EngineFlags &flags) {
   });
 }
 
-void apply_engine_flags(const EngineFlags &flags, wc_options *options) {
-  options->chunk_bytes = flags.chunk_bytes;
-  options->streams = flags.streams;
-  options->devices = flags.devices.empty() ? nullptr : flags.devices.data();
-  options->device_count = flags.devices.size();
+wc_options library_options(wc_backend backend, unsigned threads, const EngineFlags &flags) {
+  wc_options options;
+  wc_options_init(&options);
+  options.backend = backend;
+  options.threads = threads;
+  options.chunk_bytes = flags.chunk_bytes;
+  options.streams = flags.streams;
+  options.devices = flags.devices.empty() ? nullptr : flags.devices.data();
+  options.device_count = flags.devices.size();
+  return options;
 }
 
 }  // namespace warpcrypt::cli

@@ -54,7 +54,8 @@ void add_engine_options(Command &command, EngineFlags &flags);
 // Declares --streams and --devices alone, for commands whose chunking is
 // their own.
 void add_device_options(Command &command, EngineFlags &flags);
-// The library options for these flags; `flags` must outlive the result.
-void apply_engine_flags(const EngineFlags &flags, wc_options *options);
+// The library options for a backend, a thread count and these flags; `flags`
+// must outlive the result (it points into flags.devices).
+wc_options library_options(wc_backend backend, unsigned threads, const EngineFlags &flags);
 
 }  // namespace warpcrypt::cli

@@ -166,11 +166,7 @@ int run_enc(EncOptions options) {
     return 0;
   }
 
-  wc_options lib_options;
-  wc_options_init(&lib_options);
-  lib_options.backend = options.backend;
-  lib_options.threads = options.threads;
-  apply_engine_flags(options.engine, &lib_options);
+  const wc_options lib_options = library_options(options.backend, options.threads, options.engine);
 
   if (options.range_offset || options.range_length) {
     decrypt_range(options, lib_options, material, input);

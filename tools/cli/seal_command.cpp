@@ -63,15 +63,6 @@ void check_key_file_length(const SealOptions &o, const Secret &secret, const wc_
   }
 }
 
-wc_options library_options(const SealOptions &o) {
-  wc_options options;
-  wc_options_init(&options);
-  options.backend = o.backend;
-  options.threads = o.threads;
-  apply_engine_flags(o.engine, &options);
-  return options;
-}
-
 // The library's sentence for a failed job (wc_job.message), with what only
 // the CLI knows: which command failed, the option to use instead, the
 // backend asked for.
@@ -180,7 +171,7 @@ int seal(const SealOptions &o) {
   const wc_seal_params params = seal_params(o);
 
   OutputFile output(o.out_path, input);
-  const wc_options options = library_options(o);
+  const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
   const std::span<const uint8_t> bytes = secret.bytes();
@@ -214,7 +205,7 @@ int open(const SealOptions &o) {
   if (inspected && info.key_source == WC_SEAL_KEY) check_key_file_length(o, secret, info.aead);
 
   OutputFile output(o.out_path, input);
-  const wc_options options = library_options(o);
+  const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
   const std::span<const uint8_t> bytes = secret.bytes();

@@ -31,11 +31,7 @@ class HostWorkload final : public Workload {
     check(wc_random_bytes(key.data(), key.size()), "random key");
     check(wc_random_bytes(iv.data(), iv.size()), "random IV");
     fill_random(buffer_.get(), bytes_);
-    wc_options options;
-    wc_options_init(&options);
-    options.backend = spec.backend;
-    options.threads = spec.threads;
-    apply_engine_flags(*spec.engine, &options);
+    const wc_options options = library_options(spec.backend, spec.threads, *spec.engine);
     wc_ctx *raw = nullptr;
     // ECB and CBC take whole blocks without padding: the buffer is whole blocks.
     check(wc_ctx_new(&raw, &options, wc_cipher_unpadded(spec.cipher), spec.direction, key.data(), key.size(), iv.data(),
@@ -69,12 +65,9 @@ class HostAeadWorkload final : public Workload {
       : spec_(spec), keying_(make_aead_keying(spec.aead)),
         buffer_(spec.pageable ? allocate_pageable_buffer(spec.bytes)
                               : allocate_host_buffer(spec.bytes, spec.backend != WC_BACKEND_CPU)),
-        opened_(spec.direction == WC_DECRYPT ? allocate_pageable_buffer(spec.bytes) : nullptr) {
+        opened_(spec.direction == WC_DECRYPT ? allocate_pageable_buffer(spec.bytes) : nullptr),
+        options_(library_options(spec.backend, spec.threads, *spec.engine)) {
     fill_random(buffer_.get(), spec.bytes);
-    wc_options_init(&options_);
-    options_.backend = spec.backend;
-    options_.threads = spec.threads;
-    apply_engine_flags(*spec.engine, &options_);
     if (spec.direction == WC_DECRYPT) seal();
   }
 
@@ -107,7 +100,7 @@ class HostAeadWorkload final : public Workload {
   AeadKeying keying_;
   std::shared_ptr<uint8_t> buffer_;
   std::shared_ptr<uint8_t> opened_;
-  wc_options options_{};
+  wc_options options_;
 };
 
 }  // namespace
