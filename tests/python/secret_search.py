@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import random
+import types
 
 
 def masked(secrets: list[bytes]) -> tuple[list[bytes], bytes]:
@@ -44,6 +45,13 @@ def live_objects_holding(masked_secrets: list[bytes], mask: bytes, dask_schedule
                 found.append("memoryview")
             continue
         if isinstance(obj, str):
+            continue
+        # A module's referents are its dict, which the collector's own list
+        # holds anyway; and on CPython releases without the fix for its issue
+        # 122695 (the GPU machine's 3.12.3) the _asyncio module's include
+        # freed FutureIter objects, which crashed the Dask scheduler that
+        # this search ran in.
+        if isinstance(obj, types.ModuleType):
             continue
         stack.extend(gc.get_referents(obj))
     for n in needles:
