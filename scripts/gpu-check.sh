@@ -22,7 +22,8 @@
 #   cli       the CLI tests (tests/cli) on build-gpu's CLI: their GPU and
 #             hybrid cases run only where there is a device
 #   age       `warpcrypt age` against the reference `age` on 1 GiB in
-#             /dev/shm (bench/engine_bench.py --parts age; engine_figures.json)
+#             /dev/shm (bench/engine_bench.py --parts age; engine_figures.json),
+#             then what bounds it (bench/age_bounds.sh: lanes, file writes)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
 #   multigpu  what only several devices show: memcheck on the multi-device
@@ -190,6 +191,7 @@ fi
 if want age; then
   step age python3 bench/engine_bench.py --binary build-gpu/warpcrypt --out "$out" --parts age \
     --scratch /dev/shm --runs 5
+  step age-bounds bench/age_bounds.sh build-gpu/warpcrypt
 fi
 if want python; then
   # Some GPU machines have no Dask; its tests then say so and stay out,
