@@ -109,7 +109,7 @@ if want kernels; then
   step kernels-batch build-gpu/bench/gpu/warpcrypt_kernel_bench batch 7
   step kernels-spread build-gpu/bench/gpu/warpcrypt_kernel_bench spread 21
   # The batches' kernels alone, without the host's per-message preparation.
-  step kernels-batch-ncu ncu --csv --metrics gpu__time_duration.sum -k regex:aead_ \
+  step kernels-batch-ncu ncu --csv --metrics gpu__time_duration.sum -k 'regex:aead_|describe_' \
     build-gpu/bench/gpu/warpcrypt_kernel_bench batch 1
 fi
 if want ncu; then

@@ -3,7 +3,8 @@
 //   batch    AEAD over many small messages in one call (the packet and
 //            tensor-shard workload: 1 KiB; age's payload chunks: 64 KiB)
 //            against one large message of the same total size, through a
-//            wc_aead_key so the per-key constants are computed once.
+//            wc_aead_key so the per-key constants are computed once: as a
+//            list of messages, and as one strided batch (wc_aead_strided).
 //   spread   each production kernel timed over a fixed size with all-zero
 //            and with random keys and data, interleaved run by run, so a
 //            data- or key-dependent time would show as a gap between the two
@@ -131,6 +132,19 @@ void measure_batch(const wc_aead *aead, size_t total, size_t message_bytes, unsi
                 "\"gb_per_s\":%.1f}\n",
                 wc_aead_name(aead), batch.messages.size(), size, median(seconds), total / median(seconds) / 1e9);
   }
+  // The same short messages as one strided batch: nonces in device memory,
+  // nothing prepared per message on the host.
+  DeviceBuffer device_nonces(nonces.size());
+  check_cuda(cudaMemcpy(device_nonces.data, nonces.data(), nonces.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+  const wc_aead_strided strided{data.data,          data.data, message_bytes, message_bytes, device_nonces.data,
+                                nonce_len,          tags.data, WC_AEAD_MAX_TAG_LEN,          count};
+  const std::vector<double> seconds = time_runs(stream, runs, true, [&] {
+    check(wc_aead_key_seal_strided_device_async(keyed, &strided, WC_AEAD_MAX_TAG_LEN, stream),
+          "wc_aead_key_seal_strided_device_async");
+  });
+  std::printf("{\"bench\":\"strided\",\"aead\":\"%s\",\"messages\":%zu,\"message_bytes\":%zu,\"seconds\":%.6g,"
+              "\"gb_per_s\":%.1f}\n",
+              wc_aead_name(aead), count, message_bytes, median(seconds), total / median(seconds) / 1e9);
   wc_aead_key_free(keyed);
 }
 

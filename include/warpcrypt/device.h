@@ -144,6 +144,47 @@ WC_API wc_status wc_aead_key_open_device_async(const wc_aead_key *key, int32_t *
                                                const wc_aead_message *messages, size_t count,
                                                size_t tag_len, wc_cuda_stream stream);
 
+/*
+ * A batch of equal-length messages at fixed strides in device memory, their
+ * nonces and tags included: the packet and tensor-shard workload with no
+ * work per message on the host (the message-list calls above prepare each
+ * message there, some 0.3 us apiece). Message i reads `len` bytes at
+ * in + i * stride and writes them at out + i * stride (out == in works in
+ * place); its 12-byte nonce is at nonces + i * nonce_stride and its tag at
+ * tags + i * tag_stride. There is no associated data: use the message-list
+ * calls for that. A count of 0 does nothing.
+ */
+typedef struct wc_aead_strided {
+  uint8_t *out;
+  const uint8_t *in;
+  size_t len;
+  size_t stride;
+  const uint8_t *nonces;
+  size_t nonce_stride;
+  uint8_t *tags;
+  size_t tag_stride;
+  size_t count;
+} wc_aead_strided;
+
+/*
+ * A wc_aead_key's strided batch, queued on `stream` as the calls above are
+ * (opening writes verified[i], and zeroes a failed message's output). The
+ * overlap rule of the batch calls holds: no output, tag being sealed or
+ * verdict may share a byte with anything else of the call, except a message
+ * worked in place. Buffers at the same stride are checked exactly, so
+ * records of nonce, message and tag side by side are fine; buffers at
+ * different strides must not share any address range at all.
+ * WC_ERR_INVALID_ARGUMENT for a missing pointer, a stride shorter than what
+ * it steps over (with more than one message), a batch past the end of the
+ * address space, more than 2^31 - 1 messages, or an overlap; WC_ERR_RANGE for
+ * messages longer than the AEAD allows.
+ */
+WC_API wc_status wc_aead_key_seal_strided_device_async(const wc_aead_key *key, const wc_aead_strided *batch,
+                                                       size_t tag_len, wc_cuda_stream stream);
+WC_API wc_status wc_aead_key_open_strided_device_async(const wc_aead_key *key, int32_t *verified,
+                                                       const wc_aead_strided *batch, size_t tag_len,
+                                                       wc_cuda_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -121,15 +121,29 @@ wc_status check_one(const wc_aead &aead, const wc_aead_message &message, size_t 
   return out_cap < message.len ? WC_ERR_OUTPUT_TOO_SMALL : WC_OK;
 }
 
+// What a device call answers when its AEAD is not the GPU's.
+wc_status no_device_status() {
+  return kCudaBackend.device_count() == 0 ? WC_ERR_NO_DEVICE : WC_ERR_BACKEND_UNAVAILABLE;
+}
+
 // Device memory: checked messages queued on `stream` by `cipher`, which
 // must be the GPU's.
 wc_status queue_on_device(const AeadCipher &cipher, std::span<const wc_aead_message> messages, size_t tag_len,
                           bool seal, int32_t *verified, wc_cuda_stream stream) {
   if (!seal && verified == nullptr && !messages.empty()) return WC_ERR_INVALID_ARGUMENT;
-  if (cipher.backend() != WC_BACKEND_GPU) {
-    return kCudaBackend.device_count() == 0 ? WC_ERR_NO_DEVICE : WC_ERR_BACKEND_UNAVAILABLE;
-  }
+  if (cipher.backend() != WC_BACKEND_GPU) return no_device_status();
   return cipher.queue_device(messages, tag_len, seal, verified, stream);
+}
+
+// A key's strided batch: the checks, then its GPU AEAD.
+wc_status queue_strided(const wc_aead_key *key, const wc_aead_strided *batch, size_t tag_len, bool seal,
+                        int32_t *verified, wc_cuda_stream stream) {
+  if (key == nullptr || batch == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  const wc_status status = warpcrypt::check_strided_batch(*key->aead, *batch, tag_len, seal, verified);
+  if (status != WC_OK || batch->count == 0) return status;
+  const AeadCipher &cipher = key->for_device();
+  if (cipher.backend() != WC_BACKEND_GPU) return no_device_status();
+  return cipher.queue_device_strided(*batch, tag_len, seal, seal ? nullptr : verified, stream);
 }
 
 // The one-shot device calls: the checks, then an AEAD for this call alone,
@@ -288,6 +302,16 @@ wc_status wc_aead_key_open_device_async(const wc_aead_key *key, int32_t *verifie
   const wc_status status = check_messages(*key->aead, messages, count, tag_len, false, verified);
   if (status != WC_OK) return status;
   return queue_on_device(key->for_device(), {messages, count}, tag_len, false, verified, stream);
+}
+
+wc_status wc_aead_key_seal_strided_device_async(const wc_aead_key *key, const wc_aead_strided *batch, size_t tag_len,
+                                                wc_cuda_stream stream) {
+  return queue_strided(key, batch, tag_len, true, nullptr, stream);
+}
+
+wc_status wc_aead_key_open_strided_device_async(const wc_aead_key *key, int32_t *verified,
+                                                const wc_aead_strided *batch, size_t tag_len, wc_cuda_stream stream) {
+  return queue_strided(key, batch, tag_len, false, verified, stream);
 }
 
 void wc_aead_key_free(wc_aead_key *key) { delete key; }

@@ -39,6 +39,14 @@ class AeadCipher {
     return WC_ERR_BACKEND_UNAVAILABLE;
   }
 
+  // Queues a checked strided batch (wc_aead_strided, device memory) on
+  // `stream`, as queue_device does a list of messages.
+  virtual wc_status queue_device_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
+                                         wc_cuda_stream stream) const {
+    (void)batch, (void)tag_len, (void)seal, (void)verified, (void)stream;
+    return WC_ERR_BACKEND_UNAVAILABLE;
+  }
+
   virtual wc_backend backend() const = 0;
 };
 

@@ -61,4 +61,10 @@ wc_status check_aead_key(const wc_aead &aead, const uint8_t *key, size_t key_len
 // (WC_ERR_INVALID_ARGUMENT), and the message length (WC_ERR_RANGE).
 wc_status check_aead_message(const wc_aead &aead, const wc_aead_message &message, size_t tag_len);
 
+// Everything about a strided batch but the key (wc_aead_strided): missing
+// pointers, strides, the address space, the message count and overlaps
+// (WC_ERR_INVALID_ARGUMENT), the message length (WC_ERR_RANGE).
+wc_status check_strided_batch(const wc_aead &aead, const wc_aead_strided &batch, size_t tag_len, bool seal,
+                              const int32_t *verified);
+
 }  // namespace warpcrypt

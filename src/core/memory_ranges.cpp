@@ -1,5 +1,7 @@
 #include "core/memory_ranges.h"
 
+#include "core/aead_registry.h"
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -179,6 +181,56 @@ std::optional<wc_aead_overlap> find_batch_overlap(std::span<const wc_aead_messag
   SortedRanges sorted_written(batch, written, &memory);
   SortedRanges again = sorted_written;
   return sweep(sorted_written, again, SortedRanges(batch, read, &memory));
+}
+
+namespace {
+
+// 128 bits: a difference of two addresses plus a length cannot wrap.
+__extension__ typedef __int128 Wide;
+
+// Floor and ceiling of x / d for d > 0.
+Wide floor_div(Wide x, Wide d) { return x / d - (x % d != 0 && x < 0 ? 1 : 0); }
+Wide ceil_div(Wide x, Wide d) { return -floor_div(-x, d); }
+
+}  // namespace
+
+bool strided_ranges_overlap(const StridedRange &a, const StridedRange &b, uint64_t count) {
+  if (count == 0 || a.len == 0 || b.len == 0) return false;
+  const Wide last = static_cast<Wide>(count - 1);
+  if (a.stride != b.stride || count == 1) {
+    const Wide a_end = static_cast<Wide>(a.start) + last * a.stride + a.len;
+    const Wide b_end = static_cast<Wide>(b.start) + last * b.stride + b.len;
+    return static_cast<Wide>(a.start) < b_end && static_cast<Wide>(b.start) < a_end;
+  }
+  // Piece i of a meets piece j of b iff -b.len < d + k * stride < a.len,
+  // with d = b.start - a.start and k = j - i, which takes every value from
+  // -(count - 1) to count - 1.
+  const Wide d = static_cast<Wide>(b.start) - static_cast<Wide>(a.start);
+  const Wide s = a.stride;
+  if (s == 0) return -static_cast<Wide>(b.len) < d && d < static_cast<Wide>(a.len);
+  const Wide k_low = std::max(-last, floor_div(-static_cast<Wide>(b.len) - d, s) + 1);
+  const Wide k_high = std::min(last, ceil_div(static_cast<Wide>(a.len) - d, s) - 1);
+  return k_low <= k_high;
+}
+
+bool strided_batch_overlaps(const wc_aead_strided &batch, size_t tag_len, bool seal, const int32_t *verified) {
+  auto at = [](const void *p) { return reinterpret_cast<uintptr_t>(p); };
+  const StridedRange in{at(batch.in), batch.stride, batch.len};
+  const StridedRange out{at(batch.out), batch.stride, batch.len};
+  const StridedRange nonces{at(batch.nonces), batch.nonce_stride, kAeadNonceLen};
+  const StridedRange tags{at(batch.tags), batch.tag_stride, tag_len};
+  const StridedRange verdicts{at(verified), sizeof(int32_t), verified != nullptr ? sizeof(int32_t) : 0};
+  // Every output against every other buffer; a message's output meets its
+  // own input only when worked in place, which is allowed.
+  std::array<const StridedRange *, 5> all{&in, &out, &nonces, &tags, &verdicts};
+  std::array<const StridedRange *, 2> outputs{&out, seal ? &tags : &verdicts};
+  for (const StridedRange *output : outputs) {
+    for (const StridedRange *other : all) {
+      if (other == output || (output == &out && other == &in && batch.out == batch.in)) continue;
+      if (strided_ranges_overlap(*output, *other, batch.count)) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace warpcrypt

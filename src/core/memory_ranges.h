@@ -29,4 +29,22 @@ inline bool overlaps_partially(const uint8_t *out, size_t out_len, const uint8_t
 std::optional<wc_aead_overlap> find_batch_overlap(std::span<const wc_aead_message> messages, size_t tag_len,
                                                   bool seal, const int32_t *verified);
 
+// Equal-length pieces at a fixed stride: piece i is [start + i * stride,
+// start + i * stride + len).
+struct StridedRange {
+  uintptr_t start;
+  uint64_t stride;
+  uint64_t len;
+};
+
+// Whether piece i of `a` and piece j of `b` share a byte for some i, j below
+// `count`: exact where the strides are equal (or count is 1), otherwise
+// whether the spans from the first piece to the last meet. Every span must
+// fit in the address space (the caller checks).
+bool strided_ranges_overlap(const StridedRange &a, const StridedRange &b, uint64_t count);
+
+// The overlap rule of find_batch_overlap for a strided batch
+// (wc_aead_strided); `verified` is null when sealing.
+bool strided_batch_overlaps(const wc_aead_strided &batch, size_t tag_len, bool seal, const int32_t *verified);
+
 }  // namespace warpcrypt

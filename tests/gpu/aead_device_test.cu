@@ -1,8 +1,9 @@
 // The device-pointer AEAD calls against the CPU backend (itself checked
 // against OpenSSL by the unit tests): lengths on every side of the kernels'
 // segment boundaries, in place and unaligned, batches of mixed messages,
-// tampering detected with the whole output zeroed, GCM's 32-bit counter
-// wrapping, the argument checks, and host memory through the GPU's lanes. Guard bytes surround every buffer.
+// tampering detected with the whole output zeroed, strided batches, GCM's
+// 32-bit counter wrapping, the argument checks, and host memory through the
+// GPU's lanes. Guard bytes surround every buffer.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -386,6 +387,92 @@ TEST_P(AeadDevice, KeyedObjectServesThreadsOnDeviceAndHostMemory) {
   EXPECT_TRUE(all_zero(zeroed.data(), zeroed.size()));
   wc_aead_key_free(gpu_key);
   wc_aead_key_free(auto_key);
+}
+
+// Strided batches (wc_aead_strided) as the CPU seals each message: records
+// of nonce, message and tag side by side in place, and separate arrays out
+// of place, on both kernels (the per-thread one up to 16 KiB, the segmented
+// one above); opening flags exactly the tampered records and zeroes them.
+TEST_P(AeadDevice, StridedBatchesOfRecordsAndArrays) {
+  const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  wc_options options;
+  wc_options_init(&options);
+  options.backend = WC_BACKEND_GPU;
+  wc_aead_key *keyed = nullptr;
+  ASSERT_EQ(wc_aead_key_new(&keyed, &options, aead_of(name()), key.data(), key.size()), WC_OK);
+  for (const size_t length : {size_t{0}, size_t{1}, size_t{1000}, 16 * KiB, 16 * KiB + 1, 70 * KiB + 5}) {
+    for (const bool records : {true, false}) {
+      SCOPED_TRACE("length " + std::to_string(length) + (records ? ", records" : ", arrays"));
+      const size_t count = length > 16 * KiB ? 9 : 301;
+      std::vector<AeadInput> inputs;
+      for (size_t i = 0; i < count; ++i) {
+        AeadInput input = random_aead_input(rng_, name(), length, 0, 12);
+        input.key = key;
+        inputs.push_back(std::move(input));
+      }
+      // Records: nonce (12) || message || tag (16), one byte of slack so that
+      // most messages start unaligned. Arrays: messages at a stride of their
+      // length and up to 15 bytes more, nonces and tags packed, the output
+      // in a buffer of its own.
+      const size_t record = 12 + length + 16 + 1;
+      const size_t stride = records ? record : length + length % 16;
+      DeviceBuffer data(records ? record * count : stride * count), out(records ? 1 : stride * count);
+      DeviceBuffer nonces(records ? 1 : 12 * count), tags(records ? 1 : 16 * count);
+      DeviceBuffer verified(sizeof(int32_t) * count);
+      wc_aead_strided batch{};
+      if (records) {
+        batch = {data.at(12), data.at(12), length, record, data.at(0), record, data.at(12 + length), record, count};
+      } else {
+        batch = {out.at(0), data.at(0), length, stride, nonces.at(0), 12, tags.at(0), 16, count};
+      }
+      for (size_t i = 0; i < count; ++i) {
+        data.upload(inputs[i].plaintext, (batch.in - data.at(0)) + i * stride);
+        if (records) {
+          data.upload(inputs[i].nonce, i * record);
+        } else {
+          nonces.upload(inputs[i].nonce, 12 * i);
+        }
+      }
+      DeviceBuffer &tag_buffer = records ? data : tags;
+      DeviceBuffer &out_buffer = records ? data : out;
+      auto tag_offset = [&](size_t i) { return (batch.tags - tag_buffer.at(0)) + i * batch.tag_stride; };
+      auto out_offset = [&](size_t i) { return (batch.out - out_buffer.at(0)) + i * stride; };
+      ASSERT_EQ(wc_aead_key_seal_strided_device_async(keyed, &batch, 16, nullptr), WC_OK);
+      synchronize_device();
+      for (size_t i = 0; i < count; ++i) {
+        const AeadSealed expected = lib_aead_seal(name(), inputs[i], make_options(0, WC_BACKEND_CPU));
+        ASSERT_TRUE(same_bytes(expected.ciphertext, out_buffer.download(length, out_offset(i)))) << "message " << i;
+        ASSERT_TRUE(same_bytes(expected.tag, tag_buffer.download(16, tag_offset(i)))) << "message " << i;
+      }
+      if (!records) {
+        EXPECT_TRUE(out.guard_bytes_intact(stride * count));
+        EXPECT_TRUE(tags.guard_bytes_intact(16 * count));
+      }
+      // Open what was sealed, in place: the input is now the output.
+      batch.in = batch.out;
+      const std::vector<size_t> tampered = {0, count / 2, count - 1};
+      for (size_t i : tampered) {
+        tag_buffer.upload(with_bit_flipped(tag_buffer.download(16, tag_offset(i)), 5), tag_offset(i));
+      }
+      auto *verdicts = reinterpret_cast<int32_t *>(verified.at(0));
+      ASSERT_EQ(wc_aead_key_open_strided_device_async(keyed, verdicts, &batch, 16, nullptr), WC_OK);
+      synchronize_device();
+      const Bytes verdict_bytes = verified.download(sizeof(int32_t) * count);
+      for (size_t i = 0; i < count; ++i) {
+        int32_t verdict = -1;
+        std::memcpy(&verdict, verdict_bytes.data() + sizeof(int32_t) * i, sizeof verdict);
+        const bool was_tampered = std::find(tampered.begin(), tampered.end(), i) != tampered.end();
+        ASSERT_EQ(verdict, was_tampered ? 0 : 1) << "message " << i;
+        const Bytes opened = out_buffer.download(length, out_offset(i));
+        if (was_tampered) {
+          EXPECT_TRUE(all_zero(opened.data(), opened.size())) << "message " << i;
+        } else {
+          EXPECT_TRUE(same_bytes(inputs[i].plaintext, opened)) << "message " << i;
+        }
+      }
+    }
+  }
+  wc_aead_key_free(keyed);
 }
 
 INSTANTIATE_TEST_SUITE_P(Aeads, AeadDevice, ::testing::ValuesIn(aead_names()),

@@ -84,7 +84,6 @@ TEST_P(GpuBatch, TenThousandMessagesMatchOpenSsl) {
   const wc_cipher *cipher = with_padding(lookup(cipher_name), padding);
   const bool cbc = cipher_name.find("cbc") != std::string::npos;
   TestRng rng = TestRng::for_current_test();
-  const wc_options options = make_options(0, WC_BACKEND_GPU);
   const size_t count = 10000;
 
   std::vector<wc_batch_message> messages(count);

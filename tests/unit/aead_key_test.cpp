@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "aead_support.h"
+#include "core/memory_ranges.h"
 #include "support/cipher_table.h"
 #include "support/gpu_modes.h"
 #include "support/test_rng.h"
@@ -197,6 +198,125 @@ TEST_F(BatchOverlap, RefusesOutputsThatMeetAnythingElse) {
   // Opening: an output over a tag being read.
   EXPECT_EQ(open({at(0, 0, 100, tags.data()), at(200, 200, 100, memory.data() + 20)}), WC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(memory, before) << "a refused batch changes nothing";
+}
+
+// ---- Strided batches (wc_aead_strided) ---------------------------------------
+
+// The exact rule for buffers at one stride, against a check of every pair of
+// pieces, over many small layouts; at different strides, the spans.
+TEST(StridedOverlap, AgreesWithEveryPairOfPieces) {
+  TestRng rng(20261126);
+  auto below = [&rng](uint64_t n) { return rng.next() % n; };
+  for (int trial = 0; trial < 20000; ++trial) {
+    const uint64_t count = 1 + below(6);
+    const uint64_t stride = below(24);
+    const bool same_stride = below(4) != 0;
+    const warpcrypt::StridedRange a{1000 + below(64), stride, below(12)};
+    const warpcrypt::StridedRange b{1000 + below(64), same_stride ? stride : below(24), below(12)};
+    bool pieces_meet = false;
+    for (uint64_t i = 0; i < count; ++i) {
+      for (uint64_t j = 0; j < count; ++j) {
+        const uint64_t a0 = a.start + i * a.stride, b0 = b.start + j * b.stride;
+        pieces_meet = pieces_meet || (a.len != 0 && b.len != 0 && a0 < b0 + b.len && b0 < a0 + a.len);
+      }
+    }
+    const bool found = warpcrypt::strided_ranges_overlap(a, b, count);
+    if (a.stride == b.stride || count == 1) {
+      ASSERT_EQ(found, pieces_meet) << "trial " << trial;
+    } else {
+      ASSERT_TRUE(found || !pieces_meet) << "trial " << trial << ": a real overlap must never pass";
+    }
+  }
+  // Far apart in the address space: no wrap in the arithmetic.
+  const uintptr_t top = UINTPTR_MAX - 4096;
+  EXPECT_FALSE(warpcrypt::strided_ranges_overlap({16, 64, 32}, {top, 64, 32}, 4));
+  EXPECT_TRUE(warpcrypt::strided_ranges_overlap({top - 4 * 64, 64, 32}, {top - 64 + 8, 64, 8}, 4));
+}
+
+class StridedBatchRules : public ::testing::Test {
+ protected:
+  // Records of nonce (12) || message (100) || tag (16), 128 bytes apart.
+  Bytes memory = Bytes(8 * 128, 7);
+  std::vector<int32_t> verdicts = std::vector<int32_t>(8, 9);
+  const KeyPtr key = new_key("chacha20-poly1305", Bytes(32, 1));
+  const wc_status without_device = gpu_available() ? WC_ERR_BACKEND_UNAVAILABLE : WC_ERR_NO_DEVICE;
+
+  wc_aead_strided records(size_t count) {
+    uint8_t *base = memory.data();
+    return {base + 12, base + 12, 100, 128, base, 128, base + 112, 128, count};
+  }
+  wc_status seal(const wc_aead_strided &batch, size_t tag_len = 16) {
+    return wc_aead_key_seal_strided_device_async(key.get(), &batch, tag_len, nullptr);
+  }
+  wc_status open(const wc_aead_strided &batch, int32_t *verified) {
+    return wc_aead_key_open_strided_device_async(key.get(), verified, &batch, 16, nullptr);
+  }
+};
+
+// What is valid reaches the device (and this key is the CPU's: no GPU AEAD,
+// or no device); what is not is refused before.
+TEST_F(StridedBatchRules, RecordsSideBySideAndSeparateArraysPass) {
+  EXPECT_EQ(seal(records(8)), without_device);
+  EXPECT_EQ(open(records(8), verdicts.data()), without_device);
+  Bytes in(4 * 64), out(4 * 64), nonces(4 * 12), tags(4 * 16);
+  EXPECT_EQ(seal({out.data(), in.data(), 64, 64, nonces.data(), 12, tags.data(), 16, 4}), without_device);
+  EXPECT_EQ(seal({out.data(), in.data(), 0, 0, nonces.data(), 12, tags.data(), 16, 4}), without_device)
+      << "empty messages";
+  EXPECT_EQ(seal({nullptr, nullptr, 0, 0, nullptr, 0, nullptr, 0, 0}), WC_OK) << "nothing to do";
+}
+
+TEST_F(StridedBatchRules, RefusesWhatWouldShareBytes) {
+  const Bytes before = memory;
+  wc_aead_strided batch = records(8);
+  batch.stride = 99;  // messages of 100 bytes, 99 apart
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  batch = records(8);
+  batch.tag_stride = 8;
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  batch = records(8);
+  batch.out = batch.out + 1;  // shifted in place: over its own input
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  batch = records(8);
+  batch.tags = memory.data() + 100;  // a sealed tag over its message
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  Bytes separate(8 * 16);
+  batch = records(7);
+  batch.len = 120;  // message i's output over message i + 1's nonce
+  batch.tags = separate.data();
+  batch.tag_stride = 16;
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  // Opening: the verdicts over a tag being read, or over a message.
+  EXPECT_EQ(open(records(8), reinterpret_cast<int32_t *>(memory.data() + 112)), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(open(records(8), reinterpret_cast<int32_t *>(memory.data() + 40)), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(open(records(8), nullptr), WC_ERR_INVALID_ARGUMENT) << "no verdicts";
+  // Different strides meet in their spans: refused, though no byte is shared.
+  batch = records(8);
+  batch.tags = memory.data() + 112;
+  batch.tag_stride = 256;
+  batch.count = 4;
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(memory, before) << "a refused batch changes nothing";
+}
+
+TEST_F(StridedBatchRules, RefusesMissingPointersAndImpossibleSizes) {
+  wc_aead_strided batch = records(8);
+  EXPECT_EQ(wc_aead_key_seal_strided_device_async(nullptr, &batch, 16, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_aead_key_seal_strided_device_async(key.get(), nullptr, 16, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(seal(batch, 3), WC_ERR_INVALID_ARGUMENT) << "tag too short";
+  batch.nonces = nullptr;
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  batch = records(8);
+  batch.in = nullptr;
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  batch = records(size_t{1} << 31);
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT) << "more messages than a grid holds";
+  batch = records(3);
+  batch.stride = SIZE_MAX / 2;  // the last message past the end of the address space
+  batch.nonce_stride = batch.tag_stride = batch.stride;
+  EXPECT_EQ(seal(batch), WC_ERR_INVALID_ARGUMENT);
+  Bytes in(64), nonces(12), tags(16);
+  const wc_aead_strided huge{in.data(), in.data(), uint64_t{1} << 40, 0, nonces.data(), 12, tags.data(), 16, 1};
+  EXPECT_EQ(seal(huge), WC_ERR_RANGE) << "longer than ChaCha20's counter allows";
 }
 
 // ---- HKDF ------------------------------------------------------------------

@@ -28,6 +28,7 @@ namespace {
 constexpr int kThreads = tuning::kAeadThreads;
 constexpr int kFinishThreads = tuning::kAeadFinishThreads;
 constexpr int kEachThreads = tuning::kAeadEachThreads;
+constexpr int kDescribeThreads = 256;  // the strided batch's descriptors: a load and a store each
 constexpr int kAesBlocksPerThread = tuning::kAesBlocksPerThread;
 constexpr int kArxBlocksPerThread = tuning::kArxBlocksPerThread;
 constexpr uint64_t kGcmSegmentBlocks = uint64_t{kThreads} * kAesBlocksPerThread * tuning::kAeadAesTilesPerSegment;
@@ -212,6 +213,36 @@ class KeyedGpuAead {
       if (status == WC_OK) status = queue_kernels(launch, segments, true, stream);
     }
     if (scratch != nullptr && cudaFreeAsync(scratch, stream) != cudaSuccess && status == WC_OK) status = WC_ERR_DEVICE;
+    return status;
+  }
+
+  // Queues a strided batch (checked, device memory, the device current):
+  // its descriptors written on the device, then the kernels as for a list.
+  wc_status queue_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
+                          cudaStream_t stream) const {
+    const DeviceContext *context = current_device_context();
+    if (context == nullptr) return WC_ERR_NO_DEVICE;
+    const bool each = batch.len <= tuning::kAeadEachMaxBytes;
+    const uint64_t per_message = each ? 0 : segment_count(batch.len);
+    const uint64_t segments = per_message * batch.count;
+    const size_t jobs_bytes = batch.count * sizeof(AeadMessageJob);
+    uint8_t *scratch = nullptr;
+    if (cudaMallocAsync(&scratch, jobs_bytes + segments * segment_value_bytes(), stream) != cudaSuccess) {
+      return device_status(cudaErrorMemoryAllocation);
+    }
+    auto *jobs = reinterpret_cast<AeadMessageJob *>(scratch);
+    const StridedBatch described{batch.in,     batch.out,          batch.len,  batch.stride,
+                                 batch.nonces, batch.nonce_stride, batch.tags, batch.tag_stride,
+                                 seal ? nullptr : verified,        batch.count, per_message,
+                                 aead_.kind == AeadKind::gcm};
+    const unsigned grid =
+        grid_for((batch.count + kDescribeThreads - 1) / kDescribeThreads, *context, tuning::kMaxCtasPerSm);
+    describe_strided_kernel<<<grid, kDescribeThreads, 0, stream>>>(described, jobs);
+    wc_status status = device_status(cudaGetLastError());
+    const AeadLaunch launch{jobs, AeadMessageJob{}, static_cast<uint32_t>(batch.count), 0, scratch + jobs_bytes,
+                            static_cast<uint32_t>(tag_len), seal};
+    if (status == WC_OK) status = each ? queue_each(launch, stream) : queue_kernels(launch, segments, true, stream);
+    if (cudaFreeAsync(scratch, stream) != cudaSuccess && status == WC_OK) status = WC_ERR_DEVICE;
     return status;
   }
 
@@ -447,6 +478,15 @@ class GpuAead final : public AeadCipher {
     const WorkDevice on_device(cuda_stream, {messages[0].in, messages[0].out, messages[0].tag, verified});
     if (on_device.status() != WC_OK) return on_device.status();
     return keyed_->queue(messages, tag_len, seal, verified, cuda_stream);
+  }
+
+  wc_status queue_device_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
+                                 wc_cuda_stream stream) const override {
+    if (batch.count == 0) return WC_OK;
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    const WorkDevice on_device(cuda_stream, {batch.in, batch.out, batch.tags, batch.nonces, verified});
+    if (on_device.status() != WC_OK) return on_device.status();
+    return keyed_->queue_strided(batch, tag_len, seal, verified, cuda_stream);
   }
 
  private:

@@ -714,4 +714,46 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// A strided batch (wc_aead_strided) as the kernels above take messages:
+// the descriptor of every message written on the device, so that the host
+// does nothing per message. No associated data, so the authenticator starts
+// at zero.
+struct StridedBatch {
+  const uint8_t *in;
+  uint8_t *out;
+  uint64_t len;
+  uint64_t stride;
+  const uint8_t *nonces;
+  uint64_t nonce_stride;
+  uint8_t *tags;
+  uint64_t tag_stride;
+  int32_t *verified;  // opening: one verdict per message; null when sealing
+  uint64_t count;
+  uint64_t segments_per_message;  // the bulk kernel's; 0 for the per-thread kernel
+  bool gcm;                       // GCM's J0 (big-endian words, counter 1), else ChaCha20's nonce words
+};
+
+__global__ void describe_strided_kernel(const __grid_constant__ StridedBatch batch, AeadMessageJob *jobs) {
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < batch.count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    AeadMessageJob job{};
+    job.in = batch.in + i * batch.stride;
+    job.out = batch.out + i * batch.stride;
+    job.tag = batch.tags + i * batch.tag_stride;
+    job.verified = batch.verified != nullptr ? batch.verified + i : nullptr;
+    job.len = batch.len;
+    job.first_segment = i * batch.segments_per_message;
+    // Nonces may sit at any byte: read them a byte at a time.
+    const uint8_t *nonce = batch.nonces + i * batch.nonce_stride;
+    for (int w = 0; w < 3; ++w) {
+      const uint8_t *b = nonce + 4 * w;
+      job.nonce[w] = batch.gcm ? uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3]
+                               : uint32_t{b[3]} << 24 | uint32_t{b[2]} << 16 | uint32_t{b[1]} << 8 | b[0];
+    }
+    job.nonce[3] = batch.gcm ? 1 : 0;
+    job.aligned = reinterpret_cast<uintptr_t>(job.in) % 16 == 0 && reinterpret_cast<uintptr_t>(job.out) % 16 == 0;
+    jobs[i] = job;
+  }
+}
+
 }  // namespace warpcrypt::cuda
