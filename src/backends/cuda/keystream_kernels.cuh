@@ -103,6 +103,55 @@ struct ArxGenerator {
   }
 };
 
+// A whole tile of blocks longer than one 16-byte access (Salsa20's and
+// ChaCha20's 64 bytes). A thread computes the keystream of whole blocks, but
+// a block per thread would leave each of a warp's 16-byte load and store
+// instructions touching 32 pieces 64 bytes apart; here each covers 512
+// contiguous bytes, and the keystream crosses from the one layout to the
+// other through shared memory, a warp at a time. The data is loaded first
+// so its latency hides behind the keystream work.
+template <class Generator, int kThreads, int kBlocksPerThread>
+__device__ __forceinline__ void xor_whole_tile_by_warps(const Generator &generator, typename Generator::State &state,
+                                                        const KeystreamJob &job, uint64_t tile_start,
+                                                        uint64_t tile_first_byte) {
+  constexpr int kBytes = Generator::kBlockBytes;
+  constexpr int kVectors = kBytes / 16;
+  __shared__ uint4 exchange[kThreads * kVectors];
+  const unsigned lane = threadIdx.x % 32;
+  const unsigned warp_first = threadIdx.x - lane;  // the warp's first thread
+  uint4 *warp_exchange = exchange + warp_first * kVectors;
+  // Piece p (16 bytes) of the warp's run of 32 blocks: lane p % 32 loads and
+  // stores it; it belongs to block p / kVectors, whose keystream vector
+  // p % kVectors sits at warp_exchange[p].
+  auto warp_bytes = [&](int k) {
+    return tile_first_byte - job.position + (static_cast<uint64_t>(k) * kThreads + warp_first) * kBytes;
+  };
+  uint4 data[kBlocksPerThread][kVectors];
+#pragma unroll
+  for (int k = 0; k < kBlocksPerThread; ++k) {
+#pragma unroll
+    for (int j = 0; j < kVectors; ++j) data[k][j] = load_block(job.in + warp_bytes(k) + 16 * (lane + 32 * j), true);
+  }
+#pragma unroll
+  for (int k = 0; k < kBlocksPerThread; ++k) {
+    uint32_t keystream[kBytes / 4];
+    generator.keystream(state, job.first_block + tile_start + static_cast<uint64_t>(k) * kThreads + threadIdx.x,
+                        keystream);
+    __syncwarp();  // the warp's reads of the previous run are done
+#pragma unroll
+    for (int v = 0; v < kVectors; ++v) {
+      warp_exchange[lane * kVectors + v] =
+          make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2], keystream[4 * v + 3]);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int j = 0; j < kVectors; ++j) {
+      const unsigned piece = lane + 32 * j;
+      store_block(job.out + warp_bytes(k) + 16 * piece, data[k][j] ^ warp_exchange[piece], true);
+    }
+  }
+}
+
 template <class Generator, int kThreads, int kBlocksPerThread>
 __global__ void __launch_bounds__(kThreads)
     keystream_xor_kernel(const __grid_constant__ Generator generator, const __grid_constant__ KeystreamJob job) {
@@ -119,7 +168,13 @@ __global__ void __launch_bounds__(kThreads)
     const uint64_t tile_first_byte = (job.first_block + tile_start) * kBytes;
     const bool whole_tile = job.aligned && tile_start + kTileBlocks <= job.blocks &&
                             tile_first_byte >= job.position && tile_first_byte + kTileBlocks * kBytes <= end;
-    if (whole_tile) {
+    if constexpr (kVectors > 1) {
+      if (whole_tile) {
+        xor_whole_tile_by_warps<Generator, kThreads, kBlocksPerThread>(generator, state, job, tile_start,
+                                                                       tile_first_byte);
+        continue;
+      }
+    } else if (whole_tile) {
       // The common case: every block of the tile lies inside the range. The
       // data is loaded first so its latency hides behind the keystream work.
       uint4 data[kBlocksPerThread][kVectors];
