@@ -1,12 +1,12 @@
 #include "core/memory_ranges.h"
 
-#include "core/aead_registry.h"
-
 #include <algorithm>
 #include <array>
 #include <cstddef>
 #include <memory_resource>
 #include <vector>
+
+#include "core/aead_registry.h"
 
 namespace warpcrypt {
 namespace {
