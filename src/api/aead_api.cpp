@@ -143,7 +143,7 @@ wc_status queue_strided(const wc_aead_key *key, const wc_aead_strided *batch, si
   if (status != WC_OK || batch->count == 0) return status;
   const AeadCipher &cipher = key->for_device();
   if (cipher.backend() != WC_BACKEND_GPU) return no_device_status();
-  return cipher.queue_device_strided(*batch, tag_len, seal, seal ? nullptr : verified, stream);
+  return cipher.queue_device_strided(*batch, tag_len, seal, verified, stream);
 }
 
 // The one-shot device calls: the checks, then an AEAD for this call alone,

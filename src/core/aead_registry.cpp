@@ -66,7 +66,7 @@ wc_status check_strided_batch(const wc_aead &aead, const wc_aead_strided &b, siz
     return WC_ERR_INVALID_ARGUMENT;
   }
   if (b.len > aead_max_message_len(aead)) return WC_ERR_RANGE;
-  return strided_batch_overlaps(b, tag_len, seal, seal ? nullptr : verified) ? WC_ERR_INVALID_ARGUMENT : WC_OK;
+  return strided_batch_overlaps(b, tag_len, seal, verified) ? WC_ERR_INVALID_ARGUMENT : WC_OK;
 }
 
 std::span<const wc_aead> all_aeads() { return kAeads; }

@@ -39,6 +39,14 @@ std::vector<size_t> boundary_lengths() {
   return lengths;
 }
 
+// The first `count` verdicts (int32 each) an opening call wrote to `verified`.
+std::vector<int32_t> download_verdicts(const DeviceBuffer &verified, size_t count) {
+  const Bytes bytes = verified.download(sizeof(int32_t) * count);
+  std::vector<int32_t> verdicts(count);
+  std::memcpy(verdicts.data(), bytes.data(), bytes.size());
+  return verdicts;
+}
+
 // The device calls' results, downloaded.
 struct DeviceSealed {
   Bytes ciphertext;
@@ -83,10 +91,7 @@ class AeadDevice : public ::testing::TestWithParam<std::string> {
               WC_OK);
     synchronize_device();
     EXPECT_TRUE(out.guard_bytes_intact(ciphertext.size()));
-    const Bytes verdict_bytes = verified.download(sizeof(int32_t));
-    int32_t result = -1;
-    std::memcpy(&result, verdict_bytes.data(), sizeof result);
-    return {result, out.download(ciphertext.size())};
+    return {download_verdicts(verified, 1)[0], out.download(ciphertext.size())};
   }
 
   TestRng rng_ = TestRng::for_current_test();
@@ -192,10 +197,9 @@ TEST_P(AeadDevice, BatchesOfMixedMessages) {
                                             key.data(), key.size(), nullptr),
             WC_OK);
   synchronize_device();
-  const Bytes verdict_bytes = verified.download(sizeof(int32_t) * count);
+  const std::vector<int32_t> verdicts_read = download_verdicts(verified, count);
   for (size_t i = 0; i < count; ++i) {
-    int32_t verdict = -1;
-    std::memcpy(&verdict, verdict_bytes.data() + sizeof(int32_t) * i, sizeof verdict);
+    const int32_t verdict = verdicts_read[i];
     const bool was_tampered = std::find(tampered.begin(), tampered.end(), i) != tampered.end();
     EXPECT_EQ(verdict, was_tampered ? 0 : 1) << "message " << i;
     const Bytes out = data.download(inputs[i].plaintext.size(), offsets[i]);
@@ -379,10 +383,7 @@ TEST_P(AeadDevice, KeyedObjectServesThreadsOnDeviceAndHostMemory) {
                                           nullptr),
             WC_OK);
   synchronize_device();
-  int32_t verdict = -1;
-  const Bytes verdict_bytes = verified.download(sizeof verdict);
-  std::memcpy(&verdict, verdict_bytes.data(), sizeof verdict);
-  EXPECT_EQ(verdict, 0);
+  EXPECT_EQ(download_verdicts(verified, 1)[0], 0);
   const Bytes zeroed = data.download(ciphertexts[1].size());
   EXPECT_TRUE(all_zero(zeroed.data(), zeroed.size()));
   wc_aead_key_free(gpu_key);
@@ -457,10 +458,9 @@ TEST_P(AeadDevice, StridedBatchesOfRecordsAndArrays) {
       auto *verdicts = reinterpret_cast<int32_t *>(verified.at(0));
       ASSERT_EQ(wc_aead_key_open_strided_device_async(keyed, verdicts, &batch, 16, nullptr), WC_OK);
       synchronize_device();
-      const Bytes verdict_bytes = verified.download(sizeof(int32_t) * count);
+      const std::vector<int32_t> verdicts_read = download_verdicts(verified, count);
       for (size_t i = 0; i < count; ++i) {
-        int32_t verdict = -1;
-        std::memcpy(&verdict, verdict_bytes.data() + sizeof(int32_t) * i, sizeof verdict);
+        const int32_t verdict = verdicts_read[i];
         const bool was_tampered = std::find(tampered.begin(), tampered.end(), i) != tampered.end();
         ASSERT_EQ(verdict, was_tampered ? 0 : 1) << "message " << i;
         const Bytes opened = out_buffer.download(length, out_offset(i));

@@ -233,7 +233,7 @@ class KeyedGpuAead {
     auto *jobs = reinterpret_cast<AeadMessageJob *>(scratch);
     const StridedBatch described{batch.in,     batch.out,          batch.len,  batch.stride,
                                  batch.nonces, batch.nonce_stride, batch.tags, batch.tag_stride,
-                                 seal ? nullptr : verified,        batch.count, per_message,
+                                 verified,     batch.count,        per_message,
                                  aead_.kind == AeadKind::gcm};
     const unsigned grid =
         grid_for((batch.count + kDescribeThreads - 1) / kDescribeThreads, *context, tuning::kMaxCtasPerSm);
