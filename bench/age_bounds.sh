@@ -7,6 +7,10 @@
 #   - warpcrypt age on 1 to 32 CPU lanes (--threads), to /dev/null;
 #   - writing 1 GiB into one tmpfs file with dd, cp and warpcrypt enc: the
 #     file system's own bound for the to-a-file rows;
+#   - the bounds of the /dev/null rows without warpcrypt: the cores (lscpu),
+#     reading the file with 1 and nproc readers (dd on slices), OpenSSL's
+#     ChaCha20-Poly1305 on 64 KiB buffers on 1 and nproc cores, a 0-byte
+#     file (process start), and the user and system seconds of one run;
 #   - the GPU and hybrid backends, where there is a device.
 #   bench/age_bounds.sh [WARPCRYPT_BINARY]   (default build/warpcrypt; `age` from PATH)
 set -euo pipefail
@@ -39,6 +43,23 @@ done
 for lanes in 1 2 4 8 12 16 24 32; do
   fastest "$w" age --threads "$lanes" -r "$recipient" -o /dev/null "$plain"
 done
+lscpu | grep -E '^(Model name|Thread|Core|Socket|NUMA node|L2|L3)'
+read_slices() {  # read_slices N: N readers, each 1/N of $plain, to /dev/null
+  local slice=$((1024 / $1))
+  for ((i = 0; i < $1; i++)); do
+    dd if="$plain" of=/dev/null bs=1M skip=$((i * slice)) count=$slice status=none &
+  done
+  wait
+}
+for readers in 1 4 "$(nproc)"; do fastest read_slices "$readers"; done
+for cores in 1 "$(nproc)"; do
+  openssl speed -multi "$cores" -seconds 2 -bytes 65536 -evp chacha20-poly1305 2>/dev/null | tail -n 1
+done
+: >"$scratch/empty"
+fastest age -r "$recipient" -o /dev/null "$scratch/empty"
+fastest "$w" age -r "$recipient" -o /dev/null "$scratch/empty"
+TIMEFORMAT='%R s real, %U s user, %S s system: warpcrypt age to /dev/null'
+time "$w" age -r "$recipient" -o /dev/null "$plain"
 fastest dd if=/dev/zero of="$scratch/out" bs=1M count=1024
 fastest cp "$plain" "$scratch/out"
 fastest "$w" enc -aes-256-ctr -K "$(printf '%064d' 0)" -iv "$(printf '%032d' 0)" -in "$plain" -out "$scratch/out"

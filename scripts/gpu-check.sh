@@ -16,6 +16,15 @@
 #   ncu       Nsight Compute on the AES-256-CTR and AES-256-GCM kernels: the
 #             shared-memory bank conflicts per kernel and per instruction
 #             (ncu-*.csv), for docs/security.md
+#   pipes     Nsight Compute's pipe utilisation and instruction mix of the
+#             CTR, GCM, ChaCha20 and ChaCha20-Poly1305 kernels on 64 MiB
+#             (ncu-pipes-*.csv): which pipe bounds each kernel; and the
+#             executed instructions per opcode (opcodes-*.txt,
+#             bench/sass_opcode_counts.py)
+#   ghash     GHASH's multiplication alone three ways (bench/gpu/ghash_bench.cu:
+#             nibble tables, integer multiplies with holes, binary tensor
+#             cores), then Nsight Compute's pipe counts of each kernel
+#             (ncu-ghash.csv)
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, bench/python_overhead.py (JSON in python-overhead.log)
 #             and bench/checkpoint_bench.py on 4 GiB (python-checkpoint.log)
@@ -129,6 +138,24 @@ if want ncu; then
   step ncu-spread ncu --csv --metrics gpc__cycles_elapsed.max,smsp__inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum \
     -k 'regex:keystream|aead_' build-gpu/bench/gpu/warpcrypt_kernel_bench spread 3
   mv "$out/ncu-spread.log" "$out/ncu-spread.csv"
+fi
+if want pipes; then
+  for cipher in aes-256-ctr aes-256-gcm aes-128-ctr aes-128-gcm chacha20 chacha20-poly1305; do
+    step "pipes-$cipher" ncu --section ComputeWorkloadAnalysis --section InstructionStats --section SpeedOfLight \
+      --section Occupancy --section SourceCounters -k 'regex:keystream|aead_bulk' -c 1 -f -o "$out/pipes-$cipher" \
+      build-gpu/warpcrypt speed -evp "$cipher" --backend gpu --resident device -bytes 67108864 -seconds 1
+    ncu -i "$out/pipes-$cipher.ncu-rep" --page details --csv >"$out/ncu-pipes-$cipher.csv" 2>&1
+    ncu -i "$out/pipes-$cipher.ncu-rep" --page raw --csv >"$out/ncu-pipes-$cipher-raw.csv" 2>&1
+    ncu -i "$out/pipes-$cipher.ncu-rep" --page source --print-source sass --csv >"$out/sass-$cipher.csv" 2>&1
+    python3 bench/sass_opcode_counts.py "$out/sass-$cipher.csv" >"$out/opcodes-$cipher.txt"
+    rm -f "$out/pipes-$cipher.ncu-rep" "$out/sass-$cipher.csv"
+  done
+fi
+if want ghash; then
+  step ghash build-gpu/bench/gpu/warpcrypt_ghash_bench 11
+  step ncu-ghash ncu --csv --page raw --section ComputeWorkloadAnalysis --section InstructionStats \
+    --section SpeedOfLight -k 'regex:ghash_' -c 3 build-gpu/bench/gpu/warpcrypt_ghash_bench 1
+  mv "$out/ncu-ghash.log" "$out/ncu-ghash.csv"
 fi
 if want multigpu; then
   # The out-of-memory test fills a device, which the sanitizer's own shadow

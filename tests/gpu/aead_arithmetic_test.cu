@@ -86,6 +86,78 @@ TEST(AeadArithmetic, GhashMultiplicationsAgree) {
   EXPECT_TRUE(same(a, warpcrypt::cuda::gf_multiply(a, one)));
 }
 
+// The warp chains' ladder divides by H^kThreads.
+TEST(AeadArithmetic, GhashInverse) {
+  TestRng rng = TestRng::for_current_test();
+  const Gf128 one{{0x80000000u, 0, 0, 0}};
+  for (int trial = 0; trial < 20; ++trial) {
+    const Gf128 k = random_element(rng);
+    EXPECT_TRUE(same(one, warpcrypt::cuda::gf_multiply(k, warpcrypt::cuda::gf_inverse(k))));
+  }
+  EXPECT_TRUE(same(Gf128{}, warpcrypt::cuda::gf_inverse(Gf128{})));
+}
+
+// The tensor-core step's fragments, checked on the host by doing what
+// mma.m16n8k256 .b1 AND POPC does with them under PTX's fragment layout
+// (A: row lane / 4, + 8 in a1 and a3, bits 32 (lane % 4) on, + 128 in a2
+// and a3; B: column lane / 4, the same rows; D: row lane / 4, + 8 in d2 and
+// d3, columns 2 (lane % 4) and + 1), with the operands gf_mma_absorb builds
+// from gf_mma_arrange's words: one step of two groups must be Horner's.
+TEST(AeadArithmetic, GhashTensorCoreStepIsHorner) {
+  using warpcrypt::cuda::gf_add;
+  using warpcrypt::cuda::gf_from_block;
+  using warpcrypt::cuda::gf_multiply;
+  using warpcrypt::cuda::kGf128MmaCount;
+  constexpr int kGroups = 2;
+  TestRng rng = TestRng::for_current_test();
+  auto word = [](const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; };
+  for (int trial = 0; trial < 4; ++trial) {
+    Gf128 f[kGroups], g[kGroups];
+    warpcrypt::cuda::Gf128MmaFragments fragments[kGroups];
+    uint4 state[16], block[kGroups][32];
+    for (int group = 0; group < kGroups; ++group) {
+      f[group] = random_element(rng);
+      g[group] = random_element(rng);
+      fragments[group] = warpcrypt::cuda::gf_mma_fragments(f[group], g[group]);
+      for (uint4 &b : block[group]) b = block_of(rng.bytes(16).data(), 16);
+    }
+    for (uint4 &s : state) s = block_of(rng.bytes(16).data(), 16);
+    for (int r = 0; r < 16; ++r) {
+      // Chain r's blocks a and b of each group: lanes 4q + r / 8 and + 2.
+      const int a_lane = 4 * (r % 8) + r / 8, b_lane = a_lane + 2;
+      // Row r of a group's A: its block a (plus the state in group 0), then its block b.
+      auto a_bit = [&](int group, int k) -> uint32_t {
+        const uint32_t w = k < 128 ? word(block[group][a_lane], k / 32) ^ (group == 0 ? word(state[r], k / 32) : 0)
+                                   : word(block[group][b_lane], (k - 128) / 32);
+        return (w >> (k % 32)) & 1u;
+      };
+      auto b_bit = [&](int group, int m, int k, int column) -> uint32_t {
+        return (fragments[group].word[m][4 * column + k % 128 / 32][k / 128] >> (k % 32)) & 1u;
+      };
+      uint32_t next[4] = {};
+      for (int m = 0; m < kGf128MmaCount; ++m) {
+        for (int column = 0; column < 8; ++column) {
+          uint32_t sum = 0;  // the accumulator over both groups
+          for (int group = 0; group < kGroups; ++group) {
+            for (int k = 0; k < 256; ++k) sum += a_bit(group, k) & b_bit(group, m, k, column);
+          }
+          next[column / 2] |= (sum & 1u) << (2 * m + column % 2);
+        }
+      }
+      Gf128 expected{};
+      for (int group = 0; group < kGroups; ++group) {
+        Gf128 a = gf_from_block(block[group][a_lane]);
+        if (group == 0) a = gf_add(a, gf_from_block(state[r]));
+        expected = gf_add(expected, gf_add(gf_multiply(a, f[group]),
+                                           gf_multiply(gf_from_block(block[group][b_lane]), g[group])));
+      }
+      EXPECT_EQ(bytes_of(warpcrypt::cuda::gf_to_block(expected)),
+                bytes_of(make_uint4(next[0], next[1], next[2], next[3])))
+          << "chain " << r;
+    }
+  }
+}
+
 // GCM's tag over AAD alone is E(K, J0) xor GHASH(AAD || lengths): hashing
 // the AAD with the kernels' arithmetic must give OpenSSL's tag.
 TEST(AeadArithmetic, GhashMatchesOpenSslGcmTags) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -60,15 +61,13 @@ Gf128 gf_power(Gf128 base, uint64_t exponent) {
   return result;
 }
 
+// reduce_block's factors over `base`, times `scale`.
 template <int kBlockThreads>
-Ladder<GhashField, kBlockThreads> gf_ladder(const Gf128 &base) {
+Ladder<GhashField, kBlockThreads> gf_ladder(const Gf128 &base, const Gf128 &scale = GhashField::one()) {
+  const Gf128Columns times_base = gf_columns(base);
   Ladder<GhashField, kBlockThreads> ladder{};
-  ladder.lane[31] = GhashField::one();
-  for (int l = 30; l >= 0; --l) ladder.lane[l] = gf_multiply(ladder.lane[l + 1], base);
-  const Gf128 base32 = gf_multiply(ladder.lane[0], base);
-  constexpr int kWarps = kBlockThreads / 32;
-  ladder.warp[kWarps - 1] = GhashField::one();
-  for (int w = kWarps - 2; w >= 0; --w) ladder.warp[w] = gf_multiply(ladder.warp[w + 1], base32);
+  ladder.thread[kBlockThreads - 1] = scale;
+  for (int t = kBlockThreads - 2; t >= 0; --t) ladder.thread[t] = gf_multiply(ladder.thread[t + 1], times_base);
   return ladder;
 }
 
@@ -104,6 +103,16 @@ bool host_keystream(const char *openssl_name, std::span<const uint8_t> key, cons
 
 // ---- Keys ----------------------------------------------------------------
 
+// GCM's bulk GHASH runs on the tensor cores where the device has them,
+// unless the environment says WARPCRYPT_GPU_GHASH=tables: then through the
+// nibble tables GPUs before sm_80 use, so that tests and benchmarks can
+// check and time that path on any GPU. Read at each keying, as
+// WARPCRYPT_GPU_KERNELS is.
+bool ghash_tables_requested() {
+  const char *ghash = std::getenv("WARPCRYPT_GPU_GHASH");
+  return ghash != nullptr && std::strcmp(ghash, "tables") == 0;
+}
+
 // What a key gives the kernels, computed once: GCM's hash key H and the
 // powers of it the split needs; ChaCha20's key words. All of it travels in
 // kernel parameters, so nothing per key lives on the device.
@@ -111,9 +120,10 @@ struct GcmConstants {
   aes::RoundKeys keys;
   Gf128 h;
   Gf128Columns h_columns;  // for hashing nonces and AAD on the host
-  Gf128Columns tile_step;
-  Gf128Columns slot_step;
-  Ladder<GhashField, kThreads> bulk_ladder;
+  GcmWarpSteps warp_steps;  // the bulk kernel on GPUs with .b1 tensor cores
+  Ladder<GhashField, kThreads> warp_ladder;
+  GcmThreadSteps thread_steps;  // and on those without
+  Ladder<GhashField, kThreads> thread_ladder;
   Gf128Columns finish_stride;
   Ladder<GhashField, kFinishThreads> finish_ladder;
 };
@@ -138,6 +148,7 @@ class KeyedGpuAead {
       return WC_OK;
     }
     gcm_ = std::make_unique<GcmConstants>();
+    tensor_ghash_ = !ghash_tables_requested();
     const KeyedGpuCipher aes(*find_cipher(ctr_cipher_name()), WC_ENCRYPT, KeyMaterial{key(), {zeros, 16}},
                              Implementation::optimized);
     gcm_->keys = aes.encrypt_keys;
@@ -147,9 +158,14 @@ class KeyedGpuAead {
     c.h = gf_from_block(padded_block(h_bytes, 16));
     secure_wipe(h_bytes, sizeof h_bytes);
     c.h_columns = gf_columns(c.h);
-    c.tile_step = gf_columns(gf_power(c.h, uint64_t{kAesBlocksPerThread} * kThreads));
-    c.slot_step = gf_columns(gf_power(c.h, kThreads));
-    c.bulk_ladder = gf_ladder<kThreads>(c.h);
+    for (int g = 0; g < kGcmMmaGroups; ++g) {
+      const uint64_t distance = uint64_t{kThreads} * (kGcmMmaGroups - g);  // to the step's end
+      c.warp_steps.group[g] = gf_mma_fragments(gf_power(c.h, distance), gf_power(c.h, distance - 2));
+    }
+    c.warp_ladder = gf_ladder<kThreads>(c.h, gf_power(gf_inverse(c.h), kThreads));
+    c.thread_steps.tile_step = gf_columns(gf_power(c.h, uint64_t{kAesBlocksPerThread} * kThreads));
+    c.thread_steps.slot_step = gf_columns(gf_power(c.h, kThreads));
+    c.thread_ladder = gf_ladder<kThreads>(c.h);
     const Gf128 segment_weight = gf_power(c.h, kGcmSegmentBlocks);
     c.finish_stride = gf_columns(gf_power(segment_weight, kFinishThreads));
     c.finish_ladder = gf_ladder<kFinishThreads>(segment_weight);
@@ -373,10 +389,17 @@ class KeyedGpuAead {
   wc_status launch_gcm_rounds(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments, bool finish,
                               cudaStream_t stream) const {
     const GcmConstants &c = *gcm_;
-    using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread>;
     using Finish = GcmFinish<kRounds, kFinishThreads>;
-    const typename Bulk::Key bulk_key{{c.keys, 0, 0, context.tables}, c.tile_step, c.slot_step, c.bulk_ladder};
     const typename Finish::Key finish_key{{c.keys, 0, 0, context.tables}, c.h, c.finish_stride, c.finish_ladder};
+    const AesCtrGenerator<TTableAes, kRounds> cipher{c.keys, 0, 0, context.tables};
+    if (context.binary_tensor_cores && tensor_ghash_) {
+      using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread, true>;
+      const typename Bulk::Key bulk_key{cipher, c.warp_steps, c.warp_ladder};
+      return launch_pair<Bulk, Finish, kAesBlocksPerThread, tuning::kAeadAesTilesPerSegment,
+                         tuning::kAeadAesBlocksPerSm>(bulk_key, finish_key, launch, segments, finish, stream);
+    }
+    using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread, false>;
+    const typename Bulk::Key bulk_key{cipher, c.thread_steps, c.thread_ladder};
     return launch_pair<Bulk, Finish, kAesBlocksPerThread, tuning::kAeadAesTilesPerSegment,
                        tuning::kAeadAesBlocksPerSm>(bulk_key, finish_key, launch, segments, finish, stream);
   }
@@ -441,6 +464,7 @@ class KeyedGpuAead {
   const wc_aead &aead_;
   SecretBytes key_;
   std::unique_ptr<GcmConstants> gcm_;
+  bool tensor_ghash_ = true;  // where the device has .b1 tensor cores
   ArxKey arx_{};
 };
 

@@ -14,15 +14,19 @@
 //    keystream block: 1 for AES, 4 for ChaCha20).
 //  - In a segment, thread t takes blocks t, t + kThreads, ... as the tiles
 //    of the plain keystream kernels hand them out: kBlocksPerThread blocks
-//    per tile, each slot k of a tile feeding its own Horner chain whose step
-//    is the constant K^(V * kBlocksPerThread * kThreads). The chains step
-//    together, one multiplication per block, independent of each other so
-//    their latencies overlap. At the segment's end the chains are
-//    joined (slot k weighed by K^(V kThreads (kBlocksPerThread - 1 - k))),
-//    the threads' values weighed by K^(V (kThreads - 1 - t)), split into a
-//    lane and a warp factor, and summed by shuffles and one pass through
-//    shared memory (reduce_block): no thread waits on another for more than
-//    a sum.
+//    per tile. Poly1305 (and GHASH on GPUs before sm_80) feeds each slot k
+//    of a tile into its own Horner chain per thread, whose step is the
+//    constant K^(V * kBlocksPerThread * kThreads) (ThreadChains). The
+//    chains step together, one multiplication per block, independent of
+//    each other so their latencies overlap; at the segment's end they are
+//    joined, slot k weighed by K^(V kThreads (kBlocksPerThread - 1 - k)).
+//    GHASH from sm_80 on runs 16 chains per warp on the binary tensor cores
+//    instead (WarpChains, gf_mma_absorb): the multiplication by a constant
+//    is a bit matrix, which keeps it off the integer and shared-memory
+//    pipes the T-table AES fills. Either way the threads' values are then
+//    weighed by K^(V (kThreads - 1 - t)) and summed by shuffles and one pass
+//    through shared memory (reduce_block): no thread waits on another for
+//    more than a sum.
 //  - The finish kernel, one block per message, combines the segments the
 //    same way, then takes the last keystream block, the lengths block and
 //    the tag on one thread.
@@ -138,22 +142,24 @@ struct Poly1305Field {
   }
 };
 
-// Sum over the block's threads t of value_t * B^(kThreads - 1 - t), given
-// each thread's lane factor B^(31 - lane) and warp factor
-// B^(32 (warps - 1 - warp)). Valid in thread 0; `scratch` holds one element
-// per warp. Every thread must call it.
-template <class Field, int kThreads>
-__device__ typename Field::Element reduce_block(typename Field::Element value,
-                                                const typename Field::Element &lane_factor,
-                                                const typename Field::Element &warp_factor,
+// Sum over the block's threads t of value_t * B^(kThreads - 1 - t). The
+// scheme weighs each thread's value (weigh) and each warp's sum
+// (weigh_warp): GCM by the whole factor, from a ladder the host computed
+// per key; Poly1305 by a lane factor B^(31 - lane) and a warp factor
+// B^(32 (warps - 1 - warp)), which each thread derives from its message's
+// r, and the split keeps that derivation short (ChaCha20-Poly1305 ran 2 %
+// slower with one factor per thread). Valid in thread 0; `scratch` holds one
+// element per warp. Every thread must call it.
+template <class Field, int kThreads, class Scheme>
+__device__ typename Field::Element reduce_block(typename Field::Element value, const Scheme &scheme,
                                                 typename Field::Element *scratch) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps");
   constexpr int kWarps = kThreads / 32;
-  value = Field::multiply(value, lane_factor);
+  value = scheme.weigh(value);
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) value = Field::add(value, Field::shuffle_xor(value, offset));
   value = Field::settle(value);
-  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = Field::multiply(value, warp_factor);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = scheme.weigh_warp(value);
   __syncthreads();
   typename Field::Element total = scratch[0];
   if (threadIdx.x == 0) {
@@ -163,7 +169,7 @@ __device__ typename Field::Element reduce_block(typename Field::Element value,
   return total;
 }
 
-// The lane and warp exponents reduce_block's factors stand for.
+// The lane and warp exponents of Poly1305's split factor.
 __host__ __device__ constexpr uint32_t lane_exponent(uint32_t thread) { return 31 - thread % 32; }
 template <int kThreads>
 __host__ __device__ constexpr uint32_t warp_exponent(uint32_t thread) {
@@ -172,13 +178,65 @@ __host__ __device__ constexpr uint32_t warp_exponent(uint32_t thread) {
 
 __host__ __device__ constexpr int log2_exact(uint64_t x) { return x <= 1 ? 0 : 1 + log2_exact(x / 2); }
 
-// Factors for reduce_block over base B, computed on the host for GCM (B is
-// a power of the per-key H): lane[l] = B^(31 - l), warp[w] = B^(32 (warps
-// - 1 - w)).
+// reduce_block's factors over base B, computed on the host for GCM (B is a
+// power of the per-key H): thread[t] = B^(kThreads - 1 - t), times a scale
+// where the values carry a common factor.
 template <class Field, int kThreads>
 struct Ladder {
-  typename Field::Element lane[32];
-  typename Field::Element warp[kThreads / 32];
+  typename Field::Element thread[kThreads];
+};
+
+// How a bulk kernel's thread keeps its share of the authenticator over a
+// segment's tiles: absorb takes the tile's slot `slot` (this thread's block
+// there), next_tile moves every chain one tile further from the segment's
+// end, and value is what reduce_block weighs for the thread.
+//
+// Thread chains: one Horner chain per slot, stepped by the scheme's
+// constant tile step (step_each), joined at the end by its slot step.
+template <class Field, int kSlots>
+struct ThreadChains {
+  static constexpr bool kWholeWarp = false;  // each thread absorbs the blocks it has
+  typename Field::Element chain[kSlots] = {};
+
+  template <class Scheme>
+  __device__ void next_tile(const Scheme &scheme) {
+    scheme.step_each(chain);
+  }
+  template <class Scheme, int kVectors>
+  __device__ void absorb(const Scheme &scheme, int slot, const uint4 (&text)[kVectors], bool first) {
+    chain[slot] = Field::add(chain[slot], scheme.group(text, first));
+  }
+  template <class Scheme>
+  __device__ typename Field::Element value(const Scheme &scheme) const {
+    typename Field::Element total = chain[0];
+#pragma unroll
+    for (int k = 1; k < kSlots; ++k) total = Field::add(scheme.join(total), chain[k]);
+    return total;
+  }
+};
+
+// Warp chains (GHASH on the binary tensor cores, gf128_device.cuh): the
+// warp's 32 blocks of a slot are consecutive, the same slot of the next tile
+// kThreads blocks on, so 16 chains per warp take kGroups slots per step,
+// each slot's matrix constant. Every lane of the warp takes part.
+template <int kSlots, int kGroups>
+struct WarpChains {
+  static_assert(kSlots % kGroups == 0, "whole steps per tile");
+  static constexpr bool kWholeWarp = true;  // every lane absorbs, a block it lacks as zeros
+  Gf128WarpChains chains;
+  uint32_t arranged[kGroups][4];
+
+  template <class Scheme>
+  __device__ void next_tile(const Scheme &) {}
+  template <class Scheme>
+  __device__ void absorb(const Scheme &scheme, int slot, const uint4 (&text)[1], bool present, bool first) {
+    gf_mma_arrange(scheme.warp_block(text, present, first), arranged[slot % kGroups]);
+    if (slot % kGroups == kGroups - 1) scheme.absorb_warp(chains, arranged);
+  }
+  template <class Scheme>
+  __device__ Gf128 value(const Scheme &) const {
+    return gf_mma_chain_value(chains);
+  }
 };
 
 // ---- GCM -----------------------------------------------------------------
@@ -196,48 +254,94 @@ struct GcmCounter {
   __device__ uint64_t pre_counter() const { return low | j0; }
 };
 
-template <int kRounds, int kThreads>
-struct GcmBulkKey {
-  AesCtrGenerator<TTableAes, kRounds> cipher;  // its IV is unused: counters come from J0
-  Gf128Columns tile_step;                      // H^(kBlocksPerThread kThreads): a chain's step
-  Gf128Columns slot_step;                      // H^kThreads: joins the chains
-  Ladder<GhashField, kThreads> ladder;         // over H
+// What GCM's chains step by. Warp chains (gf_mma_absorb; GPUs from sm_80
+// on) take two slots per step, so that one packing of the tensor cores'
+// sums serves 64 blocks, and the step's fragments take 8 KiB of shared
+// memory, as the nibble tables did (four slots would take 16 KiB, and cost
+// the SM one of its three blocks). Blocks a and b of a chain lie two apart
+// and a slot's group kThreads on from the one before, so slot 0 of a step
+// is weighed by [H^(2 kThreads) ; H^(2 kThreads - 2)] and slot 1 by
+// [H^kThreads ; H^(kThreads - 2)]. Thread chains (nibble tables; sm_75,
+// whose tensor cores lack the .b1 AND): H^(kBlocksPerThread kThreads) steps
+// each chain, H^kThreads joins them.
+inline constexpr int kGcmMmaGroups = 2;
+struct GcmWarpSteps {
+  Gf128MmaFragments group[kGcmMmaGroups];
+};
+struct GcmThreadSteps {
+  Gf128Columns tile_step;
+  Gf128Columns slot_step;
 };
 
-template <int kRounds, int kThreads, int kBlocksPerThread>
+template <int kRounds, int kThreads, bool kTensorCores>
+struct GcmBulkKey {
+  AesCtrGenerator<TTableAes, kRounds> cipher;  // its IV is unused: counters come from J0
+  std::conditional_t<kTensorCores, GcmWarpSteps, GcmThreadSteps> steps;
+  // Over H; for warp chains scaled by H^-kThreads, the factor the last step
+  // of every chain adds to what the segment's end needs.
+  Ladder<GhashField, kThreads> ladder;
+};
+
+template <int kRounds, int kThreads, int kBlocksPerThread, bool kTensorCores>
 struct GcmBulk {
   static constexpr int kBlockBytes = 16;
   static constexpr int kHashBlocks = 1;
-  // The AES T-table, then the tile step's nibble tables.
-  static constexpr uint32_t kStepTableAt = TTableAes::kTableBytes / sizeof(uint32_t);
-  static constexpr size_t kTableBytes = TTableAes::kTableBytes + kGf128TableWords * sizeof(uint32_t);
+  // The AES T-table, then the chains' step: the mma fragments, or the tile
+  // step's nibble tables.
+  static constexpr uint32_t kStepAt = TTableAes::kTableBytes / sizeof(uint32_t);
+  static constexpr size_t kStepWords =
+      kTensorCores ? sizeof(GcmWarpSteps) / sizeof(uint32_t) : size_t{kGf128TableWords};
+  static constexpr size_t kTableBytes = TTableAes::kTableBytes + kStepWords * sizeof(uint32_t);
   using Field = GhashField;
-  using Key = GcmBulkKey<kRounds, kThreads>;
+  using Key = GcmBulkKey<kRounds, kThreads, kTensorCores>;
+  using Chains = std::conditional_t<kTensorCores, WarpChains<kBlocksPerThread, kGcmMmaGroups>,
+                                    ThreadChains<GhashField, kBlocksPerThread>>;
 
   const Key *key;
-  const uint32_t *step_table;
+  const uint32_t *step;  // in shared memory
   typename AesCtrGenerator<TTableAes, kRounds>::State state;
   GcmCounter counter;
   Gf128 initial;
+  uint4 initial_block;  // the same as memory words, for warp chains
 
   __device__ GcmBulk(const Key &k, const AeadMessageJob &message, uint32_t *shared)
-      : key(&k), step_table(shared + kStepTableAt), counter(message.nonce), initial(GhashField::load(message.initial)) {
-    for (int i = threadIdx.x; i < kGf128TableWords; i += kThreads) shared[kStepTableAt + i] = gf_table_word(k.tile_step, i);
-    key->cipher.prepare(state, shared);  // its closing barrier covers the step table too
+      : key(&k),
+        step(shared + kStepAt),
+        counter(message.nonce),
+        initial(GhashField::load(message.initial)),
+        initial_block(gf_to_block(initial)) {
+    for (int i = threadIdx.x; i < static_cast<int>(kStepWords); i += kThreads) {
+      if constexpr (kTensorCores) {
+        shared[kStepAt + i] = (&k.steps.group[0].word[0][0][0])[i];
+      } else {
+        shared[kStepAt + i] = gf_table_word(k.steps.tile_step, i);
+      }
+    }
+    key->cipher.prepare(state, shared);  // its closing barrier covers the step too
   }
   __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
-  // The block's authenticator value; the first block carries the AAD state.
+  // Warp chains: this lane's block (none before the message), the first
+  // block carrying the AAD state; a step's arranged groups.
+  __device__ uint4 warp_block(const uint4 (&text)[1], bool present, bool first) const {
+    uint4 block = make_uint4(0, 0, 0, 0);
+    if (present) block = text[0];
+    return first ? block ^ initial_block : block;
+  }
+  __device__ void absorb_warp(Gf128WarpChains &chains, const uint32_t (&arranged)[kGcmMmaGroups][4]) const {
+    gf_mma_absorb(chains, arranged, reinterpret_cast<const Gf128MmaFragments *>(step));
+  }
+  // Thread chains: the block's value, the first carrying the AAD state.
   __device__ Gf128 group(const uint4 (&text)[1], bool first) const {
     const Gf128 block = gf_from_block(text[0]);
     return first ? gf_add(block, initial) : block;
   }
   __device__ void step_each(Gf128 (&chains)[kBlocksPerThread]) const {
 #pragma unroll
-    for (int c = 0; c < kBlocksPerThread; ++c) chains[c] = gf_multiply(chains[c], step_table);
+    for (int c = 0; c < kBlocksPerThread; ++c) chains[c] = gf_multiply(chains[c], step);
   }
-  __device__ Gf128 join(const Gf128 &value) const { return gf_multiply(value, key->slot_step); }
-  __device__ Gf128 lane_factor() const { return key->ladder.lane[threadIdx.x % 32]; }
-  __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
+  __device__ Gf128 join(const Gf128 &value) const { return gf_multiply(value, key->steps.slot_step); }
+  __device__ Gf128 weigh(const Gf128 &value) const { return gf_multiply(value, key->ladder.thread[threadIdx.x]); }
+  __device__ static Gf128 weigh_warp(const Gf128 &sum) { return sum; }
 };
 
 // SP 800-38D: [len(A)]_64 || [len(C)]_64, in bits.
@@ -273,8 +377,8 @@ struct GcmFinish {
   // Few blocks per message come here: two varying factors will do.
   __device__ Gf128 times_key(const Gf128 &a) const { return gf_multiply(a, key->h); }
   __device__ Gf128 step(const Gf128 &acc) const { return gf_multiply(acc, key->stride); }
-  __device__ Gf128 lane_factor() const { return key->ladder.lane[threadIdx.x % 32]; }
-  __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
+  __device__ Gf128 weigh(const Gf128 &value) const { return gf_multiply(value, key->ladder.thread[threadIdx.x]); }
+  __device__ static Gf128 weigh_warp(const Gf128 &sum) { return sum; }
   __device__ static Gf128 lengths(uint64_t aad_len, uint64_t len) { return gcm_lengths(aad_len, len); }
   // T = E(K, J0) xor the GHASH value, as memory words.
   __device__ uint4 tag(const Gf128 &hash) {
@@ -356,6 +460,7 @@ struct ChaChaPolyBulk {
   static constexpr size_t kTableBytes = sizeof(Powers);
   using Field = Poly1305Field;
   using Key = ChaChaPolyKey;
+  using Chains = ThreadChains<Poly1305Field, kBlocksPerThread>;
 
   ArxKey message_key;
   Poly r;
@@ -396,8 +501,8 @@ struct ChaChaPolyBulk {
     for (int k = 0; k < kBlocksPerThread; ++k) chains[k] = poly_multiply(chains[k], tile_step);
   }
   __device__ Poly join(const Poly &value) const { return poly_multiply(value, slot_step); }
-  __device__ Poly lane_factor() const { return lane; }
-  __device__ Poly warp_factor() const { return warp; }
+  __device__ Poly weigh(const Poly &value) const { return poly_multiply(value, lane); }
+  __device__ Poly weigh_warp(const Poly &sum) const { return poly_multiply(sum, warp); }
 };
 
 template <int kThreads, uint64_t kSegmentBlocks>
@@ -435,8 +540,8 @@ struct ChaChaPolyFinish {
   __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
   __device__ Poly times_key(const Poly &a) const { return poly_multiply(a, r); }
   __device__ Poly step(const Poly &acc) const { return poly_multiply(acc, stride); }
-  __device__ Poly lane_factor() const { return lane; }
-  __device__ Poly warp_factor() const { return warp; }
+  __device__ Poly weigh(const Poly &value) const { return poly_multiply(value, lane); }
+  __device__ Poly weigh_warp(const Poly &sum) const { return poly_multiply(sum, warp); }
   __device__ static Poly lengths(uint64_t aad_len, uint64_t len) { return chacha_poly_lengths(aad_len, len); }
   __device__ uint4 tag(const Poly &hash) const { return poly_tag(hash, s); }
 };
@@ -483,10 +588,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   const int64_t base = static_cast<int64_t>(message.base);  // this piece's blocks are at or after it
   const bool aligned = message.aligned;
 
-  Element chains[kBlocksPerThread] = {};
+  typename Scheme::Chains chains;
   for (int tile = 0; tile < kTilesPerSegment; ++tile) {
-    // Every chain moves one tile further from the segment's end.
-    if (tile != 0) scheme.step_each(chains);
+    if (tile != 0) chains.next_tile(scheme);
     // Load the tile's data first, so its latency hides behind the keystream.
     int64_t block[kBlocksPerThread];
     uint4 data[kBlocksPerThread][kVectors];
@@ -499,25 +603,26 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     }
 #pragma unroll
     for (int k = 0; k < kBlocksPerThread; ++k) {
-      if (block[k] < 0) continue;
-      uint32_t keystream[kBytes / 4];
-      scheme.keystream(static_cast<uint64_t>(block[k]), keystream);
-      uint4 ciphertext[kVectors];
+      const bool present = block[k] >= 0;
+      uint4 ciphertext[kVectors];  // what the authenticator takes; set where present
+      if (present) {
+        uint32_t keystream[kBytes / 4];
+        scheme.keystream(static_cast<uint64_t>(block[k]), keystream);
 #pragma unroll
-      for (int v = 0; v < kVectors; ++v) {
-        const uint4 result = data[k][v] ^ make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
-                                                     keystream[4 * v + 3]);
-        store_block(out + (block[k] * kBytes - base) + 16 * v, result, aligned);
-        ciphertext[v] = launch.seal ? result : data[k][v];
+        for (int v = 0; v < kVectors; ++v) {
+          const uint4 result = data[k][v] ^ make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
+                                                       keystream[4 * v + 3]);
+          store_block(out + (block[k] * kBytes - base) + 16 * v, result, aligned);
+          ciphertext[v] = launch.seal ? result : data[k][v];
+        }
+        if constexpr (!Scheme::Chains::kWholeWarp) chains.absorb(scheme, k, ciphertext, block[k] == 0);
       }
-      chains[k] = Field::add(chains[k], scheme.group(ciphertext, block[k] == 0));
+      if constexpr (Scheme::Chains::kWholeWarp) chains.absorb(scheme, k, ciphertext, present, block[k] == 0);
     }
   }
-  Element value = chains[0];
-#pragma unroll
-  for (int k = 1; k < kBlocksPerThread; ++k) value = Field::add(scheme.join(value), chains[k]);
+  const Element value = chains.value(scheme);
   auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
-  const Element total = reduce_block<Field, kThreads>(value, scheme.lane_factor(), scheme.warp_factor(), scratch);
+  const Element total = reduce_block<Field, kThreads>(value, scheme, scratch);
   if (threadIdx.x == 0) static_cast<Element *>(launch.segment_values)[segment] = total;
 }
 
@@ -610,7 +715,7 @@ __global__ void __launch_bounds__(kThreads)
     started = true;
   }
   auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
-  const Element segment_sum = reduce_block<Field, kThreads>(acc, scheme.lane_factor(), scheme.warp_factor(), scratch);
+  const Element segment_sum = reduce_block<Field, kThreads>(acc, scheme, scratch);
 
   if (threadIdx.x == 0) {
     // The bulk kernel's values leave out one factor K (every block of the

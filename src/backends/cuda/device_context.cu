@@ -90,9 +90,12 @@ const DeviceContext *current_device_context() {
   std::call_once(once[device], [device] {
     DeviceContext &context = contexts[device];
     context.device = device;
+    int major = 0;
     ready[device] = cudaDeviceGetAttribute(&context.multiprocessors, cudaDevAttrMultiProcessorCount,
                                            device) == cudaSuccess &&
+                    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
                     upload_tables(context);
+    context.binary_tensor_cores = major >= 8;
     if (!ready[device]) cudaGetLastError();
   });
   return ready[device] ? &contexts[device] : nullptr;

@@ -16,6 +16,9 @@ namespace warpcrypt::cuda {
 struct DeviceContext {
   int device = -1;
   int multiprocessors = 0;
+  // mma with .b1 operands and AND (sm_80 on): GCM's bulk kernel hashes on
+  // the tensor cores (gf_mma_absorb).
+  bool binary_tensor_cores = false;
   AesTablesView tables{};
 };
 

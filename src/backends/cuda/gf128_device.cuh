@@ -1,10 +1,12 @@
 // GF(2^128) as GCM defines it (SP 800-38D section 6.3), for GHASH on the
-// device and for the host code that prepares its constants. Three ways to
-// multiply, by what varies: two varying factors bit by bit; a constant
-// through its precomputed columns (conditional XORs, no memory lookups);
-// and, for the one product per block the kernels' speed rests on, a
-// constant through nibble tables in shared memory. None of them takes a
-// time that depends on the data or the key.
+// device and for the host code that prepares its constants. Four ways to
+// multiply, by what varies: two varying factors by integer multiplies with
+// holes; a constant through its precomputed columns (conditional XORs, no
+// memory lookups); a constant through nibble tables in shared memory (the
+// per-thread kernels); and, for the bulk kernel's product per block, which
+// its speed rests on, a constant as a bit matrix on the binary tensor
+// cores, a warp at a time. None of them takes a time that depends on the
+// data or the key.
 #pragma once
 
 #include <cstdint>
@@ -48,20 +50,102 @@ __host__ __device__ __forceinline__ Gf128 gf_times_x(const Gf128 &v) {
            (v.w[3] >> 1) | (v.w[2] << 31)}};
 }
 
-// a·b for two varying operands: algorithm 1 of the specification, b times
-// x once per bit of a, from x^0 (the top bit of word 0) on.
-__host__ __device__ inline Gf128 gf_multiply(const Gf128 &a, Gf128 b) {
-  Gf128 product{};
+// ---- Carry-less multiplication with integer multiplies ----------------
+//
+// For two varying factors (and reduce_block's per-thread factors): an
+// integer product of operands masked to every fourth bit sums at most 8
+// terms into each kept bit, below the next kept bit, so the kept bits of
+// such products, XORed, are the carry-less product's (BearSSL's
+// ghash_ctmul idea). 32 x 32 -> 64 bits takes 16 multiplies; two levels of
+// Karatsuba make 128 x 128 nine of those. Integer multiplies take a fixed
+// time, on the GPU and on x86-64 alike. ghash_bench.cu measured this way
+// against the nibble tables and the tensor cores for the bulk product.
+//
+// The operands are in normal form: bit i of word w is the coefficient of
+// x^(32 w + i), the bit-reversed words of a Gf128.
+
+__host__ __device__ __forceinline__ uint32_t bit_reverse32(uint32_t x) {
+#ifdef __CUDA_ARCH__
+  return __brev(x);
+#else
+  x = (x >> 16) | (x << 16);
+  x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+  x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+  x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+  return ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+#endif
+}
+
+// A factor as clmul32 wants it: its nine Karatsuba limbs (the four normal
+// words and their sums), each masked to the four classes of bit position
+// mod 4.
+struct GfHoleFactor {
+  uint32_t limb[9][4];
+};
+
+__host__ __device__ __forceinline__ GfHoleFactor gf_hole_factor(const Gf128 &k) {
+  uint32_t n[4];
 #pragma unroll
-  for (int word = 0; word < 4; ++word) {
-    for (int bit = 31; bit >= 0; --bit) {
-      const uint32_t mask = 0u - ((a.w[word] >> bit) & 1u);
+  for (int w = 0; w < 4; ++w) n[w] = bit_reverse32(k.w[w]);
+  const uint32_t limbs[9] = {n[0], n[1], n[0] ^ n[1], n[2], n[3], n[2] ^ n[3], n[0] ^ n[2], n[1] ^ n[3],
+                             n[0] ^ n[1] ^ n[2] ^ n[3]};
+  GfHoleFactor f;
 #pragma unroll
-      for (int k = 0; k < 4; ++k) product.w[k] ^= mask & b.w[k];
-      b = gf_times_x(b);
-    }
+  for (int i = 0; i < 9; ++i) {
+#pragma unroll
+    for (int c = 0; c < 4; ++c) f.limb[i][c] = limbs[i] & (0x11111111u << c);
   }
-  return product;
+  return f;
+}
+
+// x * y without carries, 32 x 32 -> 64 bits, y given by its classes.
+__host__ __device__ __forceinline__ uint64_t clmul32(uint32_t x, const uint32_t (&y)[4]) {
+  const uint32_t m = 0x11111111u;
+  const uint64_t x0 = x & m, x1 = x & (m << 1), x2 = x & (m << 2), x3 = x & (m << 3);
+  const uint64_t z0 = (x0 * y[0]) ^ (x1 * y[3]) ^ (x2 * y[2]) ^ (x3 * y[1]);
+  const uint64_t z1 = (x0 * y[1]) ^ (x1 * y[0]) ^ (x2 * y[3]) ^ (x3 * y[2]);
+  const uint64_t z2 = (x0 * y[2]) ^ (x1 * y[1]) ^ (x2 * y[0]) ^ (x3 * y[3]);
+  const uint64_t z3 = (x0 * y[3]) ^ (x1 * y[2]) ^ (x2 * y[1]) ^ (x3 * y[0]);
+  const uint64_t k = 0x1111111111111111ull;
+  return (z0 & k) | (z1 & (k << 1)) | (z2 & (k << 2)) | (z3 & (k << 3));
+}
+
+// (a1 X + a0)(b1 X + b0), X = 2^32, from three products: lo, hi, and the
+// middle term (a0 + a1)(b0 + b1) - lo - hi.
+__host__ __device__ __forceinline__ void clmul64(uint32_t a0, uint32_t a1, const uint32_t (&b0)[4],
+                                                 const uint32_t (&b1)[4], const uint32_t (&b01)[4], uint64_t &lo,
+                                                 uint64_t &hi) {
+  const uint64_t low = clmul32(a0, b0);
+  const uint64_t high = clmul32(a1, b1);
+  const uint64_t mid = clmul32(a0 ^ a1, b01) ^ low ^ high;
+  lo = low ^ (mid << 32);
+  hi = high ^ (mid >> 32);
+}
+
+// a·k.
+__host__ __device__ __forceinline__ Gf128 gf_multiply(const Gf128 &a, const GfHoleFactor &k) {
+  uint32_t n[4];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) n[w] = bit_reverse32(a.w[w]);
+  uint64_t low0, low1, high0, high1, mid0, mid1;
+  clmul64(n[0], n[1], k.limb[0], k.limb[1], k.limb[2], low0, low1);
+  clmul64(n[2], n[3], k.limb[3], k.limb[4], k.limb[5], high0, high1);
+  clmul64(n[0] ^ n[2], n[1] ^ n[3], k.limb[6], k.limb[7], k.limb[8], mid0, mid1);
+  mid0 ^= low0 ^ high0;
+  mid1 ^= low1 ^ high1;
+  // The 255-bit product p3:p2:p1:p0; p3:p2 times x^128 = x^7 + x^2 + x + 1,
+  // and what that pushes past x^127 once more.
+  const uint64_t p0 = low0, p1 = low1 ^ mid0, p2 = high0 ^ mid1, p3 = high1;
+  const uint64_t over = (p3 >> 63) ^ (p3 >> 62) ^ (p3 >> 57);
+  const uint64_t r0 = p0 ^ p2 ^ (p2 << 1) ^ (p2 << 2) ^ (p2 << 7) ^ over ^ (over << 1) ^ (over << 2) ^ (over << 7);
+  const uint64_t r1 = p1 ^ p3 ^ (p3 << 1 | p2 >> 63) ^ (p3 << 2 | p2 >> 62) ^ (p3 << 7 | p2 >> 57);
+  return {{bit_reverse32(static_cast<uint32_t>(r0)), bit_reverse32(static_cast<uint32_t>(r0 >> 32)),
+           bit_reverse32(static_cast<uint32_t>(r1)), bit_reverse32(static_cast<uint32_t>(r1 >> 32))}};
+}
+
+// a·b for two varying operands.
+__host__ __device__ __forceinline__ Gf128 gf_multiply(const Gf128 &a, const Gf128 &b) {
+  return gf_multiply(a, gf_hole_factor(b));
 }
 
 // A constant factor k given as its 128 columns, column i = k·x^i, so that a
@@ -153,6 +237,178 @@ __host__ __device__ __forceinline__ Gf128 gf_multiply(const Gf128 &a, const uint
     for (int w = 0; w < 4; ++w) product.w[w] ^= words[16 * w];
   }
   return product;
+}
+
+// k^-1 = k^(2^128 - 2), and 0 for 0.
+__host__ inline Gf128 gf_inverse(const Gf128 &k) {
+  Gf128 inverse{{0x80000000u, 0, 0, 0}};
+  Gf128 square = k;
+  for (int i = 1; i < 128; ++i) {
+    square = gf_multiply(square, square);  // k^(2^i)
+    inverse = gf_multiply(inverse, square);
+  }
+  return inverse;
+}
+
+// ---- A constant factor on the binary tensor cores -------------------------
+//
+// Multiplying by a constant is linear over GF(2): a 128 x 128 bit matrix,
+// and a row of bits times a column of bits, summed mod 2, is the parity of
+// POPC(AND) -- what mma.m16n8k256 with .b1 operands computes, 16 x 8 such
+// sums at once, on a pipe the T-table AES leaves idle (ghash_bench.cu
+// measured this against the nibble tables and against integer multiplies).
+//
+// A warp keeps 16 chains of Horner's rule. A group is the warp's 32 blocks,
+// one per lane, as the kernels hold them: lane 4q + i holds block 4q + i,
+// chain q takes blocks 4q (its a) and 4q + 2 (its b) of every group, chain
+// q + 8 blocks 4q + 1 and 4q + 3. A step takes kGroups groups:
+//
+//   state' = (state + a_0) F_0 + b_0 G_0 + a_1 F_1 + b_1 G_1 + ...
+//
+// Each group g is one product of the 16 x 256 bit rows [a_g | b_g] (the
+// state added to a_0) with the 256 x 128 bit matrix [M(F_g) ; M(G_g)],
+// taken 8 result bits per mma over 16 mmas, the groups' sums accumulating
+// in the mma's integer accumulators: only their parity matters, so one pass
+// of packing serves all the groups, and packing is what the integer pipe
+// pays for the whole step.
+//
+// The quad of lanes 4q .. 4q + 3 holds exactly its two chains' blocks; a
+// transpose within the quad (gf_mma_arrange) puts word i of each in lane
+// 4q + i, where the fragment layout wants it. Lane 4q + i keeps word i of
+// both chains' states (`low` for chain q, `high` for chain q + 8), and the
+// result columns are ordered so that the two sums a lane receives from each
+// mma are the next two bits of those words: no lane waits on another
+// between steps.
+//
+// Words are in the raw basis throughout, bit b of word w of a block as
+// loaded (four little-endian words) being basis bit 32 w + b: the data
+// enters without byte swaps, and gf_from_block converts a chain's value.
+inline constexpr int kGf128MmaCount = 16;  // mmas per group, 8 result bits each
+
+// B fragments of one group's [M(F) ; M(G)]: lane (q, i) of mma m holds, for
+// result column q, rows 32 i .. 32 i + 31 of M(F) in word 0 and of M(G) in
+// word 1 (bit j for row 32 i + j). Column n of mma m is result bit
+// 32 (n / 2) + 2 m + n % 2.
+struct Gf128MmaFragments {
+  uint32_t word[kGf128MmaCount][32][2];
+};
+
+// The raw-basis images of the 128 basis vectors under multiplication by k.
+__host__ inline void gf_raw_images(const Gf128 &k, uint4 (&images)[128]) {
+  const Gf128Columns columns = gf_columns(k);
+  for (int bit = 0; bit < 128; ++bit) {
+    uint32_t words[4] = {};
+    words[bit / 32] = 1u << (bit % 32);
+    images[bit] = gf_to_block(gf_multiply(gf_from_block(make_uint4(words[0], words[1], words[2], words[3])), columns));
+  }
+}
+
+__host__ inline Gf128MmaFragments gf_mma_fragments(const Gf128 &f, const Gf128 &g) {
+  uint4 f_images[128], g_images[128];
+  gf_raw_images(f, f_images);
+  gf_raw_images(g, g_images);
+  auto result_bit = [](const uint4 &image, int bit) {
+    const uint32_t words[4] = {image.x, image.y, image.z, image.w};
+    return (words[bit / 32] >> (bit % 32)) & 1u;
+  };
+  Gf128MmaFragments fragments{};
+  for (int m = 0; m < kGf128MmaCount; ++m) {
+    for (int lane = 0; lane < 32; ++lane) {
+      const int column = lane / 4;
+      const int result = 32 * (column / 2) + 2 * m + column % 2;
+      for (int j = 0; j < 32; ++j) {
+        const int row = 32 * (lane % 4) + j;
+        fragments.word[m][lane][0] |= result_bit(f_images[row], result) << j;
+        fragments.word[m][lane][1] |= result_bit(g_images[row], result) << j;
+      }
+    }
+  }
+  return fragments;
+}
+
+// A warp's 16 chains: this lane's word of chain lane / 4 and of chain
+// lane / 4 + 8.
+struct Gf128WarpChains {
+  uint32_t low = 0;
+  uint32_t high = 0;
+};
+
+// One step of the 4 x 4 transpose within a quad of lanes: with the lane
+// kLaneBit apart, trades the two words whose index bit kWordBit differs
+// from this lane's bit kLaneBit.
+template <int kLaneBit, int kWordBit>
+__device__ __forceinline__ void quad_transpose_step(uint32_t (&v)[4]) {
+  constexpr int kOther = 3 ^ kWordBit;
+  const bool upper = (threadIdx.x & kLaneBit) != 0;
+  const uint32_t got0 = __shfl_xor_sync(0xffffffffu, upper ? v[0] : v[kWordBit], kLaneBit);
+  const uint32_t got1 = __shfl_xor_sync(0xffffffffu, upper ? v[kOther] : v[3], kLaneBit);
+  if (upper) {
+    v[0] = got0;
+    v[kOther] = got1;
+  } else {
+    v[kWordBit] = got0;
+    v[3] = got1;
+  }
+}
+
+// Every lane of the warp, converged: this lane's block of a group (zeros
+// add nothing), arranged for gf_mma_absorb: word j of the result is word
+// (lane % 4) of the quad's block j.
+__device__ __forceinline__ void gf_mma_arrange(uint4 block, uint32_t (&arranged)[4]) {
+  arranged[0] = block.x;
+  arranged[1] = block.y;
+  arranged[2] = block.z;
+  arranged[3] = block.w;
+  quad_transpose_step<2, 2>(arranged);
+  quad_transpose_step<1, 1>(arranged);
+}
+
+// Every lane of the warp, converged: one step over kGroups arranged groups,
+// group g multiplied through fragments[g] (in shared memory).
+template <int kGroups>
+__device__ __forceinline__ void gf_mma_absorb(Gf128WarpChains &chains, const uint32_t (&arranged)[kGroups][4],
+                                              const Gf128MmaFragments *fragments) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const int lane = threadIdx.x % 32;
+  uint32_t low = 0, high = 0;
+#pragma unroll
+  for (int m = 0; m < kGf128MmaCount; ++m) {
+    uint32_t d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const uint32_t a0 = g == 0 ? chains.low ^ arranged[0][0] : arranged[g][0];
+      const uint32_t a1 = g == 0 ? chains.high ^ arranged[0][1] : arranged[g][1];
+      const uint2 b = *reinterpret_cast<const uint2 *>(fragments[g].word[m][lane]);
+      asm("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+          "{%0,%1,%2,%3};"
+          : "+r"(d0), "+r"(d1), "+r"(d2), "+r"(d3)
+          : "r"(a0), "r"(a1), "r"(arranged[g][2]), "r"(arranged[g][3]), "r"(b.x), "r"(b.y));
+    }
+    low |= (d0 & 1u) << (2 * m) | (d1 & 1u) << (2 * m + 1);
+    high |= (d2 & 1u) << (2 * m) | (d3 & 1u) << (2 * m + 1);
+  }
+  chains.low = low;
+  chains.high = high;
+#else
+  // The tensor-core GHASH needs sm_80 or later; the kernels take it only
+  // where the device has it (DeviceContext::binary_tensor_cores).
+  __trap();
+#endif
+}
+
+// Every lane of the warp, converged: chain q's value in lane 4q, chain
+// q + 8's in lane 4q + 1 (the lanes that held their first blocks), zero in
+// the others.
+__device__ __forceinline__ Gf128 gf_mma_chain_value(const Gf128WarpChains &chains) {
+  const int lane = threadIdx.x % 32;
+  uint32_t words[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const uint32_t low = __shfl_sync(0xffffffffu, chains.low, lane / 4 * 4 + i);
+    const uint32_t high = __shfl_sync(0xffffffffu, chains.high, lane / 4 * 4 + i);
+    words[i] = lane % 4 == 0 ? low : lane % 4 == 1 ? high : 0;
+  }
+  return gf_from_block(make_uint4(words[0], words[1], words[2], words[3]));
 }
 
 }  // namespace warpcrypt::cuda
