@@ -62,8 +62,8 @@ Bytes aes_block(const Bytes &key, const Bytes &block) {
   return out;
 }
 
-// The three ways of multiplying: both factors varying, a constant's
-// columns, a constant's nibble tables.
+// The ways of multiplying: both factors varying, a constant's columns, a
+// constant's nibble tables, and squaring.
 TEST(AeadArithmetic, GhashMultiplicationsAgree) {
   TestRng rng = TestRng::for_current_test();
   std::vector<uint32_t> table(warpcrypt::cuda::kGf128TableWords);
@@ -78,6 +78,7 @@ TEST(AeadArithmetic, GhashMultiplicationsAgree) {
       EXPECT_TRUE(same(expected, warpcrypt::cuda::gf_multiply(a, table.data())));
       // Commutative, as a field's multiplication must be.
       EXPECT_TRUE(same(expected, warpcrypt::cuda::gf_multiply(k, a)));
+      EXPECT_TRUE(same(warpcrypt::cuda::gf_multiply(a, a), warpcrypt::cuda::gf_square(a)));
     }
   }
   // x^0 is the identity: the top bit of the first byte.

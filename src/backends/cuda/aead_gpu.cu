@@ -61,13 +61,16 @@ Gf128 gf_power(Gf128 base, uint64_t exponent) {
   return result;
 }
 
-// reduce_block's factors over `base`, times `scale`.
+// reduce_block's factors over `base`, each lane factor times `scale`.
 template <int kBlockThreads>
 Ladder<GhashField, kBlockThreads> gf_ladder(const Gf128 &base, const Gf128 &scale = GhashField::one()) {
-  const Gf128Columns times_base = gf_columns(base);
   Ladder<GhashField, kBlockThreads> ladder{};
-  ladder.thread[kBlockThreads - 1] = scale;
-  for (int t = kBlockThreads - 2; t >= 0; --t) ladder.thread[t] = gf_multiply(ladder.thread[t + 1], times_base);
+  ladder.lane[31] = scale;
+  for (int l = 30; l >= 0; --l) ladder.lane[l] = gf_multiply(ladder.lane[l + 1], base);
+  const Gf128 base32 = gf_power(base, 32);
+  constexpr int kWarps = kBlockThreads / 32;
+  ladder.warp[kWarps - 1] = GhashField::one();
+  for (int w = kWarps - 2; w >= 0; --w) ladder.warp[w] = gf_multiply(ladder.warp[w + 1], base32);
   return ladder;
 }
 

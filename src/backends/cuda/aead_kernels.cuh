@@ -24,9 +24,9 @@
 //    instead (WarpChains, gf_mma_absorb): the multiplication by a constant
 //    is a bit matrix, which keeps it off the integer and shared-memory
 //    pipes the T-table AES fills. Either way the threads' values are then
-//    weighed by K^(V (kThreads - 1 - t)) and summed by shuffles and one pass
-//    through shared memory (reduce_block): no thread waits on another for
-//    more than a sum.
+//    weighed by K^(V (kThreads - 1 - t)), split into a lane and a warp
+//    factor, and summed by shuffles and one pass through shared memory
+//    (reduce_block): no thread waits on another for more than a sum.
 //  - The finish kernel, one block per message, combines the segments the
 //    same way, then takes the last keystream block, the lengths block and
 //    the tag on one thread.
@@ -142,24 +142,22 @@ struct Poly1305Field {
   }
 };
 
-// Sum over the block's threads t of value_t * B^(kThreads - 1 - t). The
-// scheme weighs each thread's value (weigh) and each warp's sum
-// (weigh_warp): GCM by the whole factor, from a ladder the host computed
-// per key; Poly1305 by a lane factor B^(31 - lane) and a warp factor
-// B^(32 (warps - 1 - warp)), which each thread derives from its message's
-// r, and the split keeps that derivation short (ChaCha20-Poly1305 ran 2 %
-// slower with one factor per thread). Valid in thread 0; `scratch` holds one
-// element per warp. Every thread must call it.
-template <class Field, int kThreads, class Scheme>
-__device__ typename Field::Element reduce_block(typename Field::Element value, const Scheme &scheme,
+// Sum over the block's threads t of value_t * B^(kThreads - 1 - t), given
+// each thread's lane factor B^(31 - lane) and warp factor
+// B^(32 (warps - 1 - warp)). Valid in thread 0; `scratch` holds one element
+// per warp. Every thread must call it.
+template <class Field, int kThreads>
+__device__ typename Field::Element reduce_block(typename Field::Element value,
+                                                const typename Field::Element &lane_factor,
+                                                const typename Field::Element &warp_factor,
                                                 typename Field::Element *scratch) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps");
   constexpr int kWarps = kThreads / 32;
-  value = scheme.weigh(value);
+  value = Field::multiply(value, lane_factor);
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) value = Field::add(value, Field::shuffle_xor(value, offset));
   value = Field::settle(value);
-  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = scheme.weigh_warp(value);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = Field::multiply(value, warp_factor);
   __syncthreads();
   typename Field::Element total = scratch[0];
   if (threadIdx.x == 0) {
@@ -169,7 +167,7 @@ __device__ typename Field::Element reduce_block(typename Field::Element value, c
   return total;
 }
 
-// The lane and warp exponents of Poly1305's split factor.
+// The lane and warp exponents reduce_block's factors stand for.
 __host__ __device__ constexpr uint32_t lane_exponent(uint32_t thread) { return 31 - thread % 32; }
 template <int kThreads>
 __host__ __device__ constexpr uint32_t warp_exponent(uint32_t thread) {
@@ -178,18 +176,19 @@ __host__ __device__ constexpr uint32_t warp_exponent(uint32_t thread) {
 
 __host__ __device__ constexpr int log2_exact(uint64_t x) { return x <= 1 ? 0 : 1 + log2_exact(x / 2); }
 
-// reduce_block's factors over base B, computed on the host for GCM (B is a
-// power of the per-key H): thread[t] = B^(kThreads - 1 - t), times a scale
-// where the values carry a common factor.
+// Factors for reduce_block over base B, computed on the host for GCM (B is
+// a power of the per-key H): lane[l] = B^(31 - l), times a scale where the
+// values carry a common factor, and warp[w] = B^(32 (warps - 1 - w)).
 template <class Field, int kThreads>
 struct Ladder {
-  typename Field::Element thread[kThreads];
+  typename Field::Element lane[32];
+  typename Field::Element warp[kThreads / 32];
 };
 
 // How a bulk kernel's thread keeps its share of the authenticator over a
 // segment's tiles: absorb takes the tile's slot `slot` (this thread's block
 // there), next_tile moves every chain one tile further from the segment's
-// end, and value is what reduce_block weighs for the thread.
+// end, and value is what reduce_block weighs by the thread's ladder factors.
 //
 // Thread chains: one Horner chain per slot, stepped by the scheme's
 // constant tile step (step_each), joined at the end by its slot step.
@@ -340,8 +339,8 @@ struct GcmBulk {
     for (int c = 0; c < kBlocksPerThread; ++c) chains[c] = gf_multiply(chains[c], step);
   }
   __device__ Gf128 join(const Gf128 &value) const { return gf_multiply(value, key->steps.slot_step); }
-  __device__ Gf128 weigh(const Gf128 &value) const { return gf_multiply(value, key->ladder.thread[threadIdx.x]); }
-  __device__ static Gf128 weigh_warp(const Gf128 &sum) { return sum; }
+  __device__ Gf128 lane_factor() const { return key->ladder.lane[threadIdx.x % 32]; }
+  __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
 };
 
 // SP 800-38D: [len(A)]_64 || [len(C)]_64, in bits.
@@ -377,8 +376,8 @@ struct GcmFinish {
   // Few blocks per message come here: two varying factors will do.
   __device__ Gf128 times_key(const Gf128 &a) const { return gf_multiply(a, key->h); }
   __device__ Gf128 step(const Gf128 &acc) const { return gf_multiply(acc, key->stride); }
-  __device__ Gf128 weigh(const Gf128 &value) const { return gf_multiply(value, key->ladder.thread[threadIdx.x]); }
-  __device__ static Gf128 weigh_warp(const Gf128 &sum) { return sum; }
+  __device__ Gf128 lane_factor() const { return key->ladder.lane[threadIdx.x % 32]; }
+  __device__ Gf128 warp_factor() const { return key->ladder.warp[threadIdx.x / 32]; }
   __device__ static Gf128 lengths(uint64_t aad_len, uint64_t len) { return gcm_lengths(aad_len, len); }
   // T = E(K, J0) xor the GHASH value, as memory words.
   __device__ uint4 tag(const Gf128 &hash) {
@@ -501,8 +500,8 @@ struct ChaChaPolyBulk {
     for (int k = 0; k < kBlocksPerThread; ++k) chains[k] = poly_multiply(chains[k], tile_step);
   }
   __device__ Poly join(const Poly &value) const { return poly_multiply(value, slot_step); }
-  __device__ Poly weigh(const Poly &value) const { return poly_multiply(value, lane); }
-  __device__ Poly weigh_warp(const Poly &sum) const { return poly_multiply(sum, warp); }
+  __device__ Poly lane_factor() const { return lane; }
+  __device__ Poly warp_factor() const { return warp; }
 };
 
 template <int kThreads, uint64_t kSegmentBlocks>
@@ -540,8 +539,8 @@ struct ChaChaPolyFinish {
   __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
   __device__ Poly times_key(const Poly &a) const { return poly_multiply(a, r); }
   __device__ Poly step(const Poly &acc) const { return poly_multiply(acc, stride); }
-  __device__ Poly weigh(const Poly &value) const { return poly_multiply(value, lane); }
-  __device__ Poly weigh_warp(const Poly &sum) const { return poly_multiply(sum, warp); }
+  __device__ Poly lane_factor() const { return lane; }
+  __device__ Poly warp_factor() const { return warp; }
   __device__ static Poly lengths(uint64_t aad_len, uint64_t len) { return chacha_poly_lengths(aad_len, len); }
   __device__ uint4 tag(const Poly &hash) const { return poly_tag(hash, s); }
 };
@@ -622,7 +621,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   }
   const Element value = chains.value(scheme);
   auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
-  const Element total = reduce_block<Field, kThreads>(value, scheme, scratch);
+  const Element total = reduce_block<Field, kThreads>(value, scheme.lane_factor(), scheme.warp_factor(), scratch);
   if (threadIdx.x == 0) static_cast<Element *>(launch.segment_values)[segment] = total;
 }
 
@@ -715,7 +714,7 @@ __global__ void __launch_bounds__(kThreads)
     started = true;
   }
   auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
-  const Element segment_sum = reduce_block<Field, kThreads>(acc, scheme, scratch);
+  const Element segment_sum = reduce_block<Field, kThreads>(acc, scheme.lane_factor(), scheme.warp_factor(), scratch);
 
   if (threadIdx.x == 0) {
     // The bulk kernel's values leave out one factor K (every block of the

@@ -52,7 +52,7 @@ __host__ __device__ __forceinline__ Gf128 gf_times_x(const Gf128 &v) {
 
 // ---- Carry-less multiplication with integer multiplies ----------------
 //
-// For two varying factors (and reduce_block's per-thread factors): an
+// For two varying factors (reduce_block's weights, the finish kernel): an
 // integer product of operands masked to every fourth bit sums at most 8
 // terms into each kept bit, below the next kept bit, so the kept bits of
 // such products, XORed, are the carry-less product's (BearSSL's
@@ -122,6 +122,17 @@ __host__ __device__ __forceinline__ void clmul64(uint32_t a0, uint32_t a1, const
   hi = high ^ (mid >> 32);
 }
 
+// The 255-bit product p3:p2:p1:p0 of two normal-form elements reduced by
+// x^128 + x^7 + x^2 + x + 1, as a Gf128: p3:p2 times x^128 = x^7 + x^2 +
+// x + 1, and what that pushes past x^127 once more.
+__host__ __device__ __forceinline__ Gf128 gf_reduce(uint64_t p0, uint64_t p1, uint64_t p2, uint64_t p3) {
+  const uint64_t over = (p3 >> 63) ^ (p3 >> 62) ^ (p3 >> 57);
+  const uint64_t r0 = p0 ^ p2 ^ (p2 << 1) ^ (p2 << 2) ^ (p2 << 7) ^ over ^ (over << 1) ^ (over << 2) ^ (over << 7);
+  const uint64_t r1 = p1 ^ p3 ^ (p3 << 1 | p2 >> 63) ^ (p3 << 2 | p2 >> 62) ^ (p3 << 7 | p2 >> 57);
+  return {{bit_reverse32(static_cast<uint32_t>(r0)), bit_reverse32(static_cast<uint32_t>(r0 >> 32)),
+           bit_reverse32(static_cast<uint32_t>(r1)), bit_reverse32(static_cast<uint32_t>(r1 >> 32))}};
+}
+
 // a·k.
 __host__ __device__ __forceinline__ Gf128 gf_multiply(const Gf128 &a, const GfHoleFactor &k) {
   uint32_t n[4];
@@ -133,14 +144,22 @@ __host__ __device__ __forceinline__ Gf128 gf_multiply(const Gf128 &a, const GfHo
   clmul64(n[0] ^ n[2], n[1] ^ n[3], k.limb[6], k.limb[7], k.limb[8], mid0, mid1);
   mid0 ^= low0 ^ high0;
   mid1 ^= low1 ^ high1;
-  // The 255-bit product p3:p2:p1:p0; p3:p2 times x^128 = x^7 + x^2 + x + 1,
-  // and what that pushes past x^127 once more.
-  const uint64_t p0 = low0, p1 = low1 ^ mid0, p2 = high0 ^ mid1, p3 = high1;
-  const uint64_t over = (p3 >> 63) ^ (p3 >> 62) ^ (p3 >> 57);
-  const uint64_t r0 = p0 ^ p2 ^ (p2 << 1) ^ (p2 << 2) ^ (p2 << 7) ^ over ^ (over << 1) ^ (over << 2) ^ (over << 7);
-  const uint64_t r1 = p1 ^ p3 ^ (p3 << 1 | p2 >> 63) ^ (p3 << 2 | p2 >> 62) ^ (p3 << 7 | p2 >> 57);
-  return {{bit_reverse32(static_cast<uint32_t>(r0)), bit_reverse32(static_cast<uint32_t>(r0 >> 32)),
-           bit_reverse32(static_cast<uint32_t>(r1)), bit_reverse32(static_cast<uint32_t>(r1 >> 32))}};
+  return gf_reduce(low0, low1 ^ mid0, high0 ^ mid1, high1);
+}
+
+// a·a: squaring is linear over GF(2), each bit i of the normal form moving
+// to bit 2i, then the reduction.
+__host__ __device__ __forceinline__ Gf128 gf_square(const Gf128 &a) {
+  auto spread = [](uint32_t word) {
+    uint64_t x = word;
+    x = (x | x << 16) & 0x0000ffff0000ffffull;
+    x = (x | x << 8) & 0x00ff00ff00ff00ffull;
+    x = (x | x << 4) & 0x0f0f0f0f0f0f0f0full;
+    x = (x | x << 2) & 0x3333333333333333ull;
+    return (x | x << 1) & 0x5555555555555555ull;
+  };
+  return gf_reduce(spread(bit_reverse32(a.w[0])), spread(bit_reverse32(a.w[1])), spread(bit_reverse32(a.w[2])),
+                   spread(bit_reverse32(a.w[3])));
 }
 
 // a·b for two varying operands.
@@ -239,15 +258,24 @@ __host__ __device__ __forceinline__ Gf128 gf_multiply(const Gf128 &a, const uint
   return product;
 }
 
-// k^-1 = k^(2^128 - 2), and 0 for 0.
+// k^-1 = k^(2^128 - 2) = (k^(2^127 - 1))^2, and 0 for 0, by Itoh and
+// Tsujii's addition chain: b_n = k^(2^n - 1) from b_2n = b_n^(2^n) b_n and
+// b_(n+1) = b_n^2 k, through n = 1, 2, 3, 6, 7, 14, 15, 30, 31, 62, 63, 126,
+// 127: 12 products and 127 squarings.
 __host__ inline Gf128 gf_inverse(const Gf128 &k) {
-  Gf128 inverse{{0x80000000u, 0, 0, 0}};
-  Gf128 square = k;
-  for (int i = 1; i < 128; ++i) {
-    square = gf_multiply(square, square);  // k^(2^i)
-    inverse = gf_multiply(inverse, square);
+  Gf128 b = k;
+  int n = 1;
+  for (int target : {2, 3, 6, 7, 14, 15, 30, 31, 62, 63, 126, 127}) {
+    if (target == 2 * n) {
+      Gf128 raised = b;
+      for (int i = 0; i < n; ++i) raised = gf_square(raised);
+      b = gf_multiply(raised, b);
+    } else {
+      b = gf_multiply(gf_square(b), k);
+    }
+    n = target;
   }
-  return inverse;
+  return gf_square(b);
 }
 
 // ---- A constant factor on the binary tensor cores -------------------------
@@ -294,32 +322,45 @@ struct Gf128MmaFragments {
 };
 
 // The raw-basis images of the 128 basis vectors under multiplication by k.
+// Raw bit b of word w is, after gf_from_block's byte swap, the coefficient
+// of x^(32 w + 7 + 8 (b / 8) - b % 8), whose image is that column of k.
 __host__ inline void gf_raw_images(const Gf128 &k, uint4 (&images)[128]) {
   const Gf128Columns columns = gf_columns(k);
   for (int bit = 0; bit < 128; ++bit) {
-    uint32_t words[4] = {};
-    words[bit / 32] = 1u << (bit % 32);
-    images[bit] = gf_to_block(gf_multiply(gf_from_block(make_uint4(words[0], words[1], words[2], words[3])), columns));
+    const int b = bit % 32;
+    images[bit] = gf_to_block(columns.column[bit / 32 * 32 + 7 + 8 * (b / 8) - b % 8]);
+  }
+}
+
+// A 32 x 32 bit matrix transposed in place: bit j of word i trades places
+// with bit i of word j (the halves, then quarters, ... swapped as blocks).
+__host__ inline void transpose_bits32(uint32_t (&rows)[32]) {
+  uint32_t mask = 0x0000ffffu;
+  for (int width = 16; width != 0; width >>= 1, mask ^= mask << width) {
+    for (int k = 0; k < 32; k = (k + width + 1) & ~width) {
+      const uint32_t t = ((rows[k] >> width) ^ rows[k + width]) & mask;
+      rows[k] ^= t << width;
+      rows[k + width] ^= t;
+    }
   }
 }
 
 __host__ inline Gf128MmaFragments gf_mma_fragments(const Gf128 &f, const Gf128 &g) {
-  uint4 f_images[128], g_images[128];
-  gf_raw_images(f, f_images);
-  gf_raw_images(g, g_images);
-  auto result_bit = [](const uint4 &image, int bit) {
-    const uint32_t words[4] = {image.x, image.y, image.z, image.w};
-    return (words[bit / 32] >> (bit % 32)) & 1u;
-  };
-  Gf128MmaFragments fragments{};
-  for (int m = 0; m < kGf128MmaCount; ++m) {
-    for (int lane = 0; lane < 32; ++lane) {
-      const int column = lane / 4;
-      const int result = 32 * (column / 2) + 2 * m + column % 2;
-      for (int j = 0; j < 32; ++j) {
-        const int row = 32 * (lane % 4) + j;
-        fragments.word[m][lane][0] |= result_bit(f_images[row], result) << j;
-        fragments.word[m][lane][1] |= result_bit(g_images[row], result) << j;
+  uint4 images[2][128];
+  gf_raw_images(f, images[0]);
+  gf_raw_images(g, images[1]);
+  Gf128MmaFragments fragments;
+  for (int half = 0; half < 2; ++half) {
+    for (int quarter = 0; quarter < 4; ++quarter) {  // rows 32 quarter .. + 31: lanes with lane % 4 == quarter
+      for (int word = 0; word < 4; ++word) {  // result bits 32 word .. 32 word + 31
+        uint32_t bits[32];
+        for (int j = 0; j < 32; ++j) {
+          const uint4 &image = images[half][32 * quarter + j];
+          bits[j] = word == 0 ? image.x : word == 1 ? image.y : word == 2 ? image.z : image.w;
+        }
+        transpose_bits32(bits);  // bits[b]: bit j is result bit 32 word + b of row 32 quarter + j
+        // Result bit 32 (n / 2) + 2 m + n % 2 is column n of mma m.
+        for (int b = 0; b < 32; ++b) fragments.word[b / 2][4 * (2 * word + b % 2) + quarter][half] = bits[b];
       }
     }
   }
