@@ -62,13 +62,10 @@ void check_cuda(cudaError_t error, const char *what) {
 // blocks 4q + 1 and 4q + 3.
 __host__ __device__ constexpr uint32_t block_a(uint32_t row) { return row < 8 ? 4 * row : 4 * (row - 8) + 1; }
 
-// ---- table ----------------------------------------------------------------
-
-__global__ void __launch_bounds__(kThreads) ghash_table(const uint4 *data, uint32_t steps, const uint32_t *tables,
-                                                        uint4 *out) {
-  __shared__ uint32_t shared[kFactors * kGf128TableWords];
-  for (int i = threadIdx.x; i < kFactors * kGf128TableWords; i += kThreads) shared[i] = tables[i];
-  __syncthreads();
+// The table and holes kernels: one chain per thread, `times(x, i)` being x
+// times factor i (F0, G0, F1, G1).
+template <class Times>
+__device__ void thread_chains(const uint4 *data, uint32_t steps, const Times &times, uint4 *out) {
   const uint32_t chain = blockIdx.x * kThreads + threadIdx.x;
   const uint32_t unit = chain / kChainsPerUnit;
   const uint32_t row = chain % kChainsPerUnit;
@@ -79,12 +76,23 @@ __global__ void __launch_bounds__(kThreads) ghash_table(const uint4 *data, uint3
       const uint64_t tile = unit + (uint64_t{step} * kGroups + g) * kUnits;
       const uint4 *blocks = data + tile * kTileBlocks + block_a(row);
       const Gf128 a = g == 0 ? gf_add(state, gf_from_block(blocks[0])) : gf_from_block(blocks[0]);
-      next = gf_add(next, gf_multiply(a, shared + (2 * g) * kGf128TableWords));
-      next = gf_add(next, gf_multiply(gf_from_block(blocks[2]), shared + (2 * g + 1) * kGf128TableWords));
+      next = gf_add(next, times(a, 2 * g));
+      next = gf_add(next, times(gf_from_block(blocks[2]), 2 * g + 1));
     }
     state = next;
   }
   out[chain] = gf_to_block(state);
+}
+
+// ---- table ----------------------------------------------------------------
+
+__global__ void __launch_bounds__(kThreads) ghash_table(const uint4 *data, uint32_t steps, const uint32_t *tables,
+                                                        uint4 *out) {
+  __shared__ uint32_t shared[kFactors * kGf128TableWords];
+  for (int i = threadIdx.x; i < kFactors * kGf128TableWords; i += kThreads) shared[i] = tables[i];
+  __syncthreads();
+  thread_chains(data, steps, [&](const Gf128 &x, int i) { return gf_multiply(x, shared + i * kGf128TableWords); },
+                out);
 }
 
 // ---- holes ---------------------------------------------------------------
@@ -95,22 +103,7 @@ struct HoleFactors {
 
 __global__ void __launch_bounds__(kThreads) ghash_holes(const uint4 *data, uint32_t steps,
                                                         const __grid_constant__ HoleFactors factors, uint4 *out) {
-  const uint32_t chain = blockIdx.x * kThreads + threadIdx.x;
-  const uint32_t unit = chain / kChainsPerUnit;
-  const uint32_t row = chain % kChainsPerUnit;
-  Gf128 state{};
-  for (uint32_t step = 0; step < steps; ++step) {
-    Gf128 next{};
-    for (int g = 0; g < kGroups; ++g) {
-      const uint64_t tile = unit + (uint64_t{step} * kGroups + g) * kUnits;
-      const uint4 *blocks = data + tile * kTileBlocks + block_a(row);
-      const Gf128 a = g == 0 ? gf_add(state, gf_from_block(blocks[0])) : gf_from_block(blocks[0]);
-      next = gf_add(next, gf_multiply(a, factors.factor[2 * g]));
-      next = gf_add(next, gf_multiply(gf_from_block(blocks[2]), factors.factor[2 * g + 1]));
-    }
-    state = next;
-  }
-  out[chain] = gf_to_block(state);
+  thread_chains(data, steps, [&](const Gf128 &x, int i) { return gf_multiply(x, factors.factor[i]); }, out);
 }
 
 // ---- bmma ----------------------------------------------------------------

@@ -94,23 +94,26 @@ class AeadDevice : public ::testing::TestWithParam<std::string> {
     return {download_verdicts(verified, 1)[0], out.download(ciphertext.size())};
   }
 
+  // Every boundary length sealed and opened on the device, against the CPU.
+  void seal_and_open_at_boundary_lengths() {
+    for (size_t length : boundary_lengths()) {
+      const AeadInput input = random_input(length);
+      SCOPED_TRACE(name() + " length " + std::to_string(length) + " nonce " + std::to_string(input.nonce.size()));
+      const AeadSealed expected = lib_aead_seal(name(), input, make_options(0, WC_BACKEND_CPU));
+      ASSERT_EQ(expected.status, WC_OK);
+      const DeviceSealed sealed = seal_on_device(input);
+      ASSERT_TRUE(same_bytes(expected.ciphertext, sealed.ciphertext));
+      ASSERT_TRUE(same_bytes(expected.tag, sealed.tag));
+      const auto [verified, plaintext] = open_on_device(input, sealed.ciphertext, sealed.tag);
+      EXPECT_EQ(verified, 1);
+      EXPECT_TRUE(same_bytes(input.plaintext, plaintext));
+    }
+  }
+
   TestRng rng_ = TestRng::for_current_test();
 };
 
-TEST_P(AeadDevice, SealAndOpenAcrossSegmentBoundaries) {
-  for (size_t length : boundary_lengths()) {
-    const AeadInput input = random_input(length);
-    SCOPED_TRACE(name() + " length " + std::to_string(length) + " nonce " + std::to_string(input.nonce.size()));
-    const AeadSealed expected = lib_aead_seal(name(), input, make_options(0, WC_BACKEND_CPU));
-    ASSERT_EQ(expected.status, WC_OK);
-    const DeviceSealed sealed = seal_on_device(input);
-    ASSERT_TRUE(same_bytes(expected.ciphertext, sealed.ciphertext));
-    ASSERT_TRUE(same_bytes(expected.tag, sealed.tag));
-    const auto [verified, plaintext] = open_on_device(input, sealed.ciphertext, sealed.tag);
-    EXPECT_EQ(verified, 1);
-    EXPECT_TRUE(same_bytes(input.plaintext, plaintext));
-  }
-}
+TEST_P(AeadDevice, SealAndOpenAcrossSegmentBoundaries) { seal_and_open_at_boundary_lengths(); }
 
 // GPUs before sm_80 hash GCM's bulk through nibble tables, later ones on the
 // tensor cores; WARPCRYPT_GPU_GHASH=tables takes the first path anywhere.
@@ -120,18 +123,7 @@ TEST_P(AeadDevice, GhashThroughTablesAgrees) {
     TablesRequested() { setenv("WARPCRYPT_GPU_GHASH", "tables", 1); }
     ~TablesRequested() { unsetenv("WARPCRYPT_GPU_GHASH"); }
   } tables;
-  for (size_t length : boundary_lengths()) {
-    const AeadInput input = random_input(length);
-    SCOPED_TRACE(name() + " length " + std::to_string(length));
-    const AeadSealed expected = lib_aead_seal(name(), input, make_options(0, WC_BACKEND_CPU));
-    ASSERT_EQ(expected.status, WC_OK);
-    const DeviceSealed sealed = seal_on_device(input);
-    EXPECT_TRUE(same_bytes(expected.ciphertext, sealed.ciphertext));
-    EXPECT_TRUE(same_bytes(expected.tag, sealed.tag));
-    const auto [verified, plaintext] = open_on_device(input, sealed.ciphertext, sealed.tag);
-    EXPECT_EQ(verified, 1);
-    EXPECT_TRUE(same_bytes(input.plaintext, plaintext));
-  }
+  seal_and_open_at_boundary_lengths();
 }
 
 // A changed bit anywhere, or the wrong AAD, gives verdict 0 and an output of
