@@ -33,6 +33,9 @@
 #   age       `warpcrypt age` against the reference `age` on 1 GiB in
 #             /dev/shm (bench/engine_bench.py --parts age; engine_figures.json),
 #             then what bounds it (bench/age_bounds.sh: lanes, file writes)
+#   hybrid    cpu, gpu and hybrid side by side on files, pipes and buffers,
+#             and what a GPU job pays before its first chunk
+#             (bench/hybrid_bounds.sh, bench/gpu/start_bench.cu)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
 #   multigpu  what only several devices show: memcheck on the multi-device
@@ -233,6 +236,9 @@ if want python; then
   step python-example-memmap python3 examples/encrypt_memmap.py --size-mib 1024
   step python-overhead python3 bench/python_overhead.py
   step python-checkpoint python3 bench/checkpoint_bench.py --gib 4 --dir /dev/shm --repeats 3
+fi
+if want hybrid; then
+  step hybrid bench/hybrid_bounds.sh build-gpu/warpcrypt build-gpu/bench/gpu/warpcrypt_start_bench
 fi
 if want demo; then
   step demo env WARPCRYPT_CLI=build-gpu/warpcrypt scripts/demo.sh

@@ -71,6 +71,10 @@ struct CudaBackend {
   // of `capacity`; WC_ERR_NO_DEVICE without a usable device.
   wc_status (*make_lanes)(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count,
                           const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key, size_t capacity);
+  // Whether this process has started `device` (a valid ordinal) for lanes
+  // already: its context and tables are up, so more lanes cost only their
+  // buffers, which are pooled.
+  bool (*device_started)(int device);
   // Whether host memory is page-locked (copies to and from it run at full
   // PCIe speed); false without CUDA.
   bool (*page_locked)(const void *host);

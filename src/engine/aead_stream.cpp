@@ -126,7 +126,7 @@ class WindowJob {
   // the `consumed` input bytes and the `plaintext` bytes progress reports.
   wc_status emit(const AeadLane &lane, uint64_t window, uint64_t position, const uint8_t *data, size_t len,
                  uint64_t consumed, uint64_t plaintext) {
-    const wc_status written = writer_.write(window, position, data, len);
+    const wc_status written = writer_.write(window, 1, position, data, len);
     if (written != WC_OK) return written;
     bytes_in_.fetch_add(consumed);
     bytes_out_.fetch_add(len);
@@ -327,7 +327,7 @@ wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::
 
   Sealer sealer(shape, out, monitor);
   if (in.seekable) {
-    run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window) {
+    run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window, size_t /*one*/) {
       AeadLane &lane = *lanes[lane_index];
       const uint64_t begin = window * window_plain;
       const auto len = static_cast<size_t>(std::min(window_plain, in.size - begin));
@@ -384,7 +384,7 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
   status = build_lanes(plan, shape, key, windows, std::min(window_sealed, in.size - shape.body_offset), &lanes);
   if (status != WC_OK) return status;
   Opener opener(shape, out, begin, end, monitor);
-  run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window) {
+  run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window, size_t /*one*/) {
     AeadLane &lane = *lanes[lane_index];
     const uint64_t first_chunk = first + window * plan.window_chunks;
     const uint64_t count = std::min(plan.window_chunks, last + 1 - first_chunk);

@@ -96,7 +96,7 @@ wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const w
   EngineShape shape;
   shape.backend = WC_BACKEND_CPU;
   shape.cpu_lanes = threads;
-  shape.chunk_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
+  shape.chunk_bytes = shape.unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
   out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
                                                             direction, key, 2 * kMinCpuChunk);
   return WC_OK;

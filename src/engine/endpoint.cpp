@@ -123,16 +123,16 @@ wc_status OrderedReader::next(const Room &room, StreamWindow *window, bool *fini
   return WC_OK;
 }
 
-wc_status OrderedWriter::write(size_t chunk, uint64_t position, const uint8_t *data, size_t len) {
+wc_status OrderedWriter::write(size_t first, size_t chunks, uint64_t position, const uint8_t *data, size_t len) {
   if (out_.seekable) return write_at(out_, data, len, position) ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, errno);
   std::unique_lock lock(mutex_);
   // A stopped job never writes this chunk's turn away: poll for the stop.
-  while (next_ != chunk) {
+  while (next_ != first) {
     if (monitor_.stopped()) return WC_OK;
     turn_.wait_for(lock, std::chrono::milliseconds(20));
   }
   const bool written = write_at(out_, data, len, position);
-  ++next_;
+  next_ += chunks;
   turn_.notify_all();
   return written ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, errno);
 }

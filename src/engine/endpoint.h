@@ -115,9 +115,10 @@ class OrderedWriter {
  public:
   OrderedWriter(const Endpoint &out, JobMonitor &monitor) : out_(out), monitor_(monitor) {}
 
-  // Chunk `chunk`'s bytes, which belong at `position`. Every chunk index
-  // from 0 on must be written exactly once, or the job must stop.
-  wc_status write(size_t chunk, uint64_t position, const uint8_t *data, size_t len);
+  // The bytes of the `chunks` chunks from index `first` on, which belong at
+  // `position`. Every chunk index from 0 on must be written exactly once,
+  // or the job must stop.
+  wc_status write(size_t first, size_t chunks, uint64_t position, const uint8_t *data, size_t len);
 
  private:
   const Endpoint &out_;

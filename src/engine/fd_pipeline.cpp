@@ -54,7 +54,8 @@ class Edge {
 // staging buffer: transform the body in place, run the edge after the last
 // body, write the result.
 struct ChunkWork {
-  size_t index = 0;
+  size_t index = 0;       // the first unit's
+  size_t units = 1;
   uint64_t position = 0;  // stream byte of the body's first byte
   size_t body = 0;
   size_t tail = 0;        // edge bytes after the body (last chunk only)
@@ -72,11 +73,14 @@ class Pipeline {
     std::copy(key.iv.begin(), key.iv.end(), iv_.begin());
   }
 
-  wc_status run(LaneSet &lanes, size_t chunk, JobTotals *totals) {
+  // Units of `unit` bytes; a hybrid set's GPU lanes join late and take
+  // several units at once (LateLanes).
+  wc_status run(LaneSet &lanes, size_t unit, JobTotals *totals) {
+    LateLanes *late = lanes.late(/*staged=*/true);
     if (in_.seekable) {
-      run_known_size(lanes, chunk, totals);
+      run_known_size(lanes, late, unit, totals);
     } else {
-      run_stream(lanes, chunk, totals);
+      run_stream(lanes, late, unit, totals);
     }
     totals->bytes_out = bytes_out_.load();
     return monitor_.status();
@@ -85,19 +89,21 @@ class Pipeline {
  private:
   // A regular file: its size is known, so the body, the tail and every
   // chunk's place follow from it, and lanes read at their own offsets.
-  void run_known_size(LaneSet &lanes, size_t chunk, JobTotals *totals) {
+  void run_known_size(LaneSet &lanes, LateLanes *late, size_t unit, JobTotals *totals) {
     const uint64_t total = in_.size;
     const size_t tail = held_back_bytes(cipher_, direction_, total);
     const uint64_t body_end = total - tail;
-    const size_t count = std::max<uint64_t>(1, (body_end + chunk - 1) / chunk);
+    const size_t count = std::max<uint64_t>(1, (body_end + unit - 1) / unit);
     totals->bytes_in = total;
-    run_lanes_indexed(lanes.size(), count, monitor_, [&](size_t lane_index, size_t index) {
+    auto work_on = [&](size_t lane_index, size_t first, size_t units) {
       Lane &lane = lanes[lane_index];
       ChunkWork work;
-      work.index = index;
-      work.position = uint64_t{index} * chunk;
-      work.body = static_cast<size_t>(std::min<uint64_t>(chunk, body_end - std::min(body_end, work.position)));
-      work.last = index + 1 == count;
+      work.index = first;
+      work.units = units;
+      work.position = uint64_t{first} * unit;
+      work.body =
+          static_cast<size_t>(std::min<uint64_t>(units * unit, body_end - std::min(body_end, work.position)));
+      work.last = first + units == count;
       work.tail = work.last ? tail : 0;
       uint8_t *buffer = lane.staging();
       if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
@@ -110,18 +116,19 @@ class Pipeline {
       }
       work.edge_chain = edge_chain_of(work, buffer);
       return process(lane, work, buffer);
-    });
+    };
+    run_lanes_indexed(lanes.size(), count, monitor_, work_on, late);
   }
 
   // A pipe or terminal: read in order, one chunk per claim. Each read looks
   // 16 bytes ahead, so the edge always has the stream's true last block even
   // when the end arrives on a chunk boundary; the chain passes from chunk to
   // chunk in the reader's order.
-  void run_stream(LaneSet &lanes, size_t chunk, JobTotals *totals) {
+  void run_stream(LaneSet &lanes, LateLanes *late, size_t unit, JobTotals *totals) {
     monitor_.set_total(0);
-    OrderedReader reader(in_, chunk, 16, monitor_);
+    OrderedReader reader(in_, unit, 16, monitor_);
     std::array<uint8_t, 16> chain = iv_;
-    run_lanes(lanes.size(), monitor_, [&](size_t lane_index, bool *finished) {
+    auto step = [&](size_t lane_index, bool *finished) {
       Lane &lane = lanes[lane_index];
       uint8_t *buffer = lane.staging();
       if (buffer == nullptr) return WC_ERR_OUT_OF_MEMORY;
@@ -140,7 +147,8 @@ class Pipeline {
       const wc_status read = reader.next([buffer](size_t) { return buffer; }, &window, finished, take_in_order);
       if (read != WC_OK || *finished) return read;
       return process(lane, work, buffer);
-    });
+    };
+    run_lanes(lanes.size(), monitor_, step, late);
     totals->bytes_in = reader.bytes_read();
   }
 
@@ -166,7 +174,7 @@ class Pipeline {
       produced += edge_out;
     }
     if (status != WC_OK) return status;
-    status = writer_.write(work.index, work.position, buffer, produced);
+    status = writer_.write(work.index, work.units, work.position, buffer, produced);
     if (status != WC_OK) return status;
     bytes_out_.fetch_add(produced);
     monitor_.advance(lane.backend(), work.body + work.tail);
@@ -246,12 +254,12 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
     status = run_sequential(sequential, cipher, direction, key, in, out, shape.chunk_bytes, monitor, totals);
   } else {
     std::unique_ptr<LaneSet> lanes;
-    // Room for a chunk, the 16 bytes a stream carries to the next, and the
+    // Room for a claim, the 16 bytes a stream carries to the next, and the
     // padding block the edge may add.
-    status = LaneSet::create(&lanes, shape, cipher, direction, key, shape.chunk_bytes + 32);
+    status = LaneSet::create(&lanes, shape, cipher, direction, key, 32);
     if (status != WC_OK) return status;
     Pipeline pipeline(options, cipher, direction, key, in, out, monitor);
-    status = pipeline.run(*lanes, shape.chunk_bytes, totals);
+    status = pipeline.run(*lanes, shape.unit_bytes, totals);
   }
   if (status == WC_OK) status = confirm_input_end(in, monitor);
   settle_offsets(in, out, *totals);

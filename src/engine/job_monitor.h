@@ -35,6 +35,9 @@ class JobMonitor {
   // callback when it is due; a nonzero answer cancels the job.
   void advance(wc_backend backend, uint64_t bytes);
   void set_total(uint64_t total_bytes) { total_ = total_bytes; }
+  // The input bytes counted so far, and the total (0 when unknown).
+  uint64_t bytes_done() const { return cpu_bytes_.load() + gpu_bytes_.load(); }
+  uint64_t total() const { return total_; }
 
   // Fills the caller's wc_job, calls the callback a last time on success and
   // returns the job's status.

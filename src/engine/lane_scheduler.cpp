@@ -1,37 +1,210 @@
 #include "engine/lane_scheduler.h"
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <new>
 
 #include "core/thread_pool.h"
 
 namespace warpcrypt::engine {
+namespace {
 
-void run_lanes(size_t lanes, JobMonitor &monitor, const LaneStep &step) {
-  // One pool task per lane, and as many threads: a lane's state (staging
-  // buffers, a CUDA stream) is only ever touched by the thread running it.
-  ThreadPool::instance().parallel_for(lanes, static_cast<unsigned>(lanes), [&](size_t lane) {
-    bool finished = false;
-    while (!finished && !monitor.stopped()) {
-      wc_status status = WC_OK;
-      try {
-        status = step(lane, &finished);
-      } catch (const std::bad_alloc &) {
-        status = WC_ERR_OUT_OF_MEMORY;
+using Clock = std::chrono::steady_clock;
+
+// The trial lasts at least this long and this many steps per late lane, so
+// that the late lanes' pipelines (a GPU lane's copies and kernels) have
+// filled; the other lanes' rate is measured over at least as long before.
+constexpr auto kTrialTime = std::chrono::milliseconds(5);
+constexpr size_t kTrialSteps = 4;
+// The late lanes stay where the job runs at least this much faster with
+// them: a smaller difference is within the noise of one trial.
+constexpr double kStayGain = 1.03;
+// How often waiting lanes look at the job.
+constexpr auto kPoll = std::chrono::milliseconds(1);
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+class LaneRun {
+ public:
+  LaneRun(size_t lanes, JobMonitor &monitor, const LaneStep &step, LateLanes *late)
+      : lanes_(lanes), monitor_(monitor), step_(step), late_(late) {}
+
+  void run() {
+    const size_t late_count = late_ != nullptr ? late_->count : 0;
+    // One pool task per lane, and as many threads: a lane's state (staging
+    // buffers, a CUDA stream) is only ever touched by the thread running it.
+    const size_t tasks = lanes_ + late_count;
+    ThreadPool::instance().parallel_for(tasks, static_cast<unsigned>(tasks), [&](size_t task) {
+      if (task < lanes_) {
+        run_lane(task);
+      } else {
+        run_late_lane(task - lanes_);
       }
-      if (status != WC_OK) monitor.fail(status);
+    });
+  }
+
+ private:
+  // The late lanes' phases: waiting to start, on trial, staying, or gone
+  // (they left after their trial, or never joined).
+  enum class Phase { waiting, trial, staying, gone };
+
+  // One step of `lane`; false once the lane must stop.
+  bool step(size_t lane) {
+    bool finished = false;
+    wc_status status = WC_OK;
+    try {
+      status = step_(lane, &finished);
+    } catch (const std::bad_alloc &) {
+      status = WC_ERR_OUT_OF_MEMORY;
     }
-  });
+    if (status != WC_OK) monitor_.fail(status);
+    if (finished || status != WC_OK) {
+      std::lock_guard lock(mutex_);
+      ended_ = true;
+      changed_.notify_all();
+    }
+    return !finished && !monitor_.stopped();
+  }
+
+  // Waits, polling for a stop, until `ready` (called with the lock held).
+  template <class Ready>
+  void wait_until(std::unique_lock<std::mutex> &lock, Ready ready) {
+    while (!ready() && !monitor_.stopped()) changed_.wait_for(lock, kPoll);
+  }
+
+  bool late_lanes_running() const { return phase_ == Phase::trial || phase_ == Phase::staying; }
+
+  void run_lane(size_t lane) {
+    const bool displaced = late_ != nullptr && lane + late_->displaces >= lanes_;
+    for (;;) {
+      if (displaced) {
+        std::unique_lock lock(mutex_);
+        wait_until(lock, [&] { return ended_ || !late_lanes_running(); });
+        if (ended_) return;
+      }
+      if (!step(lane)) return;
+    }
+  }
+
+  void run_late_lane(size_t index) {
+    if (index == 0) scout();
+    {
+      std::unique_lock lock(mutex_);
+      wait_until(lock, [&] { return ended_ || phase_ != Phase::waiting; });
+    }
+    const size_t lane = late_->first + index;
+    for (;;) {
+      {
+        std::lock_guard lock(mutex_);
+        if (ended_ || !late_lanes_running()) return;
+      }
+      if (!step(lane)) return;
+      late_steps_.fetch_add(1);
+      if (index == 0) judge();
+    }
+  }
+
+  // The first late lane's thread: waits until starting the late lanes pays,
+  // starts them, and lets them join, on trial unless an earlier trial of
+  // this kind of work has judged.
+  void scout() {
+    const LateVerdict verdict = late_->verdict->load();
+    if (verdict == LateVerdict::leave) return set_phase(Phase::gone);
+    started_ = Clock::now();
+    done_at_start_ = monitor_.bytes_done();
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait_for(lock, kPoll, [&] { return ended_; });
+        if (ended_ || monitor_.stopped()) return set_phase_locked(Phase::gone);
+      }
+      if (start_pays(verdict)) break;
+    }
+    const wc_status status = late_->start();
+    if (status != WC_OK && status != WC_ERR_BACKEND_UNAVAILABLE) monitor_.fail(status);
+    std::lock_guard lock(mutex_);
+    if (status != WC_OK || ended_) return set_phase_locked(Phase::gone);
+    joined_ = Clock::now();
+    done_at_join_ = monitor_.bytes_done();
+    rate_before_ = static_cast<double>(done_at_join_ - done_at_start_) / seconds(joined_ - started_);
+    set_phase_locked(verdict == LateVerdict::stay ? Phase::staying : Phase::trial);
+  }
+
+  // Whether the work left, at the rate so far, outlasts the late lanes'
+  // start and their trial. A job of unknown size is expected to last as
+  // long again as it has run. Before a trial the other lanes' rate is
+  // measured for as long as the trial will last.
+  bool start_pays(LateVerdict verdict) const {
+    const Clock::duration ran = Clock::now() - started_;
+    const uint64_t done = monitor_.bytes_done();
+    if (verdict == LateVerdict::stay && late_->start_seconds == 0) return true;
+    if (ran < kTrialTime || done == done_at_start_) return false;
+    const double rate = static_cast<double>(done - done_at_start_) / seconds(ran);
+    const uint64_t total = monitor_.total();
+    const double left = total != 0 ? static_cast<double>(total - std::min(total, done)) / rate : seconds(ran);
+    return left > late_->start_seconds + seconds(kTrialTime);
+  }
+
+  // After the scout's steps on trial: once the trial has run its length,
+  // the late lanes stay if the job runs faster with them, else leave, and
+  // the verdict is kept for the next job of this kind.
+  void judge() {
+    std::lock_guard lock(mutex_);
+    const Clock::duration ran = Clock::now() - joined_;
+    if (phase_ != Phase::trial || ran < kTrialTime || late_steps_.load() < kTrialSteps * late_->count) return;
+    const double rate = static_cast<double>(monitor_.bytes_done() - done_at_join_) / seconds(ran);
+    const bool stay = rate > rate_before_ * kStayGain;
+    late_->verdict->store(stay ? LateVerdict::stay : LateVerdict::leave);
+    set_phase_locked(stay ? Phase::staying : Phase::gone);
+  }
+
+  void set_phase(Phase phase) {
+    std::lock_guard lock(mutex_);
+    set_phase_locked(phase);
+  }
+  void set_phase_locked(Phase phase) {
+    phase_ = phase;
+    changed_.notify_all();
+  }
+
+  const size_t lanes_;
+  JobMonitor &monitor_;
+  const LaneStep &step_;
+  LateLanes *late_;
+
+  std::mutex mutex_;  // guards phase_, ended_ and what the scout measured
+  std::condition_variable changed_;
+  Phase phase_ = Phase::waiting;
+  bool ended_ = false;  // a step found no work left, or failed
+  std::atomic<size_t> late_steps_{0};
+  Clock::time_point started_;
+  Clock::time_point joined_;
+  uint64_t done_at_start_ = 0;
+  uint64_t done_at_join_ = 0;
+  double rate_before_ = 0;  // bytes per second before the late lanes joined
+};
+
+}  // namespace
+
+void run_lanes(size_t lanes, JobMonitor &monitor, const LaneStep &step, LateLanes *late) {
+  LaneRun(lanes, monitor, step, late != nullptr && late->count != 0 ? late : nullptr).run();
 }
 
-void run_lanes_indexed(size_t lanes, size_t count, JobMonitor &monitor, const IndexedUnit &work) {
+void run_lanes_indexed(size_t lanes, size_t count, JobMonitor &monitor, const IndexedUnits &work,
+                       LateLanes *late) {
   std::atomic<size_t> next{0};
-  run_lanes(std::min(lanes, count), monitor, [&](size_t lane, bool *finished) {
-    const size_t unit = next.fetch_add(1);
-    *finished = unit >= count;
-    return *finished ? WC_OK : work(lane, unit);
-  });
+  LateLanes *joining = count > 1 ? late : nullptr;
+  run_lanes(
+      std::min(lanes, count), monitor,
+      [&](size_t lane, bool *finished) {
+        const size_t claim = joining != nullptr && lane >= joining->first ? joining->claim_units : 1;
+        const size_t first = next.fetch_add(claim);
+        *finished = first >= count;
+        return *finished ? WC_OK : work(lane, first, std::min(claim, count - first));
+      },
+      joining);
 }
 
 }  // namespace warpcrypt::engine

@@ -9,8 +9,17 @@
 // Units are claimed by index where the input's size is known (a buffer, a
 // regular file), or read in order from a stream (OrderedReader,
 // engine/endpoint.h) inside a step.
+//
+// Some lanes join late (LateLanes): the GPU lanes of a hybrid job, whose
+// device takes a quarter of a second to start, longer than many jobs take
+// on every core, and which slow the CPU lanes down where the data must be
+// staged through host memory (docs/performance.md). The other lanes start
+// at once. The late ones are started only when the work left, at the rate
+// so far, outlasts their start; then they run a trial, and stay only if the
+// job runs faster with them than it did without.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 
@@ -21,18 +30,45 @@ namespace warpcrypt::engine {
 // One step of lane `lane`: claims a unit and runs it, or sets *finished
 // when there is none left.
 using LaneStep = std::function<wc_status(size_t lane, bool *finished)>;
-// Runs unit `unit` on lane `lane`.
-using IndexedUnit = std::function<wc_status(size_t lane, size_t unit)>;
+// Runs the units [first, first + count) on lane `lane`, as one piece.
+using IndexedUnits = std::function<wc_status(size_t lane, size_t first, size_t count)>;
+
+// What the trial of a kind of work found, kept for the next job of that kind
+// so that it need not try again.
+enum class LateVerdict : int { untried, stay, leave };
+
+struct LateLanes {
+  size_t first = 0;  // the late lanes' numbers: [first, first + count)
+  size_t count = 0;
+  // The last `displaces` of the other lanes pause while the late lanes take
+  // part: they share the cores with the late lanes' threads.
+  size_t displaces = 0;
+  // Units a late lane claims at once where units are claimed by index.
+  size_t claim_units = 1;
+  // What `start` is expected to take.
+  double start_seconds = 0;
+  // Builds the late lanes. WC_ERR_BACKEND_UNAVAILABLE: they cannot run this
+  // work and never join; any other failure fails the job.
+  std::function<wc_status()> start;
+  // The verdict of the trials of this kind of work: read before the job,
+  // written by its trial. Never null.
+  std::atomic<LateVerdict> *verdict = nullptr;
+};
 
 // Each of `lanes` lanes, on its own thread, calls step(lane, &finished)
 // until a call sets `finished`, `monitor` stops, or a call fails, which
 // stops the job through `monitor` (a std::bad_alloc as
-// WC_ERR_OUT_OF_MEMORY). Returns when every lane has stopped.
-void run_lanes(size_t lanes, JobMonitor &monitor, const LaneStep &step);
+// WC_ERR_OUT_OF_MEMORY). `late`, where given, adds its lanes after these as
+// the header says, judged by `monitor`'s byte counts. Returns when every
+// lane has stopped.
+void run_lanes(size_t lanes, JobMonitor &monitor, const LaneStep &step, LateLanes *late = nullptr);
 
-// run_lanes over the units [0, count), each claimed once. Only the first
-// min(lanes, count) lanes start: the others would find nothing to claim,
-// and a call of one unit runs on the caller's thread.
-void run_lanes_indexed(size_t lanes, size_t count, JobMonitor &monitor, const IndexedUnit &work);
+// run_lanes over the units [0, count), each claimed once: one at a time by
+// the first lanes, late->claim_units at a time by the late ones. Only the
+// first min(lanes, count) lanes start (the others would find nothing to
+// claim; a call of one unit runs on the caller's thread), and late lanes
+// only where there is more than one unit.
+void run_lanes_indexed(size_t lanes, size_t count, JobMonitor &monitor, const IndexedUnits &work,
+                       LateLanes *late = nullptr);
 
 }  // namespace warpcrypt::engine

@@ -1,6 +1,11 @@
 #include "engine/lane_set.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
 
 #include "core/backends.h"
 #include "core/cpu_budget.h"
@@ -14,8 +19,31 @@ constexpr size_t kChunkAlign = 4096;
 constexpr size_t kMaxChunk = size_t{1} << 30;
 constexpr unsigned kMaxStreams = 64;
 
+// What starting a device for a hybrid job's GPU lanes costs after the
+// driver has counted the devices (which the job's checks already paid): the
+// context, the lanes' pinned buffers and the kernels' module. On the H100
+// machine (2026-11-27, bench/gpu/start_bench.cu) the context took 106-131
+// ms and the first call with its buffers 45-62 ms more. A device this
+// process has started already costs next to nothing: buffers are pooled.
+constexpr double kColdDeviceStartSeconds = 0.2;
+
 bool uses_cpu_lanes(wc_backend backend) { return backend == WC_BACKEND_CPU || backend == WC_BACKEND_HYBRID; }
 bool uses_gpu_lanes(wc_backend backend) { return backend != WC_BACKEND_CPU; }
+
+// WARPCRYPT_HYBRID_GPU=always (EngineShape::gpu_lanes_late).
+bool hybrid_gpu_always() {
+  const char *value = std::getenv("WARPCRYPT_HYBRID_GPU");
+  return value != nullptr && std::strcmp(value, "always") == 0;
+}
+
+// The verdicts of the GPU lanes' trials in this process, by kind of work:
+// the cipher, the direction, and whether the data is staged.
+std::atomic<LateVerdict> &verdict_for(const wc_cipher &cipher, wc_direction direction, bool staged) {
+  static std::mutex mutex;
+  static std::map<std::tuple<std::string, wc_direction, bool>, std::atomic<LateVerdict>> verdicts;
+  std::lock_guard lock(mutex);
+  return verdicts.try_emplace({cipher.name, direction, staged}, LateVerdict::untried).first->second;
+}
 
 }  // namespace
 
@@ -63,6 +91,12 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
   if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) {
     return refuse("the engine's chunk size must be a multiple of 4 KiB, at most 1 GiB");
   }
+  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
+  shape->unit_bytes = shape->chunk_bytes;
+  if (shape->gpu_lanes_late && options.chunk_bytes == 0) {
+    shape->unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
+    shape->gpu_claim_units = WC_DEFAULT_CHUNK_BYTES / WC_DEFAULT_CPU_CHUNK_BYTES;
+  }
   shape->streams = options.streams != 0 ? options.streams : WC_DEFAULT_STREAMS;
   if (shape->streams > kMaxStreams) return refuse("at most 64 streams per device");
   if (options.devices != nullptr || options.device_count != 0) {
@@ -79,17 +113,18 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
   // Each GPU lane keeps a thread busy with staging copies and file I/O; the
   // CPU lanes take the cores that are left, unless told how many to use.
   shape->cpu_lanes = options.threads != 0 ? options.threads : std::max(1u, cores - std::min(cores - 1, gpu_lanes));
+  shape->spare_cpu_lanes = shape->gpu_lanes_late && options.threads == 0 ? cores - shape->cpu_lanes : 0;
   return WC_OK;
 }
 
 wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shape, const wc_cipher &cipher,
-                          wc_direction direction, const KeyMaterial &key, size_t capacity) {
-  auto set = std::make_unique<LaneSet>();
-  if (uses_gpu_lanes(shape.backend)) {
+                          wc_direction direction, const KeyMaterial &key, size_t slack) {
+  std::unique_ptr<LaneSet> set(new LaneSet(key));
+  if (uses_gpu_lanes(shape.backend) && !shape.gpu_lanes_late) {
     if (shape.devices.empty()) return WC_ERR_NO_DEVICE;
     for (int device : shape.devices) {
       const wc_status status =
-          kCudaBackend.make_lanes(&set->lanes_, device, shape.streams, cipher, direction, key, capacity);
+          kCudaBackend.make_lanes(&set->lanes_, device, shape.streams, cipher, direction, key, shape.unit_bytes + slack);
       if (status == WC_OK) continue;
       // Hybrid runs on the CPU alone for a mode the GPU does not run; a
       // device that is missing or failing is an error.
@@ -99,14 +134,54 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
     }
   }
   if (uses_cpu_lanes(shape.backend)) {
-    for (unsigned i = 0; i < shape.cpu_lanes; ++i) {
-      std::unique_ptr<Lane> lane = kCpuBackend.make_lane(cipher, direction, key, capacity);
+    for (unsigned i = 0; i < shape.cpu_lanes + shape.spare_cpu_lanes; ++i) {
+      std::unique_ptr<Lane> lane = kCpuBackend.make_lane(cipher, direction, key, shape.unit_bytes + slack);
       if (!lane) return WC_ERR_CRYPTO_LIBRARY;  // OpenSSL refused the key
       set->lanes_.push_back(std::move(lane));
     }
   }
+  set->ready_ = set->lanes_.size();
+  if (shape.gpu_lanes_late) {
+    if (shape.devices.empty()) return WC_ERR_NO_DEVICE;
+    LateLanes &late = set->late_.emplace();
+    late.first = set->ready_;
+    late.count = shape.streams * shape.devices.size();
+    late.displaces = shape.spare_cpu_lanes;
+    late.claim_units = shape.gpu_claim_units;
+    late.start = [raw = set.get()] { return raw->start_gpu_lanes(); };
+    set->lanes_.resize(set->ready_ + late.count);
+    set->shape_ = shape;
+    set->cipher_ = &cipher;
+    set->direction_ = direction;
+    set->gpu_capacity_ = shape.unit_bytes * shape.gpu_claim_units + slack;
+  }
   *out = std::move(set);
   return WC_OK;
+}
+
+LateLanes *LaneSet::late(bool staged) {
+  if (!late_) return nullptr;
+  std::lock_guard lock(start_mutex_);
+  const bool warm = std::all_of(shape_.devices.begin(), shape_.devices.end(),
+                                [](int device) { return kCudaBackend.device_started(device); });
+  late_->start_seconds = started_ || warm ? 0 : kColdDeviceStartSeconds;
+  late_->verdict = &verdict_for(*cipher_, direction_, staged);
+  return &*late_;
+}
+
+wc_status LaneSet::start_gpu_lanes() {
+  std::lock_guard lock(start_mutex_);
+  if (started_) return *started_;
+  const KeyMaterial key{{key_.data(), key_.size()}, {iv_.data(), iv_.size()}};
+  std::vector<std::unique_ptr<Lane>> built;
+  wc_status status = WC_OK;
+  for (size_t i = 0; i < shape_.devices.size() && status == WC_OK; ++i) {
+    status = kCudaBackend.make_lanes(&built, shape_.devices[i], shape_.streams, *cipher_, direction_, key,
+                                     gpu_capacity_);
+  }
+  if (status == WC_OK) std::move(built.begin(), built.end(), lanes_.begin() + static_cast<ptrdiff_t>(ready_));
+  started_ = status;
+  return status;
 }
 
 }  // namespace warpcrypt::engine

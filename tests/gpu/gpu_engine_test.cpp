@@ -3,11 +3,15 @@
 // streams, one device, the same device listed three times (each entry gets
 // its own lanes) and, where the machine has them, two devices, from pageable
 // and page-locked memory. Everything must equal the CPU one-shot result.
+// The mode tests take hybrid's GPU lanes from the start
+// (WARPCRYPT_HYBRID_GPU=always); the HybridTrial tests let them join late,
+// on trial, as they do by default.
 #include <cuda_runtime_api.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,6 +21,7 @@
 #include "support/bytes.h"
 #include "support/cipher_table.h"
 #include "support/gpu_modes.h"
+#include "support/scratch_files.h"
 #include "support/test_rng.h"
 #include "support/warpcrypt_calls.h"
 
@@ -86,9 +91,12 @@ class GpuEngineTest : public ::testing::TestWithParam<GpuMode> {
  protected:
   void SetUp() override {
     WCTEST_REQUIRE_GPU();
+    // Every hybrid job here runs its GPU lanes, however short it is.
+    setenv("WARPCRYPT_HYBRID_GPU", "always", 1);
     key = rng.bytes(spec.key_len);
     iv = rng.bytes(spec.iv_len);
   }
+  void TearDown() override { unsetenv("WARPCRYPT_HYBRID_GPU"); }
 
   const GpuMode &mode = GetParam();
   const CipherSpec &spec = cipher_spec(mode.cipher);
@@ -183,6 +191,80 @@ TEST_P(GpuEngineTest, DescriptorJobsEqualTheCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, GpuEngineTest, ::testing::ValuesIn(gpu_modes()), gpu_mode_name);
+
+// Hybrid as it runs by default: one CPU lane, so that the GPU lanes, once
+// started (the device is warm from the tests before), make the job faster
+// on trial and stay. They claim eight 1 MiB units at once; the sizes end
+// off those boundaries, and the output must equal the CPU's wherever it
+// is written: page-locked and pageable buffers, a file, a pipe.
+class HybridTrial : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    WCTEST_REQUIRE_GPU();
+    ASSERT_EQ(std::getenv("WARPCRYPT_HYBRID_GPU"), nullptr);
+    expected = lib_crypt(WC_ENCRYPT, cipher, key, iv, in, make_options(1, WC_BACKEND_CPU)).out;
+    // Starts the device, so that the GPU lanes' start costs next to nothing.
+    Bytes warm(kChunk);
+    size_t out_len = 0;
+    const wc_options gpu = make_options(1, WC_BACKEND_GPU);
+    ASSERT_EQ(wc_encrypt_buffer(&gpu, cipher, nullptr, warm.data(), warm.size(), &out_len, key.data(), key.size(),
+                                iv.data(), iv.size(), warm.data(), warm.size()),
+              WC_OK);
+  }
+
+  const wc_options options = make_options(1, WC_BACKEND_HYBRID);
+  const wc_cipher *cipher = lookup("aes-128-ctr");
+  TestRng rng = TestRng::for_current_test();
+  const Bytes key = rng.bytes(16);
+  const Bytes iv = rng.bytes(16);
+  const Bytes in = rng.bytes((384 << 20) + 4096 + 48);
+  Bytes expected;
+};
+
+TEST_F(HybridTrial, BuffersGoThroughGpuLanesThatStay) {
+  for (bool page_locked : {true, false}) {
+    SCOPED_TRACE(page_locked ? "page-locked" : "pageable");
+    HostBuffer in_buffer(in.size(), page_locked);
+    HostBuffer out_buffer(in.size(), page_locked);
+    std::copy(in.begin(), in.end(), in_buffer.data());
+    wc_job job;
+    wc_job_init(&job);
+    size_t out_len = 0;
+    ASSERT_EQ(wc_encrypt_buffer(&options, cipher, &job, out_buffer.data(), in.size(), &out_len, key.data(), key.size(),
+                                iv.data(), iv.size(), in_buffer.data(), in.size()),
+              WC_OK);
+    ASSERT_TRUE(same_bytes(expected, Bytes(out_buffer.data(), out_buffer.data() + out_len)));
+    EXPECT_GT(job.gpu_bytes, 0u) << "the GPU lanes joined and stayed";
+    EXPECT_EQ(job.cpu_bytes + job.gpu_bytes, in.size());
+  }
+}
+
+TEST_F(HybridTrial, FilesAndPipesGoThroughGpuLanesThatStay) {
+  ScratchDir scratch;
+  write_file(scratch / "in", in);
+  const int in_fd = open((scratch / "in").c_str(), O_RDONLY);
+  const int out_fd = open((scratch / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(in_fd, 0);
+  ASSERT_GE(out_fd, 0);
+  wc_job job;
+  wc_job_init(&job);
+  ASSERT_EQ(wc_encrypt_fd(&options, cipher, &job, out_fd, in_fd, key.data(), key.size(), iv.data(), iv.size()), WC_OK);
+  close(in_fd);
+  close(out_fd);
+  ASSERT_TRUE(same_bytes(expected, read_file(scratch / "out")));
+  EXPECT_GT(job.gpu_bytes, 0u) << "the GPU lanes joined and stayed";
+
+  // A regular file into a pipe: the output in unit order, written by
+  // lanes that claim one unit and lanes that claim eight.
+  wc_status status = WC_ERR_IO;  // until the job says
+  const int file_fd = open((scratch / "in").c_str(), O_RDONLY);
+  const Bytes piped = through_pipes({}, [&](int pipe_out, int) {
+    return wc_encrypt_fd(&options, cipher, nullptr, pipe_out, file_fd, key.data(), key.size(), iv.data(), iv.size());
+  }, &status);
+  close(file_fd);
+  ASSERT_EQ(status, WC_OK);
+  EXPECT_TRUE(same_bytes(expected, piped));
+}
 
 // Lanes set their device and put the caller's back: a caller working on one
 // device must find it current after a job.

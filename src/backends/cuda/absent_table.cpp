@@ -10,6 +10,8 @@ int no_devices() { return 0; }
 
 bool never_page_locked(const void *) { return false; }
 
+bool never_started(int) { return false; }
+
 wc_status no_device_info(wc_device_info *, int) { return WC_ERR_NO_DEVICE; }
 
 wc_status no_versions(int *runtime, int *driver) {
@@ -45,6 +47,7 @@ const CudaBackend kCudaBackend = {
     .device_info = no_device_info,
     .versions = no_versions,
     .make_lanes = no_lanes,
+    .device_started = never_started,
     .page_locked = never_page_locked,
     .make_aead = no_aead,
     .transform_device_async = no_transform,

@@ -12,6 +12,7 @@ const CudaBackend kCudaBackend = {
     .device_info = cuda::device_info,
     .versions = cuda::versions,
     .make_lanes = cuda::make_lanes,
+    .device_started = cuda::device_started,
     .page_locked = cuda::page_locked,
     .make_aead = cuda::make_aead,
     .transform_device_async = cuda::transform_device_async,

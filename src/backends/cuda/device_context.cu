@@ -1,6 +1,7 @@
 #include "backends/cuda/device_context.h"
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 
@@ -78,27 +79,46 @@ WorkDevice::WorkDevice(cudaStream_t stream, std::initializer_list<const void *> 
   status_ = current_->status();
 }
 
+namespace {
+
+// One context per device, set up once per process.
+struct DeviceContexts {
+  std::array<DeviceContext, kMaxDevices> contexts;
+  std::array<std::once_flag, kMaxDevices> once;
+  std::array<std::atomic<bool>, kMaxDevices> ready{};
+};
+
+DeviceContexts &device_contexts() {
+  static DeviceContexts all;
+  return all;
+}
+
+}  // namespace
+
+bool device_context_ready(int device) {
+  return device >= 0 && device < kMaxDevices && device_contexts().ready[device].load();
+}
+
 const DeviceContext *current_device_context() {
-  static std::array<DeviceContext, kMaxDevices> contexts;
-  static std::array<std::once_flag, kMaxDevices> once;
-  static std::array<bool, kMaxDevices> ready{};
+  DeviceContexts &all = device_contexts();
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) {
     cudaGetLastError();
     return nullptr;
   }
-  std::call_once(once[device], [device] {
-    DeviceContext &context = contexts[device];
+  std::call_once(all.once[device], [&all, device] {
+    DeviceContext &context = all.contexts[device];
     context.device = device;
     int major = 0;
-    ready[device] = cudaDeviceGetAttribute(&context.multiprocessors, cudaDevAttrMultiProcessorCount,
-                                           device) == cudaSuccess &&
-                    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                    upload_tables(context);
+    const bool ready = cudaDeviceGetAttribute(&context.multiprocessors, cudaDevAttrMultiProcessorCount,
+                                              device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                       upload_tables(context);
     context.binary_tensor_cores = major >= 8;
-    if (!ready[device]) cudaGetLastError();
+    if (!ready) cudaGetLastError();
+    all.ready[device].store(ready);
   });
-  return ready[device] ? &contexts[device] : nullptr;
+  return all.ready[device].load() ? &all.contexts[device] : nullptr;
 }
 
 }  // namespace warpcrypt::cuda

@@ -26,6 +26,10 @@ struct DeviceContext {
 // be set up (no device, out of memory).
 const DeviceContext *current_device_context();
 
+// Whether current_device_context has set `device` up, without touching the
+// driver.
+bool device_context_ready(int device);
+
 // Maps a CUDA error to WC_ERR_DEVICE, clearing it so later calls start clean.
 wc_status device_status(cudaError_t error);
 

@@ -47,6 +47,8 @@ class GpuLane final : public Lane {
 
 }  // namespace
 
+bool device_started(int device) { return device_context_ready(device); }
+
 bool page_locked(const void *host) {
   cudaPointerAttributes attributes{};
   if (cudaPointerGetAttributes(&attributes, host) != cudaSuccess) {

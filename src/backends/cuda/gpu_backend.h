@@ -29,6 +29,10 @@ wc_status versions(int *runtime, int *driver);
 wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, const wc_cipher &cipher,
                      wc_direction direction, const KeyMaterial &key, size_t capacity);
 
+// Whether this process has set `device` up for work already
+// (current_device_context).
+bool device_started(int device);
+
 // Whether host memory is page-locked (cudaMallocHost, cudaHostRegister): the
 // GPU reaches it at full PCIe speed with no staging copy.
 bool page_locked(const void *host);

@@ -1,0 +1,187 @@
+// The scheduler's late lanes (engine/lane_scheduler.h), with lanes that only
+// sleep: late lanes that would start after the job ends are never started,
+// lanes that make the job faster stay, lanes that make it slower leave and
+// give the paused lanes their cores back, a verdict spares the next job its
+// trial, and a failing start fails the job. Every unit runs exactly once
+// whatever the lanes do.
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/lane_scheduler.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+using std::chrono::microseconds;
+
+constexpr uint64_t kUnitBytes = 1 << 20;
+
+// A job of `units` units on `early` lanes taking `early_cost` each and, if
+// `late` has lanes, late lanes taking `late_cost`.
+struct SleepJob {
+  size_t units;
+  size_t early;
+  microseconds early_cost;
+  microseconds late_cost;
+  std::vector<std::atomic<int>> runs;  // per unit
+  std::atomic<size_t> late_units{0};
+  std::atomic<int> starts{0};
+
+  SleepJob(size_t unit_count, size_t early_lanes, microseconds early_unit, microseconds late_unit)
+      : units(unit_count), early(early_lanes), early_cost(early_unit), late_cost(late_unit), runs(unit_count) {}
+
+  wc_status run(LateLanes *late, JobMonitor &monitor) {
+    run_lanes_indexed(early, units, monitor, [&](size_t lane, size_t first, size_t count) {
+      const bool is_late = late != nullptr && lane >= late->first;
+      for (size_t unit = first; unit < first + count; ++unit) {
+        std::this_thread::sleep_for(is_late ? late_cost : early_cost);
+        runs[unit].fetch_add(1);
+        monitor.advance(is_late ? WC_BACKEND_GPU : WC_BACKEND_CPU, kUnitBytes);
+      }
+      if (is_late) late_units.fetch_add(count);
+      return WC_OK;
+    }, late);
+    return monitor.status();
+  }
+
+  LateLanes late_lanes(size_t count, size_t displaces, double start_seconds, std::atomic<LateVerdict> *verdict,
+                       wc_status start_status = WC_OK) {
+    LateLanes late;
+    late.first = early;
+    late.count = count;
+    late.displaces = displaces;
+    late.claim_units = 2;
+    late.start_seconds = start_seconds;
+    late.verdict = verdict;
+    late.start = [this, start_status] {
+      starts.fetch_add(1);
+      return start_status;
+    };
+    return late;
+  }
+
+  void expect_every_unit_once() const {
+    for (size_t unit = 0; unit < units; ++unit) ASSERT_EQ(runs[unit].load(), 1) << "unit " << unit;
+  }
+};
+
+TEST(LateLanes, AreNotStartedWhenTheJobEndsBeforeTheirStart) {
+  SleepJob job(200, 2, microseconds(100), microseconds(10));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(2, 0, /*start_seconds=*/5.0, &verdict);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 0);
+  EXPECT_EQ(job.late_units.load(), 0u);
+  EXPECT_EQ(verdict.load(), LateVerdict::untried);
+}
+
+TEST(LateLanes, StayWhereTheJobRunsFasterWithThem) {
+  SleepJob job(600, 1, microseconds(1000), microseconds(50));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(2, 0, 0.001, &verdict);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 1);
+  EXPECT_EQ(verdict.load(), LateVerdict::stay);
+  EXPECT_GT(job.late_units.load(), job.units / 2) << "the fast lanes did most of the work";
+}
+
+TEST(LateLanes, LeaveWhereTheJobRunsSlowerAndThePausedLanesResume) {
+  // Two lanes at 1 ms a unit; on trial, one of them pauses for a late lane
+  // at 20 ms a unit: the job runs at about half its rate, so the late lane
+  // leaves, and the paused lane must come back for the job to end.
+  SleepJob job(400, 2, microseconds(1000), microseconds(20000));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(1, 1, 0.001, &verdict);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 1);
+  EXPECT_EQ(verdict.load(), LateVerdict::leave);
+  EXPECT_LT(job.late_units.load(), job.units / 10);
+}
+
+TEST(LateLanes, AVerdictToLeaveSparesTheNextJobTheirStart) {
+  SleepJob job(200, 2, microseconds(500), microseconds(10));
+  std::atomic<LateVerdict> verdict{LateVerdict::leave};
+  LateLanes late = job.late_lanes(2, 1, 0.0, &verdict);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 0);
+  EXPECT_EQ(job.late_units.load(), 0u);
+}
+
+TEST(LateLanes, AVerdictToStayJoinsAtOnceWhenTheyStartForFree) {
+  SleepJob job(400, 1, microseconds(1000), microseconds(50));
+  std::atomic<LateVerdict> verdict{LateVerdict::stay};
+  LateLanes late = job.late_lanes(2, 0, 0.0, &verdict);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 1);
+  EXPECT_GT(job.late_units.load(), job.units * 3 / 4);
+}
+
+TEST(LateLanes, LanesThatCannotRunTheWorkNeverJoinAndTheJobSucceeds) {
+  SleepJob job(300, 2, microseconds(500), microseconds(10));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(2, 1, 0.001, &verdict, WC_ERR_BACKEND_UNAVAILABLE);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 1);
+  EXPECT_EQ(job.late_units.load(), 0u);
+}
+
+TEST(LateLanes, AFailingStartFailsTheJob) {
+  SleepJob job(300, 2, microseconds(500), microseconds(10));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(2, 1, 0.001, &verdict, WC_ERR_DEVICE);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  EXPECT_EQ(job.run(&late, monitor), WC_ERR_DEVICE);
+  EXPECT_EQ(job.late_units.load(), 0u);
+}
+
+TEST(LateLanes, AJobOfUnknownSizeStartsThemOnceItHasRunAsLongAsTheirStart) {
+  // A stream: no total. It runs some 150 ms, so lanes that start in 20 ms
+  // start and, being faster, stay.
+  std::atomic<size_t> next{0};
+  constexpr size_t kUnits = 300;
+  std::atomic<int> starts{0};
+  std::atomic<size_t> late_units{0};
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late;
+  late.first = 1;
+  late.count = 2;
+  late.start_seconds = 0.02;
+  late.verdict = &verdict;
+  late.start = [&] {
+    starts.fetch_add(1);
+    return WC_OK;
+  };
+  JobMonitor monitor(nullptr, 0);
+  run_lanes(1, monitor, [&](size_t lane, bool *finished) {
+    const size_t unit = next.fetch_add(1);
+    *finished = unit >= kUnits;
+    if (*finished) return WC_OK;
+    std::this_thread::sleep_for(lane >= late.first ? microseconds(50) : microseconds(1000));
+    if (lane >= late.first) late_units.fetch_add(1);
+    monitor.advance(WC_BACKEND_CPU, kUnitBytes);
+    return WC_OK;
+  }, &late);
+  EXPECT_EQ(monitor.status(), WC_OK);
+  EXPECT_EQ(starts.load(), 1);
+  EXPECT_EQ(verdict.load(), LateVerdict::stay);
+  EXPECT_GT(late_units.load(), 0u);
+}
+
+}  // namespace
+}  // namespace warpcrypt::engine
