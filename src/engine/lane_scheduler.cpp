@@ -36,6 +36,7 @@ class LaneRun {
     // One pool task per lane, and as many threads: a lane's state (staging
     // buffers, a CUDA stream) is only ever touched by the thread running it.
     const size_t tasks = lanes_ + late_count;
+    const Clock::time_point begun = Clock::now();
     ThreadPool::instance().parallel_for(tasks, static_cast<unsigned>(tasks), [&](size_t task) {
       if (task < lanes_) {
         run_lane(task);
@@ -43,6 +44,7 @@ class LaneRun {
         run_late_lane(task - lanes_);
       }
     });
+    if (late_ != nullptr) late_->worked_seconds += seconds(Clock::now() - begun);
   }
 
  private:
@@ -134,8 +136,10 @@ class LaneRun {
 
   // Whether the work left, at the rate so far, outlasts the late lanes'
   // start and their trial. A job of unknown size is expected to last as
-  // long again as it has run. Before a trial the other lanes' rate is
-  // measured for as long as the trial will last.
+  // long again as it has run, earlier runs with these lanes included, and a
+  // job of known size at least as long as those earlier runs. Before a
+  // trial the other lanes' rate is measured for as long as the trial will
+  // last.
   bool start_pays(LateVerdict verdict) const {
     const Clock::duration ran = Clock::now() - started_;
     const uint64_t done = monitor_.bytes_done();
@@ -143,7 +147,9 @@ class LaneRun {
     if (ran < kTrialTime || done == done_at_start_) return false;
     const double rate = static_cast<double>(done - done_at_start_) / seconds(ran);
     const uint64_t total = monitor_.total();
-    const double left = total != 0 ? static_cast<double>(total - std::min(total, done)) / rate : seconds(ran);
+    const double worked = late_->worked_seconds;
+    const double left = total != 0 ? std::max(static_cast<double>(total - std::min(total, done)) / rate, worked)
+                                   : worked + seconds(ran);
     return left > late_->start_seconds + seconds(kTrialTime);
   }
 
