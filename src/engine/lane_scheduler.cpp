@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <new>
@@ -13,9 +17,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The trial lasts at least this long and this many steps per late lane, so
-// that the late lanes' pipelines (a GPU lane's copies and kernels) have
-// filled; the other lanes' rate is measured over at least as long before.
+// The trial lasts at least this long, an eighth of the time the job had run
+// when the late lanes were ready, and this many steps per late lane, so that
+// the late lanes' pipelines (a GPU lane's copies and kernels) have filled.
+// The other lanes' rate is measured over as long just before they join:
+// earlier, the job was still ramping up, or sharing a core with the start.
 constexpr auto kTrialTime = std::chrono::milliseconds(5);
 constexpr size_t kTrialSteps = 4;
 // The late lanes stay where the job runs at least this much faster with
@@ -25,6 +31,23 @@ constexpr double kStayGain = 1.03;
 constexpr auto kPoll = std::chrono::milliseconds(1);
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double milliseconds(Clock::duration d) { return 1e3 * seconds(d); }
+
+// WARPCRYPT_HYBRID_TRACE=1 prints the late lanes' start, trial and verdict
+// on stderr: why a hybrid job did or did not use its GPU.
+void trace(const char *format, ...) {
+  static const bool on = [] {
+    const char *value = std::getenv("WARPCRYPT_HYBRID_TRACE");
+    return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+  }();
+  if (!on) return;
+  std::va_list arguments;
+  va_start(arguments, format);
+  std::fputs("warpcrypt: late lanes: ", stderr);
+  std::vfprintf(stderr, format, arguments);
+  std::fputc('\n', stderr);
+  va_end(arguments);
+}
 
 class LaneRun {
  public:
@@ -113,24 +136,43 @@ class LaneRun {
   // this kind of work has judged.
   void scout() {
     const LateVerdict verdict = late_->verdict->load();
-    if (verdict == LateVerdict::leave) return set_phase(Phase::gone);
+    if (verdict == LateVerdict::leave) {
+      trace("not started: an earlier trial on this kind of work found that they do not pay");
+      return set_phase(Phase::gone);
+    }
     started_ = Clock::now();
     done_at_start_ = monitor_.bytes_done();
     for (;;) {
       {
         std::unique_lock lock(mutex_);
         changed_.wait_for(lock, kPoll, [&] { return ended_; });
-        if (ended_ || monitor_.stopped()) return set_phase_locked(Phase::gone);
+        if (ended_ || monitor_.stopped()) {
+          trace("not started: the job ended before their start would pay");
+          return set_phase_locked(Phase::gone);
+        }
       }
       if (start_pays(verdict)) break;
     }
+    trace("starting them at %.1f ms", milliseconds(Clock::now() - started_));
     const wc_status status = late_->start();
     if (status != WC_OK && status != WC_ERR_BACKEND_UNAVAILABLE) monitor_.fail(status);
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
     if (status != WC_OK || ended_) return set_phase_locked(Phase::gone);
+    trial_time_ = std::max<Clock::duration>(kTrialTime, (Clock::now() - started_) / 8);
+    if (verdict != LateVerdict::stay) {
+      const Clock::time_point from = Clock::now();
+      const uint64_t done = monitor_.bytes_done();
+      changed_.wait_for(lock, trial_time_, [&] { return ended_; });
+      if (ended_) return set_phase_locked(Phase::gone);
+      rate_before_ = static_cast<double>(monitor_.bytes_done() - done) / seconds(Clock::now() - from);
+    }
     joined_ = Clock::now();
     done_at_join_ = monitor_.bytes_done();
-    rate_before_ = static_cast<double>(done_at_join_ - done_at_start_) / seconds(joined_ - started_);
+    if (verdict == LateVerdict::stay) {
+      trace("joining at %.1f ms to stay: an earlier trial found that they pay", milliseconds(joined_ - started_));
+    } else {
+      trace("joining at %.1f ms on trial; before them %.2f GB/s", milliseconds(joined_ - started_), rate_before_ / 1e9);
+    }
     set_phase_locked(verdict == LateVerdict::stay ? Phase::staying : Phase::trial);
   }
 
@@ -159,9 +201,10 @@ class LaneRun {
   void judge() {
     std::lock_guard lock(mutex_);
     const Clock::duration ran = Clock::now() - joined_;
-    if (phase_ != Phase::trial || ran < kTrialTime || late_steps_.load() < kTrialSteps * late_->count) return;
+    if (phase_ != Phase::trial || ran < trial_time_ || late_steps_.load() < kTrialSteps * late_->count) return;
     const double rate = static_cast<double>(monitor_.bytes_done() - done_at_join_) / seconds(ran);
     const bool stay = rate > rate_before_ * kStayGain;
+    trace("with them %.2f GB/s over %.1f ms: they %s", rate / 1e9, milliseconds(ran), stay ? "stay" : "leave");
     late_->verdict->store(stay ? LateVerdict::stay : LateVerdict::leave);
     set_phase_locked(stay ? Phase::staying : Phase::gone);
   }
@@ -187,6 +230,7 @@ class LaneRun {
   std::atomic<size_t> late_steps_{0};
   Clock::time_point started_;
   Clock::time_point joined_;
+  Clock::duration trial_time_{};
   uint64_t done_at_start_ = 0;
   uint64_t done_at_join_ = 0;
   double rate_before_ = 0;  // bytes per second before the late lanes joined

@@ -91,7 +91,10 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
   if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) {
     return refuse("the engine's chunk size must be a multiple of 4 KiB, at most 1 GiB");
   }
-  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
+  // Auto picks hybrid from the break-even sizes, which measured the GPU
+  // lanes taking part from the start; a caller who asks for hybrid gets the
+  // trial.
+  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
   shape->unit_bytes = shape->chunk_bytes;
   if (shape->gpu_lanes_late && options.chunk_bytes == 0) {
     shape->unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;

@@ -22,10 +22,11 @@ struct EngineShape {
   unsigned streams = 0;  // GPU lanes per device entry
   std::vector<int> devices;
   size_t chunk_bytes = 0;
-  // A hybrid job's plain-cipher GPU lanes (LaneSet) join late, on trial
-  // (engine/lane_scheduler.h), unless the environment sets
-  // WARPCRYPT_HYBRID_GPU=always: then they take part from the start, as the
-  // gpu backend's do.
+  // The plain-cipher GPU lanes (LaneSet) of a job that asked for hybrid
+  // join late, on trial (engine/lane_scheduler.h), unless the environment
+  // sets WARPCRYPT_HYBRID_GPU=always; those of auto's hybrid jobs (from the
+  // measured break-even sizes on) take part from the start, as the gpu
+  // backend's do.
   bool gpu_lanes_late = false;
   // The plain-cipher lanes claim units of unit_bytes: chunk_bytes, except
   // where GPU lanes join late and no chunk size was set: the CPU lanes then
