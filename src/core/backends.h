@@ -64,11 +64,6 @@ struct CudaBackend {
   // The number of usable devices (0 without a driver or GPU), and the
   // properties of one, given a valid ordinal.
   int (*device_count)();
-  // The GPUs the NVIDIA kernel driver lists (/proc/driver/nvidia/gpus),
-  // read without starting CUDA, which takes a tenth of a second: 0 where it
-  // lists none or cannot be read. CUDA may see fewer (CUDA_VISIBLE_DEVICES,
-  // a driver it cannot use), never more.
-  int (*listed_gpus)();
   wc_status (*device_info)(wc_device_info *info, int device);
   // The runtime's and the driver's CUDA versions (wc_cuda_versions).
   wc_status (*versions)(int *runtime, int *driver);

@@ -245,7 +245,7 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
       options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, in.size, /*page_locked=*/false)
                                          : options.backend;
   EngineShape shape;
-  wc_status status = resolve_shape(&shape, options, backend, &monitor, /*count_in_job=*/true);
+  wc_status status = resolve_shape(&shape, options, backend, &monitor);
   if (status != WC_OK) return status;
 
   if (!is_parallel(cipher, direction)) {

@@ -121,7 +121,6 @@ class LaneRun {
       std::unique_lock lock(mutex_);
       wait_until(lock, [&] { return ended_ || phase_ != Phase::waiting; });
     }
-    if (index >= late_->count) return;  // fewer were built
     const size_t lane = late_->first + index;
     for (;;) {
       {
@@ -138,14 +137,13 @@ class LaneRun {
   // starts them, and lets them join, on trial unless an earlier trial of
   // this kind of work has judged.
   void scout() {
-    started_ = window_from_ = Clock::now();
-    window_done_ = monitor_.bytes_done();
-    if (late_->check && late_->check(monitor_) != WC_OK) return set_phase(Phase::gone);
     const LateVerdict verdict = late_->verdict->load();
     if (verdict == LateVerdict::leave) {
       trace("not started: an earlier trial on this kind of work found that they do not pay");
       return set_phase(Phase::gone);
     }
+    started_ = window_from_ = Clock::now();
+    window_done_ = monitor_.bytes_done();
     for (;;) {
       {
         std::unique_lock lock(mutex_);

@@ -52,14 +52,9 @@ struct LateLanes {
   // have worked; each run adds its own. Like a job of unknown size, a
   // stream that has worked this long is expected to work as long again.
   double worked_seconds = 0;
-  // Builds the late lanes, setting `count` to those built (no more than
-  // before). WC_ERR_BACKEND_UNAVAILABLE: they cannot run this work and never
-  // join; any other failure fails the job.
+  // Builds the late lanes. WC_ERR_BACKEND_UNAVAILABLE: they cannot run this
+  // work and never join; any other failure fails the job.
   std::function<wc_status()> start;
-  // Where set, what must hold for the job to succeed, checked at its start
-  // beside the other lanes' work whether or not the late lanes start (the
-  // device count); a failure, recorded in the monitor, fails the job.
-  std::function<wc_status(JobMonitor &monitor)> check;
   // The verdict of the trials of this kind of work: read before the job,
   // written by its trial. Never null.
   std::atomic<LateVerdict> *verdict = nullptr;

@@ -79,24 +79,12 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
   return WC_OK;
 }
 
-wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor,
-                        bool count_in_job) {
+wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor) {
   auto refuse = [monitor](const char *rule) {
     if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_INVALID_ARGUMENT, rule);
     return WC_ERR_INVALID_ARGUMENT;
   };
-  // Auto picks hybrid from the break-even sizes, which measured the GPU
-  // lanes taking part from the start; a caller who asks for hybrid gets the
-  // trial.
-  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
-  const bool lists_devices = options.devices != nullptr || options.device_count != 0;
-  const int listed = count_in_job && shape->gpu_lanes_late && !lists_devices && std::getenv("CUDA_VISIBLE_DEVICES") == nullptr
-                         ? kCudaBackend.listed_gpus()
-                         : 0;
-  shape->devices_counted_in_job = listed > 0;
-  if (!shape->devices_counted_in_job) {
-    if (const wc_status status = check_devices(options, backend, monitor); status != WC_OK) return status;
-  }
+  if (const wc_status status = check_devices(options, backend, monitor); status != WC_OK) return status;
   shape->backend = backend;
   // On the H100 host, enc -aes-256-ctr on a page-cached 4 GiB file ran at
   // 26 GB/s with 1 MiB CPU chunks and 16 GB/s with 8 MiB ones.
@@ -105,6 +93,10 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
   if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) {
     return refuse("the engine's chunk size must be a multiple of 4 KiB, at most 1 GiB");
   }
+  // Auto picks hybrid from the break-even sizes, which measured the GPU
+  // lanes taking part from the start; a caller who asks for hybrid gets the
+  // trial.
+  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
   shape->unit_bytes = shape->chunk_bytes;
   if (shape->gpu_lanes_late && options.chunk_bytes == 0) {
     shape->unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
@@ -112,13 +104,13 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
   }
   shape->streams = options.streams != 0 ? options.streams : WC_DEFAULT_STREAMS;
   if (shape->streams > kMaxStreams) return refuse("at most 64 streams per device");
-  if (lists_devices) {
+  if (options.devices != nullptr || options.device_count != 0) {
     if (options.devices == nullptr || options.device_count == 0) {
       return refuse("a device list needs both its devices and their count");
     }
     shape->devices.assign(options.devices, options.devices + options.device_count);
   } else if (uses_gpu_lanes(backend)) {
-    const int count = shape->devices_counted_in_job ? listed : kCudaBackend.device_count();
+    const int count = kCudaBackend.device_count();
     for (int device = 0; device < count; ++device) shape->devices.push_back(device);
   }
   const unsigned cores = usable_cpus();
@@ -162,7 +154,6 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
     late.displaces = shape.spare_cpu_lanes;
     late.claim_units = shape.gpu_claim_units;
     late.start = [raw = set.get()] { return raw->start_gpu_lanes(); };
-    if (shape.devices_counted_in_job) late.check = [raw = set.get()](JobMonitor &monitor) { return raw->count_devices(monitor); };
     set->lanes_.resize(set->ready_ + late.count);
     set->shape_ = shape;
     set->cipher_ = &cipher;
@@ -183,18 +174,6 @@ LateLanes *LaneSet::late(bool staged) {
   return &*late_;
 }
 
-wc_status LaneSet::count_devices(JobMonitor &monitor) {
-  std::lock_guard lock(start_mutex_);
-  wc_options hybrid{};
-  hybrid.backend = WC_BACKEND_HYBRID;
-  const wc_status status = check_devices(hybrid, WC_BACKEND_HYBRID, &monitor);
-  // CUDA may see fewer devices than the kernel driver lists. After the
-  // first count, the runtime answers at once.
-  const auto count = static_cast<size_t>(kCudaBackend.device_count());
-  if (count < shape_.devices.size()) shape_.devices.resize(count);
-  return status;
-}
-
 wc_status LaneSet::start_gpu_lanes() {
   std::lock_guard lock(start_mutex_);
   if (started_) return *started_;
@@ -205,10 +184,7 @@ wc_status LaneSet::start_gpu_lanes() {
     status = kCudaBackend.make_lanes(&built, shape_.devices[i], shape_.streams, *cipher_, direction_, key,
                                      gpu_capacity_);
   }
-  if (status == WC_OK) {
-    std::move(built.begin(), built.end(), lanes_.begin() + static_cast<ptrdiff_t>(ready_));
-    late_->count = built.size();
-  }
+  if (status == WC_OK) std::move(built.begin(), built.end(), lanes_.begin() + static_cast<ptrdiff_t>(ready_));
   started_ = status;
   return status;
 }

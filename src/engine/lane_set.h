@@ -28,13 +28,6 @@ struct EngineShape {
   // measured break-even sizes on) take part from the start, as the gpu
   // backend's do.
   bool gpu_lanes_late = false;
-  // Where GPU lanes join late, no device list was given, CUDA_VISIBLE_DEVICES
-  // is not set and the kernel driver lists GPUs, the device check (starting
-  // CUDA to count them: a tenth of a second) is left to the job, which runs
-  // it beside the CPU lanes' work (LateLanes::check) and fails if CUDA finds
-  // none; `devices` is the driver's list until then. Only output the job
-  // has written by then to a pipe can precede that failure.
-  bool devices_counted_in_job = false;
   // The plain-cipher lanes claim units of unit_bytes: chunk_bytes, except
   // where GPU lanes join late and no chunk size was set: the CPU lanes then
   // claim WC_DEFAULT_CPU_CHUNK_BYTES units, as the cpu backend's do, and the
@@ -51,11 +44,9 @@ struct EngineShape {
 // and applies the defaults. `backend` is the backend to build for, auto
 // already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT,
 // and fails `monitor`'s job, where given, with the rule in words; a device
-// that is not there is WC_ERR_NO_DEVICE (check_devices). `count_in_job`: a
-// job that runs a LaneSet may leave the device check to its late lanes
-// (EngineShape::devices_counted_in_job).
+// that is not there is WC_ERR_NO_DEVICE (check_devices).
 wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend,
-                        JobMonitor *monitor = nullptr, bool count_in_job = false);
+                        JobMonitor *monitor = nullptr);
 
 // Nothing falls back to the CPU in silence: a device list that names a
 // device this machine lacks, and the gpu or hybrid backend without a device,
@@ -88,7 +79,6 @@ class LaneSet {
  private:
   explicit LaneSet(const KeyMaterial &key) : key_(key.key), iv_(key.iv) {}
   wc_status start_gpu_lanes();
-  wc_status count_devices(JobMonitor &monitor);
 
   // The ready lanes, then the slots of the late ones, filled when they start.
   std::vector<std::unique_ptr<Lane>> lanes_;

@@ -141,27 +141,6 @@ TEST(LateLanes, LanesThatCannotRunTheWorkNeverJoinAndTheJobSucceeds) {
   EXPECT_EQ(job.late_units.load(), 0u);
 }
 
-TEST(LateLanes, TheirCheckRunsBesideTheWorkAndItsFailureFailsTheJob) {
-  // The check (counting devices) runs whether or not the lanes would start:
-  // here the job is too short for them, and the check still decides.
-  for (wc_status checked : {WC_OK, WC_ERR_NO_DEVICE}) {
-    SleepJob job(100, 2, microseconds(100), microseconds(10));
-    std::atomic<LateVerdict> verdict{LateVerdict::untried};
-    LateLanes late = job.late_lanes(2, 1, 5.0, &verdict);
-    std::atomic<int> checks{0};
-    late.check = [&](JobMonitor &monitor) {
-      checks.fetch_add(1);
-      std::this_thread::sleep_for(microseconds(2000));
-      if (checked != WC_OK) monitor.fail(checked);
-      return checked;
-    };
-    JobMonitor monitor(nullptr, job.units * kUnitBytes);
-    EXPECT_EQ(job.run(&late, monitor), checked);
-    EXPECT_EQ(checks.load(), 1);
-    EXPECT_EQ(job.starts.load(), 0);
-  }
-}
-
 TEST(LateLanes, AFailingStartFailsTheJob) {
   SleepJob job(300, 2, microseconds(500), microseconds(10));
   std::atomic<LateVerdict> verdict{LateVerdict::untried};

@@ -44,7 +44,6 @@ wc_status no_batch(const wc_cipher &, std::span<const uint8_t>, bool, const uint
 const CudaBackend kCudaBackend = {
     .compiled_in = false,
     .device_count = no_devices,
-    .listed_gpus = no_devices,
     .device_info = no_device_info,
     .versions = no_versions,
     .make_lanes = no_lanes,

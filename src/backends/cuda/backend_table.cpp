@@ -9,7 +9,6 @@ namespace warpcrypt {
 const CudaBackend kCudaBackend = {
     .compiled_in = true,
     .device_count = cuda::device_count,
-    .listed_gpus = cuda::listed_gpus,
     .device_info = cuda::device_info,
     .versions = cuda::versions,
     .make_lanes = cuda::make_lanes,

@@ -2,7 +2,6 @@
 // GPU has zero devices rather than an error: that is the CPU fallback's
 // normal case, not a failure.
 #include <cuda_runtime.h>
-#include <dirent.h>
 
 #include <cstdio>
 #include <cstring>
@@ -10,17 +9,6 @@
 #include "backends/cuda/gpu_backend.h"
 
 namespace warpcrypt::cuda {
-
-int listed_gpus() {
-  DIR *gpus = opendir("/proc/driver/nvidia/gpus");
-  if (gpus == nullptr) return 0;
-  int count = 0;
-  while (const dirent *entry = readdir(gpus)) {
-    if (entry->d_name[0] != '.') ++count;
-  }
-  closedir(gpus);
-  return count;
-}
 
 int device_count() {
   int devices = 0;

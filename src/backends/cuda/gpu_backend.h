@@ -14,9 +14,6 @@ namespace warpcrypt::cuda {
 // The number of usable devices: 0 without a driver or a GPU.
 int device_count();
 
-// The GPUs the NVIDIA kernel driver lists, without starting CUDA.
-int listed_gpus();
-
 // `device`'s properties; `device` is a valid ordinal.
 wc_status device_info(wc_device_info *info, int device);
 
