@@ -61,7 +61,6 @@ class LaneRun {
     // One pool task per lane, and as many threads: a lane's state (staging
     // buffers, a CUDA stream) is only ever touched by the thread running it.
     const size_t tasks = lanes_ + late_count;
-    const Clock::time_point begun = Clock::now();
     ThreadPool::instance().parallel_for(tasks, static_cast<unsigned>(tasks), [&](size_t task) {
       if (task < lanes_) {
         run_lane(task);
@@ -69,7 +68,6 @@ class LaneRun {
         run_late_lane(task - lanes_);
       }
     });
-    if (late_ != nullptr) late_->worked_seconds += seconds(Clock::now() - begun);
   }
 
  private:
@@ -160,7 +158,7 @@ class LaneRun {
     if (status != WC_OK && status != WC_ERR_BACKEND_UNAVAILABLE) monitor_.fail(status);
     std::unique_lock lock(mutex_);
     if (status != WC_OK || ended_) return set_phase_locked(Phase::gone);
-    trial_time_ = std::max<Clock::duration>(kTrialTime, (Clock::now() - started_) / 8);
+    trial_time_ = trial_time(Clock::now());
     if (verdict != LateVerdict::stay) {
       const Clock::time_point from = Clock::now();
       const uint64_t done = monitor_.bytes_done();
@@ -178,12 +176,13 @@ class LaneRun {
     set_phase_locked(verdict == LateVerdict::stay ? Phase::staying : Phase::trial);
   }
 
-  // Whether the work left, at the rate of the latest window of kTrialTime,
-  // outlasts the late lanes' start and their trial. The first window is not
-  // used: the lanes were still starting, and the rate is low. A job of
-  // unknown size is expected to last as long again as it has run, earlier
-  // runs with these lanes included, and a job of known size at least as
-  // long as those earlier runs.
+  // Whether the job's work left, at the rate of the latest window of
+  // kTrialTime, outlasts the late lanes' start and, unless an earlier trial
+  // has judged, three trial windows: the rate before them, the trial, and a
+  // margin. So a trial never runs into the job's end, where fewer lanes have
+  // work and the rates mean nothing. The first window is not used: the
+  // lanes were still starting. A job of unknown size is expected to last as
+  // long again as it has run.
   bool start_pays(LateVerdict verdict) {
     if (verdict == LateVerdict::stay && late_->start_seconds == 0) return true;
     const Clock::time_point now = Clock::now();
@@ -195,11 +194,17 @@ class LaneRun {
     window_done_ = done;
     if (first_window) return false;
     const uint64_t total = monitor_.total();
-    const double worked = late_->worked_seconds;
-    if (total == 0) return worked + seconds(now - started_) > late_->start_seconds + seconds(kTrialTime);
-    if (rate == 0) return false;
-    const double left = std::max(static_cast<double>(total - std::min(total, done)) / rate, worked);
-    return left > late_->start_seconds + seconds(kTrialTime);
+    if (total != 0 && rate == 0) return false;
+    const double left =
+        total != 0 ? static_cast<double>(total - std::min(total, done)) / rate : seconds(now - started_);
+    const double trial = verdict == LateVerdict::stay ? 0 : 3 * seconds(trial_time(now));
+    return left > late_->start_seconds + trial;
+  }
+
+  // How long the trial and the window before it last, for late lanes that
+  // join at `now`.
+  Clock::duration trial_time(Clock::time_point now) const {
+    return std::max<Clock::duration>(kTrialTime, (now - started_) / 8);
   }
 
   // After the scout's steps on trial: once the trial has run its length,

@@ -14,10 +14,12 @@
 // device takes a quarter of a second to start, longer than many jobs take
 // on every core, and which slow the CPU lanes down where the data must be
 // staged through host memory (docs/performance.md). The other lanes start
-// at once. The late ones are started only when the work left, at the rate
-// so far, outlasts their start (for a job of unknown size, and a stream of
-// calls: when it has run as long as the start); then they run a trial, and
-// stay only if the job runs faster with them than it did without.
+// at once. The late ones are started only when the job's work left, at its
+// rate so far, outlasts their start and their trial (a job of unknown size
+// is expected to last as long again as it has run); then they run the
+// trial, and stay only if the job runs faster with them than it did
+// without. The verdict, kept for the next job of the same kind, spares it
+// the trial.
 #pragma once
 
 #include <atomic>
@@ -48,10 +50,6 @@ struct LateLanes {
   size_t claim_units = 1;
   // What `start` is expected to take.
   double start_seconds = 0;
-  // How long earlier runs with these late lanes (a stream's earlier calls)
-  // have worked; each run adds its own. Like a job of unknown size, a
-  // stream that has worked this long is expected to work as long again.
-  double worked_seconds = 0;
   // Builds the late lanes. WC_ERR_BACKEND_UNAVAILABLE: they cannot run this
   // work and never join; any other failure fails the job.
   std::function<wc_status()> start;

@@ -150,25 +150,6 @@ TEST(LateLanes, AFailingStartFailsTheJob) {
   EXPECT_EQ(job.late_units.load(), 0u);
 }
 
-TEST(LateLanes, AStreamOfShortCallsStartsThemOnceItHasWorkedAsLongAsTheirStart) {
-  // Calls of some 20 ms each on the same late lanes, which start in 50 ms:
-  // the first call alone would not start them, but a stream that has
-  // worked longer than their start is expected to work as long again.
-  SleepJob job(40, 2, microseconds(1000), microseconds(50));
-  std::atomic<LateVerdict> verdict{LateVerdict::untried};
-  LateLanes late = job.late_lanes(2, 0, 0.05, &verdict);
-  for (int call = 0; call < 8; ++call) {
-    for (auto &runs : job.runs) runs.store(0);
-    JobMonitor monitor(nullptr, job.units * kUnitBytes);
-    ASSERT_EQ(job.run(&late, monitor), WC_OK);
-    job.expect_every_unit_once();
-    if (call == 0) EXPECT_EQ(job.starts.load(), 0) << "one short call does not start them";
-  }
-  EXPECT_GE(job.starts.load(), 1) << "the calls after the first 50 ms did";
-  EXPECT_GT(job.late_units.load(), 0u);
-  EXPECT_GT(late.worked_seconds, 0.1);
-}
-
 TEST(LateLanes, AJobOfUnknownSizeStartsThemOnceItHasRunAsLongAsTheirStart) {
   // A stream: no total. It runs some 150 ms, so lanes that start in 20 ms
   // start and, being faster, stay.
