@@ -23,10 +23,11 @@ constexpr unsigned kMaxStreams = 64;
 // driver has counted the devices (which the job's checks already paid): the
 // context, the lanes' pinned buffers and the kernels' module, and tearing
 // them down when the process ends. On the H100 machine (2026-11-27) the
-// context took 93-131 ms and the first call with its buffers 45-62 ms more
-// (bench/gpu/start_bench.cu); `enc --backend gpu` on an empty file took 0.32
-// s longer than `warpcrypt devices`, which only counts. A device this
-// process has started already costs next to nothing: buffers are pooled.
+// context took 93-167 ms and the pinned buffers with the first call 39-88
+// ms more (bench/gpu/start_bench.cu); `enc --backend gpu` on an empty file
+// took 0.32 s longer than `warpcrypt devices`, which only counts. A device
+// this process has started already costs next to nothing: buffers are
+// pooled.
 constexpr double kColdDeviceStartSeconds = 0.3;
 
 bool uses_cpu_lanes(wc_backend backend) { return backend == WC_BACKEND_CPU || backend == WC_BACKEND_HYBRID; }
