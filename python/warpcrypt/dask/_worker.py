@@ -85,10 +85,10 @@ def _has_device() -> bool:
 
 def resolve_backend(requested: str) -> str:
     """The backend to run: for "auto", this worker's GPU where it has one
-    (as "hybrid", whose engine feeds the GPU and the CPU threads from one
-    queue and keeps on the CPU what the GPU does not run, such as CBC
-    encryption), else its CPU. The library's own "auto" would keep file
-    input on the CPU."""
+    (as "hybrid", whose engine starts the CPU threads at once, lets the GPU
+    join a job where it makes the job faster, and keeps on the CPU what the
+    GPU does not run, such as CBC encryption), else its CPU. The library's
+    own "auto" would keep file input on the CPU."""
     if requested != "auto":
         return requested
     return "hybrid" if _has_device() else "cpu"
