@@ -29,8 +29,12 @@ constexpr size_t kTrialSteps = 4;
 // by writing a file, where the GPU lanes can add nothing, came out up to 9 %
 // apart, either way.
 constexpr double kStayGain = 1.10;
-// How often waiting lanes look at the job.
+// How often the scout looks at the job's progress before the start; how
+// often a waiting lane looks for a stop, the one change nothing notifies it
+// of (as OrderedWriter does). Lanes that wait do not wake the busy ones'
+// cores a thousand times a second.
 constexpr auto kPoll = std::chrono::milliseconds(1);
+constexpr auto kStopPoll = std::chrono::milliseconds(20);
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 double milliseconds(Clock::duration d) { return 1e3 * seconds(d); }
@@ -96,7 +100,7 @@ class LaneRun {
   // Waits, polling for a stop, until `ready` (called with the lock held).
   template <class Ready>
   void wait_until(std::unique_lock<std::mutex> &lock, Ready ready) {
-    while (!ready() && !monitor_.stopped()) changed_.wait_for(lock, kPoll);
+    while (!ready() && !monitor_.stopped()) changed_.wait_for(lock, kStopPoll);
   }
 
   bool late_lanes_running() const { return phase_ == Phase::trial || phase_ == Phase::staying; }
