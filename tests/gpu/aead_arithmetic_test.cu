@@ -234,6 +234,41 @@ TEST(AeadArithmetic, Poly1305MatchesOpenSsl) {
   }
 }
 
+// The bulk kernel's delayed reduction: a keystream block's four
+// authenticator blocks join the chain as chain * r^4 + m0 r^3 + m1 r^2 + m2 r
+// + m3, the four products summed unreduced and carried once. Run over whole
+// messages, with every fourth trial at the limbs' largest values (all-ones
+// data, every bit of r that clamping allows), it must give OpenSSL's tag.
+TEST(AeadArithmetic, Poly1305DelayedReductionMatchesOpenSsl) {
+  namespace wc = warpcrypt::cuda;
+  TestRng rng = TestRng::for_current_test();
+  for (int trial = 0; trial < 40; ++trial) {
+    Bytes key = rng.bytes(32);
+    Bytes message = rng.bytes(64 * rng.uniform(1, 64));
+    if (trial % 4 == 0) {
+      std::fill(message.begin(), message.end(), 0xff);
+      std::fill(key.begin(), key.end(), 0xff);
+    }
+    const Poly r = wc::poly_clamped_r(block_of(key.data(), 16));
+    const Poly r2 = wc::poly_multiply(r, r);
+    const Poly r3 = wc::poly_multiply(r2, r);
+    const Poly r4 = wc::poly_multiply(r3, r);
+    const Poly *weights[3] = {&r3, &r2, &r};
+    Poly chain{};
+    for (size_t at = 0; at < message.size(); at += 64) {
+      wc::PolyWide sum = wc::poly_products(chain, r4);
+      for (int v = 0; v < 3; ++v) {
+        sum = wc::poly_add(sum, wc::poly_products(wc::poly_from_block(block_of(&message[at + 16 * v], 16), 1),
+                                                  *weights[v]));
+      }
+      chain = wc::poly_reduce(wc::poly_add(sum, wc::poly_from_block(block_of(&message[at + 48], 16), 1)));
+    }
+    // The chain leaves out the last factor r that Horner's (h + m) r applies.
+    const Bytes tag = bytes_of(wc::poly_tag(wc::poly_multiply(chain, r), block_of(key.data() + 16, 16)));
+    EXPECT_TRUE(same_bytes(openssl_poly1305(key, message), tag)) << "length " << message.size() << " key " << to_hex(key);
+  }
+}
+
 // Values at and just above p = 2^130 - 5 reduce to small numbers.
 TEST(AeadArithmetic, Poly1305TagReducesModP) {
   const uint4 no_s = make_uint4(0, 0, 0, 0);

@@ -31,10 +31,10 @@ constexpr int kFinishThreads = tuning::kAeadFinishThreads;
 constexpr int kEachThreads = tuning::kAeadEachThreads;
 constexpr int kDescribeThreads = 256;  // the strided batch's descriptors: a load and a store each
 constexpr int kAesBlocksPerThread = tuning::kAesBlocksPerThread;
-constexpr int kArxBlocksPerThread = tuning::kArxBlocksPerThread;
+constexpr int kChaChaBlocksPerThread = tuning::kAeadArxBlocksPerThread;
 constexpr uint64_t kGcmSegmentBlocks = uint64_t{kThreads} * kAesBlocksPerThread * tuning::kAeadAesTilesPerSegment;
 constexpr uint64_t kChaChaSegmentBlocks =
-    uint64_t{kThreads} * kArxBlocksPerThread * tuning::kAeadArxTilesPerSegment;
+    uint64_t{kThreads} * kChaChaBlocksPerThread * tuning::kAeadArxTilesPerSegment;
 
 // ---- Host arithmetic on the kernels' own types ---------------------------
 
@@ -408,10 +408,10 @@ class KeyedGpuAead {
   }
 
   wc_status launch_chacha(const AeadLaunch &launch, uint64_t segments, bool finish, cudaStream_t stream) const {
-    using Bulk = ChaChaPolyBulk<kThreads, kArxBlocksPerThread>;
+    using Bulk = ChaChaPolyBulk<kThreads, kChaChaBlocksPerThread>;
     using Finish = ChaChaPolyFinish<kFinishThreads, kChaChaSegmentBlocks>;
     const ChaChaPolyKey chacha_key{arx_};
-    return launch_pair<Bulk, Finish, kArxBlocksPerThread, tuning::kAeadArxTilesPerSegment,
+    return launch_pair<Bulk, Finish, kChaChaBlocksPerThread, tuning::kAeadArxTilesPerSegment,
                        tuning::kAeadArxBlocksPerSm>(chacha_key, chacha_key, launch, segments, finish, stream);
   }
 

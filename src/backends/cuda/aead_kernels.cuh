@@ -20,6 +20,9 @@
 //    chains step together, one multiplication per block, independent of
 //    each other so their latencies overlap; at the segment's end they are
 //    joined, slot k weighed by K^(V kThreads (kBlocksPerThread - 1 - k)).
+//    Poly1305 sums a keystream block's four products (its chain's step and
+//    three powers of r) before reducing once (FoldedChains): a reduction's
+//    carries cost as much as a multiplication.
 //    GHASH from sm_80 on runs 16 chains per warp on the binary tensor cores
 //    instead (WarpChains, gf_mma_absorb): the multiplication by a constant
 //    is a bit matrix, which keeps it off the integer and shared-memory
@@ -211,6 +214,25 @@ struct ThreadChains {
 #pragma unroll
     for (int k = 1; k < kSlots; ++k) total = Field::add(scheme.join(total), chain[k]);
     return total;
+  }
+};
+
+// Folded chains: thread chains whose step is taken as each tile's block
+// joins its chain (fold: chain * step + block), so that a scheme with a
+// delayed reduction (Poly1305) sums the step's product with the block's
+// before reducing once. A slot's blocks before the message come first,
+// while its chain is still zero, so the steps they skip multiply zero.
+template <class Field, int kSlots>
+struct FoldedChains : ThreadChains<Field, kSlots> {
+  bool stepped = false;  // past the first tile: blocks join chain * step
+
+  template <class Scheme>
+  __device__ void next_tile(const Scheme &) {
+    stepped = true;
+  }
+  template <class Scheme, int kVectors>
+  __device__ void absorb(const Scheme &scheme, int slot, const uint4 (&text)[kVectors], bool first) {
+    this->chain[slot] = stepped ? scheme.fold(this->chain[slot], text, first) : scheme.group(text, first);
   }
 };
 
@@ -425,6 +447,7 @@ template <uint64_t kMaxExponent>
 struct PolyPowers {
   static_assert((kMaxExponent & (kMaxExponent - 1)) == 0, "a power of two, reached by squarings alone");
   static constexpr int kBits = log2_exact(kMaxExponent) + 1;
+  static constexpr int kMaxBit = kBits - 1;  // base[kMaxBit] = B^kMaxExponent
   Poly r;
   Poly base[kBits];
 
@@ -451,57 +474,74 @@ struct ChaChaPolyKey {
   ArxKey arx;  // key words and constants; nonce and counter come per message
 };
 
+// The bulk kernel's Poly1305 constants are computed once per CTA into
+// shared memory. Threads hold in registers only those every block uses:
+// a ChaCha20 block in flight with its data takes most of a thread's
+// registers, and every register more costs the SM resident warps, which
+// this latency-bound kernel needs.
+template <uint64_t kMaxExponent>
+struct ChaChaPolyConstants {
+  PolyPowers<kMaxExponent> powers;  // of L = r^4; the tile step L^kMaxExponent is the last
+  Poly r_squared;
+  Poly r_cubed;
+  Poly initial;  // the state after the associated data
+};
+
 template <int kThreads, int kBlocksPerThread>
 struct ChaChaPolyBulk {
   static constexpr int kBlockBytes = 64;
   static constexpr int kHashBlocks = 4;
-  using Powers = PolyPowers<uint64_t{kBlocksPerThread} * kThreads>;  // of L = r^4
-  static constexpr size_t kTableBytes = sizeof(Powers);
+  using Constants = ChaChaPolyConstants<uint64_t{kBlocksPerThread} * kThreads>;
+  using Powers = decltype(Constants::powers);
+  static constexpr size_t kTableBytes = sizeof(Constants);
   using Field = Poly1305Field;
   using Key = ChaChaPolyKey;
-  using Chains = ThreadChains<Poly1305Field, kBlocksPerThread>;
+  using Chains = FoldedChains<Poly1305Field, kBlocksPerThread>;
 
   ArxKey message_key;
+  const Constants *constants;
   Poly r;
-  Poly tile_step;  // L^(kBlocksPerThread kThreads)
-  Poly slot_step;  // L^kThreads
-  Poly initial;
-  Poly lane;
-  Poly warp;
+  Poly r_squared;
+  Poly r_cubed;
+  Poly tile_step;
 
   __device__ ChaChaPolyBulk(const Key &key, const AeadMessageJob &message, uint32_t *shared)
-      : message_key(chacha_message_key(key.arx, message.nonce, 1)), initial(Poly1305Field::load(message.initial)) {
-    auto &powers = *reinterpret_cast<Powers *>(shared);
+      : message_key(chacha_message_key(key.arx, message.nonce, 1)),
+        constants(reinterpret_cast<const Constants *>(shared)) {
     if (threadIdx.x == 0) {
+      auto &c = *reinterpret_cast<Constants *>(shared);
       uint4 s;
-      poly1305_key(key.arx, message.nonce, &powers.r, &s);
+      poly1305_key(key.arx, message.nonce, &c.powers.r, &s);
+      c.r_squared = poly_multiply(c.powers.r, c.powers.r);
+      c.r_cubed = poly_multiply(c.r_squared, c.powers.r);
       // L = r^4: one keystream block holds four authenticator blocks.
-      powers.base[0] = poly_fourth_power(powers.r);
-      powers.square_up();
+      c.powers.base[0] = poly_multiply(c.r_cubed, c.powers.r);
+      c.powers.square_up();
+      c.initial = Poly1305Field::load(message.initial);
     }
     __syncthreads();
-    r = powers.r;
-    tile_step = powers.power(uint64_t{kBlocksPerThread} * kThreads);
-    slot_step = powers.power(kThreads);
-    lane = powers.power(lane_exponent(threadIdx.x));
-    warp = powers.power(warp_exponent<kThreads>(threadIdx.x));
+    r = constants->powers.r;
+    r_squared = constants->r_squared;
+    r_cubed = constants->r_cubed;
+    tile_step = constants->powers.base[Powers::kMaxBit];
   }
   __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
-  // Horner over the keystream block's four authenticator blocks.
-  __device__ Poly group(const uint4 (&text)[4], bool first) const {
-    Poly h = poly_from_block(text[0], 1);
-    if (first) h = poly_add(h, initial);
-#pragma unroll
-    for (int v = 1; v < 4; ++v) h = poly_add(poly_multiply(h, r), poly_from_block(text[v], 1));
-    return h;
+  // The keystream block's four authenticator blocks weighed from its end,
+  // m0 r^3 + m1 r^2 + m2 r + m3, summed before one reduction; the message's
+  // first block carries the AAD state.
+  __device__ PolyWide weighed(const uint4 (&text)[4], bool first) const {
+    Poly m0 = poly_from_block(text[0], 1);
+    if (first) m0 = poly_add(m0, constants->initial);
+    const PolyWide high = poly_add(poly_products(m0, r_cubed), poly_products(poly_from_block(text[1], 1), r_squared));
+    return poly_add(poly_add(high, poly_products(poly_from_block(text[2], 1), r)), poly_from_block(text[3], 1));
   }
-  __device__ void step_each(Poly (&chains)[kBlocksPerThread]) const {
-#pragma unroll
-    for (int k = 0; k < kBlocksPerThread; ++k) chains[k] = poly_multiply(chains[k], tile_step);
+  __device__ Poly group(const uint4 (&text)[4], bool first) const { return poly_reduce(weighed(text, first)); }
+  __device__ Poly fold(const Poly &chain, const uint4 (&text)[4], bool first) const {
+    return poly_reduce(poly_add(poly_products(chain, tile_step), weighed(text, first)));
   }
-  __device__ Poly join(const Poly &value) const { return poly_multiply(value, slot_step); }
-  __device__ Poly lane_factor() const { return lane; }
-  __device__ Poly warp_factor() const { return warp; }
+  __device__ Poly join(const Poly &value) const { return poly_multiply(value, constants->powers.power(kThreads)); }
+  __device__ Poly lane_factor() const { return constants->powers.power(lane_exponent(threadIdx.x)); }
+  __device__ Poly warp_factor() const { return constants->powers.power(warp_exponent<kThreads>(threadIdx.x)); }
 };
 
 template <int kThreads, uint64_t kSegmentBlocks>

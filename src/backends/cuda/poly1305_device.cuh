@@ -50,18 +50,39 @@ __host__ __device__ __forceinline__ Poly poly_from_block(uint4 block, uint32_t h
            (block.w >> 8) | (high_bit << 24)}};
 }
 
-// a·b mod p. `b` must be carried; `a` may be the sum of two carried values.
-__host__ __device__ __forceinline__ Poly poly_multiply(const Poly &a, const Poly &b) {
+// A product before its reduction: limb i of the sum is d[i], still worth
+// 2^(26 i), in 64 bits. Products of a carried factor and a sum of two carried
+// values stay below 2^58, so four of them and a block can be summed here and
+// reduced once (Poly1305's delayed reduction): the carries of a reduction
+// cost as much as the multiplications.
+struct PolyWide {
+  uint64_t d[5];
+};
+
+// a·b, unreduced. `b` must be carried; `a` may be the sum of two carried
+// values.
+__host__ __device__ __forceinline__ PolyWide poly_products(const Poly &a, const Poly &b) {
   const uint64_t a0 = a.limb[0], a1 = a.limb[1], a2 = a.limb[2], a3 = a.limb[3], a4 = a.limb[4];
   const uint64_t b0 = b.limb[0], b1 = b.limb[1], b2 = b.limb[2], b3 = b.limb[3], b4 = b.limb[4];
   // Limb i of b at limb j of a lands at 2^(26 (i + j)); from i + j = 5 on
   // that is 2^130 * 2^(26 (i + j - 5)) = 5 * 2^(26 (i + j - 5)).
   const uint64_t s1 = b1 * 5, s2 = b2 * 5, s3 = b3 * 5, s4 = b4 * 5;
-  uint64_t d0 = a0 * b0 + a1 * s4 + a2 * s3 + a3 * s2 + a4 * s1;
-  uint64_t d1 = a0 * b1 + a1 * b0 + a2 * s4 + a3 * s3 + a4 * s2;
-  uint64_t d2 = a0 * b2 + a1 * b1 + a2 * b0 + a3 * s4 + a4 * s3;
-  uint64_t d3 = a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0 + a4 * s4;
-  uint64_t d4 = a0 * b4 + a1 * b3 + a2 * b2 + a3 * b1 + a4 * b0;
+  return {{a0 * b0 + a1 * s4 + a2 * s3 + a3 * s2 + a4 * s1, a0 * b1 + a1 * b0 + a2 * s4 + a3 * s3 + a4 * s2,
+           a0 * b2 + a1 * b1 + a2 * b0 + a3 * s4 + a4 * s3, a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0 + a4 * s4,
+           a0 * b4 + a1 * b3 + a2 * b2 + a3 * b1 + a4 * b0}};
+}
+
+__host__ __device__ __forceinline__ PolyWide poly_add(const PolyWide &x, const PolyWide &y) {
+  return {{x.d[0] + y.d[0], x.d[1] + y.d[1], x.d[2] + y.d[2], x.d[3] + y.d[3], x.d[4] + y.d[4]}};
+}
+
+__host__ __device__ __forceinline__ PolyWide poly_add(const PolyWide &x, const Poly &y) {
+  return {{x.d[0] + y.limb[0], x.d[1] + y.limb[1], x.d[2] + y.limb[2], x.d[3] + y.limb[3], x.d[4] + y.limb[4]}};
+}
+
+// Back to carried limbs; every d[i] below 2^60.
+__host__ __device__ __forceinline__ Poly poly_reduce(PolyWide w) {
+  uint64_t d0 = w.d[0], d1 = w.d[1], d2 = w.d[2], d3 = w.d[3], d4 = w.d[4];
   Poly r;
   d1 += d0 >> 26;
   r.limb[0] = static_cast<uint32_t>(d0) & kPolyLimbMask;
@@ -77,6 +98,12 @@ __host__ __device__ __forceinline__ Poly poly_multiply(const Poly &a, const Poly
   r.limb[0] = static_cast<uint32_t>(low) & kPolyLimbMask;
   r.limb[1] += static_cast<uint32_t>(low >> 26);
   return r;
+}
+
+// a·b mod p, carried. `b` must be carried; `a` may be the sum of two carried
+// values.
+__host__ __device__ __forceinline__ Poly poly_multiply(const Poly &a, const Poly &b) {
+  return poly_reduce(poly_products(a, b));
 }
 
 // The 16 key bytes r with the bits RFC 8439 clears ("clamping").

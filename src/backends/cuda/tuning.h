@@ -28,24 +28,32 @@ inline constexpr int kBatchThreads = 128;
 // tail effects without hiding more latency.
 inline constexpr int kMaxCtasPerSm = 8;
 
-// AEAD (aead_kernels.cuh): one CTA per segment of a message, the keystream
-// tiles of the plain kernels (threads x blocks per thread) repeated
-// kTilesPerSegment times. A segment pays a fixed cost at its start (for
-// AES-GCM the GHASH step's 8 KiB of nibble tables, for ChaCha20-Poly1305 the
-// Poly1305 key and its powers on one thread) and at its end (joining a
-// thread's chains and its lane factor: in GF(2^128) about 4000 integer
-// operations per thread), so segments are long enough to hide it:
+// AEAD (aead_kernels.cuh): one CTA per segment of a message, a keystream
+// tile (threads x blocks per thread) repeated kTilesPerSegment times. A
+// segment pays a fixed cost at its start (for AES-GCM the GHASH step's 8 KiB
+// of nibble tables, for ChaCha20-Poly1305 the Poly1305 key and its powers on
+// one thread) and at its end (joining a thread's chains and its lane factor:
+// in GF(2^128) about 4000 integer operations per thread), so segments are
+// long enough to hide it:
 // 256 KiB of AES-GCM, 512 KiB of ChaCha20-Poly1305. Shorter segments spread
 // a message over more SMs and leave less idle in the last wave. Thread
 // counts and blocks per thread must be powers of two.
 inline constexpr int kAeadThreads = 256;
 inline constexpr int kAeadAesTilesPerSegment = 16;
-inline constexpr int kAeadArxTilesPerSegment = 16;
+// ChaCha20-Poly1305 takes one keystream block per thread and tile, not the
+// plain kernel's two: the kernel is bound by latency, and the registers a
+// second block in flight needs cost the SM a third of its warps (measured
+// on the H100, see docs/performance.md).
+inline constexpr int kAeadArxBlocksPerThread = 1;
+inline constexpr int kAeadArxTilesPerSegment = 32;
 // Resident CTAs per SM the compiler must leave registers for: an AES-GCM
 // CTA's 72 KiB of shared memory (T-table and GHASH nibble tables) allow
 // three per SM, so registers must too (at most 80 per thread).
+// ChaCha20-Poly1305: four, 64 registers per thread; the compiler spills 24
+// bytes a thread, and still four CTAs ran 3 % faster than three without a
+// spill (five spill 108 bytes).
 inline constexpr int kAeadAesBlocksPerSm = 3;
-inline constexpr int kAeadArxBlocksPerSm = 2;
+inline constexpr int kAeadArxBlocksPerSm = 4;
 // The finish kernel: one CTA per message, whose threads share the combining
 // of the segments' values before one thread takes the tail and the tag.
 inline constexpr int kAeadFinishThreads = 256;
