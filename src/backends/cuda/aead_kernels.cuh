@@ -12,14 +12,16 @@
 //    run (the first may be short), so segment j's weight is the same power
 //    of K^(V * kSegmentBlocks) in every message (V = authenticator blocks per
 //    keystream block: 1 for AES, 4 for ChaCha20).
-//  - In a segment, thread t takes blocks t, t + kThreads, ... as the tiles
-//    of the plain keystream kernels hand them out: kBlocksPerThread blocks
-//    per tile. Poly1305 (and GHASH on GPUs before sm_80) feeds each slot k
-//    of a tile into its own Horner chain per thread, whose step is the
-//    constant K^(V * kBlocksPerThread * kThreads) (ThreadChains). The
-//    chains step together, one multiplication per block, independent of
-//    each other so their latencies overlap; at the segment's end they are
-//    joined, slot k weighed by K^(V kThreads (kBlocksPerThread - 1 - k)).
+//  - In a segment, thread t takes blocks t, t + kThreads, ... in tiles of
+//    kBlocksPerThread blocks per thread, as the plain keystream kernels do
+//    (AES-GCM with their tile; ChaCha20-Poly1305 with one block per thread,
+//    for registers, see tuning.h). Poly1305 (and GHASH on GPUs before
+//    sm_80) feeds each slot k of a tile into its own Horner chain per
+//    thread, whose step is the constant K^(V * kBlocksPerThread * kThreads)
+//    (ThreadChains). The chains step together, one multiplication per
+//    block, independent of each other so their latencies overlap; at the
+//    segment's end they are joined, slot k weighed by
+//    K^(V kThreads (kBlocksPerThread - 1 - k)).
 //    Poly1305 sums a keystream block's four products (its chain's step and
 //    three powers of r) before reducing once (FoldedChains): a reduction's
 //    carries cost as much as a multiplication.
