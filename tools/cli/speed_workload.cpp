@@ -17,15 +17,20 @@ struct CtxDeleter {
   void operator()(wc_ctx *ctx) const { wc_ctx_free(ctx); }
 };
 
+// A buffer of the host memory `--memory` asks for: pageable, or page-locked
+// where a GPU backend moves it.
+std::shared_ptr<uint8_t> allocate_workload_buffer(const WorkloadSpec &spec) {
+  return spec.pageable ? allocate_pageable_buffer(spec.bytes)
+                       : allocate_host_buffer(spec.bytes, spec.backend != WC_BACKEND_CPU);
+}
+
 // Back-to-back updates on one context, the way `openssl speed -evp` loops
 // EVP_EncryptUpdate. Padding is off: speed is about the cipher, and ECB and
 // CBC then take whole blocks only.
 class HostWorkload final : public Workload {
  public:
   explicit HostWorkload(const WorkloadSpec &spec)
-      : bytes_(spec.bytes),
-        buffer_(spec.pageable ? allocate_pageable_buffer(spec.bytes)
-                              : allocate_host_buffer(spec.bytes, spec.backend != WC_BACKEND_CPU)) {
+      : bytes_(spec.bytes), buffer_(allocate_workload_buffer(spec)) {
     std::vector<uint8_t> key(wc_cipher_key_len(spec.cipher));
     std::vector<uint8_t> iv(wc_cipher_iv_len(spec.cipher));
     check(wc_random_bytes(key.data(), key.size()), "random key");
@@ -63,9 +68,8 @@ class HostAeadWorkload final : public Workload {
  public:
   explicit HostAeadWorkload(const WorkloadSpec &spec)
       : spec_(spec), keying_(make_aead_keying(spec.aead)),
-        buffer_(spec.pageable ? allocate_pageable_buffer(spec.bytes)
-                              : allocate_host_buffer(spec.bytes, spec.backend != WC_BACKEND_CPU)),
-        opened_(spec.direction == WC_DECRYPT ? allocate_pageable_buffer(spec.bytes) : nullptr),
+        buffer_(allocate_workload_buffer(spec)),
+        opened_(spec.direction == WC_DECRYPT ? allocate_workload_buffer(spec) : nullptr),
         options_(library_options(spec.backend, spec.threads, *spec.engine)) {
     fill_random(buffer_.get(), spec.bytes);
     if (spec.direction == WC_DECRYPT) seal();
