@@ -187,12 +187,14 @@ class KeyedGpuAead {
     // Short messages run one per thread; the others are cut into segments.
     std::vector<AeadMessageJob> each_jobs, segment_jobs;
     uint64_t segments = 0;
+    uint64_t longest_each = 0;
     for (size_t i = 0; i < messages.size(); ++i) {
       AeadMessageJob job;
       const wc_status status = prepare_job(&job, messages[i], seal ? nullptr : verified + i);
       if (status != WC_OK) return status;
       if (messages[i].len <= tuning::kAeadEachMaxBytes) {
         each_jobs.push_back(job);
+        longest_each = std::max<uint64_t>(longest_each, messages[i].len);
         continue;
       }
       job.first_segment = segments;
@@ -225,7 +227,7 @@ class KeyedGpuAead {
     AeadLaunch launch;
     if (!each_jobs.empty()) {
       status = describe(each_jobs, scratch, &launch);
-      if (status == WC_OK) status = queue_each(launch, stream);
+      if (status == WC_OK) status = queue_each(launch, longest_each, stream);
     }
     if (!segment_jobs.empty() && status == WC_OK) {
       status = describe(segment_jobs, scratch + each_bytes, &launch);
@@ -260,7 +262,9 @@ class KeyedGpuAead {
     wc_status status = device_status(cudaGetLastError());
     const AeadLaunch launch{jobs, AeadMessageJob{}, static_cast<uint32_t>(batch.count), 0, scratch + jobs_bytes,
                             static_cast<uint32_t>(tag_len), seal};
-    if (status == WC_OK) status = each ? queue_each(launch, stream) : queue_kernels(launch, segments, true, stream);
+    if (status == WC_OK) {
+      status = each ? queue_each(launch, batch.len, stream) : queue_kernels(launch, segments, true, stream);
+    }
     if (cudaFreeAsync(scratch, stream) != cudaSuccess && status == WC_OK) status = WC_ERR_DEVICE;
     return status;
   }
@@ -296,35 +300,58 @@ class KeyedGpuAead {
   }
 
  private:
-  // The per-thread kernel over every message of `launch`, on a grid no
-  // larger than the device holds at once: each CTA loads its tables once.
-  wc_status queue_each(const AeadLaunch &launch, cudaStream_t stream) const {
+  // The two passes over every message of `launch` (all of them short, the
+  // longest `longest` bytes), on grids no larger than the device holds at
+  // once: each CTA loads its tables once.
+  wc_status queue_each(AeadLaunch launch, uint64_t longest, cudaStream_t stream) const {
     const DeviceContext *context = current_device_context();
     if (context == nullptr) return WC_ERR_NO_DEVICE;
-    const uint64_t wanted = (uint64_t{launch.message_count} + kEachThreads - 1) / kEachThreads;
+    launch.each_items = static_cast<uint32_t>(
+        std::max<uint64_t>(1, (longest + tuning::kAeadEachItemBytes - 1) / tuning::kAeadEachItemBytes));
     if (aead_.kind == AeadKind::chacha20_poly1305) {
-      const unsigned grid = grid_for(wanted, *context, tuning::kMaxCtasPerSm);
-      aead_each_kernel<ChaChaPolyEach, kEachThreads><<<grid, kEachThreads, 0, stream>>>(ChaChaPolyKey{arx_}, launch);
-      return device_status(cudaGetLastError());
+      return queue_passes<ChaChaPolyEach, tuning::kAeadArxBlocksPerSm>(*context, ChaChaPolyKey{arx_}, launch,
+                                                                       stream);
     }
-    const unsigned grid = grid_for(wanted, *context, tuning::kAeadAesBlocksPerSm);
     switch (gcm_->keys.rounds) {
-      case 10: return queue_gcm_each<10>(*context, launch, grid, stream);
-      case 12: return queue_gcm_each<12>(*context, launch, grid, stream);
-      case 14: return queue_gcm_each<14>(*context, launch, grid, stream);
+      case 10: return queue_gcm_each<10>(*context, launch, stream);
+      case 12: return queue_gcm_each<12>(*context, launch, stream);
+      case 14: return queue_gcm_each<14>(*context, launch, stream);
     }
     return WC_ERR_INVALID_ARGUMENT;
   }
 
   template <int kRounds>
-  wc_status queue_gcm_each(const DeviceContext &context, const AeadLaunch &launch, unsigned grid,
-                           cudaStream_t stream) const {
-    const auto kernel = aead_each_kernel<GcmEach<kRounds>, kEachThreads>;
-    const wc_status allowed = allow_dynamic_shared(kernel, GcmEach<kRounds>::kTableBytes);
-    if (allowed != WC_OK) return allowed;
+  wc_status queue_gcm_each(const DeviceContext &context, const AeadLaunch &launch, cudaStream_t stream) const {
     const GcmEachKey<kRounds> key{{gcm_->keys, 0, 0, context.tables}, gcm_->h_columns};
-    kernel<<<grid, kEachThreads, GcmEach<kRounds>::kTableBytes, stream>>>(key, launch);
-    return device_status(cudaGetLastError());
+    return queue_passes<GcmEach<kRounds>, tuning::kAeadAesBlocksPerSm>(context, key, launch, stream);
+  }
+
+  // Sealing: keystream, then tags. Opening: tags and verdicts first, which
+  // the keystream pass reads to release only authentic plaintext.
+  template <class Scheme, int kBlocksPerSm>
+  wc_status queue_passes(const DeviceContext &context, const typename Scheme::Key &key, const AeadLaunch &launch,
+                         cudaStream_t stream) const {
+    const auto keystream = aead_each_keystream_kernel<Scheme, kEachThreads, kBlocksPerSm>;
+    const auto tag = aead_each_tag_kernel<Scheme, kEachThreads, kBlocksPerSm>;
+    for (const auto kernel : {keystream, tag}) {
+      const wc_status allowed = allow_dynamic_shared(kernel, Scheme::kTableBytes);
+      if (allowed != WC_OK) return allowed;
+    }
+    const uint64_t messages_per_turn = kEachThreads / launch.each_items;
+    const unsigned keystream_grid =
+        grid_for((launch.message_count + messages_per_turn - 1) / messages_per_turn, context, kBlocksPerSm);
+    const unsigned tag_grid =
+        grid_for((uint64_t{launch.message_count} + kEachThreads - 1) / kEachThreads, context, kBlocksPerSm);
+    for (const bool keystream_pass : {launch.seal, !launch.seal}) {
+      if (keystream_pass) {
+        keystream<<<keystream_grid, kEachThreads, Scheme::kTableBytes, stream>>>(key, launch);
+      } else {
+        tag<<<tag_grid, kEachThreads, Scheme::kTableBytes, stream>>>(key, launch);
+      }
+      const wc_status status = device_status(cudaGetLastError());
+      if (status != WC_OK) return status;
+    }
+    return WC_OK;
   }
 
   static unsigned grid_for(uint64_t wanted, const DeviceContext &context, int ctas_per_sm) {

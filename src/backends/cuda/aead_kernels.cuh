@@ -50,6 +50,7 @@
 #include "backends/cuda/keystream_kernels.cuh"
 #include "backends/cuda/memory.cuh"
 #include "backends/cuda/poly1305_device.cuh"
+#include "backends/cuda/tuning.h"
 
 namespace warpcrypt::cuda {
 
@@ -85,6 +86,9 @@ struct AeadLaunch {
   void *segment_values;  // one authenticator element per segment
   uint32_t tag_len;
   bool seal;
+  // Short messages' keystream pass: items of tuning::kAeadEachItemBytes per
+  // message, enough for the launch's longest (at most the CTA's threads).
+  uint32_t each_items = 0;
 
   __device__ const AeadMessageJob &message(uint32_t index) const {
     return messages != nullptr ? messages[index] : single;
@@ -773,13 +777,23 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 
-// ---- Small messages: one thread each --------------------------------------
+// ---- Short messages: a keystream pass and a tag pass ----------------------
 
 // A batch of short messages (packets, tensor shards) would leave a segment
-// per message almost empty and pay a CTA's set-up for each. Instead every
-// thread seals or opens whole messages on its own, keystream and
-// authenticator in one serial pass, while the CTA's tables are loaded once
-// and serve every message the grid-stride loop hands the CTA.
+// per message almost empty and pay a CTA's set-up for each. It runs in two
+// passes instead, each CTA loading its tables once for all the messages a
+// grid-stride loop hands it (messages are whole here: `base` is 0):
+//  - the keystream pass cuts every message into items of
+//    tuning::kAeadEachItemBytes, one per thread, consecutive threads on
+//    consecutive items, as the plain keystream kernels run;
+//  - the tag pass gives every message to one thread, which hashes its
+//    ciphertext serially and writes the tag or, opening, the verdict.
+// Sealing runs the keystream pass first. Opening runs the tag pass first,
+// and the keystream pass then writes zeros in place of every message that
+// failed, so no unauthenticated plaintext is ever written. (One thread
+// doing both for its message needed a ChaCha20 block's and Poly1305's
+// registers at once, 124 a thread, and left most of the SM idle; see
+// docs/performance.md.)
 
 template <int kRounds>
 struct GcmEachKey {
@@ -806,8 +820,9 @@ struct GcmEach {
     for (int i = threadIdx.x; i < kGf128TableWords; i += blockDim.x) shared[kHashTableAt + i] = gf_table_word(k.h, i);
     key->cipher.prepare(state, shared);
   }
+  __device__ void begin_keystream(const AeadMessageJob &message) { counter = GcmCounter(message.nonce); }
   __device__ Gf128 begin(const AeadMessageJob &message) {
-    counter = GcmCounter(message.nonce);
+    begin_keystream(message);
     return GhashField::load(message.initial);
   }
   __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
@@ -833,8 +848,11 @@ struct ChaChaPolyEach {
   uint4 s{};
 
   __device__ ChaChaPolyEach(const Key &k, uint32_t *) : key(&k) {}
-  __device__ Poly begin(const AeadMessageJob &message) {
+  __device__ void begin_keystream(const AeadMessageJob &message) {
     message_key = chacha_message_key(key->arx, message.nonce, 1);
+  }
+  // The tag pass needs no keystream but block 0, the Poly1305 key.
+  __device__ Poly begin(const AeadMessageJob &message) {
     poly1305_key(key->arx, message.nonce, &r, &s);
     return Poly1305Field::load(message.initial);
   }
@@ -844,19 +862,95 @@ struct ChaChaPolyEach {
   __device__ uint4 tag(const Poly &hash) const { return poly_tag(hash, s); }
 };
 
-template <class Scheme, int kThreads>
-__global__ void __launch_bounds__(kThreads)
-    aead_each_kernel(const __grid_constant__ typename Scheme::Key key, const __grid_constant__ AeadLaunch launch) {
+// The messages of a CTA's turn in the keystream pass: launch.each_items
+// items each, as many messages as fill the CTA's threads.
+template <int kThreads>
+struct EachItemSlot {
+  uint32_t messages_per_turn;
+  uint32_t message;  // this thread's among them; messages_per_turn if none
+  uint32_t item;
+
+  __device__ explicit EachItemSlot(uint32_t items)
+      : messages_per_turn(kThreads / items), message(threadIdx.x / items), item(threadIdx.x % items) {}
+};
+
+template <class Scheme, int kThreads, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
+    aead_each_keystream_kernel(const __grid_constant__ typename Scheme::Key key,
+                               const __grid_constant__ AeadLaunch launch) {
+  constexpr uint64_t kBytes = Scheme::kBlockBytes;
+  constexpr int kBlocks = tuning::kAeadEachItemBytes / kBytes;
+  constexpr int kVectors = kBytes / 16;
+  extern __shared__ uint32_t shared[];
+  Scheme scheme(key, shared);
+  const EachItemSlot<kThreads> slot(launch.each_items);
+  if (slot.message >= slot.messages_per_turn) return;  // the CTA's last few threads, when items do not divide it
+  const uint64_t at = uint64_t{slot.item} * tuning::kAeadEachItemBytes;
+  for (uint64_t index = uint64_t{blockIdx.x} * slot.messages_per_turn + slot.message; index < launch.message_count;
+       index += uint64_t{gridDim.x} * slot.messages_per_turn) {
+    const AeadMessageJob &message = launch.message(static_cast<uint32_t>(index));
+    if (at >= message.len) continue;
+    scheme.begin_keystream(message);
+    // Opening: the tag pass has run, and a message that failed gets zeros.
+    const bool release = launch.seal || *message.verified == 1;
+    if (message.len - at >= tuning::kAeadEachItemBytes) {  // a whole item
+#pragma unroll
+      for (int b = 0; b < kBlocks; ++b) {
+        uint32_t keystream[kBytes / 4];
+        scheme.keystream(at / kBytes + b, keystream);
+#pragma unroll
+        for (int v = 0; v < kVectors; ++v) {
+          const uint64_t offset = at + b * kBytes + 16 * v;
+          const uint4 data = load_block(message.in + offset, message.aligned);
+          const uint32_t *k = keystream + 4 * v;
+          const uint4 result = release ? data ^ make_uint4(k[0], k[1], k[2], k[3]) : make_uint4(0, 0, 0, 0);
+          store_block(message.out + offset, result, message.aligned);
+        }
+      }
+      continue;
+    }
+    // The message's last, short item, a byte at a time.
+    for (uint64_t offset = at; offset < message.len; offset += kBytes) {
+      uint32_t keystream[kBytes / 4];
+      scheme.keystream(offset / kBytes, keystream);
+      const uint32_t count = static_cast<uint32_t>(min(message.len - offset, kBytes));
+      for (uint32_t i = 0; i < count; ++i) {
+        const uint8_t plain = message.in[offset + i] ^ byte_of(keystream, static_cast<int>(i));
+        message.out[offset + i] = release ? plain : 0;
+      }
+    }
+  }
+}
+
+// `len` bytes of text absorbed into `state`, 16 at a time, the last block
+// zero-padded as both constructions hash it (Horner's rule).
+template <class Scheme, class Element>
+__device__ Element hash_text_serially(Scheme &scheme, const uint8_t *text, uint64_t len, bool aligned,
+                                      Element state) {
+  using Field = typename Scheme::Field;
+  uint64_t at = 0;
+  for (; len - at >= 16; at += 16) {
+    state = scheme.times_key(Field::add(state, Field::from_block(load_block(text + at, aligned))));
+  }
+  if (at == len) return state;
+  uint8_t last[16] = {};
+  for (uint64_t i = at; i < len; ++i) last[i - at] = text[i];
+  return scheme.times_key(Field::add(state, Field::from_block(load_block(last, false))));
+}
+
+template <class Scheme, int kThreads, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
+    aead_each_tag_kernel(const __grid_constant__ typename Scheme::Key key, const __grid_constant__ AeadLaunch launch) {
   extern __shared__ uint32_t shared[];
   Scheme scheme(key, shared);
   for (uint64_t index = uint64_t{blockIdx.x} * kThreads + threadIdx.x; index < launch.message_count;
        index += uint64_t{gridDim.x} * kThreads) {
     const AeadMessageJob &message = launch.message(static_cast<uint32_t>(index));
-    auto state = scheme.begin(message);
-    state = hash_blocks_serially(scheme, message, launch.seal, 0, state);
-    if (!finish_tag(scheme, message, launch, state)) {
-      for (uint64_t i = 0; i < message.len; ++i) message.out[i] = 0;
-    }
+    // The ciphertext: the keystream pass's output when sealing, the input
+    // when opening.
+    const uint8_t *ciphertext = launch.seal ? message.out : message.in;
+    const auto state = hash_text_serially(scheme, ciphertext, message.len, message.aligned, scheme.begin(message));
+    finish_tag(scheme, message, launch, state);
   }
 }
 

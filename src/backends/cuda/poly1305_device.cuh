@@ -63,10 +63,13 @@ struct PolyWide {
 // values.
 __host__ __device__ __forceinline__ PolyWide poly_products(const Poly &a, const Poly &b) {
   const uint64_t a0 = a.limb[0], a1 = a.limb[1], a2 = a.limb[2], a3 = a.limb[3], a4 = a.limb[4];
-  const uint64_t b0 = b.limb[0], b1 = b.limb[1], b2 = b.limb[2], b3 = b.limb[3], b4 = b.limb[4];
+  const uint32_t b0 = b.limb[0], b1 = b.limb[1], b2 = b.limb[2], b3 = b.limb[3], b4 = b.limb[4];
   // Limb i of b at limb j of a lands at 2^(26 (i + j)); from i + j = 5 on
-  // that is 2^130 * 2^(26 (i + j - 5)) = 5 * 2^(26 (i + j - 5)).
-  const uint64_t s1 = b1 * 5, s2 = b2 * 5, s3 = b3 * 5, s4 = b4 * 5;
+  // that is 2^130 * 2^(26 (i + j - 5)) = 5 * 2^(26 (i + j - 5)). Five times
+  // a carried limb still fits 32 bits; kept there, every product is one
+  // 32 x 32 -> 64-bit multiply (as 64-bit values the compiler cannot see
+  // that their high words are zero and multiplies those too).
+  const uint32_t s1 = b1 * 5, s2 = b2 * 5, s3 = b3 * 5, s4 = b4 * 5;
   return {{a0 * b0 + a1 * s4 + a2 * s3 + a3 * s2 + a4 * s1, a0 * b1 + a1 * b0 + a2 * s4 + a3 * s3 + a4 * s2,
            a0 * b2 + a1 * b1 + a2 * b0 + a3 * s4 + a4 * s3, a0 * b3 + a1 * b2 + a2 * b1 + a3 * b0 + a4 * s4,
            a0 * b4 + a1 * b3 + a2 * b2 + a3 * b1 + a4 * b0}};

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace warpcrypt::cuda::tuning {
 
@@ -57,11 +58,16 @@ inline constexpr int kAeadArxBlocksPerSm = 4;
 // The finish kernel: one CTA per message, whose threads share the combining
 // of the segments' values before one thread takes the tail and the tag.
 inline constexpr int kAeadFinishThreads = 256;
-// Messages up to 16 KiB (a sixteenth of an AES-GCM segment) run one per
-// thread instead (aead_each_kernel), 256 threads per CTA: a segment each
-// would leave its CTA almost idle and pay its set-up per message.
+// Messages up to 16 KiB (a sixteenth of an AES-GCM segment) run in two
+// passes instead, 256 threads per CTA: a segment each would leave its CTA
+// almost idle and pay its set-up per message. The keystream pass gives each
+// thread 64 bytes of a message (one ChaCha20 block, four AES blocks as the
+// CTR kernel's tile), so a CTA holds a whole message of the longest kind;
+// the tag pass gives each thread a message.
 inline constexpr size_t kAeadEachMaxBytes = 16 * 1024;
 inline constexpr int kAeadEachThreads = 256;
+inline constexpr uint64_t kAeadEachItemBytes = 64;
+static_assert(kAeadEachMaxBytes / kAeadEachItemBytes <= kAeadEachThreads, "a CTA's turn holds a whole message");
 // AEAD on host memory: four lanes (streams with pinned and device buffers)
 // of 8 MiB, a whole number of segments of either AEAD plus room for the
 // tail, tag and verdict. Measured on the H100 from pinned memory (see
