@@ -237,14 +237,26 @@ class KeyedGpuAead {
     return status;
   }
 
-  // Queues a strided batch (checked, device memory, the device current):
-  // its descriptors written on the device, then the kernels as for a list.
+  // Queues a strided batch (checked, device memory, the device current).
+  // Short messages' passes compute each message's job from the layout; the
+  // segments of long ones need descriptors to find their message, written
+  // on the device.
   wc_status queue_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
                           cudaStream_t stream) const {
     const DeviceContext *context = current_device_context();
     if (context == nullptr) return WC_ERR_NO_DEVICE;
     const bool each = batch.len <= tuning::kAeadEachMaxBytes;
     const uint64_t per_message = each ? 0 : segment_count(batch.len);
+    const StridedBatch strided{batch.in,     batch.out,          batch.len,  batch.stride,
+                               batch.nonces, batch.nonce_stride, batch.tags, batch.tag_stride,
+                               verified,     batch.count,        per_message,
+                               aead_.kind == AeadKind::gcm};
+    AeadLaunch launch{nullptr, AeadMessageJob{}, static_cast<uint32_t>(batch.count), 0, nullptr,
+                      static_cast<uint32_t>(tag_len), seal};
+    if (each) {
+      launch.strided = strided;
+      return queue_each(launch, batch.len, stream);
+    }
     const uint64_t segments = per_message * batch.count;
     const size_t jobs_bytes = batch.count * sizeof(AeadMessageJob);
     uint8_t *scratch = nullptr;
@@ -252,19 +264,13 @@ class KeyedGpuAead {
       return device_status(cudaErrorMemoryAllocation);
     }
     auto *jobs = reinterpret_cast<AeadMessageJob *>(scratch);
-    const StridedBatch described{batch.in,     batch.out,          batch.len,  batch.stride,
-                                 batch.nonces, batch.nonce_stride, batch.tags, batch.tag_stride,
-                                 verified,     batch.count,        per_message,
-                                 aead_.kind == AeadKind::gcm};
     const unsigned grid =
         grid_for((batch.count + kDescribeThreads - 1) / kDescribeThreads, *context, tuning::kMaxCtasPerSm);
-    describe_strided_kernel<<<grid, kDescribeThreads, 0, stream>>>(described, jobs);
+    describe_strided_kernel<<<grid, kDescribeThreads, 0, stream>>>(strided, jobs);
     wc_status status = device_status(cudaGetLastError());
-    const AeadLaunch launch{jobs, AeadMessageJob{}, static_cast<uint32_t>(batch.count), 0, scratch + jobs_bytes,
-                            static_cast<uint32_t>(tag_len), seal};
-    if (status == WC_OK) {
-      status = each ? queue_each(launch, batch.len, stream) : queue_kernels(launch, segments, true, stream);
-    }
+    launch.messages = jobs;
+    launch.segment_values = scratch + jobs_bytes;
+    if (status == WC_OK) status = queue_kernels(launch, segments, true, stream);
     if (cudaFreeAsync(scratch, stream) != cudaSuccess && status == WC_OK) status = WC_ERR_DEVICE;
     return status;
   }

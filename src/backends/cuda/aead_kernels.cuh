@@ -74,9 +74,50 @@ struct AeadMessageJob {
   bool aligned;         // in and out are 16-byte aligned
 };
 
+// A strided batch (wc_aead_strided): equal-length messages, nonces and tags
+// at fixed strides, so that any thread can compute any message's job and
+// the host does nothing per message. No associated data, so the
+// authenticator starts at zero.
+struct StridedBatch {
+  const uint8_t *in;
+  uint8_t *out;
+  uint64_t len;
+  uint64_t stride;
+  const uint8_t *nonces;
+  uint64_t nonce_stride;
+  uint8_t *tags;
+  uint64_t tag_stride;
+  int32_t *verified;  // opening: one verdict per message; null when sealing
+  uint64_t count;
+  uint64_t segments_per_message;  // the bulk kernel's; 0 for short messages
+  bool gcm;                       // GCM's J0 (big-endian words, counter 1), else ChaCha20's nonce words
+
+  __device__ AeadMessageJob message(uint64_t i) const {
+    AeadMessageJob job{};
+    job.in = in + i * stride;
+    job.out = out + i * stride;
+    job.tag = tags + i * tag_stride;
+    job.verified = verified != nullptr ? verified + i : nullptr;
+    job.len = len;
+    job.first_segment = i * segments_per_message;
+    // Nonces may sit at any byte: read them a byte at a time.
+    const uint8_t *nonce = nonces + i * nonce_stride;
+    for (int w = 0; w < 3; ++w) {
+      const uint8_t *b = nonce + 4 * w;
+      job.nonce[w] = gcm ? uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3]
+                         : uint32_t{b[3]} << 24 | uint32_t{b[2]} << 16 | uint32_t{b[1]} << 8 | b[0];
+    }
+    job.nonce[3] = gcm ? 1 : 0;
+    job.aligned = reinterpret_cast<uintptr_t>(job.in) % 16 == 0 && reinterpret_cast<uintptr_t>(job.out) % 16 == 0;
+    return job;
+  }
+};
+
 struct AeadLaunch {
   // A batch's messages in device memory, or null for one message, which
-  // then travels in `single` and needs no upload before the launch.
+  // then travels in `single` and needs no upload before the launch, or for
+  // a strided batch of short messages, whose jobs are computed from
+  // `strided`.
   const AeadMessageJob *messages;
   AeadMessageJob single;
   uint32_t message_count;
@@ -89,9 +130,11 @@ struct AeadLaunch {
   // Short messages' keystream pass: items of tuning::kAeadEachItemBytes per
   // message, enough for the launch's longest (at most the CTA's threads).
   uint32_t each_items = 0;
+  StridedBatch strided{};  // count 0 unless the launch is a strided batch of short messages
 
-  __device__ const AeadMessageJob &message(uint32_t index) const {
-    return messages != nullptr ? messages[index] : single;
+  __device__ AeadMessageJob message(uint32_t index) const {
+    if (messages != nullptr) return messages[index];
+    return strided.count != 0 ? strided.message(index) : single;
   }
 };
 
@@ -623,7 +666,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   extern __shared__ uint32_t shared[];
 
   const uint64_t segment = launch.segment_offset + blockIdx.x;
-  const AeadMessageJob &message = launch.message(message_of_segment(launch, segment));
+  const AeadMessageJob message = launch.message(message_of_segment(launch, segment));
   Scheme scheme(key, message, shared);
   const int64_t bulk = static_cast<int64_t>(aead_bulk_blocks(message.len, kBytes));
   const int64_t segments = (bulk + kSegmentBlocks - 1) / kSegmentBlocks;
@@ -745,7 +788,7 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ uint32_t shared[];
   __shared__ bool authentic;
 
-  const AeadMessageJob &message = launch.message(blockIdx.x);
+  const AeadMessageJob message = launch.message(blockIdx.x);
   Scheme scheme(key, message, shared);
   const uint64_t bulk = aead_bulk_blocks(message.len, kBytes);
   const uint64_t segments = (bulk + kSegmentBlocks - 1) / kSegmentBlocks;
@@ -888,23 +931,26 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   const uint64_t at = uint64_t{slot.item} * tuning::kAeadEachItemBytes;
   for (uint64_t index = uint64_t{blockIdx.x} * slot.messages_per_turn + slot.message; index < launch.message_count;
        index += uint64_t{gridDim.x} * slot.messages_per_turn) {
-    const AeadMessageJob &message = launch.message(static_cast<uint32_t>(index));
+    const AeadMessageJob message = launch.message(static_cast<uint32_t>(index));
     if (at >= message.len) continue;
     scheme.begin_keystream(message);
     // Opening: the tag pass has run, and a message that failed gets zeros.
     const bool release = launch.seal || *message.verified == 1;
     if (message.len - at >= tuning::kAeadEachItemBytes) {  // a whole item
+      const uint8_t *in = message.in + at;
+      uint8_t *out = message.out + at;
+      const uint32_t keep = release ? ~0u : 0;
 #pragma unroll
       for (int b = 0; b < kBlocks; ++b) {
         uint32_t keystream[kBytes / 4];
         scheme.keystream(at / kBytes + b, keystream);
 #pragma unroll
         for (int v = 0; v < kVectors; ++v) {
-          const uint64_t offset = at + b * kBytes + 16 * v;
-          const uint4 data = load_block(message.in + offset, message.aligned);
+          const uint4 data = load_block(in + b * kBytes + 16 * v, message.aligned);
           const uint32_t *k = keystream + 4 * v;
-          const uint4 result = release ? data ^ make_uint4(k[0], k[1], k[2], k[3]) : make_uint4(0, 0, 0, 0);
-          store_block(message.out + offset, result, message.aligned);
+          const uint4 result = make_uint4((data.x ^ k[0]) & keep, (data.y ^ k[1]) & keep, (data.z ^ k[2]) & keep,
+                                          (data.w ^ k[3]) & keep);
+          store_block(out + b * kBytes + 16 * v, result, message.aligned);
         }
       }
       continue;
@@ -945,7 +991,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   Scheme scheme(key, shared);
   for (uint64_t index = uint64_t{blockIdx.x} * kThreads + threadIdx.x; index < launch.message_count;
        index += uint64_t{gridDim.x} * kThreads) {
-    const AeadMessageJob &message = launch.message(static_cast<uint32_t>(index));
+    const AeadMessageJob message = launch.message(static_cast<uint32_t>(index));
     // The ciphertext: the keystream pass's output when sealing, the input
     // when opening.
     const uint8_t *ciphertext = launch.seal ? message.out : message.in;
@@ -954,45 +1000,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   }
 }
 
-// A strided batch (wc_aead_strided) as the kernels above take messages:
-// the descriptor of every message written on the device, so that the host
-// does nothing per message. No associated data, so the authenticator starts
-// at zero.
-struct StridedBatch {
-  const uint8_t *in;
-  uint8_t *out;
-  uint64_t len;
-  uint64_t stride;
-  const uint8_t *nonces;
-  uint64_t nonce_stride;
-  uint8_t *tags;
-  uint64_t tag_stride;
-  int32_t *verified;  // opening: one verdict per message; null when sealing
-  uint64_t count;
-  uint64_t segments_per_message;  // the bulk kernel's; 0 for the per-thread kernel
-  bool gcm;                       // GCM's J0 (big-endian words, counter 1), else ChaCha20's nonce words
-};
-
+// A strided batch's descriptors, written on the device for the kernels of
+// long messages, which find a segment's message among them.
 __global__ void describe_strided_kernel(const __grid_constant__ StridedBatch batch, AeadMessageJob *jobs) {
   for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < batch.count;
        i += uint64_t{gridDim.x} * blockDim.x) {
-    AeadMessageJob job{};
-    job.in = batch.in + i * batch.stride;
-    job.out = batch.out + i * batch.stride;
-    job.tag = batch.tags + i * batch.tag_stride;
-    job.verified = batch.verified != nullptr ? batch.verified + i : nullptr;
-    job.len = batch.len;
-    job.first_segment = i * batch.segments_per_message;
-    // Nonces may sit at any byte: read them a byte at a time.
-    const uint8_t *nonce = batch.nonces + i * batch.nonce_stride;
-    for (int w = 0; w < 3; ++w) {
-      const uint8_t *b = nonce + 4 * w;
-      job.nonce[w] = batch.gcm ? uint32_t{b[0]} << 24 | uint32_t{b[1]} << 16 | uint32_t{b[2]} << 8 | b[3]
-                               : uint32_t{b[3]} << 24 | uint32_t{b[2]} << 16 | uint32_t{b[1]} << 8 | b[0];
-    }
-    job.nonce[3] = batch.gcm ? 1 : 0;
-    job.aligned = reinterpret_cast<uintptr_t>(job.in) % 16 == 0 && reinterpret_cast<uintptr_t>(job.out) % 16 == 0;
-    jobs[i] = job;
+    jobs[i] = batch.message(i);
   }
 }
 
