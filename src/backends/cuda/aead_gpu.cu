@@ -184,7 +184,8 @@ class KeyedGpuAead {
     if (messages.size() > static_cast<size_t>(INT32_MAX)) return WC_ERR_INVALID_ARGUMENT;
     if (current_device_context() == nullptr) return WC_ERR_NO_DEVICE;
 
-    // Short messages run one per thread; the others are cut into segments.
+    // Short messages take the two passes of queue_each; the others are cut
+    // into segments.
     std::vector<AeadMessageJob> each_jobs, segment_jobs;
     uint64_t segments = 0;
     uint64_t longest_each = 0;

@@ -3,7 +3,8 @@
 // multiply, by what varies: two varying factors by integer multiplies with
 // holes; a constant through its precomputed columns (conditional XORs, no
 // memory lookups); a constant through nibble tables in shared memory (the
-// per-thread kernels); and, for the bulk kernel's product per block, which
+// tag pass of short messages, and the bulk kernel before sm_80); and, for
+// the bulk kernel's product per block, which
 // its speed rests on, a constant as a bit matrix on the binary tensor
 // cores, a warp at a time. None of them takes a time that depends on the
 // data or the key.
