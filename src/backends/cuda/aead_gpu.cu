@@ -27,7 +27,7 @@ namespace warpcrypt::cuda {
 namespace {
 
 constexpr int kThreads = tuning::kAeadThreads;
-constexpr int kFinishThreads = tuning::kAeadFinishThreads;
+constexpr int kGcmFinishThreads = tuning::kAeadAesFinishThreads;
 constexpr int kEachThreads = tuning::kAeadEachThreads;
 constexpr int kDescribeThreads = 256;  // the strided batch's descriptors: a load and a store each
 constexpr int kAesBlocksPerThread = tuning::kAesBlocksPerThread;
@@ -128,7 +128,7 @@ struct GcmConstants {
   GcmThreadSteps thread_steps;  // and on those without
   Ladder<GhashField, kThreads> thread_ladder;
   Gf128Columns finish_stride;
-  Ladder<GhashField, kFinishThreads> finish_ladder;
+  Ladder<GhashField, kGcmFinishThreads> finish_ladder;
 };
 
 class KeyedGpuAead {
@@ -170,8 +170,8 @@ class KeyedGpuAead {
     c.thread_steps.slot_step = gf_columns(gf_power(c.h, kThreads));
     c.thread_ladder = gf_ladder<kThreads>(c.h);
     const Gf128 segment_weight = gf_power(c.h, kGcmSegmentBlocks);
-    c.finish_stride = gf_columns(gf_power(segment_weight, kFinishThreads));
-    c.finish_ladder = gf_ladder<kFinishThreads>(segment_weight);
+    c.finish_stride = gf_columns(gf_power(segment_weight, kGcmFinishThreads));
+    c.finish_ladder = gf_ladder<kGcmFinishThreads>(segment_weight);
     return WC_OK;
   }
 
@@ -426,7 +426,7 @@ class KeyedGpuAead {
   wc_status launch_gcm_rounds(const DeviceContext &context, const AeadLaunch &launch, uint64_t segments, bool finish,
                               cudaStream_t stream) const {
     const GcmConstants &c = *gcm_;
-    using Finish = GcmFinish<kRounds, kFinishThreads>;
+    using Finish = GcmFinish<kRounds, kGcmFinishThreads>;
     const typename Finish::Key finish_key{{c.keys, 0, 0, context.tables}, c.h, c.finish_stride, c.finish_ladder};
     const AesCtrGenerator<TTableAes, kRounds> cipher{c.keys, 0, 0, context.tables};
     if (context.binary_tensor_cores && tensor_ghash_) {
@@ -443,7 +443,7 @@ class KeyedGpuAead {
 
   wc_status launch_chacha(const AeadLaunch &launch, uint64_t segments, bool finish, cudaStream_t stream) const {
     using Bulk = ChaChaPolyBulk<kThreads, kChaChaBlocksPerThread>;
-    using Finish = ChaChaPolyFinish<kFinishThreads, kChaChaSegmentBlocks>;
+    using Finish = ChaChaPolyFinish<tuning::kAeadArxFinishThreads, kChaChaSegmentBlocks>;
     const ChaChaPolyKey chacha_key{arx_};
     return launch_pair<Bulk, Finish, kChaChaBlocksPerThread, tuning::kAeadArxTilesPerSegment,
                        tuning::kAeadArxBlocksPerSm>(chacha_key, chacha_key, launch, segments, finish, stream);
@@ -464,11 +464,11 @@ class KeyedGpuAead {
       if (launched != WC_OK) return launched;
     }
     if (!finish) return WC_OK;
-    const auto finish_kernel = aead_finish_kernel<Finish, kFinishThreads, kSegmentBlocks>;
-    const size_t shared = Finish::kTableBytes + kFinishThreads / 32 * sizeof(Element);
+    const auto finish_kernel = aead_finish_kernel<Finish, Finish::kCtaThreads, kSegmentBlocks>;
+    const size_t shared = Finish::kTableBytes + Finish::kCtaThreads / 32 * sizeof(Element);
     const wc_status allowed = allow_dynamic_shared(finish_kernel, shared);
     if (allowed != WC_OK) return allowed;
-    finish_kernel<<<launch.message_count, kFinishThreads, shared, stream>>>(finish_key, launch);
+    finish_kernel<<<launch.message_count, Finish::kCtaThreads, shared, stream>>>(finish_key, launch);
     return device_status(cudaGetLastError());
   }
 

@@ -430,6 +430,7 @@ struct GcmFinishKey {
 
 template <int kRounds, int kThreads>
 struct GcmFinish {
+  static constexpr int kCtaThreads = kThreads;  // the finish kernel's CTA
   static constexpr int kBlockBytes = 16;
   static constexpr size_t kTableBytes = ReferenceAes::shared_bytes(false);
   using Field = GhashField;
@@ -596,6 +597,7 @@ struct ChaChaPolyBulk {
 template <int kThreads, uint64_t kSegmentBlocks>
 struct ChaChaPolyFinish {
   static_assert((kSegmentBlocks & (kSegmentBlocks - 1)) == 0, "N comes from squarings alone");
+  static constexpr int kCtaThreads = kThreads;  // the finish kernel's CTA
   static constexpr int kBlockBytes = 64;
   using Powers = PolyPowers<kThreads>;  // of N = r^(4 kSegmentBlocks)
   static constexpr size_t kTableBytes = sizeof(Powers);

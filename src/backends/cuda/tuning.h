@@ -57,7 +57,16 @@ inline constexpr int kAeadAesBlocksPerSm = 3;
 inline constexpr int kAeadArxBlocksPerSm = 4;
 // The finish kernel: one CTA per message, whose threads share the combining
 // of the segments' values before one thread takes the tail and the tag.
-inline constexpr int kAeadFinishThreads = 256;
+// Wider CTAs combine a long message's segments in fewer steps; narrower ones
+// let an SM hold more of them, which a batch of one-segment messages needs
+// (its finish is one thread's work, 128 registers). Measured on the H100
+// (docs/performance.md): AES-GCM keeps 256 threads, as one 1 GiB message's
+// 4096 segments take 48 us to finish with them and 88 us with 64;
+// ChaCha20-Poly1305 takes 64, so that 16,384 of age's 64 KiB chunks finish
+// in 0.34 ms instead of 0.83, for 8 us more on a 1 GiB message (31 against
+// 23).
+inline constexpr int kAeadAesFinishThreads = 256;
+inline constexpr int kAeadArxFinishThreads = 64;
 // Messages up to 16 KiB (a sixteenth of an AES-GCM segment) run in two
 // passes instead, 256 threads per CTA: a segment each would leave its CTA
 // almost idle and pay its set-up per message. The keystream pass gives each
