@@ -103,8 +103,10 @@ WC_API wc_status wc_cuda_versions(int *runtime, int *driver);
  *
  * Opening writes 1 (authentic) or 0 to verified[i] (device-accessible
  * memory) when the stream reaches that point; a message that fails has its
- * whole output zeroed by then. The plaintext is written before the tag is
- * known, so nothing may read `out` before the stream has passed the call.
+ * whole output zeroed by then. Messages of up to 16 KiB are checked before
+ * any plaintext is written, and one that fails receives zeros only; a
+ * longer message's plaintext is written before its tag is known, so
+ * nothing may read `out` before the stream has passed the call.
  * Buffers that overlap are refused as by the batch calls, verified
  * included. The work runs where the messages live, as for the calls above;
  * every message of a batch lives on the device of the first message's
