@@ -15,6 +15,7 @@ import pty
 import re
 import select
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -56,8 +57,18 @@ def with_terminal(argv, answers: list[str], timeout: float = 60) -> tuple[int, b
             os._exit(127)
     shown = b""
     pending = list(answers)
+    # Each prompt is answered once: only what arrived after the last answer
+    # can hold the next prompt. (Searching all of it, the newline the
+    # program prints after an answer made the same prompt match again, and
+    # the second answer went out before the program asked, with echo on.)
+    unanswered_from = 0
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
+        if time.monotonic() >= deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(fd)
+            pytest.fail(f"{argv[1:]} still running after {timeout} s; the terminal showed {shown!r}")
         ready, _, _ = select.select([fd], [], [], 0.1)
         if ready:
             try:
@@ -67,9 +78,10 @@ def with_terminal(argv, answers: list[str], timeout: float = 60) -> tuple[int, b
             if not data:
                 break
             shown += data
-        if pending and re.search(rb"passphrase[^\n]*:\s*$", shown, re.IGNORECASE):
+        if pending and re.search(rb"passphrase[^\n]*:\s*$", shown[unanswered_from:], re.IGNORECASE):
             os.write(fd, pending.pop(0).encode() + b"\n")
             shown += b"\n"
+            unanswered_from = len(shown)
     _, status = os.waitpid(pid, 0)
     os.close(fd)
     return os.waitstatus_to_exitcode(status), shown
