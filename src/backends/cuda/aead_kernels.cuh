@@ -716,47 +716,53 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   if (threadIdx.x == 0) static_cast<Element *>(launch.segment_values)[segment] = total;
 }
 
-// Keystream blocks `first` to the message's end on one thread: XORed into
-// the output and absorbed, zero-padded, into `state` (Horner's rule).
-// Returns the state.
-template <class Scheme, class Element>
-__device__ Element hash_blocks_serially(Scheme &scheme, const AeadMessageJob &message, bool seal, uint64_t first,
-                                        Element state) {
-  constexpr int kBytes = Scheme::kBlockBytes;
-  constexpr int kVectors = kBytes / 16;
-  const uint64_t blocks = aead_keystream_blocks(message.len, kBytes);
-  for (uint64_t q = first; q < blocks; ++q) {
-    const uint64_t at = q * kBytes - message.base;
-    const uint32_t count = static_cast<uint32_t>(min(message.len - q * kBytes, uint64_t{kBytes}));
-    uint32_t keystream[kBytes / 4];
-    scheme.keystream(q, keystream);
-    uint4 text[kVectors];
-    if (count == kBytes) {
+// One whole keystream block of kBytes XORed from `in` to `out`; zeros go
+// out instead where `release` is false.
+template <int kBytes>
+__device__ __forceinline__ void xor_keystream_block(const uint32_t (&keystream)[kBytes / 4], const uint8_t *in,
+                                                    uint8_t *out, bool aligned, bool release) {
 #pragma unroll
-      for (int v = 0; v < kVectors; ++v) {
-        const uint4 data = load_block(message.in + at + 16 * v, message.aligned);
-        const uint4 result = data ^ make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
-                                               keystream[4 * v + 3]);
-        store_block(message.out + at + 16 * v, result, message.aligned);
-        text[v] = seal ? result : data;
-      }
-    } else {
-      uint8_t bytes[kBytes] = {};  // zero-padded, as both constructions hash it
-      for (uint32_t i = 0; i < count; ++i) {
-        const uint8_t in = message.in[at + i];
-        const uint8_t out = in ^ byte_of(keystream, static_cast<int>(i));
-        message.out[at + i] = out;
-        bytes[i] = seal ? out : in;
-      }
-#pragma unroll
-      for (int v = 0; v < kVectors; ++v) text[v] = load_block(bytes + 16 * v, false);
-    }
-#pragma unroll
-    for (int v = 0; v < kVectors; ++v) {
-      if (16 * v < count) state = scheme.times_key(Scheme::Field::add(state, Scheme::Field::from_block(text[v])));
-    }
+  for (int v = 0; v < kBytes / 16; ++v) {
+    const uint4 data = load_block(in + 16 * v, aligned);
+    const uint32_t *k = keystream + 4 * v;
+    store_block(out + 16 * v, release ? data ^ make_uint4(k[0], k[1], k[2], k[3]) : make_uint4(0, 0, 0, 0), aligned);
   }
-  return state;
+}
+
+// Keystream blocks `first` to the message's end on one thread, XORed into
+// the output; zeros go out instead where `release` is false.
+template <class Scheme>
+__device__ void xor_keystream_serially(Scheme &scheme, const AeadMessageJob &message, uint64_t first,
+                                       bool release) {
+  constexpr uint64_t kBytes = Scheme::kBlockBytes;
+  for (uint64_t offset = first * kBytes; offset < message.len; offset += kBytes) {
+    uint32_t keystream[kBytes / 4];
+    scheme.keystream(offset / kBytes, keystream);
+    const uint8_t *in = message.in + (offset - message.base);
+    uint8_t *out = message.out + (offset - message.base);
+    if (message.len - offset >= kBytes) {
+      xor_keystream_block<kBytes>(keystream, in, out, message.aligned, release);
+      continue;
+    }
+    const auto count = static_cast<uint32_t>(message.len - offset);
+    for (uint32_t i = 0; i < count; ++i) out[i] = release ? in[i] ^ byte_of(keystream, static_cast<int>(i)) : 0;
+  }
+}
+
+// `len` bytes of text absorbed into `state`, 16 at a time, the last block
+// zero-padded as both constructions hash it (Horner's rule).
+template <class Scheme, class Element>
+__device__ Element hash_text_serially(Scheme &scheme, const uint8_t *text, uint64_t len, bool aligned,
+                                      Element state) {
+  using Field = typename Scheme::Field;
+  uint64_t at = 0;
+  for (; len - at >= 16; at += 16) {
+    state = scheme.times_key(Field::add(state, Field::from_block(load_block(text + at, aligned))));
+  }
+  if (at == len) return state;
+  uint8_t last[16] = {};
+  for (uint64_t i = at; i < len; ++i) last[i - at] = text[i];
+  return scheme.times_key(Field::add(state, Field::from_block(load_block(last, false))));
 }
 
 // The lengths block and the tag: sealing writes it; opening compares it in
@@ -812,7 +818,13 @@ __global__ void __launch_bounds__(kThreads)
     // run is weighed from exponent 0); the AAD state enters here when there
     // was no bulk block to carry it.
     Element state = bulk != 0 ? scheme.times_key(segment_sum) : Field::load(message.initial);
-    state = hash_blocks_serially(scheme, message, launch.seal, bulk, state);
+    // The last keystream block's bytes: hashed as ciphertext, before they
+    // are decrypted or after they are encrypted.
+    const uint64_t tail = bulk * kBytes - message.base;
+    const uint64_t tail_len = message.len - bulk * kBytes;
+    if (!launch.seal) state = hash_text_serially(scheme, message.in + tail, tail_len, message.aligned, state);
+    xor_keystream_serially(scheme, message, bulk, true);
+    if (launch.seal) state = hash_text_serially(scheme, message.out + tail, tail_len, message.aligned, state);
     authentic = finish_tag(scheme, message, launch, state);
   }
   __syncthreads();
@@ -925,7 +937,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
                                const __grid_constant__ AeadLaunch launch) {
   constexpr uint64_t kBytes = Scheme::kBlockBytes;
   constexpr int kBlocks = tuning::kAeadEachItemBytes / kBytes;
-  constexpr int kVectors = kBytes / 16;
   extern __shared__ uint32_t shared[];
   Scheme scheme(key, shared);
   const EachItemSlot<kThreads> slot(launch.each_items);
@@ -938,52 +949,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     scheme.begin_keystream(message);
     // Opening: the tag pass has run, and a message that failed gets zeros.
     const bool release = launch.seal || *message.verified == 1;
-    if (message.len - at >= tuning::kAeadEachItemBytes) {  // a whole item
-      const uint8_t *in = message.in + at;
-      uint8_t *out = message.out + at;
-      const uint32_t keep = release ? ~0u : 0;
+    if (message.len - at >= tuning::kAeadEachItemBytes) {  // a whole item, its blocks unrolled
 #pragma unroll
       for (int b = 0; b < kBlocks; ++b) {
         uint32_t keystream[kBytes / 4];
         scheme.keystream(at / kBytes + b, keystream);
-#pragma unroll
-        for (int v = 0; v < kVectors; ++v) {
-          const uint4 data = load_block(in + b * kBytes + 16 * v, message.aligned);
-          const uint32_t *k = keystream + 4 * v;
-          const uint4 result = make_uint4((data.x ^ k[0]) & keep, (data.y ^ k[1]) & keep, (data.z ^ k[2]) & keep,
-                                          (data.w ^ k[3]) & keep);
-          store_block(out + b * kBytes + 16 * v, result, message.aligned);
-        }
+        xor_keystream_block<kBytes>(keystream, message.in + at + b * kBytes, message.out + at + b * kBytes,
+                                    message.aligned, release);
       }
       continue;
     }
-    // The message's last, short item, a byte at a time.
-    for (uint64_t offset = at; offset < message.len; offset += kBytes) {
-      uint32_t keystream[kBytes / 4];
-      scheme.keystream(offset / kBytes, keystream);
-      const uint32_t count = static_cast<uint32_t>(min(message.len - offset, kBytes));
-      for (uint32_t i = 0; i < count; ++i) {
-        const uint8_t plain = message.in[offset + i] ^ byte_of(keystream, static_cast<int>(i));
-        message.out[offset + i] = release ? plain : 0;
-      }
-    }
+    xor_keystream_serially(scheme, message, at / kBytes, release);  // the message's last, short item
   }
-}
-
-// `len` bytes of text absorbed into `state`, 16 at a time, the last block
-// zero-padded as both constructions hash it (Horner's rule).
-template <class Scheme, class Element>
-__device__ Element hash_text_serially(Scheme &scheme, const uint8_t *text, uint64_t len, bool aligned,
-                                      Element state) {
-  using Field = typename Scheme::Field;
-  uint64_t at = 0;
-  for (; len - at >= 16; at += 16) {
-    state = scheme.times_key(Field::add(state, Field::from_block(load_block(text + at, aligned))));
-  }
-  if (at == len) return state;
-  uint8_t last[16] = {};
-  for (uint64_t i = at; i < len; ++i) last[i - at] = text[i];
-  return scheme.times_key(Field::add(state, Field::from_block(load_block(last, false))));
 }
 
 template <class Scheme, int kThreads, int kMinBlocksPerSm>
