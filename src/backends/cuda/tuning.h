@@ -61,10 +61,9 @@ inline constexpr int kAeadArxBlocksPerSm = 4;
 // let an SM hold more of them, which a batch of one-segment messages needs
 // (its finish is one thread's work, 128 registers). Measured on the H100
 // (docs/performance.md): AES-GCM keeps 256 threads, as one 1 GiB message's
-// 4096 segments take 48 us to finish with them and 88 us with 64;
+// 4096 segments take almost twice as long to finish with 64;
 // ChaCha20-Poly1305 takes 64, so that 16,384 of age's 64 KiB chunks finish
-// in 0.34 ms instead of 0.83, for 8 us more on a 1 GiB message (31 against
-// 23).
+// in 0.34 ms instead of 0.83, for some 8 us more on a 1 GiB message.
 inline constexpr int kAeadAesFinishThreads = 256;
 inline constexpr int kAeadArxFinishThreads = 64;
 // Messages up to 16 KiB (a sixteenth of an AES-GCM segment) run in two
