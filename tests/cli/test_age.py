@@ -11,16 +11,14 @@ mutation run is tests/cli/test_age_mutations.py."""
 from __future__ import annotations
 
 import os
-import pty
 import re
-import select
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+
+from terminal_support import ask
 
 pyrage = pytest.importorskip("pyrage", reason="pyrage (tests/requirements.txt) is the second age implementation")
 from pyrage import passphrase as pyrage_passphrase  # noqa: E402
@@ -43,48 +41,6 @@ def run(argv, stdin: bytes | None = None, check: bool = True) -> subprocess.Comp
     if check:
         assert result.returncode == 0, f"{argv}: {result.stderr.decode(errors='replace')}"
     return result
-
-
-def with_terminal(argv, answers: list[str], timeout: float = 60) -> tuple[int, bytes]:
-    """Runs `argv` on a pseudo-terminal, typing each answer after the next
-    prompt that asks for a passphrase; returns the exit status and what the
-    terminal showed."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        try:
-            os.execv(argv[0], [str(a) for a in argv])
-        finally:
-            os._exit(127)
-    shown = b""
-    pending = list(answers)
-    # Each prompt is answered once: only what arrived after the last answer
-    # can hold the next prompt. (Searching all of it, the newline the
-    # program prints after an answer made the same prompt match again, and
-    # the second answer went out before the program asked, with echo on.)
-    unanswered_from = 0
-    deadline = time.monotonic() + timeout
-    while True:
-        if time.monotonic() >= deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            os.close(fd)
-            pytest.fail(f"{argv[1:]} still running after {timeout} s; the terminal showed {shown!r}")
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            shown += data
-        if pending and re.search(rb"passphrase[^\n]*:\s*$", shown[unanswered_from:], re.IGNORECASE):
-            os.write(fd, pending.pop(0).encode() + b"\n")
-            shown += b"\n"
-            unanswered_from = len(shown)
-    _, status = os.waitpid(pid, 0)
-    os.close(fd)
-    return os.waitstatus_to_exitcode(status), shown
 
 
 @pytest.fixture(scope="module")
@@ -172,23 +128,22 @@ def test_passphrase_files_both_ways_through_a_terminal(warpcrypt_binary, tmp_pat
     plain = payload(CHUNK + 3)
     (tmp_path / "plain").write_bytes(plain)
     # age -p asks on the terminal, twice; its default work factor is 18.
-    status, shown = with_terminal([AGE, "-p", "-o", tmp_path / "by-age.age", tmp_path / "plain"],
-                                  [PASSPHRASE, PASSPHRASE])
+    status, shown = ask([AGE, "-p", "-o", tmp_path / "by-age.age", tmp_path / "plain"], [PASSPHRASE, PASSPHRASE])
     assert status == 0, shown
     assert b"-> scrypt " in (tmp_path / "by-age.age").read_bytes()
     assert run([warpcrypt_binary, "age", "-d", "-pass", f"pass:{PASSPHRASE}",
                 tmp_path / "by-age.age"]).stdout == plain
     # Ours asks the same way, echo off, and age opens the result.
-    status, shown = with_terminal([warpcrypt_binary, "age", "-p", "--work-factor", "12", "-o",
-                                   tmp_path / "ours.age", tmp_path / "plain"], [PASSPHRASE, PASSPHRASE])
+    status, shown = ask([warpcrypt_binary, "age", "-p", "--work-factor", "12", "-o", tmp_path / "ours.age",
+                         tmp_path / "plain"], [PASSPHRASE, PASSPHRASE])
     assert status == 0, shown
     assert PASSPHRASE.encode() not in shown
-    status, shown = with_terminal([AGE, "-d", "-o", tmp_path / "back", tmp_path / "ours.age"], [PASSPHRASE])
+    status, shown = ask([AGE, "-d", "-o", tmp_path / "back", tmp_path / "ours.age"], [PASSPHRASE])
     assert status == 0, shown
     assert (tmp_path / "back").read_bytes() == plain
     # A wrong passphrase, typed on the terminal.
-    status, shown = with_terminal([warpcrypt_binary, "age", "-d", "-o", tmp_path / "wrong", tmp_path / "by-age.age"],
-                                  ["not it"])
+    status, shown = ask([warpcrypt_binary, "age", "-d", "-o", tmp_path / "wrong", tmp_path / "by-age.age"],
+                        ["not it"])
     assert status != 0 and b"incorrect passphrase" in shown
     assert not (tmp_path / "wrong").exists()
 
@@ -196,9 +151,9 @@ def test_passphrase_files_both_ways_through_a_terminal(warpcrypt_binary, tmp_pat
 def test_refuses_binary_output_to_a_terminal(warpcrypt_binary, keys, tmp_path):
     (tmp_path / "plain").write_bytes(b"secret")
     recipient = keys["recipients"]["age"]
-    status, shown = with_terminal([warpcrypt_binary, "age", "-r", recipient, tmp_path / "plain"], [])
+    status, shown = ask([warpcrypt_binary, "age", "-r", recipient, tmp_path / "plain"], [])
     assert status != 0 and b"refusing to write binary output to a terminal" in shown
-    status, shown = with_terminal([warpcrypt_binary, "age", "-a", "-r", recipient, tmp_path / "plain"], [])
+    status, shown = ask([warpcrypt_binary, "age", "-a", "-r", recipient, tmp_path / "plain"], [])
     assert status == 0 and b"-----BEGIN AGE ENCRYPTED FILE-----" in shown
 
 
