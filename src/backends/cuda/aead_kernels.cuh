@@ -389,7 +389,12 @@ struct GcmBulk {
     }
     key->cipher.prepare(state, shared);  // its closing barrier covers the step too
   }
-  __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
+  // Before each tile: the warp's blocks are first + k kThreads + lane.
+  __device__ void begin_tile(uint64_t first) {
+    key->cipher.template begin_tile<kThreads, kBlocksPerThread>(
+        state, first, [&](uint64_t q) { return Counter128{counter.high, counter.block(q)}; });
+  }
+  __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter_in_tile(state, counter.block(q), out); }
   // Warp chains: this lane's block (none before the message), the first
   // block carrying the AAD state; a step's arranged groups.
   __device__ uint4 warp_block(const uint4 (&text)[1], bool present, bool first) const {
@@ -575,6 +580,7 @@ struct ChaChaPolyBulk {
     r_cubed = constants->r_cubed;
     tile_step = constants->powers.base[Powers::kMaxBit];
   }
+  __device__ void begin_tile(uint64_t) const {}  // the keystream is a function of the block alone
   __device__ void keystream(uint64_t q, uint32_t out[16]) const { arx_keystream<ChaCha20Block>(message_key, q, out); }
   // The keystream block's four authenticator blocks weighed from its end,
   // m0 r^3 + m1 r^2 + m2 r + m3, summed before one reduction; the message's
@@ -691,6 +697,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 #pragma unroll
       for (int v = 0; v < kVectors; ++v) data[k][v] = load_block(in + (block[k] * kBytes - base) + 16 * v, aligned);
     }
+    scheme.begin_tile(static_cast<uint64_t>(start + int64_t{tile} * kBlocksPerThread * kThreads + threadIdx.x / 32 * 32));
 #pragma unroll
     for (int k = 0; k < kBlocksPerThread; ++k) {
       const bool present = block[k] >= 0;

@@ -20,12 +20,39 @@ struct KeystreamJob {
   bool aligned;          // in - position and out - position are 16-byte aligned
 };
 
+// A 128-bit counter block as two big-endian halves.
+struct Counter128 {
+  uint64_t high;
+  uint64_t low;
+};
+
+// The first two rounds shared by each group of 256 counters, those that
+// differ only in byte 15, among a warp's tile (see AesCtrGenerator). Each
+// field is an array of its own, so that a warp's stores of its groups and
+// loads of them (at most two groups, neighbours, per load) never conflict.
+struct TileGroups {
+  static constexpr int kCapacity = 8;
+  uint4 second_round[kCapacity];    // round 2's columns without the terms of round 1's column 0, round key 2 added
+  uint32_t first_round[kCapacity];  // round 1's column 0 without its lookup of byte 15, round key 1 added
+};
+
 // AES-CTR keystream: E(IV + block) with the IV a 128-bit big-endian counter.
 // Only the last column (bytes 12-15) of a counter changes between
 // neighbouring blocks, and each first-round output column reads exactly one
 // byte of it. So the other three lookups of every column are computed once
 // per run of counters sharing their top 96 bits and cached: the first round
 // costs 4 table lookups instead of 16.
+//
+// Kernels that walk a warp's blocks tile by tile go further (begin_tile,
+// encrypt_counter_in_tile). Counters that differ only in byte 15 differ after
+// round 1 only in column 0, by that byte's one lookup, and after round 2 by
+// the four lookups of round 1's column 0, one in each column. The rest of
+// both rounds is computed once per group of 256 counters for the warp's
+// whole tile, and each block pays 5 lookups for its first two rounds
+// instead of 20. (Bernstein and Schwabe cache the same rounds on CPUs, "New
+// AES software speed records", 2008.) Which group a block falls in depends
+// on the counter alone, which is public; the lookups stay in the
+// conflict-free replicated table.
 template <class Cipher, int kRounds>
 struct AesCtrGenerator {
   static constexpr int kBlockBytes = 16;
@@ -41,54 +68,156 @@ struct AesCtrGenerator {
     uint64_t cached_top = ~uint64_t{0};  // top 96 bits' low word, with a validity bit
     uint64_t cached_high = 0;
     uint4 partial{};
+    const TileGroups *groups = nullptr;    // the warp's tile, in shared memory
+    uint32_t groups_base = 0;              // low word of the tile's first counter, byte 15 cleared
   };
 
   __device__ void prepare(State &state, uint32_t *shared) const {
     load_cipher(state.cipher, shared, tables, false);
   }
 
-  __device__ __forceinline__ void keystream(State &state, uint64_t block, uint32_t out[4]) const {
+  __device__ __forceinline__ Counter128 counter(uint64_t block) const {
     const uint64_t low = iv_low + block;
-    const uint64_t high = iv_high + (low < iv_low ? 1 : 0);
-    encrypt_counter(state, high, low, out);
+    return {iv_high + (low < iv_low ? 1 : 0), low};
+  }
+
+  __device__ __forceinline__ void keystream(State &state, uint64_t block, uint32_t out[4]) const {
+    const Counter128 c = counter(block);
+    encrypt_counter(state, c.high, c.low, out);
   }
 
   // E(high || low) for any 128-bit counter value: GCM, whose counter wraps
   // at 32 bits, forms its own counters and comes in here.
   __device__ __forceinline__ void encrypt_counter(State &state, uint64_t high, uint64_t low, uint32_t out[4]) const {
-    // Column words are little-endian, the counter big-endian: byte-swap.
-    const uint4 counter = make_uint4(__byte_perm(static_cast<uint32_t>(high >> 32), 0, 0x0123),
-                                     __byte_perm(static_cast<uint32_t>(high), 0, 0x0123),
-                                     __byte_perm(static_cast<uint32_t>(low >> 32), 0, 0x0123),
-                                     __byte_perm(static_cast<uint32_t>(low), 0, 0x0123));
     uint4 s;
     if constexpr (std::is_same_v<Cipher, TTableAes>) {
-      const uint4 s0 = counter ^ round_key<kRounds>(keys, 0);
-      const uint64_t top = low >> 32;
-      if (top != state.cached_top || high != state.cached_high) {
-        state.cached_top = top;
-        state.cached_high = high;
-        const TTableAes &c = state.cipher;
-        const uint4 k1 = round_key<kRounds>(keys, 1);
-        // Each column without its one lookup into column 3 (see above).
-        state.partial = make_uint4(c.t0<0>(s0.x) ^ rotl8(c.t0<1>(s0.y)) ^ c.t2<2>(s0.z) ^ k1.x,
-                                   c.t0<0>(s0.y) ^ rotl8(c.t0<1>(s0.z)) ^ rotl8(c.t2<3>(s0.x)) ^ k1.y,
-                                   c.t0<0>(s0.z) ^ c.t2<2>(s0.x) ^ rotl8(c.t2<3>(s0.y)) ^ k1.z,
-                                   rotl8(c.t0<1>(s0.x)) ^ c.t2<2>(s0.y) ^ rotl8(c.t2<3>(s0.z)) ^ k1.w);
-      }
+      const uint4 s0 = first_round_input(high, low);
+      const uint4 &partial = first_round_partial(state, high, low, s0);
       const TTableAes &c = state.cipher;
-      s = make_uint4(state.partial.x ^ rotl8(c.t2<3>(s0.w)), state.partial.y ^ c.t2<2>(s0.w),
-                     state.partial.z ^ rotl8(c.t0<1>(s0.w)), state.partial.w ^ c.t0<0>(s0.w));
-#pragma unroll
-      for (int r = 2; r < kRounds; ++r) s = c.enc_round(s, round_key<kRounds>(keys, r));
-      s = c.enc_last_round(s, round_key<kRounds>(keys, kRounds));
+      s = make_uint4(partial.x ^ rotl8(c.t2<3>(s0.w)), partial.y ^ c.t2<2>(s0.w),
+                     partial.z ^ rotl8(c.t0<1>(s0.w)), partial.w ^ c.t0<0>(s0.w));
+      s = last_rounds<2>(c, s);
     } else {
-      s = state.cipher.template encrypt<kRounds>(counter, keys);
+      s = state.cipher.template encrypt<kRounds>(counter_words(high, low), keys);
     }
+    store_words(s, out);
+  }
+
+  // Groups a warp's tile can touch: its blocks are first + k kThreads + lane
+  // for k < kBlocksPerThread, spanning (kBlocksPerThread - 1) kThreads + 32
+  // counters from anywhere in a group.
+  template <int kThreads, int kBlocksPerThread>
+  static constexpr int kTileGroups = ((kBlocksPerThread - 1) * kThreads + 31 + 255) / 256 + 1;
+
+  // Every lane of a warp, before its tile: `counter_of(block)` gives a
+  // block's Counter128 (the IV's for CTR, J0's for GCM). The byte-wise
+  // cipher has nothing to cache.
+  template <int kThreads, int kBlocksPerThread, class CounterOf>
+  __device__ __forceinline__ void begin_tile(State &state, uint64_t first, CounterOf counter_of) const {
+    if constexpr (std::is_same_v<Cipher, TTableAes>) {
+      constexpr int kGroups = kTileGroups<kThreads, kBlocksPerThread>;
+      static_assert(kThreads % 32 == 0 && kGroups <= TileGroups::kCapacity, "a tile too long for its groups");
+      __shared__ TileGroups tile_groups[kThreads / 32];
+      TileGroups &groups = tile_groups[threadIdx.x / 32];
+      const unsigned lane = threadIdx.x % 32;
+      __syncwarp();  // the warp is done with its previous tile's groups
+      if (lane < kGroups) {
+        // Adding 256 to a counter moves it to the next group, whatever its byte 15.
+        const Counter128 c = counter_of(first + 256 * lane);
+        write_group(state, c.high, c.low, groups, lane);
+      }
+      __syncwarp();
+      state.groups = &groups;
+      state.groups_base = static_cast<uint32_t>(counter_of(first).low) & ~0xffu;
+    }
+  }
+
+  // E(counter) for a counter of the warp's tile, given its low word.
+  // Differences of low words modulo 2^32 give the group: a tile spans far
+  // fewer counters, and GCM's counter wraps at 32 bits.
+  __device__ __forceinline__ void encrypt_counter_in_tile(const State &state, uint64_t low, uint32_t out[4]) const {
+    static_assert(std::is_same_v<Cipher, TTableAes>, "only the T-table cipher caches groups");
+    const uint32_t group = (static_cast<uint32_t>(low) - state.groups_base) >> 8;
+    const TTableAes &c = state.cipher;
+    // Round 1's column 0 looks up byte 3 of s0.w: counter byte 15, the low
+    // word's byte 0, XOR round key 0's byte 15.
+    const uint32_t x =
+        state.groups->first_round[group] ^ rotl8(c.t2<0>(static_cast<uint32_t>(low) ^ (keys.words[3] >> 24)));
+    const uint4 q = state.groups->second_round[group];
+    uint4 s = make_uint4(q.x ^ c.t0<0>(x), q.y ^ rotl8(c.t2<3>(x)), q.z ^ c.t2<2>(x), q.w ^ rotl8(c.t0<1>(x)));
+    store_words(last_rounds<3>(c, s), out);
+  }
+
+  // The CTR kernel's tile: groups for the T-table cipher, else as keystream.
+  __device__ __forceinline__ void keystream_in_tile(State &state, uint64_t block, uint32_t out[4]) const {
+    if constexpr (std::is_same_v<Cipher, TTableAes>) {
+      encrypt_counter_in_tile(state, counter(block).low, out);
+    } else {
+      keystream(state, block, out);
+    }
+  }
+
+ private:
+  // Column words are little-endian, the counter big-endian: byte-swap.
+  static __device__ __forceinline__ uint4 counter_words(uint64_t high, uint64_t low) {
+    return make_uint4(__byte_perm(static_cast<uint32_t>(high >> 32), 0, 0x0123),
+                      __byte_perm(static_cast<uint32_t>(high), 0, 0x0123),
+                      __byte_perm(static_cast<uint32_t>(low >> 32), 0, 0x0123),
+                      __byte_perm(static_cast<uint32_t>(low), 0, 0x0123));
+  }
+  static __device__ __forceinline__ void store_words(const uint4 &s, uint32_t out[4]) {
     out[0] = s.x;
     out[1] = s.y;
     out[2] = s.z;
     out[3] = s.w;
+  }
+  __device__ __forceinline__ uint4 first_round_input(uint64_t high, uint64_t low) const {
+    return counter_words(high, low) ^ round_key<kRounds>(keys, 0);
+  }
+
+  // Round 1's columns without their lookups into column 3, with round key
+  // 1, cached for the counter's top 96 bits.
+  __device__ __forceinline__ const uint4 &first_round_partial(State &state, uint64_t high, uint64_t low,
+                                                             const uint4 &s0) const {
+    const uint64_t top = low >> 32;
+    if (top != state.cached_top || high != state.cached_high) {
+      state.cached_top = top;
+      state.cached_high = high;
+      const TTableAes &c = state.cipher;
+      const uint4 k1 = round_key<kRounds>(keys, 1);
+      state.partial = make_uint4(c.t0<0>(s0.x) ^ rotl8(c.t0<1>(s0.y)) ^ c.t2<2>(s0.z) ^ k1.x,
+                                 c.t0<0>(s0.y) ^ rotl8(c.t0<1>(s0.z)) ^ rotl8(c.t2<3>(s0.x)) ^ k1.y,
+                                 c.t0<0>(s0.z) ^ c.t2<2>(s0.x) ^ rotl8(c.t2<3>(s0.y)) ^ k1.z,
+                                 rotl8(c.t0<1>(s0.x)) ^ c.t2<2>(s0.y) ^ rotl8(c.t2<3>(s0.z)) ^ k1.w);
+    }
+    return state.partial;
+  }
+
+  // Entry `at` of `groups`: the group of counter high || low (its byte 15 ignored).
+  __device__ __forceinline__ void write_group(State &state, uint64_t high, uint64_t low, TileGroups &groups,
+                                              unsigned at) const {
+    const uint4 s0 = first_round_input(high, low);
+    const uint4 &partial = first_round_partial(state, high, low, s0);
+    const TTableAes &c = state.cipher;
+    // Round 1's columns 1-3, whole: none of them reads byte 15.
+    const uint32_t y = partial.y ^ c.t2<2>(s0.w);
+    const uint32_t z = partial.z ^ rotl8(c.t0<1>(s0.w));
+    const uint32_t w = partial.w ^ c.t0<0>(s0.w);
+    // Round 2's columns (TTableAes::enc_round) without their term of column 0.
+    const uint4 k2 = round_key<kRounds>(keys, 2);
+    groups.second_round[at] = make_uint4(rotl8(c.t0<1>(y)) ^ c.t2<2>(z) ^ rotl8(c.t2<3>(w)) ^ k2.x,
+                                         c.t0<0>(y) ^ rotl8(c.t0<1>(z)) ^ c.t2<2>(w) ^ k2.y,
+                                         c.t0<0>(z) ^ rotl8(c.t0<1>(w)) ^ rotl8(c.t2<3>(y)) ^ k2.z,
+                                         c.t0<0>(w) ^ c.t2<2>(y) ^ rotl8(c.t2<3>(z)) ^ k2.w);
+    groups.first_round[at] = partial.x;
+  }
+
+  // Rounds kFirst to the last, from the state after round kFirst - 1.
+  template <int kFirst>
+  __device__ __forceinline__ uint4 last_rounds(const TTableAes &c, uint4 s) const {
+#pragma unroll
+    for (int r = kFirst; r < kRounds; ++r) s = c.enc_round(s, round_key<kRounds>(keys, r));
+    return c.enc_last_round(s, round_key<kRounds>(keys, kRounds));
   }
 };
 
@@ -184,11 +313,14 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int v = 0; v < kVectors; ++v) data[k][v] = load_block(job.in + at + 16 * v, true);
       }
+      generator.template begin_tile<kThreads, kBlocksPerThread>(
+          state, job.first_block + tile_start + threadIdx.x / 32 * 32,
+          [&](uint64_t block) { return generator.counter(block); });
 #pragma unroll
       for (int k = 0; k < kBlocksPerThread; ++k) {
         const uint64_t index = tile_start + static_cast<uint64_t>(k) * kThreads + threadIdx.x;
         uint32_t keystream[kBytes / 4];
-        generator.keystream(state, job.first_block + index, keystream);
+        generator.keystream_in_tile(state, job.first_block + index, keystream);
         const uint64_t at = (job.first_block + index) * kBytes - job.position;
 #pragma unroll
         for (int v = 0; v < kVectors; ++v) {
