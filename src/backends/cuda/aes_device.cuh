@@ -85,10 +85,13 @@ struct TTableAes {
     return *reinterpret_cast<const uint32_t *>(table + offset<k>(word) + 128);
   }
 
-  // One round's column from the four columns it reads: encryption passes
-  // the next columns (ShiftRows), decryption the previous ones.
-  __device__ __forceinline__ uint32_t column(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
-    return t0<0>(c0) ^ rotl8(t0<1>(c1)) ^ t2<2>(c2) ^ rotl8(t2<3>(c3));
+  // One round's column from the four columns it reads and its round key:
+  // encryption passes the next columns (ShiftRows), decryption the previous
+  // ones. The two terms that need rotl8 share one, and the key goes in
+  // before it as rotl24(key), which the compiler computes on the uniform
+  // datapath: three ALU operations besides the lookups' offsets, not four.
+  __device__ __forceinline__ uint32_t column(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t key) const {
+    return t0<0>(c0) ^ t2<2>(c2) ^ rotl8(t0<1>(c1) ^ t2<3>(c3) ^ rotl24(key));
   }
   // SubBytes of four bytes: byte 1 of the T0 words, gathered by PRMT.
   __device__ __forceinline__ uint32_t sbox_column(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3) const {
@@ -104,8 +107,8 @@ struct TTableAes {
   }
 
   __device__ __forceinline__ uint4 enc_round(uint4 s, uint4 k) const {
-    return make_uint4(column(s.x, s.y, s.z, s.w) ^ k.x, column(s.y, s.z, s.w, s.x) ^ k.y,
-                      column(s.z, s.w, s.x, s.y) ^ k.z, column(s.w, s.x, s.y, s.z) ^ k.w);
+    return make_uint4(column(s.x, s.y, s.z, s.w, k.x), column(s.y, s.z, s.w, s.x, k.y),
+                      column(s.z, s.w, s.x, s.y, k.z), column(s.w, s.x, s.y, s.z, k.w));
   }
   __device__ __forceinline__ uint4 enc_last_round(uint4 s, uint4 k) const {
     return make_uint4(sbox_column(s.x, s.y, s.z, s.w) ^ k.x, sbox_column(s.y, s.z, s.w, s.x) ^ k.y,
@@ -128,8 +131,8 @@ struct TTableAes {
 #pragma unroll
     for (int r = 1; r < kRounds; ++r) {
       const uint4 k = round_key<kRounds>(keys, r);
-      s = make_uint4(column(s.x, s.w, s.z, s.y) ^ k.x, column(s.y, s.x, s.w, s.z) ^ k.y,
-                     column(s.z, s.y, s.x, s.w) ^ k.z, column(s.w, s.z, s.y, s.x) ^ k.w);
+      s = make_uint4(column(s.x, s.w, s.z, s.y, k.x), column(s.y, s.x, s.w, s.z, k.y),
+                     column(s.z, s.y, s.x, s.w, k.z), column(s.w, s.z, s.y, s.x, k.w));
     }
     return make_uint4(inv_sbox_column(s.x, s.w, s.z, s.y), inv_sbox_column(s.y, s.x, s.w, s.z),
                       inv_sbox_column(s.z, s.y, s.x, s.w), inv_sbox_column(s.w, s.z, s.y, s.x)) ^
