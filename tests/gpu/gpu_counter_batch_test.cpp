@@ -51,6 +51,31 @@ TEST(GpuCounterCarry, AesCtrMatchesOpenSsl) {
   }
 }
 
+// The CTR kernel computes its first two rounds once per group of 256
+// counters (those that differ only in byte 15) for each warp's tile, so a
+// group ends after whichever lane the IV's last byte puts it: every value of
+// that byte, with bytes 12-14 at 0xff so that the first group also carries
+// into the top 96 bits, over several whole tiles (16 KiB each).
+TEST(GpuCounterCarry, AesCtrEveryLastIvByteMatchesOpenSsl) {
+  WCTEST_REQUIRE_GPU();
+  TestRng rng = TestRng::for_current_test();
+  for (const char *cipher_name : {"aes-128-ctr", "aes-256-ctr"}) {
+    const Bytes key = rng.bytes(wc_cipher_key_len(lookup(cipher_name)));
+    const Bytes plaintext = rng.bytes(3 * 16 * 1024 + 5);
+    Bytes iv = rng.bytes(16);
+    iv[12] = iv[13] = iv[14] = 0xff;
+    for (int last = 0; last < 256; ++last) {
+      iv[15] = static_cast<uint8_t>(last);
+      const auto expected = openssl_crypt(cipher_name, WC_ENCRYPT, key, iv, plaintext, false);
+      ASSERT_TRUE(expected.has_value());
+      const LibResult got =
+          lib_crypt(WC_ENCRYPT, lookup(cipher_name), key, iv, plaintext, make_options(0, WC_BACKEND_GPU));
+      ASSERT_EQ(got.status, WC_OK);
+      ASSERT_TRUE(same_bytes(*expected, got.out)) << cipher_name << ", last IV byte " << last;
+    }
+  }
+}
+
 // OpenSSL's ChaCha20 carries its 32-bit block counter into the first nonce
 // word; the GPU's 64-bit counter must agree, including the wrap at 2^64.
 TEST(GpuCounterCarry, ChaCha20MatchesOpenSsl) {
