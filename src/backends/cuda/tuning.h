@@ -35,9 +35,10 @@ inline constexpr int kMaxCtasPerSm = 8;
 // of nibble tables, for ChaCha20-Poly1305 the Poly1305 key and its powers on
 // one thread) and at its end (joining a thread's chains and its lane factor:
 // in GF(2^128) about 4000 integer operations per thread), so segments are
-// long enough to hide it:
-// 256 KiB of AES-GCM, 512 KiB of ChaCha20-Poly1305. Shorter segments spread
-// a message over more SMs and leave less idle in the last wave. Thread
+// long enough to hide it: 256 KiB for both. Shorter segments spread a
+// message over more SMs and leave less idle in the last wave (measured on
+// the H100, docs/performance.md: AES-GCM gains a little from longer ones on
+// one 1 GiB message only, ChaCha20-Poly1305 loses from 512 KiB ones). Thread
 // counts and blocks per thread must be powers of two.
 inline constexpr int kAeadThreads = 256;
 inline constexpr int kAeadAesTilesPerSegment = 16;
@@ -46,7 +47,7 @@ inline constexpr int kAeadAesTilesPerSegment = 16;
 // second block in flight needs cost the SM a third of its warps (measured
 // on the H100, see docs/performance.md).
 inline constexpr int kAeadArxBlocksPerThread = 1;
-inline constexpr int kAeadArxTilesPerSegment = 32;
+inline constexpr int kAeadArxTilesPerSegment = 16;
 // Resident CTAs per SM the compiler must leave registers for: an AES-GCM
 // CTA's 72 KiB of shared memory (T-table and GHASH nibble tables) allow
 // three per SM, so registers must too (at most 80 per thread).
