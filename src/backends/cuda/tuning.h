@@ -10,7 +10,8 @@ namespace warpcrypt::cuda::tuning {
 
 // AES: 256 threads, each handling 4 blocks (64 bytes) per tile. The
 // replicated T0/T2 table takes 64 KiB of shared memory per CTA (72 KiB when
-// decrypting), so an SM holds 3 such CTAs.
+// decrypting; CTR adds 1.25 KiB of its warps' counter groups), so an SM
+// holds 3 such CTAs.
 inline constexpr int kAesThreads = 256;
 inline constexpr int kAesBlocksPerThread = 4;
 
@@ -49,8 +50,9 @@ inline constexpr int kAeadAesTilesPerSegment = 16;
 inline constexpr int kAeadArxBlocksPerThread = 1;
 inline constexpr int kAeadArxTilesPerSegment = 16;
 // Resident CTAs per SM the compiler must leave registers for: an AES-GCM
-// CTA's 72 KiB of shared memory (T-table and GHASH nibble tables) allow
-// three per SM, so registers must too (at most 80 per thread).
+// CTA's 73.3 KiB of shared memory (T-table, GHASH's step, the warps'
+// counter groups) allow three per SM, so registers must too (at most 80 per
+// thread).
 // ChaCha20-Poly1305: four, 64 registers per thread; the compiler spills 24
 // bytes a thread, and still four CTAs ran 3 % faster than three without a
 // spill (five spill 108 bytes).
