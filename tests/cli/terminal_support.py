@@ -8,6 +8,7 @@ import os
 import pty
 import re
 import select
+import signal
 import struct
 import subprocess
 import termios
@@ -46,7 +47,8 @@ class Terminal:
         """Until `pattern` has come `count` times."""
         deadline = time.monotonic() + TIMEOUT_S
         while len(re.findall(pattern, self.transcript)) < count:
-            assert time.monotonic() < deadline, f"no {pattern!r} in {self.transcript!r}"
+            if time.monotonic() >= deadline:
+                self._fail(f"no {pattern!r} in {self.transcript!r}")
             self._read(0.1)
 
     def type(self, text: str) -> None:
@@ -57,7 +59,8 @@ class Terminal:
         the prompt comes a moment before echo goes off."""
         deadline = time.monotonic() + TIMEOUT_S
         while termios.tcgetattr(self.master)[3] & termios.ECHO:
-            assert time.monotonic() < deadline, "echo never turned off"
+            if time.monotonic() >= deadline:
+                self._fail("echo never turned off")
             time.sleep(0.01)
         self.type(text)
 
@@ -73,12 +76,27 @@ class Terminal:
         return bool(chunk)
 
     def finish(self) -> int:
-        code = self.proc.wait(timeout=TIMEOUT_S)
-        while self._read(0.05) and self.transcript:
-            if not select.select([self.master], [], [], 0)[0]:
-                break
+        """The program's exit status. What it writes meanwhile is read as it
+        comes, so that a program with much to say never blocks on a full
+        terminal, and the rest once it has exited."""
+        deadline = time.monotonic() + TIMEOUT_S
+        while self.proc.poll() is None:
+            if time.monotonic() >= deadline:
+                self._fail(f"still running after {TIMEOUT_S} s: {self.transcript!r}")
+            self._read(0.05)
+        while select.select([self.master], [], [], 0)[0] and self._read(0):
+            pass
         os.close(self.master)
-        return code
+        return self.proc.returncode
+
+    def _fail(self, message: str) -> None:
+        """Kills the program, its whole session, before failing the test, so
+        that nothing it started outlives the test."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        os.close(self.master)
+        raise AssertionError(message)
 
 
 PROMPT = rb"[^\r\n]*pass(word|phrase)[^\r\n]*:"

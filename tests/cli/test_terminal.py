@@ -6,11 +6,13 @@ window, redrawn in place; and `seal` refusing to write binary to it."""
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import terminal_support
 from terminal_support import TIMEOUT_S, Terminal, ask, prompts
 from wc_support import assert_same_bytes, random_bytes
 
@@ -140,3 +142,21 @@ def test_seal_asks_twice_and_open_once(warpcrypt_binary, tmp_path):
     code, transcript = ask([str(warpcrypt_binary), "open", "-in", "s", "-out", "o"], [PASSPHRASE], cwd=tmp_path)
     assert code == 0, transcript
     assert_same_bytes((tmp_path / "o").read_bytes(), data, "opened with the typed passphrase")
+
+
+# The harness itself.
+
+
+def test_a_program_that_never_ends_fails_the_test_and_is_killed(monkeypatch):
+    monkeypatch.setattr(terminal_support, "TIMEOUT_S", 0.5)
+    terminal = Terminal(["sleep", "60"])
+    with pytest.raises(AssertionError, match="still running"):
+        terminal.finish()
+    assert terminal.proc.returncode == -signal.SIGKILL
+
+
+def test_a_program_with_much_to_say_never_blocks_on_the_terminal():
+    """A megabyte is far more than a pty buffers: finish reads while it waits."""
+    terminal = Terminal(["head", "-c", "1000000", "/dev/zero"])
+    assert terminal.finish() == 0
+    assert terminal.transcript == bytes(1000000)
