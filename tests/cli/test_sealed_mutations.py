@@ -22,11 +22,4 @@ TIMEOUT_S = 900
 
 
 def test_quick_mutation_suite_finds_no_problem(warpcrypt_binary, tmp_path):
-    run = run_mutation_suite(SUITE, warpcrypt_binary, tmp_path, TIMEOUT_S)
-    printed = run.printed
-    assert run.report, f"the suite stopped before writing its report (exit {run.returncode}):\n{printed}"
-    report = run.report
-    assert report["totals"]["tried"] >= MIN_OPENS, f"only {report['totals']['tried']} opens ran:\n{printed}"
-    found = {problem: count for problem, count in report["problems"].items() if count}
-    assert not found, f"problems {found}:\n{printed}"
-    assert run.returncode == 0, printed
+    run_mutation_suite(SUITE, warpcrypt_binary, tmp_path, TIMEOUT_S, MIN_OPENS)

@@ -322,21 +322,21 @@ class Sodium:
         return out.raw
 
 
-@dataclass
-class MutationRun:
-    """A mutation suite's quick run (tests/attack/*_mutations.py): its JSON
-    report, everything it printed, and its exit status."""
-
-    report: dict
-    printed: str
-    returncode: int
-
-
-def run_mutation_suite(suite: Path, binary: Path, scratch: Path, timeout_s: float) -> MutationRun:
-    """Runs `suite` in quick mode against the CLI `binary`; the report is
-    empty when the suite stopped before writing it."""
+def run_mutation_suite(suite: Path, binary: Path, scratch: Path, timeout_s: float, min_opens: int) -> None:
+    """Runs `suite` (tests/attack/*_mutations.py) in quick mode against the
+    CLI `binary` and checks what every suite must show: a report, at least
+    `min_opens` opens (fewer means cases were lost), some of them accepted
+    (the unmodified files and their ranges), no problem of any kind, and a
+    clean exit. Failures quote everything the suite printed."""
     report_path = scratch / "report.json"
     result = subprocess.run([sys.executable, str(suite), "--cli", str(binary), "--json", str(report_path)],
                             capture_output=True, text=True, timeout=timeout_s)
-    report = json.loads(report_path.read_text()) if report_path.is_file() else {}
-    return MutationRun(report, f"{result.stdout}\n{result.stderr}", result.returncode)
+    printed = f"{result.stdout}\n{result.stderr}"
+    assert report_path.is_file(), f"the suite stopped before writing its report (exit {result.returncode}):\n{printed}"
+    report = json.loads(report_path.read_text())
+    totals = report["totals"]
+    assert totals["tried"] >= min_opens, f"only {totals['tried']} opens ran:\n{printed}"
+    assert totals.get("accepted correctly", 0) > 0, f"no control or range succeeded:\n{printed}"
+    found = {problem: count for problem, count in report["problems"].items() if count}
+    assert not found, f"problems {found}:\n{printed}"
+    assert result.returncode == 0, printed
