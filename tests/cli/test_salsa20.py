@@ -3,25 +3,20 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from wc_support import MIB, WARPCRYPT_ONLY_CIPHERS, assert_same_bytes, raw_key_args, size_id
 
 SALSA_SIZES = (0, 1, 63, 64, 65, 4096, MIB + 3)
 
-# djb, "Salsa20 specification", section 10 (the expansion function):
-# k0 = 1..16, k1 = 201..216, n = 101..116.
-SPEC_K0, SPEC_K1, SPEC_N = bytes(range(1, 17)), bytes(range(201, 217)), bytes(range(101, 117))
-SPEC_32 = bytes([
-    69, 37, 68, 39, 41, 15, 107, 193, 255, 139, 122, 6, 170, 233, 217, 98,
-    89, 144, 182, 106, 21, 51, 200, 65, 239, 49, 222, 34, 215, 114, 40, 126,
-    104, 197, 7, 225, 197, 153, 31, 2, 102, 78, 76, 176, 84, 245, 246, 184,
-    177, 160, 133, 130, 6, 72, 149, 119, 192, 195, 132, 236, 234, 103, 246, 74])
-SPEC_16 = bytes([
-    39, 173, 46, 248, 30, 200, 82, 17, 48, 67, 254, 239, 37, 18, 13, 247,
-    241, 200, 61, 144, 10, 55, 50, 185, 6, 47, 246, 253, 143, 86, 187, 225,
-    134, 85, 110, 246, 161, 163, 43, 235, 231, 94, 171, 51, 145, 214, 112, 29,
-    14, 232, 5, 16, 151, 140, 183, 141, 171, 9, 122, 181, 104, 182, 177, 193])
+# djb, "Salsa20 specification", section 10 (the expansion function), as
+# tests/data/salsa20_spec.json holds it for this suite and the Python one.
+_SPEC = json.loads((Path(__file__).resolve().parents[1] / "data" / "salsa20_spec.json").read_text())
+SPEC_K0, SPEC_K1, SPEC_N, SPEC_32, SPEC_16 = (
+    bytes.fromhex(_SPEC[name]) for name in ("k0", "k1", "n", "expansion_32", "expansion_16"))
 
 
 @pytest.mark.parametrize("key, expected", [(SPEC_K0 + SPEC_K1, SPEC_32), (SPEC_K0, SPEC_16)],
