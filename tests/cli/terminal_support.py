@@ -45,11 +45,8 @@ class Terminal:
 
     def read_until(self, pattern: bytes, count: int = 1) -> None:
         """Until `pattern` has come `count` times."""
-        deadline = time.monotonic() + TIMEOUT_S
-        while len(re.findall(pattern, self.transcript)) < count:
-            if time.monotonic() >= deadline:
-                self._fail(f"no {pattern!r} in {self.transcript!r}")
-            self._read(0.1)
+        self._wait(lambda: len(re.findall(pattern, self.transcript)) >= count,
+                   lambda: f"no {pattern!r} in {self.transcript!r}", lambda: self._read(0.1))
 
     def type(self, text: str) -> None:
         os.write(self.master, text.encode())
@@ -57,11 +54,8 @@ class Terminal:
     def type_hidden(self, text: str) -> None:
         """Types once the program has turned echo off, as a person would:
         the prompt comes a moment before echo goes off."""
-        deadline = time.monotonic() + TIMEOUT_S
-        while termios.tcgetattr(self.master)[3] & termios.ECHO:
-            if time.monotonic() >= deadline:
-                self._fail("echo never turned off")
-            time.sleep(0.01)
+        self._wait(lambda: not termios.tcgetattr(self.master)[3] & termios.ECHO, lambda: "echo never turned off",
+                   lambda: time.sleep(0.01))
         self.type(text)
 
     def _read(self, wait: float) -> bool:
@@ -79,15 +73,21 @@ class Terminal:
         """The program's exit status. What it writes meanwhile is read as it
         comes, so that a program with much to say never blocks on a full
         terminal, and the rest once it has exited."""
-        deadline = time.monotonic() + TIMEOUT_S
-        while self.proc.poll() is None:
-            if time.monotonic() >= deadline:
-                self._fail(f"still running after {TIMEOUT_S} s: {self.transcript!r}")
-            self._read(0.05)
+        self._wait(lambda: self.proc.poll() is not None,
+                   lambda: f"still running after {TIMEOUT_S} s: {self.transcript!r}", lambda: self._read(0.05))
         while select.select([self.master], [], [], 0)[0] and self._read(0):
             pass
         os.close(self.master)
         return self.proc.returncode
+
+    def _wait(self, done, failure, step) -> None:
+        """Runs `step` until `done()`, for at most TIMEOUT_S; then fails the
+        test with `failure()`."""
+        deadline = time.monotonic() + TIMEOUT_S
+        while not done():
+            if time.monotonic() >= deadline:
+                self._fail(failure())
+            step()
 
     def _fail(self, message: str) -> None:
         """Kills the program, its whole session, before failing the test, so
