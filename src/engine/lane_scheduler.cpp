@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <condition_variable>
+#include <ctime>
 #include <mutex>
 #include <new>
 
@@ -29,6 +30,13 @@ constexpr size_t kTrialSteps = 4;
 // by writing a file, where the GPU lanes can add nothing, came out up to 9 %
 // apart, either way.
 constexpr double kStayGain = 1.10;
+// The late lanes start only where the other lanes spent at least this share
+// of the latest window on a core. Below it, the job waits on its input or
+// its output, which more computing power cannot speed: on the H100 machine
+// (2026-11-27), hybrid aes-256-ctr from a `cat` pipe, which delivers
+// 1.3-1.7 GB/s, started its device, tried it and sent it away, and took
+// 12 % longer than the CPU lanes alone.
+constexpr double kBusyShare = 0.5;
 // How often the scout looks at the job's progress before the start; how
 // often a waiting lane looks for a stop, the one change nothing notifies it
 // of (as OrderedWriter does). Lanes that wait do not wake the busy ones'
@@ -79,8 +87,11 @@ class LaneRun {
   // (they left after their trial, or never joined).
   enum class Phase { waiting, trial, staying, gone };
 
-  // One step of `lane`; false once the lane must stop.
+  // One step of `lane`; false once the lane must stop. The other lanes'
+  // steps are timed on late_->lane_clock for the scout.
   bool step(size_t lane) {
+    const bool timed = late_ != nullptr && lane < lanes_;
+    const double from = timed ? late_->lane_clock() : 0;
     bool finished = false;
     wc_status status = WC_OK;
     try {
@@ -88,6 +99,7 @@ class LaneRun {
     } catch (const std::bad_alloc &) {
       status = WC_ERR_OUT_OF_MEMORY;
     }
+    if (timed) busy_ns_.fetch_add(static_cast<uint64_t>(1e9 * (late_->lane_clock() - from)));
     if (status != WC_OK) monitor_.fail(status);
     if (finished || status != WC_OK) {
       std::lock_guard lock(mutex_);
@@ -146,12 +158,19 @@ class LaneRun {
     }
     started_ = window_from_ = Clock::now();
     window_done_ = monitor_.bytes_done();
+    window_busy_ns_ = busy_ns_.load();
     for (;;) {
       {
         std::unique_lock lock(mutex_);
         changed_.wait_for(lock, kPoll, [&] { return ended_; });
         if (ended_ || monitor_.stopped()) {
-          trace("not started: the job ended before their start would pay");
+          if (busy_share_ < kBusyShare) {
+            trace("not started: the other lanes were busy %.0f %% of their time, waiting on the input or the "
+                  "output, which they cannot speed",
+                  100 * busy_share_);
+          } else {
+            trace("not started: the job ended before their start would pay");
+          }
           return set_phase_locked(Phase::gone);
         }
       }
@@ -180,23 +199,30 @@ class LaneRun {
     set_phase_locked(verdict == LateVerdict::stay ? Phase::staying : Phase::trial);
   }
 
-  // Whether the job's work left, at the rate of the latest window of
-  // kTrialTime, outlasts the late lanes' start and, unless an earlier trial
-  // has judged, three trial windows: the rate before them, the trial, and a
-  // margin. So a trial never runs into the job's end, where fewer lanes have
-  // work and the rates mean nothing. The first window is not used: the
-  // lanes were still starting. A job of unknown size is expected to last as
-  // long again as it has run.
+  // Whether, in the latest window of kTrialTime, the other lanes were busy
+  // (kBusyShare) and the job's work left, at the window's rate, outlasts the
+  // late lanes' start and, unless an earlier trial has judged, three trial
+  // windows: the rate before them, the trial, and a margin. So a trial never
+  // runs into the job's end, where fewer lanes have work and the rates mean
+  // nothing. The first window is not used: the lanes were still starting. A
+  // job of unknown size is expected to last as long again as it has run.
   bool start_pays(LateVerdict verdict) {
     if (verdict == LateVerdict::stay && late_->start_seconds == 0) return true;
     const Clock::time_point now = Clock::now();
     if (now - window_from_ < kTrialTime) return false;
     const uint64_t done = monitor_.bytes_done();
-    const double rate = static_cast<double>(done - window_done_) / seconds(now - window_from_);
+    const uint64_t busy_ns = busy_ns_.load();
+    const double window = seconds(now - window_from_);
+    const double rate = static_cast<double>(done - window_done_) / window;
     const bool first_window = window_from_ == started_;
+    const double busy_share =
+        1e-9 * static_cast<double>(busy_ns - window_busy_ns_) / (window * static_cast<double>(lanes_));
     window_from_ = now;
     window_done_ = done;
+    window_busy_ns_ = busy_ns;
     if (first_window) return false;
+    busy_share_ = busy_share;
+    if (busy_share_ < kBusyShare) return false;
     const uint64_t total = monitor_.total();
     if (total != 0 && rate == 0) return false;
     const double left =
@@ -247,13 +273,22 @@ class LaneRun {
   Clock::time_point started_;
   Clock::time_point joined_;
   Clock::duration trial_time_{};
-  Clock::time_point window_from_;  // the scout's latest window, before the start
+  std::atomic<uint64_t> busy_ns_{0};  // the other lanes' time in their steps, on late_->lane_clock
+  Clock::time_point window_from_;     // the scout's latest window, before the start
   uint64_t window_done_ = 0;
+  uint64_t window_busy_ns_ = 0;
+  double busy_share_ = 1;  // of the other lanes' time, in the latest window
   uint64_t done_at_join_ = 0;
   double rate_before_ = 0;  // bytes per second before the late lanes joined
 };
 
 }  // namespace
+
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
 
 void run_lanes(size_t lanes, JobMonitor &monitor, const LaneStep &step, LateLanes *late) {
   LaneRun(lanes, monitor, step, late != nullptr && late->count != 0 ? late : nullptr).run();

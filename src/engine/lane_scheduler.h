@@ -16,10 +16,12 @@
 // staged through host memory (docs/performance.md). The other lanes start
 // at once. The late ones are started only when the job's work left, at its
 // rate so far, outlasts their start and their trial (a job of unknown size
-// is expected to last as long again as it has run); then they run the
-// trial, and stay only if the job runs faster with them than it did
-// without. The verdict, kept for the next job of the same kind, spares it
-// the trial.
+// is expected to last as long again as it has run) and the other lanes are
+// busy computing; then they run the trial, and stay only if the job runs
+// faster with them than it did without. The verdict, kept for the next job
+// of the same kind, spares it the trial. Late lanes add computing power
+// only: a job whose lanes mostly wait, on a pipe, a disk or the kernel's
+// lock on a file being written, never starts them.
 #pragma once
 
 #include <atomic>
@@ -35,6 +37,9 @@ namespace warpcrypt::engine {
 using LaneStep = std::function<wc_status(size_t lane, bool *finished)>;
 // Runs the units [first, first + count) on lane `lane`, as one piece.
 using IndexedUnits = std::function<wc_status(size_t lane, size_t first, size_t count)>;
+
+// The calling thread's time on a core so far, in seconds.
+double thread_cpu_seconds();
 
 // What the trial of a kind of work found, kept for the next job of that kind
 // so that it need not try again.
@@ -56,6 +61,10 @@ struct LateLanes {
   // The verdict of the trials of this kind of work: read before the job,
   // written by its trial. Never null.
   std::atomic<LateVerdict> *verdict = nullptr;
+  // How the other lanes' work is timed, to see whether they are busy: the
+  // calling thread's time on a core, in seconds. Tests whose lanes stand for
+  // work by sleeping give a wall clock.
+  double (*lane_clock)() = thread_cpu_seconds;
 };
 
 // Each of `lanes` lanes, on its own thread, calls step(lane, &finished)

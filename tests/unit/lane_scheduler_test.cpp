@@ -1,9 +1,11 @@
 // The scheduler's late lanes (engine/lane_scheduler.h), with lanes that only
-// sleep: late lanes that would start after the job ends are never started,
-// lanes that make the job faster stay, lanes that make it slower leave and
-// give the paused lanes their cores back, a verdict spares the next job its
-// trial, and a failing start fails the job. Every unit runs exactly once
-// whatever the lanes do.
+// sleep, timed on a wall clock so that their sleep stands for work: late
+// lanes that would start after the job ends are never started, lanes that
+// make the job faster stay, lanes that make it slower leave and give the
+// paused lanes their cores back, a verdict spares the next job its trial,
+// and a failing start fails the job. Timed on their threads' CPU clocks, the
+// sleeping lanes are lanes that wait, and late lanes never start. Every unit
+// runs exactly once whatever the lanes do.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -19,6 +21,10 @@ namespace {
 using std::chrono::microseconds;
 
 constexpr uint64_t kUnitBytes = 1 << 20;
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // A job of `units` units on `early` lanes taking `early_cost` each and, if
 // `late` has lanes, late lanes taking `late_cost`.
@@ -57,6 +63,7 @@ struct SleepJob {
     late.claim_units = 2;
     late.start_seconds = start_seconds;
     late.verdict = verdict;
+    late.lane_clock = wall_seconds;
     late.start = [this, start_status] {
       starts.fetch_add(1);
       return start_status;
@@ -79,6 +86,35 @@ TEST(LateLanes, AreNotStartedWhenTheJobEndsBeforeTheirStart) {
   EXPECT_EQ(job.starts.load(), 0);
   EXPECT_EQ(job.late_units.load(), 0u);
   EXPECT_EQ(verdict.load(), LateVerdict::untried);
+}
+
+TEST(LateLanes, AreNotStartedWhereTheOtherLanesWait) {
+  // The job of the next test, whose late lanes start and stay, but its lanes
+  // are timed on their CPU clocks: sleeping, they wait (on a pipe, say), and
+  // lanes that add computing power cannot speed the job.
+  SleepJob job(600, 1, microseconds(1000), microseconds(50));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(2, 0, 0.001, &verdict);
+  late.lane_clock = thread_cpu_seconds;
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 0);
+  EXPECT_EQ(job.late_units.load(), 0u);
+  EXPECT_EQ(verdict.load(), LateVerdict::untried);
+}
+
+TEST(LateLanes, TheLaneClockCountsWorkNotWaiting) {
+  const double slept_from = thread_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_LT(thread_cpu_seconds() - slept_from, 0.01);
+  // Working, the clock advances: 20 ms of it are reached well within the
+  // wall-clock limit even on a loaded machine.
+  const double worked_from = thread_cpu_seconds();
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  volatile uint64_t sink = 0;
+  while (thread_cpu_seconds() - worked_from < 0.02 && std::chrono::steady_clock::now() < limit) sink = sink + 1;
+  EXPECT_GE(thread_cpu_seconds() - worked_from, 0.02);
 }
 
 TEST(LateLanes, StayWhereTheJobRunsFasterWithThem) {
@@ -163,6 +199,7 @@ TEST(LateLanes, AJobOfUnknownSizeStartsThemOnceItHasRunAsLongAsTheirStart) {
   late.count = 2;
   late.start_seconds = 0.02;
   late.verdict = &verdict;
+  late.lane_clock = wall_seconds;
   late.start = [&] {
     starts.fetch_add(1);
     return WC_OK;
