@@ -15,6 +15,7 @@
 #include "aead_support.h"
 #include "backends/cuda/gf128_device.cuh"
 #include "backends/cuda/poly1305_device.cuh"
+#include "backends/cuda/tuning.h"
 #include "support/bytes.h"
 #include "support/test_rng.h"
 
@@ -103,13 +104,14 @@ TEST(AeadArithmetic, GhashInverse) {
 // (A: row lane / 4, + 8 in a1 and a3, bits 32 (lane % 4) on, + 128 in a2
 // and a3; B: column lane / 4, the same rows; D: row lane / 4, + 8 in d2 and
 // d3, columns 2 (lane % 4) and + 1), with the operands gf_mma_absorb builds
-// from gf_mma_arrange's words: one step of two groups must be Horner's.
+// from gf_mma_arrange's words: one step of the GCM kernels' groups must be
+// Horner's.
 TEST(AeadArithmetic, GhashTensorCoreStepIsHorner) {
   using warpcrypt::cuda::gf_add;
   using warpcrypt::cuda::gf_from_block;
   using warpcrypt::cuda::gf_multiply;
   using warpcrypt::cuda::kGf128MmaCount;
-  constexpr int kGroups = 2;
+  constexpr int kGroups = warpcrypt::cuda::tuning::kAeadGhashGroupsPerStep;
   TestRng rng = TestRng::for_current_test();
   auto word = [](const uint4 &v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; };
   for (int trial = 0; trial < 4; ++trial) {
@@ -138,7 +140,7 @@ TEST(AeadArithmetic, GhashTensorCoreStepIsHorner) {
       uint32_t next[4] = {};
       for (int m = 0; m < kGf128MmaCount; ++m) {
         for (int column = 0; column < 8; ++column) {
-          uint32_t sum = 0;  // the accumulator over both groups
+          uint32_t sum = 0;  // the accumulator over every group
           for (int group = 0; group < kGroups; ++group) {
             for (int k = 0; k < 256; ++k) sum += a_bit(group, k) & b_bit(group, m, k, column);
           }

@@ -32,7 +32,10 @@ constexpr int kEachThreads = tuning::kAeadEachThreads;
 constexpr int kDescribeThreads = 256;  // the strided batch's descriptors: a load and a store each
 constexpr int kAesBlocksPerThread = tuning::kAesBlocksPerThread;
 constexpr int kChaChaBlocksPerThread = tuning::kAeadArxBlocksPerThread;
-constexpr uint64_t kGcmSegmentBlocks = uint64_t{kThreads} * kAesBlocksPerThread * tuning::kAeadAesTilesPerSegment;
+constexpr int kGcmTiles = tuning::kAeadAesTilesPerSegment;
+constexpr int kGcmCtasPerSm = tuning::kAeadAesBlocksPerSm;
+constexpr int kGhashPassCtasPerSm = tuning::kAeadGhashPassBlocksPerSm;
+constexpr uint64_t kGcmSegmentBlocks = uint64_t{kThreads} * kAesBlocksPerThread * kGcmTiles;
 constexpr uint64_t kChaChaSegmentBlocks =
     uint64_t{kThreads} * kChaChaBlocksPerThread * tuning::kAeadArxTilesPerSegment;
 
@@ -330,7 +333,7 @@ class KeyedGpuAead {
   template <int kRounds>
   wc_status queue_gcm_each(const DeviceContext &context, const AeadLaunch &launch, cudaStream_t stream) const {
     const GcmEachKey<kRounds> key{{gcm_->keys, 0, 0, context.tables}, gcm_->h_columns};
-    return queue_passes<GcmEach<kRounds>, tuning::kAeadAesBlocksPerSm>(context, key, launch, stream);
+    return queue_passes<GcmEach<kRounds>, kGcmCtasPerSm>(context, key, launch, stream);
   }
 
   // Sealing: keystream, then tags. Opening: tags and verdicts first, which
@@ -430,45 +433,64 @@ class KeyedGpuAead {
     const typename Finish::Key finish_key{{c.keys, 0, 0, context.tables}, c.h, c.finish_stride, c.finish_ladder};
     const AesCtrGenerator<TTableAes, kRounds> cipher{c.keys, 0, 0, context.tables};
     if (context.binary_tensor_cores && tensor_ghash_) {
-      using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread, true>;
-      const typename Bulk::Key bulk_key{cipher, c.warp_steps, c.warp_ladder};
-      return launch_pair<Bulk, Finish, kAesBlocksPerThread, tuning::kAeadAesTilesPerSegment,
-                         tuning::kAeadAesBlocksPerSm>(bulk_key, finish_key, launch, segments, finish, stream);
+      using Keystream = GcmBulk<kRounds, kThreads, kAesBlocksPerThread, true, BulkWork::keystream>;
+      using Hash = GcmBulk<kRounds, kThreads, kAesBlocksPerThread, true, BulkWork::hash>;
+      const typename Keystream::Key bulk_key{cipher, c.warp_steps, c.warp_ladder};
+      // Sealing hashes the ciphertext the keystream pass wrote; opening
+      // hashes the ciphertext before the keystream pass overwrites it in
+      // place. The passes run one after the other: on two streams, in pieces
+      // of the message, they slowed each other down (docs/performance.md).
+      for (const bool keystream_pass : {launch.seal, !launch.seal}) {
+        const wc_status status =
+            keystream_pass
+                ? launch_bulk<Keystream, kAesBlocksPerThread, kGcmTiles, kGcmCtasPerSm>(bulk_key, launch, segments,
+                                                                                      stream)
+                : launch_bulk<Hash, kAesBlocksPerThread, kGcmTiles, kGhashPassCtasPerSm>(bulk_key, launch, segments,
+                                                                                       stream);
+        if (status != WC_OK) return status;
+      }
+      return launch_finish<Finish, kGcmSegmentBlocks>(finish_key, launch, finish, stream);
     }
-    using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread, false>;
+    using Bulk = GcmBulk<kRounds, kThreads, kAesBlocksPerThread, false, BulkWork::both>;
     const typename Bulk::Key bulk_key{cipher, c.thread_steps, c.thread_ladder};
-    return launch_pair<Bulk, Finish, kAesBlocksPerThread, tuning::kAeadAesTilesPerSegment,
-                       tuning::kAeadAesBlocksPerSm>(bulk_key, finish_key, launch, segments, finish, stream);
+    const wc_status status =
+        launch_bulk<Bulk, kAesBlocksPerThread, kGcmTiles, kGcmCtasPerSm>(bulk_key, launch, segments, stream);
+    return status != WC_OK ? status : launch_finish<Finish, kGcmSegmentBlocks>(finish_key, launch, finish, stream);
   }
 
   wc_status launch_chacha(const AeadLaunch &launch, uint64_t segments, bool finish, cudaStream_t stream) const {
     using Bulk = ChaChaPolyBulk<kThreads, kChaChaBlocksPerThread>;
     using Finish = ChaChaPolyFinish<tuning::kAeadArxFinishThreads, kChaChaSegmentBlocks>;
     const ChaChaPolyKey chacha_key{arx_};
-    return launch_pair<Bulk, Finish, kChaChaBlocksPerThread, tuning::kAeadArxTilesPerSegment,
-                       tuning::kAeadArxBlocksPerSm>(chacha_key, chacha_key, launch, segments, finish, stream);
+    const wc_status status =
+        launch_bulk<Bulk, kChaChaBlocksPerThread, tuning::kAeadArxTilesPerSegment, tuning::kAeadArxBlocksPerSm>(
+            chacha_key, launch, segments, stream);
+    return status != WC_OK ? status : launch_finish<Finish, kChaChaSegmentBlocks>(chacha_key, launch, finish, stream);
   }
 
-  template <class Bulk, class Finish, int kBlocksPerThread, int kTiles, int kBlocksPerSm>
-  static wc_status launch_pair(const typename Bulk::Key &bulk_key, const typename Finish::Key &finish_key,
-                               const AeadLaunch &launch, uint64_t segments, bool finish, cudaStream_t stream) {
-    constexpr uint64_t kSegmentBlocks = uint64_t{kThreads} * kBlocksPerThread * kTiles;
-    using Element = typename Bulk::Field::Element;
-    if (segments != 0) {
-      const auto bulk = aead_bulk_kernel<Bulk, kThreads, kBlocksPerThread, kTiles, kBlocksPerSm>;
-      const size_t shared = Bulk::kTableBytes + kThreads / 32 * sizeof(Element);
-      const wc_status allowed = allow_dynamic_shared(bulk, shared);
-      if (allowed != WC_OK) return allowed;
-      bulk<<<static_cast<unsigned>(segments), kThreads, shared, stream>>>(bulk_key, launch);
-      const wc_status launched = device_status(cudaGetLastError());
-      if (launched != WC_OK) return launched;
-    }
+  // The bulk kernel, one CTA per segment (none where the launch has none).
+  template <class Bulk, int kBlocksPerThread, int kTiles, int kBlocksPerSm>
+  static wc_status launch_bulk(const typename Bulk::Key &key, const AeadLaunch &launch, uint64_t segments,
+                               cudaStream_t stream) {
+    if (segments == 0) return WC_OK;
+    const auto bulk = aead_bulk_kernel<Bulk, kThreads, kBlocksPerThread, kTiles, kBlocksPerSm>;
+    const size_t shared = Bulk::kTableBytes + kThreads / 32 * sizeof(typename Bulk::Field::Element);
+    const wc_status allowed = allow_dynamic_shared(bulk, shared);
+    if (allowed != WC_OK) return allowed;
+    bulk<<<static_cast<unsigned>(segments), kThreads, shared, stream>>>(key, launch);
+    return device_status(cudaGetLastError());
+  }
+
+  // The finish kernel, one CTA per message, where the launch ends its messages.
+  template <class Finish, uint64_t kSegmentBlocks>
+  static wc_status launch_finish(const typename Finish::Key &key, const AeadLaunch &launch, bool finish,
+                                 cudaStream_t stream) {
     if (!finish) return WC_OK;
     const auto finish_kernel = aead_finish_kernel<Finish, Finish::kCtaThreads, kSegmentBlocks>;
-    const size_t shared = Finish::kTableBytes + Finish::kCtaThreads / 32 * sizeof(Element);
+    const size_t shared = Finish::kTableBytes + Finish::kCtaThreads / 32 * sizeof(typename Finish::Field::Element);
     const wc_status allowed = allow_dynamic_shared(finish_kernel, shared);
     if (allowed != WC_OK) return allowed;
-    finish_kernel<<<launch.message_count, Finish::kCtaThreads, shared, stream>>>(finish_key, launch);
+    finish_kernel<<<launch.message_count, Finish::kCtaThreads, shared, stream>>>(key, launch);
     return device_status(cudaGetLastError());
   }
 

@@ -32,6 +32,12 @@
 //    weighed by K^(V (kThreads - 1 - t)), split into a lane and a warp
 //    factor, and summed by shuffles and one pass through shared memory
 //    (reduce_block): no thread waits on another for more than a sum.
+//    GCM on the tensor cores runs the bulk in two passes over the segments
+//    (BulkWork): the keystream, then GHASH over the ciphertext when
+//    sealing, the other way round when opening. Each pass keeps one
+//    kernel's registers and shared memory to itself, so the keystream runs
+//    as the CTR kernel does and GHASH's chains at the tensor cores' speed;
+//    reading the ciphertext again costs far less than the two sharing an SM.
 //  - The finish kernel, one block per message, combines the segments the
 //    same way, then takes the last keystream block, the lengths block and
 //    the tag on one thread.
@@ -309,6 +315,10 @@ struct WarpChains {
   }
 };
 
+// What one launch of the bulk kernel does with its segments: the keystream
+// and the authenticator together, or one of them (GCM's two passes).
+enum class BulkWork { both, keystream, hash };
+
 // ---- GCM -----------------------------------------------------------------
 
 // J0's counter part: GCM increments only its low 32 bits (inc32), so block
@@ -325,16 +335,14 @@ struct GcmCounter {
 };
 
 // What GCM's chains step by. Warp chains (gf_mma_absorb; GPUs from sm_80
-// on) take two slots per step, so that one packing of the tensor cores'
-// sums serves 64 blocks, and the step's fragments take 8 KiB of shared
-// memory, as the nibble tables did (four slots would take 16 KiB, and cost
-// the SM one of its three blocks). Blocks a and b of a chain lie two apart
-// and a slot's group kThreads on from the one before, so slot 0 of a step
-// is weighed by [H^(2 kThreads) ; H^(2 kThreads - 2)] and slot 1 by
-// [H^kThreads ; H^(kThreads - 2)]. Thread chains (nibble tables; sm_75,
-// whose tensor cores lack the .b1 AND): H^(kBlocksPerThread kThreads) steps
-// each chain, H^kThreads joins them.
-inline constexpr int kGcmMmaGroups = 2;
+// on) take kGcmMmaGroups slots of a tile per step (tuning.h), so that one
+// packing of the tensor cores' sums serves 32 kGcmMmaGroups blocks. Blocks a
+// and b of a chain lie two apart and a slot's group kThreads on from the one
+// before, so slot g of a step is weighed by [H^d ; H^(d - 2)], d = kThreads
+// (kGcmMmaGroups - g). Thread chains (nibble tables; sm_75, whose tensor
+// cores lack the .b1 AND): H^(kBlocksPerThread kThreads) steps each chain,
+// H^kThreads joins them.
+inline constexpr int kGcmMmaGroups = tuning::kAeadGhashGroupsPerStep;
 struct GcmWarpSteps {
   Gf128MmaFragments group[kGcmMmaGroups];
 };
@@ -352,16 +360,22 @@ struct GcmBulkKey {
   Ladder<GhashField, kThreads> ladder;
 };
 
-template <int kRounds, int kThreads, int kBlocksPerThread, bool kTensorCores>
+// The bulk of a GCM message, or one of its passes (`kBulkWork`): warp chains
+// run in a pass of their own, the thread chains of GPUs without .b1 tensor
+// cores with the keystream.
+template <int kRounds, int kThreads, int kBlocksPerThread, bool kTensorCores, BulkWork kBulkWork>
 struct GcmBulk {
+  static constexpr BulkWork kWork = kBulkWork;
+  static constexpr bool kCipher = kWork != BulkWork::hash;
+  static constexpr bool kHash = kWork != BulkWork::keystream;
   static constexpr int kBlockBytes = 16;
   static constexpr int kHashBlocks = 1;
   // The AES T-table, then the chains' step: the mma fragments, or the tile
-  // step's nibble tables.
-  static constexpr uint32_t kStepAt = TTableAes::kTableBytes / sizeof(uint32_t);
+  // step's nibble tables; each where the pass needs it.
+  static constexpr uint32_t kStepAt = kCipher ? TTableAes::kTableBytes / sizeof(uint32_t) : 0;
   static constexpr size_t kStepWords =
-      kTensorCores ? sizeof(GcmWarpSteps) / sizeof(uint32_t) : size_t{kGf128TableWords};
-  static constexpr size_t kTableBytes = TTableAes::kTableBytes + kStepWords * sizeof(uint32_t);
+      !kHash ? 0 : kTensorCores ? sizeof(GcmWarpSteps) / sizeof(uint32_t) : size_t{kGf128TableWords};
+  static constexpr size_t kTableBytes = kStepAt * sizeof(uint32_t) + kStepWords * sizeof(uint32_t);
   using Field = GhashField;
   using Key = GcmBulkKey<kRounds, kThreads, kTensorCores>;
   using Chains = std::conditional_t<kTensorCores, WarpChains<kBlocksPerThread, kGcmMmaGroups>,
@@ -387,12 +401,18 @@ struct GcmBulk {
         shared[kStepAt + i] = gf_table_word(k.steps.tile_step, i);
       }
     }
-    key->cipher.prepare(state, shared);  // its closing barrier covers the step too
+    if constexpr (kCipher) {
+      key->cipher.prepare(state, shared);  // its closing barrier covers the step too
+    } else {
+      __syncthreads();
+    }
   }
   // Before each tile: the warp's blocks are first + k kThreads + lane.
   __device__ void begin_tile(uint64_t first) {
-    key->cipher.template begin_tile<kThreads, kBlocksPerThread>(
-        state, first, [&](uint64_t q) { return Counter128{counter.high, counter.block(q)}; });
+    if constexpr (kCipher) {
+      key->cipher.template begin_tile<kThreads, kBlocksPerThread>(
+          state, first, [&](uint64_t q) { return Counter128{counter.high, counter.block(q)}; });
+    }
   }
   __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter_in_tile(state, counter.block(q), out); }
   // Warp chains: this lane's block (none before the message), the first
@@ -544,6 +564,9 @@ struct ChaChaPolyConstants {
 
 template <int kThreads, int kBlocksPerThread>
 struct ChaChaPolyBulk {
+  static constexpr BulkWork kWork = BulkWork::both;
+  static constexpr bool kCipher = true;
+  static constexpr bool kHash = true;
   static constexpr int kBlockBytes = 64;
   static constexpr int kHashBlocks = 4;
   using Constants = ChaChaPolyConstants<uint64_t{kBlocksPerThread} * kThreads>;
@@ -662,7 +685,9 @@ __device__ inline uint32_t message_of_segment(const AeadLaunch &launch, uint64_t
 }
 
 // One block per segment: the keystream XOR of kSegmentBlocks keystream
-// blocks and their authenticator value, weighed from the segment's end.
+// blocks and their authenticator value, weighed from the segment's end, or
+// one of the two (Scheme::kWork). Hashing alone, a sealing launch reads the
+// ciphertext its keystream pass wrote.
 template <class Scheme, int kThreads, int kBlocksPerThread, int kTilesPerSegment, int kMinBlocksPerSm>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     aead_bulk_kernel(const __grid_constant__ typename Scheme::Key key, const __grid_constant__ AeadLaunch launch) {
@@ -679,14 +704,15 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   const int64_t bulk = static_cast<int64_t>(aead_bulk_blocks(message.len, kBytes));
   const int64_t segments = (bulk + kSegmentBlocks - 1) / kSegmentBlocks;
   const int64_t start = bulk - (segments - static_cast<int64_t>(segment - message.first_segment)) * kSegmentBlocks;
-  const uint8_t *in = message.in;
+  const uint8_t *in = Scheme::kWork == BulkWork::hash && launch.seal ? message.out : message.in;
   uint8_t *out = message.out;
   const int64_t base = static_cast<int64_t>(message.base);  // this piece's blocks are at or after it
   const bool aligned = message.aligned;
 
   typename Scheme::Chains chains;
+#pragma unroll 1
   for (int tile = 0; tile < kTilesPerSegment; ++tile) {
-    if (tile != 0) chains.next_tile(scheme);
+    if (Scheme::kHash && tile != 0) chains.next_tile(scheme);
     // Load the tile's data first, so its latency hides behind the keystream.
     int64_t block[kBlocksPerThread];
     uint4 data[kBlocksPerThread][kVectors];
@@ -703,24 +729,35 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       const bool present = block[k] >= 0;
       uint4 ciphertext[kVectors];  // what the authenticator takes; set where present
       if (present) {
-        uint32_t keystream[kBytes / 4];
-        scheme.keystream(static_cast<uint64_t>(block[k]), keystream);
+        if constexpr (Scheme::kCipher) {
+          uint32_t keystream[kBytes / 4];
+          scheme.keystream(static_cast<uint64_t>(block[k]), keystream);
 #pragma unroll
-        for (int v = 0; v < kVectors; ++v) {
-          const uint4 result = data[k][v] ^ make_uint4(keystream[4 * v], keystream[4 * v + 1], keystream[4 * v + 2],
-                                                       keystream[4 * v + 3]);
-          store_block(out + (block[k] * kBytes - base) + 16 * v, result, aligned);
-          ciphertext[v] = launch.seal ? result : data[k][v];
+          for (int v = 0; v < kVectors; ++v) {
+            const uint4 result = data[k][v] ^ make_uint4(keystream[4 * v], keystream[4 * v + 1],
+                                                         keystream[4 * v + 2], keystream[4 * v + 3]);
+            store_block(out + (block[k] * kBytes - base) + 16 * v, result, aligned);
+            ciphertext[v] = launch.seal ? result : data[k][v];
+          }
+        } else {
+#pragma unroll
+          for (int v = 0; v < kVectors; ++v) ciphertext[v] = data[k][v];
         }
-        if constexpr (!Scheme::Chains::kWholeWarp) chains.absorb(scheme, k, ciphertext, block[k] == 0);
+        if constexpr (Scheme::kHash && !Scheme::Chains::kWholeWarp) {
+          chains.absorb(scheme, k, ciphertext, block[k] == 0);
+        }
       }
-      if constexpr (Scheme::Chains::kWholeWarp) chains.absorb(scheme, k, ciphertext, present, block[k] == 0);
+      if constexpr (Scheme::kHash && Scheme::Chains::kWholeWarp) {
+        chains.absorb(scheme, k, ciphertext, present, block[k] == 0);
+      }
     }
   }
-  const Element value = chains.value(scheme);
-  auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
-  const Element total = reduce_block<Field, kThreads>(value, scheme.lane_factor(), scheme.warp_factor(), scratch);
-  if (threadIdx.x == 0) static_cast<Element *>(launch.segment_values)[segment] = total;
+  if constexpr (Scheme::kHash) {
+    const Element value = chains.value(scheme);
+    auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
+    const Element total = reduce_block<Field, kThreads>(value, scheme.lane_factor(), scheme.warp_factor(), scratch);
+    if (threadIdx.x == 0) static_cast<Element *>(launch.segment_values)[segment] = total;
+  }
 }
 
 // One whole keystream block of kBytes XORed from `in` to `out`; zeros go

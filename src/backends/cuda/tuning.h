@@ -52,14 +52,23 @@ inline constexpr int kAeadAesTilesPerSegment = 16;
 inline constexpr int kAeadArxBlocksPerThread = 1;
 inline constexpr int kAeadArxTilesPerSegment = 16;
 // Resident CTAs per SM the compiler must leave registers for: an AES-GCM
-// CTA's 73.3 KiB of shared memory (T-table, GHASH's step, the warps'
-// counter groups) allow three per SM, so registers must too (at most 80 per
-// thread).
+// CTA's 65.3 KiB of shared memory (T-table, the warps' counter groups; 73.3
+// with GHASH's nibble-table step where the bulk runs in one pass) allow
+// three per SM, so registers must too (at most 80 per thread).
 // ChaCha20-Poly1305: four, 64 registers per thread; the compiler spills 24
 // bytes a thread, and still four CTAs ran 3 % faster than three without a
 // spill (five spill 108 bytes).
 inline constexpr int kAeadAesBlocksPerSm = 3;
 inline constexpr int kAeadArxBlocksPerSm = 4;
+// GCM's GHASH pass on the tensor cores: a warp's chains take four slots of
+// a tile (4 x 32 blocks) per step, one packing of the mmas' sums for all,
+// their fragments 16 KiB of the pass's shared memory, which holds no
+// T-table; four CTAs per SM, 64 registers a thread, no spill. Measured on an
+// H200 (docs/performance.md): 0.73 ms a GiB against 0.84 with two slots a
+// step at two CTAs and 128 registers (two slots spill 276 bytes a thread at
+// four CTAs, 124 at three).
+inline constexpr int kAeadGhashGroupsPerStep = 4;
+inline constexpr int kAeadGhashPassBlocksPerSm = 4;
 // The finish kernel: one CTA per message, whose threads share the combining
 // of the segments' values before one thread takes the tail and the tag.
 // Wider CTAs combine a long message's segments in fewer steps; narrower ones
