@@ -710,7 +710,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   const bool aligned = message.aligned;
 
   typename Scheme::Chains chains;
-#pragma unroll 1
   for (int tile = 0; tile < kTilesPerSegment; ++tile) {
     if (Scheme::kHash && tile != 0) chains.next_tile(scheme);
     // Load the tile's data first, so its latency hides behind the keystream.
