@@ -129,6 +129,7 @@ struct GcmConstants {
   GcmWarpSteps warp_steps;  // the bulk kernel on GPUs with .b1 tensor cores
   Ladder<GhashField, kThreads> warp_ladder;
   GcmThreadSteps thread_steps;  // and on those without
+  GcmEachWarpSteps each_steps;  // the tag pass of short messages, with .b1 tensor cores
   Ladder<GhashField, kThreads> thread_ladder;
   Gf128Columns finish_stride;
   Ladder<GhashField, kGcmFinishThreads> finish_ladder;
@@ -169,6 +170,11 @@ class KeyedGpuAead {
       c.warp_steps.group[g] = gf_mma_fragments(gf_power(c.h, distance), gf_power(c.h, distance - 2));
     }
     c.warp_ladder = gf_ladder<kThreads>(c.h, gf_power(gf_inverse(c.h), kThreads));
+    for (int g = 0; g < kGcmEachGroups; ++g) {
+      const auto distance = static_cast<uint64_t>(2 * (kGcmEachGroups - g));  // to the step's end, counting its last block
+      c.each_steps.group[g] = gf_mma_fragments(gf_power(c.h, distance), gf_power(c.h, distance - 1));
+    }
+    c.each_steps.h = gf_hole_factor(c.h);
     c.thread_steps.tile_step = gf_columns(gf_power(c.h, uint64_t{kAesBlocksPerThread} * kThreads));
     c.thread_steps.slot_step = gf_columns(gf_power(c.h, kThreads));
     c.thread_ladder = gf_ladder<kThreads>(c.h);
@@ -319,8 +325,9 @@ class KeyedGpuAead {
     launch.each_items = static_cast<uint32_t>(
         std::max<uint64_t>(1, (longest + tuning::kAeadEachItemBytes - 1) / tuning::kAeadEachItemBytes));
     if (aead_.kind == AeadKind::chacha20_poly1305) {
-      return queue_passes<ChaChaPolyEach, tuning::kAeadArxBlocksPerSm>(*context, ChaChaPolyKey{arx_}, launch,
-                                                                       stream);
+      return queue_passes<ChaChaPolyEach, tuning::kAeadArxBlocksPerSm>(
+          *context, ChaChaPolyKey{arx_}, launch,
+          aead_each_tag_kernel<ChaChaPolyEach, kEachThreads, tuning::kAeadArxBlocksPerSm>, kEachThreads, stream);
     }
     switch (gcm_->keys.rounds) {
       case 10: return queue_gcm_each<10>(*context, launch, stream);
@@ -332,26 +339,35 @@ class KeyedGpuAead {
 
   template <int kRounds>
   wc_status queue_gcm_each(const DeviceContext &context, const AeadLaunch &launch, cudaStream_t stream) const {
-    const GcmEachKey<kRounds> key{{gcm_->keys, 0, 0, context.tables}, gcm_->h_columns};
-    return queue_passes<GcmEach<kRounds>, kGcmCtasPerSm>(context, key, launch, stream);
+    const AesCtrGenerator<TTableAes, kRounds> cipher{gcm_->keys, 0, 0, context.tables};
+    if (context.binary_tensor_cores && tensor_ghash_) {
+      using Scheme = GcmEach<kRounds, true>;
+      return queue_passes<Scheme, kGcmCtasPerSm>(context, typename Scheme::Key{cipher, gcm_->each_steps}, launch,
+                                                 aead_each_gcm_tag_kernel<kRounds, kEachThreads, kGcmCtasPerSm>,
+                                                 kEachThreads / 32 * 16, stream);
+    }
+    using Scheme = GcmEach<kRounds, false>;
+    return queue_passes<Scheme, kGcmCtasPerSm>(context, typename Scheme::Key{cipher, gcm_->h_columns}, launch,
+                                               aead_each_tag_kernel<Scheme, kEachThreads, kGcmCtasPerSm>,
+                                               kEachThreads, stream);
   }
 
   // Sealing: keystream, then tags. Opening: tags and verdicts first, which
-  // the keystream pass reads to release only authentic plaintext.
-  template <class Scheme, int kBlocksPerSm>
+  // the keystream pass reads to release only authentic plaintext. A CTA of
+  // the tag pass takes `tag_messages_per_cta` messages at a time.
+  template <class Scheme, int kBlocksPerSm, class TagKernel>
   wc_status queue_passes(const DeviceContext &context, const typename Scheme::Key &key, const AeadLaunch &launch,
-                         cudaStream_t stream) const {
+                         TagKernel tag, uint64_t tag_messages_per_cta, cudaStream_t stream) const {
     const auto keystream = aead_each_keystream_kernel<Scheme, kEachThreads, kBlocksPerSm>;
-    const auto tag = aead_each_tag_kernel<Scheme, kEachThreads, kBlocksPerSm>;
-    for (const auto kernel : {keystream, tag}) {
-      const wc_status allowed = allow_dynamic_shared(kernel, Scheme::kTableBytes);
+    for (const wc_status allowed :
+         {allow_dynamic_shared(keystream, Scheme::kTableBytes), allow_dynamic_shared(tag, Scheme::kTableBytes)}) {
       if (allowed != WC_OK) return allowed;
     }
     const uint64_t messages_per_turn = kEachThreads / launch.each_items;
     const unsigned keystream_grid =
         grid_for((launch.message_count + messages_per_turn - 1) / messages_per_turn, context, kBlocksPerSm);
-    const unsigned tag_grid =
-        grid_for((uint64_t{launch.message_count} + kEachThreads - 1) / kEachThreads, context, kBlocksPerSm);
+    const unsigned tag_grid = grid_for(
+        (uint64_t{launch.message_count} + tag_messages_per_cta - 1) / tag_messages_per_cta, context, kBlocksPerSm);
     for (const bool keystream_pass : {launch.seal, !launch.seal}) {
       if (keystream_pass) {
         keystream<<<keystream_grid, kEachThreads, Scheme::kTableBytes, stream>>>(key, launch);

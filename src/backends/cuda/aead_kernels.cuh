@@ -895,20 +895,36 @@ __global__ void __launch_bounds__(kThreads)
 // registers at once, 124 a thread, and left most of the SM idle; see
 // docs/performance.md.)
 
-template <int kRounds>
-struct GcmEachKey {
-  AesCtrGenerator<TTableAes, kRounds> cipher;  // its IV is unused: counters come from J0
-  Gf128Columns h;
+// GCM's tag pass hashes on the tensor cores where the bulk does (sm_80 on):
+// a warp takes 16 messages at once, one per chain (aead_each_gcm_tag_kernel),
+// each step four consecutive blocks of every message in two groups of two,
+// weighed [H^4 ; H^3] and [H^2 ; H]. Two groups keep the fragments at the
+// nibble tables' 8 KiB, so the pass still holds three CTAs per SM beside
+// the T-table the tags' E(K, J0) needs.
+inline constexpr int kGcmEachGroups = 2;
+struct GcmEachWarpSteps {
+  Gf128MmaFragments group[kGcmEachGroups];
+  GfHoleFactor h;  // the lengths block's product, once per message
 };
 
-template <int kRounds>
+template <int kRounds, bool kTensorCores>
+struct GcmEachKey {
+  AesCtrGenerator<TTableAes, kRounds> cipher;  // its IV is unused: counters come from J0
+  std::conditional_t<kTensorCores, GcmEachWarpSteps, Gf128Columns> h;
+};
+
+template <int kRounds, bool kTensorCores>
 struct GcmEach {
   static constexpr int kBlockBytes = 16;
-  // The AES T-table, then H's nibble tables (conflict-free, see gf128).
+  // The AES T-table, then H's nibble tables (conflict-free, see gf128) or
+  // the warp steps' fragments, 8 KiB either way.
   static constexpr uint32_t kHashTableAt = TTableAes::kTableBytes / sizeof(uint32_t);
-  static constexpr size_t kTableBytes = TTableAes::kTableBytes + kGf128TableWords * sizeof(uint32_t);
+  static constexpr size_t kHashWords = kTensorCores ? sizeof(Gf128MmaFragments) * kGcmEachGroups / sizeof(uint32_t)
+                                                    : size_t{kGf128TableWords};
+  static_assert(kHashWords == kGf128TableWords, "the fragments take the tables' place");
+  static constexpr size_t kTableBytes = TTableAes::kTableBytes + kHashWords * sizeof(uint32_t);
   using Field = GhashField;
-  using Key = GcmEachKey<kRounds>;
+  using Key = GcmEachKey<kRounds, kTensorCores>;
 
   const Key *key;
   const uint32_t *hash_table;
@@ -917,8 +933,17 @@ struct GcmEach {
 
   // Every thread of the CTA: loads the tables, ending with a barrier.
   __device__ GcmEach(const Key &k, uint32_t *shared) : key(&k), hash_table(shared + kHashTableAt) {
-    for (int i = threadIdx.x; i < kGf128TableWords; i += blockDim.x) shared[kHashTableAt + i] = gf_table_word(k.h, i);
+    for (int i = threadIdx.x; i < static_cast<int>(kHashWords); i += blockDim.x) {
+      if constexpr (kTensorCores) {
+        shared[kHashTableAt + i] = (&k.h.group[0].word[0][0][0])[i];
+      } else {
+        shared[kHashTableAt + i] = gf_table_word(k.h, i);
+      }
+    }
     key->cipher.prepare(state, shared);
+  }
+  __device__ const Gf128MmaFragments *fragments() const {
+    return reinterpret_cast<const Gf128MmaFragments *>(hash_table);
   }
   __device__ void begin_keystream(const AeadMessageJob &message) { counter = GcmCounter(message.nonce); }
   __device__ Gf128 begin(const AeadMessageJob &message) {
@@ -926,7 +951,13 @@ struct GcmEach {
     return GhashField::load(message.initial);
   }
   __device__ void keystream(uint64_t q, uint32_t out[4]) { key->cipher.encrypt_counter(state, counter.high, counter.block(q), out); }
-  __device__ Gf128 times_key(const Gf128 &a) const { return gf_multiply(a, hash_table); }
+  __device__ Gf128 times_key(const Gf128 &a) const {
+    if constexpr (kTensorCores) {
+      return gf_multiply(a, key->h.h);
+    } else {
+      return gf_multiply(a, hash_table);
+    }
+  }
   __device__ static Gf128 lengths(uint64_t aad_len, uint64_t len) { return gcm_lengths(aad_len, len); }
   __device__ uint4 tag(const Gf128 &hash) {
     uint32_t mask[4];
@@ -1019,6 +1050,69 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
     const uint8_t *ciphertext = launch.seal ? message.out : message.in;
     const auto state = hash_text_serially(scheme, ciphertext, message.len, message.aligned, scheme.begin(message));
     finish_tag(scheme, message, launch, state);
+  }
+}
+
+// Block `index` of `len` bytes of text, the last one zero-padded.
+__device__ __forceinline__ uint4 text_block(const uint8_t *text, uint64_t len, uint64_t index, bool aligned) {
+  const uint64_t at = index * 16;
+  if (len - at >= 16) return load_block(text + at, aligned);
+  uint8_t last[16] = {};
+  for (uint64_t i = at; i < len; ++i) last[i - at] = text[i];
+  return load_block(last, false);
+}
+
+// GCM's tag pass on the tensor cores (GcmEachKey): the warp's 16 messages of
+// a turn end together, so a message shorter than the warp's longest starts
+// with zero blocks, which add nothing to its chain while it is still zero;
+// the AAD state joins the message's first block. Lane 4q + i takes message
+// q + 8 (i % 2), block a of each group where i < 2, block b where i >= 2
+// (gf_mma_arrange's layout), and lanes 4q and 4q + 1 end with their
+// message's GHASH, which they finish as the serial pass does.
+template <int kRounds, int kThreads, int kMinBlocksPerSm>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
+    aead_each_gcm_tag_kernel(const __grid_constant__ GcmEachKey<kRounds, true> key,
+                             const __grid_constant__ AeadLaunch launch) {
+  constexpr uint32_t kMessagesPerWarp = 16;
+  constexpr uint64_t kStepBlocks = 2 * kGcmEachGroups;
+  constexpr uint64_t kWarps = kThreads / 32;
+  extern __shared__ uint32_t shared[];
+  GcmEach<kRounds, true> scheme(key, shared);
+  const int lane = threadIdx.x % 32;
+  const uint32_t chain = lane / 4 + 8 * (lane % 2);
+  const int role = lane % 4 / 2;  // block a or b of each group
+  for (uint64_t first = (uint64_t{blockIdx.x} * kWarps + threadIdx.x / 32) * kMessagesPerWarp;
+       first < launch.message_count; first += uint64_t{gridDim.x} * kWarps * kMessagesPerWarp) {
+    const bool present = first + chain < launch.message_count;
+    const AeadMessageJob message = present ? launch.message(static_cast<uint32_t>(first + chain)) : AeadMessageJob{};
+    // The ciphertext: the keystream pass's output when sealing, the input
+    // when opening.
+    const uint8_t *ciphertext = launch.seal ? message.out : message.in;
+    const uint64_t blocks = (message.len + 15) / 16;
+    uint32_t steps = static_cast<uint32_t>((blocks + kStepBlocks - 1) / kStepBlocks);
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) steps = max(steps, __shfl_xor_sync(0xffffffffu, steps, offset));
+    const Gf128 initial = GhashField::load(message.initial);
+    const uint4 initial_block = gf_to_block(initial);
+    const int64_t lead = int64_t{steps} * kStepBlocks - static_cast<int64_t>(blocks);
+    Gf128WarpChains chains;
+    for (uint32_t step = 0; step < steps; ++step) {
+      uint32_t arranged[kGcmEachGroups][4];
+#pragma unroll
+      for (int g = 0; g < kGcmEachGroups; ++g) {
+        const int64_t index = int64_t{step} * kStepBlocks + 2 * g + role - lead;
+        uint4 block = make_uint4(0, 0, 0, 0);
+        if (index >= 0) block = text_block(ciphertext, message.len, static_cast<uint64_t>(index), message.aligned);
+        if (index == 0) block = block ^ initial_block;
+        gf_mma_arrange(block, arranged[g]);
+      }
+      gf_mma_absorb(chains, arranged, scheme.fragments());
+    }
+    const Gf128 hash = gf_mma_chain_value(chains);
+    if (present && lane % 4 < 2) {
+      scheme.begin(message);
+      finish_tag(scheme, message, launch, blocks != 0 ? hash : initial);
+    }
   }
 }
 
