@@ -887,7 +887,9 @@ __global__ void __launch_bounds__(kThreads)
 //    tuning::kAeadEachItemBytes, one per thread, consecutive threads on
 //    consecutive items, as the plain keystream kernels run;
 //  - the tag pass gives every message to one thread, which hashes its
-//    ciphertext serially and writes the tag or, opening, the verdict.
+//    ciphertext serially and writes the tag or, opening, the verdict; GCM
+//    on GPUs with .b1 tensor cores hashes 16 messages per warp instead
+//    (aead_each_gcm_tag_kernel), each thread finishing its message's tag.
 // Sealing runs the keystream pass first. Opening runs the tag pass first,
 // and the keystream pass then writes zeros in place of every message that
 // failed, so no unauthenticated plaintext is ever written. (One thread
