@@ -128,8 +128,8 @@ struct GcmConstants {
   Gf128Columns h_columns;  // for hashing nonces and AAD on the host
   GcmWarpSteps warp_steps;  // the bulk kernel on GPUs with .b1 tensor cores
   Ladder<GhashField, kThreads> warp_ladder;
-  GcmThreadSteps thread_steps;  // and on those without
-  GcmEachWarpSteps each_steps;  // the tag pass of short messages, with .b1 tensor cores
+  GcmEachWarpSteps each_steps;  // and the tag pass of short messages there
+  GcmThreadSteps thread_steps;  // the bulk kernel on those without
   Ladder<GhashField, kThreads> thread_ladder;
   Gf128Columns finish_stride;
   Ladder<GhashField, kGcmFinishThreads> finish_ladder;
