@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <cstring>
 
 namespace warpcrypt {
 
@@ -95,6 +97,15 @@ void ThreadPool::parallel_for(size_t count, unsigned workers,
   // task object that is about to go away.
   std::lock_guard lock(mutex_);
   std::erase(jobs_, job);
+}
+
+void ThreadPool::copy(void *target, const void *source, size_t len, unsigned workers) {
+  auto *to = static_cast<uint8_t *>(target);
+  const auto *from = static_cast<const uint8_t *>(source);
+  parallel_for((len + kCopyPiece - 1) / kCopyPiece, workers, [&](size_t piece) {
+    const size_t at = piece * kCopyPiece;
+    std::memcpy(to + at, from + at, std::min(kCopyPiece, len - at));
+  });
 }
 
 }  // namespace warpcrypt

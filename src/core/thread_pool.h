@@ -28,6 +28,12 @@ class ThreadPool {
   // several threads at once.
   void parallel_for(size_t count, unsigned workers, const std::function<void(size_t)> &task);
 
+  // Copies `len` bytes from `source` to `target` (which must not overlap)
+  // in pieces of kCopyPiece on up to `workers` threads: one thread copies
+  // pageable memory at a fraction of the rate the memory system allows.
+  static constexpr size_t kCopyPiece = size_t{1} << 20;
+  void copy(void *target, const void *source, size_t len, unsigned workers);
+
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;

@@ -1,10 +1,14 @@
 // Splitting CPU work over lanes must not change a single byte: 2, 4 and 7
 // threads (7 so chunks fall unevenly) give exactly what one thread gives.
+// The pool's copy, which stages pageable AEAD pieces for the GPU's lanes,
+// moves exactly the bytes asked for, whatever the worker count.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/thread_pool.h"
 #include "support/bytes.h"
 #include "support/cipher_table.h"
 #include "support/test_rng.h"
@@ -44,6 +48,23 @@ TEST_P(ThreadedEqualsSingleThreadedTest, BothDirections) {
         lib_crypt(WC_DECRYPT, cipher, key, iv, reference_ciphertext.out, options);
     ASSERT_EQ(decrypted.status, WC_OK);
     EXPECT_TRUE(same_bytes(plaintext, decrypted.out));
+  }
+}
+
+TEST(ThreadedEqualsSingleThreaded, PoolCopyMovesExactlyTheBytesAsked) {
+  TestRng rng = TestRng::for_current_test();
+  constexpr size_t kPiece = warpcrypt::ThreadPool::kCopyPiece;
+  for (const size_t len : {size_t{0}, size_t{1}, kPiece - 1, kPiece, 5 * kPiece + 12345}) {
+    for (const unsigned workers : {1u, 3u, 16u}) {
+      const Bytes source = rng.bytes(len);
+      Bytes target(len + 64, 0xa5);
+      warpcrypt::ThreadPool::instance().copy(target.data() + 32, source.data(), len, workers);
+      EXPECT_TRUE(std::equal(source.begin(), source.end(), target.begin() + 32)) << len << " bytes, " << workers;
+      for (size_t i = 0; i < 32; ++i) {
+        ASSERT_EQ(target[i], 0xa5) << "before the copy, " << len << " bytes, " << workers;
+        ASSERT_EQ(target[32 + len + i], 0xa5) << "after the copy, " << len << " bytes, " << workers;
+      }
+    }
   }
 }
 

@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_budget.h"
 #include "core/secret_bytes.h"
+#include "core/thread_pool.h"
 #include "backends/cuda/aead_kernels.cuh"
 #include "backends/cuda/device_context.h"
 #include "backends/cuda/gpu_backend.h"
@@ -767,7 +769,7 @@ class GpuAead final : public AeadCipher {
 
       const uint8_t *source = m.in + begin_byte;
       if (!direct_in) {
-        std::memcpy(pinned, source, len);
+        stage(pinned, source, len);
         source = pinned;
       }
       status = device_status(cudaMemcpyAsync(device, source, len, cudaMemcpyHostToDevice, stream));
@@ -799,7 +801,7 @@ class GpuAead final : public AeadCipher {
       }
       if (status != WC_OK) break;
       lane.collect = [=, &m] {
-        if (!direct_out) std::memcpy(m.out + begin_byte, pinned, len);
+        if (!direct_out) stage(m.out + begin_byte, pinned, len);
         if (!last) return;
         if (seal) {
           std::memcpy(m.tag, pinned + trailer_at, tag_len);
@@ -813,6 +815,12 @@ class GpuAead final : public AeadCipher {
     // that read the values, are done by then.
     const wc_status freed = device_status(cudaFree(values));
     return status != WC_OK ? status : freed;
+  }
+
+  // A piece between pageable memory and its lane's pinned buffer, on the
+  // pool's threads: the lanes' one driving thread alone copied at 3 GB/s.
+  static void stage(void *target, const void *source, size_t len) {
+    ThreadPool::instance().copy(target, source, len, usable_cpus());
   }
 
   static wc_status verdict(const uint8_t *word) {
