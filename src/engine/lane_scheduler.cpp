@@ -66,7 +66,7 @@ void trace(const char *format, ...) {
 class LaneRun {
  public:
   LaneRun(size_t lanes, JobMonitor &monitor, const LaneStep &step, LateLanes *late)
-      : lanes_(lanes), monitor_(monitor), step_(step), late_(late) {}
+      : lanes_(lanes), monitor_(monitor), step_(step), late_(late), scouting_(late != nullptr) {}
 
   void run() {
     const size_t late_count = late_ != nullptr ? late_->count : 0;
@@ -88,9 +88,9 @@ class LaneRun {
   enum class Phase { waiting, trial, staying, gone };
 
   // One step of `lane`; false once the lane must stop. The other lanes'
-  // steps are timed on late_->lane_clock for the scout.
+  // steps are timed on late_->lane_clock while the scout waits to start.
   bool step(size_t lane) {
-    const bool timed = late_ != nullptr && lane < lanes_;
+    const bool timed = lane < lanes_ && scouting_.load(std::memory_order_relaxed);
     const double from = timed ? late_->lane_clock() : 0;
     bool finished = false;
     wc_status status = WC_OK;
@@ -257,6 +257,7 @@ class LaneRun {
   }
   void set_phase_locked(Phase phase) {
     phase_ = phase;
+    scouting_.store(phase == Phase::waiting, std::memory_order_relaxed);
     changed_.notify_all();
   }
 
@@ -268,6 +269,7 @@ class LaneRun {
   std::mutex mutex_;  // guards phase_, ended_ and what the scout measured
   std::condition_variable changed_;
   Phase phase_ = Phase::waiting;
+  std::atomic<bool> scouting_;  // phase_ is waiting: the scout reads busy_ns_
   bool ended_ = false;  // a step found no work left, or failed
   std::atomic<size_t> late_steps_{0};
   Clock::time_point started_;

@@ -74,18 +74,24 @@ struct SleepJob {
   void expect_every_unit_once() const {
     for (size_t unit = 0; unit < units; ++unit) ASSERT_EQ(runs[unit].load(), 1) << "unit " << unit;
   }
+
+  // Runs the job to its end with `late`, each unit once, and checks that the
+  // late lanes were never started: no start, no unit, no verdict.
+  void expect_late_lanes_never_started(LateLanes &late, const std::atomic<LateVerdict> &verdict) {
+    JobMonitor monitor(nullptr, units * kUnitBytes);
+    ASSERT_EQ(run(&late, monitor), WC_OK);
+    expect_every_unit_once();
+    EXPECT_EQ(starts.load(), 0);
+    EXPECT_EQ(late_units.load(), 0u);
+    EXPECT_EQ(verdict.load(), LateVerdict::untried);
+  }
 };
 
 TEST(LateLanes, AreNotStartedWhenTheJobEndsBeforeTheirStart) {
   SleepJob job(200, 2, microseconds(100), microseconds(10));
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
   LateLanes late = job.late_lanes(2, 0, /*start_seconds=*/5.0, &verdict);
-  JobMonitor monitor(nullptr, job.units * kUnitBytes);
-  ASSERT_EQ(job.run(&late, monitor), WC_OK);
-  job.expect_every_unit_once();
-  EXPECT_EQ(job.starts.load(), 0);
-  EXPECT_EQ(job.late_units.load(), 0u);
-  EXPECT_EQ(verdict.load(), LateVerdict::untried);
+  job.expect_late_lanes_never_started(late, verdict);
 }
 
 TEST(LateLanes, AreNotStartedWhereTheOtherLanesWait) {
@@ -96,12 +102,7 @@ TEST(LateLanes, AreNotStartedWhereTheOtherLanesWait) {
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
   LateLanes late = job.late_lanes(2, 0, 0.001, &verdict);
   late.lane_clock = thread_cpu_seconds;
-  JobMonitor monitor(nullptr, job.units * kUnitBytes);
-  ASSERT_EQ(job.run(&late, monitor), WC_OK);
-  job.expect_every_unit_once();
-  EXPECT_EQ(job.starts.load(), 0);
-  EXPECT_EQ(job.late_units.load(), 0u);
-  EXPECT_EQ(verdict.load(), LateVerdict::untried);
+  job.expect_late_lanes_never_started(late, verdict);
 }
 
 TEST(LateLanes, TheLaneClockCountsWorkNotWaiting) {

@@ -318,6 +318,8 @@ struct WarpChains {
 // What one launch of the bulk kernel does with its segments: the keystream
 // and the authenticator together, or one of them (GCM's two passes).
 enum class BulkWork { both, keystream, hash };
+__host__ __device__ constexpr bool bulk_keystream(BulkWork work) { return work != BulkWork::hash; }
+__host__ __device__ constexpr bool bulk_hash(BulkWork work) { return work != BulkWork::keystream; }
 
 // ---- GCM -----------------------------------------------------------------
 
@@ -366,8 +368,8 @@ struct GcmBulkKey {
 template <int kRounds, int kThreads, int kBlocksPerThread, bool kTensorCores, BulkWork kBulkWork>
 struct GcmBulk {
   static constexpr BulkWork kWork = kBulkWork;
-  static constexpr bool kCipher = kWork != BulkWork::hash;
-  static constexpr bool kHash = kWork != BulkWork::keystream;
+  static constexpr bool kCipher = bulk_keystream(kWork);
+  static constexpr bool kHash = bulk_hash(kWork);
   static constexpr int kBlockBytes = 16;
   static constexpr int kHashBlocks = 1;
   // The AES T-table, then the chains' step: the mma fragments, or the tile
@@ -565,8 +567,6 @@ struct ChaChaPolyConstants {
 template <int kThreads, int kBlocksPerThread>
 struct ChaChaPolyBulk {
   static constexpr BulkWork kWork = BulkWork::both;
-  static constexpr bool kCipher = true;
-  static constexpr bool kHash = true;
   static constexpr int kBlockBytes = 64;
   static constexpr int kHashBlocks = 4;
   using Constants = ChaChaPolyConstants<uint64_t{kBlocksPerThread} * kThreads>;
@@ -696,6 +696,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   constexpr int kBytes = Scheme::kBlockBytes;
   constexpr int kVectors = kBytes / 16;
   constexpr int64_t kSegmentBlocks = int64_t{kThreads} * kBlocksPerThread * kTilesPerSegment;
+  constexpr bool kKeystream = bulk_keystream(Scheme::kWork);
+  constexpr bool kHash = bulk_hash(Scheme::kWork);
   extern __shared__ uint32_t shared[];
 
   const uint64_t segment = launch.segment_offset + blockIdx.x;
@@ -711,7 +713,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 
   typename Scheme::Chains chains;
   for (int tile = 0; tile < kTilesPerSegment; ++tile) {
-    if (Scheme::kHash && tile != 0) chains.next_tile(scheme);
+    if (kHash && tile != 0) chains.next_tile(scheme);
     // Load the tile's data first, so its latency hides behind the keystream.
     int64_t block[kBlocksPerThread];
     uint4 data[kBlocksPerThread][kVectors];
@@ -728,7 +730,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       const bool present = block[k] >= 0;
       uint4 ciphertext[kVectors];  // what the authenticator takes; set where present
       if (present) {
-        if constexpr (Scheme::kCipher) {
+        if constexpr (kKeystream) {
           uint32_t keystream[kBytes / 4];
           scheme.keystream(static_cast<uint64_t>(block[k]), keystream);
 #pragma unroll
@@ -742,16 +744,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 #pragma unroll
           for (int v = 0; v < kVectors; ++v) ciphertext[v] = data[k][v];
         }
-        if constexpr (Scheme::kHash && !Scheme::Chains::kWholeWarp) {
+        if constexpr (kHash && !Scheme::Chains::kWholeWarp) {
           chains.absorb(scheme, k, ciphertext, block[k] == 0);
         }
       }
-      if constexpr (Scheme::kHash && Scheme::Chains::kWholeWarp) {
+      if constexpr (kHash && Scheme::Chains::kWholeWarp) {
         chains.absorb(scheme, k, ciphertext, present, block[k] == 0);
       }
     }
   }
-  if constexpr (Scheme::kHash) {
+  if constexpr (kHash) {
     const Element value = chains.value(scheme);
     auto *scratch = reinterpret_cast<Element *>(reinterpret_cast<uint8_t *>(shared) + Scheme::kTableBytes);
     const Element total = reduce_block<Field, kThreads>(value, scheme.lane_factor(), scheme.warp_factor(), scratch);
