@@ -73,12 +73,34 @@ def test_a_missing_device_is_an_error_never_the_cpu(args, files, run_cli, cuda_d
 
 
 @pytest.mark.parametrize("args", [["-evp", "aes-128-ctr", "--backend", "gpu", "--resident", "device"],
-                                  ["-evp", "aes-128-ctr", "--backend", "gpu"]], ids=["resident", "pinned"])
+                                  ["-evp", "aes-128-ctr", "--backend", "gpu"],
+                                  ["-evp", "aes-128-ctr", "--memory", "pinned"]], ids=["resident", "pinned", "cpu-pinned"])
 def test_speed_on_a_missing_device_is_a_device_error(args, run_cli, cuda_device_present):
     if cuda_device_present:
         pytest.skip("a CUDA device is present")
     result = run_cli("speed", *args, "-bytes", "4096", "-seconds", "0.1")
     assert result.returncode == 5, result.describe()
+    assert len(result.stderr_lines) == 1, result.describe()
+
+
+# Backends compare fairly only on the same kind of host memory, so speed
+# reports the kind it measured, and gives the cpu backend page-locked memory
+# when asked (it used to measure ordinary memory and call it pinned).
+@pytest.mark.parametrize("args, memory", [([], "pageable"), (["--memory", "pageable"], "pageable"),
+                                          (["--memory", "pinned"], "pinned"),
+                                          (["--backend", "gpu"], "pinned"),
+                                          (["--backend", "gpu", "--memory", "pageable"], "pageable")],
+                         ids=["cpu-default", "cpu-pageable", "cpu-pinned", "gpu-default", "gpu-pageable"])
+def test_speed_reports_the_host_memory_it_measured(args, memory, run_cli, cuda_device_present):
+    if memory == "pinned" or "gpu" in args:
+        if not cuda_device_present:
+            pytest.skip("page-locked memory and the gpu backend need a CUDA device")
+    result = run_cli("speed", "-evp", "aes-128-ctr", "-bytes", "64K", "-seconds", "0.05", "--threads", "1",
+                     *args, "--json").check()
+    assert json.loads(result.stdout)["memory"] == memory, result.describe()
+    table = run_cli("speed", "-evp", "aes-128-ctr", "-bytes", "64K", "-seconds", "0.05", "--threads", "1",
+                    *args).check()
+    assert f"host-resident, {memory} memory" in table.stdout.decode().splitlines()[0], table.describe()
 
 
 def json_line(result) -> dict:

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,7 @@ struct SpeedOptions {
   Residency residency = Residency::host;
   unsigned threads = 0;
   EngineFlags engine;
-  bool pageable = false;
+  std::optional<HostMemory> memory;  // --memory
   bool json = false;
   bool progress = false;  // --progress: even when stderr is no terminal
   bool quiet = false;
@@ -98,10 +99,12 @@ void add_speed_options(Command &command, SpeedOptions &o) {
                        if (where != "host" && where != "device") throw CliError("--resident takes host or device");
                        o.residency = where == "host" ? Residency::host : Residency::device;
                      });
-  command.add_option("--memory", "KIND", "host memory: pinned (default where a GPU is involved) or pageable",
+  command.add_option("--memory", "KIND",
+                     "host memory: pinned or pageable (default: pinned where a GPU backend moves it, pageable for "
+                     "the cpu backend)",
                      [&o](const std::string &kind) {
                        if (kind != "pinned" && kind != "pageable") throw CliError("--memory takes pinned or pageable");
-                       o.pageable = kind == "pageable";
+                       o.memory = kind == "pinned" ? HostMemory::pinned : HostMemory::pageable;
                      });
   command.add_option("--threads", "N", "CPU threads (default: all cores, less the GPU streams)",
                      [&o](const std::string &text) { o.threads = parse_thread_count(text); });
@@ -118,11 +121,20 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// The host memory the workload runs on: as --memory asks, else page-locked
+// where a GPU backend moves it (the end-to-end figure) and ordinary otherwise.
+HostMemory host_memory(const SpeedOptions &o) {
+  if (o.memory) return *o.memory;
+  return o.backend != WC_BACKEND_CPU && can_pin_memory() ? HostMemory::pinned : HostMemory::pageable;
+}
+
+const char *host_memory_name(HostMemory memory) { return memory == HostMemory::pinned ? "pinned" : "pageable"; }
+
 Measurement measure(const SpeedOptions &o, const Subject &subject, size_t requested_bytes) {
   const size_t block = subject.block_len();
   const size_t bytes = std::max(block, requested_bytes / block * block);
-  const WorkloadSpec spec{subject.cipher, o.direction, o.backend, o.threads, bytes, &o.engine, o.pageable,
-                          subject.aead};
+  const WorkloadSpec spec{subject.cipher, o.direction,    o.backend,   o.threads, bytes,
+                          &o.engine,      host_memory(o), subject.aead};
   const auto workload = o.residency == Residency::device ? make_device_workload(spec) : make_host_workload(spec);
 
   // Warm-up, then find how many operations fill one run's share of the time.
@@ -149,9 +161,12 @@ Measurement measure(const SpeedOptions &o, const Subject &subject, size_t reques
 const char *residency_name(Residency r) { return r == Residency::host ? "host" : "device"; }
 
 void print_table(const SpeedOptions &o, const std::vector<Measurement> &results, unsigned threads) {
-  std::printf("warpcrypt %s speed: backend %s (%s), %s-resident, %u CPU thread(s), %s\n", wc_version(),
-              wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(), residency_name(o.residency),
-              threads, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
+  const std::string residency = o.residency == Residency::device
+                                    ? std::string("device-resident")
+                                    : std::string("host-resident, ") + host_memory_name(host_memory(o)) + " memory";
+  std::printf("warpcrypt %s speed: backend %s (%s), %s, %u CPU thread(s), %s\n", wc_version(),
+              wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(), residency.c_str(), threads,
+              o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   std::printf("The 'numbers' are in GB/s (10^9 bytes/s), median of %u runs.\n", o.runs);
   std::printf("%-18s", "type");
   for (const Measurement &m : results) {
@@ -170,7 +185,7 @@ void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, 
               "\"memory\": \"%s\", \"threads\": %u, \"chunk_bytes\": %zu, \"streams\": %u, "
               "\"direction\": \"%s\", \"unit\": \"GB/s\", \"results\": [\n",
               wc_version(), wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(),
-              residency_name(o.residency), o.pageable ? "pageable" : "pinned", threads,
+              residency_name(o.residency), host_memory_name(host_memory(o)), threads,
               o.engine.chunk_bytes != 0       ? o.engine.chunk_bytes
               : o.backend == WC_BACKEND_CPU ? WC_DEFAULT_CPU_CHUNK_BYTES
                                             : WC_DEFAULT_CHUNK_BYTES,

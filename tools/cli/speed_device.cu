@@ -211,13 +211,15 @@ std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec) {
   return std::make_unique<DeviceSetWorkload>(std::move(members));
 }
 
-std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool pinned) {
-  if (pinned && have_device()) {
-    uint8_t *memory = nullptr;
-    check_cuda(cudaMallocHost(&memory, bytes), "cudaMallocHost");
-    return std::shared_ptr<uint8_t>(memory, [](uint8_t *p) { cudaFreeHost(p); });
+bool can_pin_memory() { return have_device(); }
+
+std::shared_ptr<uint8_t> allocate_pinned_buffer(size_t bytes) {
+  if (!have_device()) {
+    throw CliError("--memory pinned needs a CUDA device; use --memory pageable", WC_KIND_NO_DEVICE);
   }
-  return allocate_pageable_buffer(bytes);
+  uint8_t *memory = nullptr;
+  check_cuda(cudaMallocHost(&memory, bytes), "cudaMallocHost");
+  return std::shared_ptr<uint8_t>(memory, [](uint8_t *p) { cudaFreeHost(p); });
 }
 
 std::string device_description(wc_backend backend, const EngineFlags &engine) {

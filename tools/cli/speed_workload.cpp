@@ -17,11 +17,8 @@ struct CtxDeleter {
   void operator()(wc_ctx *ctx) const { wc_ctx_free(ctx); }
 };
 
-// A buffer of the host memory `--memory` asks for: pageable, or page-locked
-// where a GPU backend moves it.
 std::shared_ptr<uint8_t> allocate_workload_buffer(const WorkloadSpec &spec) {
-  return spec.pageable ? allocate_pageable_buffer(spec.bytes)
-                       : allocate_host_buffer(spec.bytes, spec.backend != WC_BACKEND_CPU);
+  return spec.memory == HostMemory::pinned ? allocate_pinned_buffer(spec.bytes) : allocate_pageable_buffer(spec.bytes);
 }
 
 // Back-to-back updates on one context, the way `openssl speed -evp` loops

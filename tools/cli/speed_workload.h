@@ -1,8 +1,7 @@
 // What `warpcrypt speed` times: one operation of a given size, repeated. Host
-// workloads run the streaming API on host memory (pinned where a GPU is
-// involved, as the end-to-end figure asks); device workloads run the
-// device-pointer API on GPU memory and time it with CUDA events, which gives
-// the kernel-only figure.
+// workloads run the streaming API on host memory of the kind asked for
+// (HostMemory); device workloads run the device-pointer API on GPU memory and
+// time it with CUDA events, which gives the kernel-only figure.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +15,11 @@
 namespace warpcrypt::cli {
 
 enum class Residency { host, device };
+// Host memory: page-locked (registered with the CUDA driver, so transfers run
+// at full speed), or ordinary. Backends compare fairly only on the same kind:
+// the CPU's lanes stream ordinary memory, which the kernel may back with huge
+// pages, faster than page-locked memory of small pages.
+enum class HostMemory { pinned, pageable };
 
 struct WorkloadSpec {
   const wc_cipher *cipher;  // null when an AEAD is measured
@@ -24,7 +28,7 @@ struct WorkloadSpec {
   unsigned threads;
   size_t bytes;
   const EngineFlags *engine;  // chunk size, streams, devices
-  bool pageable;              // host memory from malloc even where a GPU is involved
+  HostMemory memory;
   const wc_aead *aead = nullptr;  // one message sealed (or opened) per operation
 };
 
@@ -54,9 +58,10 @@ AeadKeying make_aead_keying(const wc_aead *aead);
 // once, each with its own buffer of spec.bytes.
 std::unique_ptr<Workload> make_device_workload(const WorkloadSpec &spec);
 
-// Page-locked host memory where CUDA is built in and a device present (so
-// transfers run at full speed), ordinary memory otherwise.
-std::shared_ptr<uint8_t> allocate_host_buffer(size_t bytes, bool pinned);
+// Whether page-locked memory can be had: CUDA is built in and a device present.
+bool can_pin_memory();
+// Page-locked host memory; throws CliError where none can be had.
+std::shared_ptr<uint8_t> allocate_pinned_buffer(size_t bytes);
 // Random bytes, quickly, however large the buffer.
 void fill_random(uint8_t *buffer, size_t bytes);
 
