@@ -30,6 +30,10 @@ constexpr size_t kTrialSteps = 4;
 // by writing a file, where the GPU lanes can add nothing, came out up to 9 %
 // apart, either way.
 constexpr double kStayGain = 1.10;
+// A context's calls that take the late lanes whole on trial are judged
+// together, this many of them: on the H100 machine (2026-11-27), 1 GiB calls
+// of one process on one backend ran up to 25 % apart.
+constexpr size_t kTrialCalls = 3;
 // The late lanes start only where the other lanes spent at least this share
 // of the latest window on a core. Below it, the job waits on its input or
 // its output, which more computing power cannot speed: on the H100 machine
@@ -69,6 +73,8 @@ class LaneRun {
       : lanes_(lanes), monitor_(monitor), step_(step), late_(late), scouting_(late != nullptr) {}
 
   void run() {
+    const Clock::time_point began = Clock::now();
+    const uint64_t done_before = monitor_.bytes_done();
     const size_t late_count = late_ != nullptr ? late_->count : 0;
     // One pool task per lane, and as many threads: a lane's state (staging
     // buffers, a CUDA stream) is only ever touched by the thread running it.
@@ -80,6 +86,7 @@ class LaneRun {
         run_late_lane(task - lanes_);
       }
     });
+    if (late_ != nullptr) record_call(Clock::now() - began, monitor_.bytes_done() - done_before);
   }
 
  private:
@@ -156,6 +163,10 @@ class LaneRun {
       trace("not started: an earlier trial on this kind of work found that they do not pay");
       return set_phase(Phase::gone);
     }
+    // A context's call once its late lanes are built, where no verdict is
+    // known: they take part in the whole call, on trial (record_call).
+    call_trial_ = verdict == LateVerdict::untried && late_->start_seconds == 0 && late_->calls.best_rate_without != 0;
+    const bool trial_in_call = verdict == LateVerdict::untried && !call_trial_;
     started_ = window_from_ = Clock::now();
     window_done_ = monitor_.bytes_done();
     window_busy_ns_ = busy_ns_.load();
@@ -174,7 +185,7 @@ class LaneRun {
           return set_phase_locked(Phase::gone);
         }
       }
-      if (start_pays(verdict)) break;
+      if (start_pays(trial_in_call)) break;
     }
     trace("starting them at %.1f ms", milliseconds(Clock::now() - started_));
     const wc_status status = late_->start();
@@ -182,7 +193,7 @@ class LaneRun {
     std::unique_lock lock(mutex_);
     if (status != WC_OK || ended_) return set_phase_locked(Phase::gone);
     trial_time_ = trial_time(Clock::now());
-    if (verdict != LateVerdict::stay) {
+    if (trial_in_call) {
       const Clock::time_point from = Clock::now();
       const uint64_t done = monitor_.bytes_done();
       changed_.wait_for(lock, trial_time_, [&] { return ended_; });
@@ -191,23 +202,26 @@ class LaneRun {
     }
     joined_ = Clock::now();
     done_at_join_ = monitor_.bytes_done();
-    if (verdict == LateVerdict::stay) {
-      trace("joining at %.1f ms to stay: an earlier trial found that they pay", milliseconds(joined_ - started_));
-    } else {
+    if (trial_in_call) {
       trace("joining at %.1f ms on trial; before them %.2f GB/s", milliseconds(joined_ - started_), rate_before_ / 1e9);
+    } else if (call_trial_) {
+      trace("joining at %.1f ms on trial for the whole call", milliseconds(joined_ - started_));
+    } else {
+      trace("joining at %.1f ms to stay: an earlier trial found that they pay", milliseconds(joined_ - started_));
     }
-    set_phase_locked(verdict == LateVerdict::stay ? Phase::staying : Phase::trial);
+    set_phase_locked(trial_in_call ? Phase::trial : Phase::staying);
   }
 
   // Whether, in the latest window of kTrialTime, the other lanes were busy
   // (kBusyShare) and the job's work left, at the window's rate, outlasts the
-  // late lanes' start and, unless an earlier trial has judged, three trial
-  // windows: the rate before them, the trial, and a margin. So a trial never
-  // runs into the job's end, where fewer lanes have work and the rates mean
+  // late lanes' start and, for a trial in this call, three trial windows:
+  // the rate before them, the trial, and a margin. So a trial never runs
+  // into the job's end, where fewer lanes have work and the rates mean
   // nothing. The first window is not used: the lanes were still starting. A
-  // job of unknown size is expected to last as long again as it has run.
-  bool start_pays(LateVerdict verdict) {
-    if (verdict == LateVerdict::stay && late_->start_seconds == 0) return true;
+  // job of unknown size is expected to last as long again as it has run, and
+  // so are a context's later calls (calls.seconds).
+  bool start_pays(bool trial_in_call) {
+    if (!trial_in_call && late_->start_seconds == 0) return true;
     const Clock::time_point now = Clock::now();
     if (now - window_from_ < kTrialTime) return false;
     const uint64_t done = monitor_.bytes_done();
@@ -227,8 +241,8 @@ class LaneRun {
     if (total != 0 && rate == 0) return false;
     const double left =
         total != 0 ? static_cast<double>(total - std::min(total, done)) / rate : seconds(now - started_);
-    const double trial = verdict == LateVerdict::stay ? 0 : 3 * seconds(trial_time(now));
-    return left > late_->start_seconds + trial;
+    const double trial = trial_in_call ? 3 * seconds(trial_time(now)) : 0;
+    return left + late_->calls.seconds > late_->start_seconds + trial;
   }
 
   // How long the trial and the window before it last, for late lanes that
@@ -245,10 +259,37 @@ class LaneRun {
     const Clock::duration ran = Clock::now() - joined_;
     if (phase_ != Phase::trial || ran < trial_time_ || late_steps_.load() < kTrialSteps * late_->count) return;
     const double rate = static_cast<double>(monitor_.bytes_done() - done_at_join_) / seconds(ran);
-    const bool stay = rate > rate_before_ * kStayGain;
-    trace("with them %.2f GB/s over %.1f ms: they %s", rate / 1e9, milliseconds(ran), stay ? "stay" : "leave");
+    set_phase_locked(keep_verdict(rate, rate_before_) ? Phase::staying : Phase::gone);
+  }
+
+  // After the call, on the calling thread: its time counts towards the
+  // start in the context's next calls; a call the late lanes took no part in
+  // may be the fastest without them; once kTrialCalls calls have taken them
+  // whole on trial, their rate is judged against the fastest without them,
+  // and the verdict kept.
+  void record_call(Clock::duration took, uint64_t bytes) {
+    LateLanes::Calls &calls = late_->calls;
+    calls.seconds += seconds(took);
+    if (monitor_.status() != WC_OK) return;
+    if (late_steps_.load() == 0) {
+      calls.best_rate_without = std::max(calls.best_rate_without, static_cast<double>(bytes) / seconds(took));
+    } else if (call_trial_) {
+      calls.trial_seconds += seconds(took);
+      calls.trial_bytes += bytes;
+      if (++calls.trial_calls == kTrialCalls) {
+        keep_verdict(static_cast<double>(calls.trial_bytes) / calls.trial_seconds, calls.best_rate_without);
+      }
+    }
+  }
+
+  // The verdict of a trial in which the job ran at `with` bytes a second,
+  // against `without` before it, kept for the next jobs of this kind: true
+  // where the late lanes stay.
+  bool keep_verdict(double with, double without) {
+    const bool stay = with > without * kStayGain;
+    trace("with them %.2f GB/s, without them %.2f: they %s", with / 1e9, without / 1e9, stay ? "stay" : "leave");
     late_->verdict->store(stay ? LateVerdict::stay : LateVerdict::leave);
-    set_phase_locked(stay ? Phase::staying : Phase::gone);
+    return stay;
   }
 
   void set_phase(Phase phase) {
@@ -271,6 +312,7 @@ class LaneRun {
   Phase phase_ = Phase::waiting;
   std::atomic<bool> scouting_;  // phase_ is waiting: the scout reads busy_ns_
   bool ended_ = false;  // a step found no work left, or failed
+  bool call_trial_ = false;  // the late lanes take this whole call on trial
   std::atomic<size_t> late_steps_{0};
   Clock::time_point started_;
   Clock::time_point joined_;

@@ -22,6 +22,14 @@
 // of the same kind, spares it the trial. Late lanes add computing power
 // only: a job whose lanes mostly wait, on a pipe, a disk or the kernel's
 // lock on a file being written, never starts them.
+//
+// The calls of one context share their late lanes (LateLanes::calls) and
+// are one job of unknown size: a context's later calls are expected to last
+// as long again as its earlier ones, so calls too short to pay for the start
+// alone start the late lanes once the context has run long enough. A call
+// too short to hold a trial is then tried whole: once the late lanes are
+// built, the next calls take them from their start, and they stay only if
+// those calls run faster than the context's calls without them did.
 #pragma once
 
 #include <atomic>
@@ -55,6 +63,20 @@ struct LateLanes {
   size_t claim_units = 1;
   // What `start` is expected to take.
   double start_seconds = 0;
+  // The calls these late lanes were offered so far: every call of a context
+  // (LaneCipher), one call for a job. The scheduler keeps them.
+  struct Calls {
+    double seconds = 0;  // how long they ran
+    // The fastest of those the late lanes took no part in, in bytes a
+    // second: the first calls pay for starting the lanes' threads, and any
+    // call may share its cores with something else.
+    double best_rate_without = 0;
+    // The calls they took whole on trial so far, judged together.
+    size_t trial_calls = 0;
+    double trial_seconds = 0;
+    uint64_t trial_bytes = 0;
+  };
+  Calls calls;
   // Builds the late lanes. WC_ERR_BACKEND_UNAVAILABLE: they cannot run this
   // work and never join; any other failure fails the job.
   std::function<wc_status()> start;

@@ -171,7 +171,11 @@ LateLanes *LaneSet::late(bool staged) {
   const bool warm = std::all_of(shape_.devices.begin(), shape_.devices.end(),
                                 [](int device) { return kCudaBackend.device_started(device); });
   late_->start_seconds = started_ || warm ? 0 : kColdDeviceStartSeconds;
-  late_->verdict = &verdict_for(*cipher_, direction_, staged);
+  std::atomic<LateVerdict> *verdict = &verdict_for(*cipher_, direction_, staged);
+  // The earlier calls staged their data and this one does not, or the other
+  // way round: their rate says nothing of this call's.
+  if (late_->verdict != verdict) late_->calls = {};
+  late_->verdict = verdict;
   return &*late_;
 }
 

@@ -3,7 +3,8 @@
 // lanes that would start after the job ends are never started, lanes that
 // make the job faster stay, lanes that make it slower leave and give the
 // paused lanes their cores back, a verdict spares the next job its trial,
-// and a failing start fails the job. Timed on their threads' CPU clocks, the
+// a context's short calls start them and try them on a whole call, and a
+// failing start fails the job. Timed on their threads' CPU clocks, the
 // sleeping lanes are lanes that wait, and late lanes never start. Every unit
 // runs exactly once whatever the lanes do.
 #include <atomic>
@@ -73,6 +74,24 @@ struct SleepJob {
 
   void expect_every_unit_once() const {
     for (size_t unit = 0; unit < units; ++unit) ASSERT_EQ(runs[unit].load(), 1) << "unit " << unit;
+  }
+
+  // Runs the job `calls` times on the same late lanes, as a context's calls
+  // (LateLanes::calls), each unit once per call; their start costs
+  // `cold_start_seconds` until they have started, as LaneSet::late gives it.
+  // Returns the units the late lanes ran in each call.
+  std::vector<size_t> run_calls(LateLanes &late, double cold_start_seconds, int calls) {
+    std::vector<size_t> late_units_per_call;
+    for (int call = 0; call < calls; ++call) {
+      for (std::atomic<int> &unit_runs : runs) unit_runs.store(0);
+      late_units.store(0);
+      late.start_seconds = starts.load() > 0 ? 0 : cold_start_seconds;
+      JobMonitor monitor(nullptr, units * kUnitBytes);
+      EXPECT_EQ(run(&late, monitor), WC_OK);
+      expect_every_unit_once();
+      late_units_per_call.push_back(late_units.load());
+    }
+    return late_units_per_call;
   }
 
   // Runs the job to its end with `late`, each unit once, and checks that the
@@ -165,6 +184,31 @@ TEST(LateLanes, AVerdictToStayJoinsAtOnceWhenTheyStartForFree) {
   job.expect_every_unit_once();
   EXPECT_EQ(job.starts.load(), 1);
   EXPECT_GT(job.late_units.load(), job.units * 3 / 4);
+}
+
+TEST(LateLanes, AContextsShortCallsStartThemAndTryThemOnAWholeCall) {
+  // Calls of some 12 ms: too short for a start of 50 ms, and, at the
+  // scout's second window (10 ms), for a trial in the call. Once the context
+  // has run longer than the start, a call starts them; the next takes them
+  // from its start on trial, runs far faster, and they stay for the rest.
+  SleepJob job(12, 1, microseconds(1000), microseconds(50));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(2, 0, 0.05, &verdict);
+  const std::vector<size_t> late_units = job.run_calls(late, /*cold_start_seconds=*/0.05, 12);
+  EXPECT_EQ(verdict.load(), LateVerdict::stay);
+  EXPECT_EQ(late_units.front(), 0u) << "the first call cannot pay for their start";
+  EXPECT_GT(late_units.back(), job.units / 2) << "the fast lanes did most of the last call";
+}
+
+TEST(LateLanes, AWholeCallOnTrialThatRunsSlowerSendsThemAway) {
+  // As above, but a late lane takes 20 ms a unit and displaces one of the two
+  // other lanes: the call on trial runs at about half the context's rate.
+  SleepJob job(24, 2, microseconds(1000), microseconds(20000));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(1, 1, 0.05, &verdict);
+  const std::vector<size_t> late_units = job.run_calls(late, /*cold_start_seconds=*/0.05, 12);
+  EXPECT_EQ(verdict.load(), LateVerdict::leave);
+  EXPECT_EQ(late_units.back(), 0u);
 }
 
 TEST(LateLanes, LanesThatCannotRunTheWorkNeverJoinAndTheJobSucceeds) {
