@@ -58,11 +58,13 @@ typedef WC_ENUM(wc_backend) {
    * OPENSSL_ia32cap steers OpenSSL's code paths: not part of the API. */
   WC_BACKEND_GPU = 2,
   /* The streaming engine's CPU threads and GPU streams take chunks from one
-   * queue, so it is never slower than the faster of the two alone: the CPU
-   * threads start at once, and the GPU streams join once the work left
-   * outlasts their device's start, then stay only if the job runs faster
-   * with them (a trial whose verdict the process keeps for the next job of
-   * the same cipher, direction and kind of memory). A device list is checked,
+   * queue: the CPU threads start at once, and the GPU streams join once the
+   * work left outlasts their device's start, then stay only if the job runs
+   * faster with them (a trial whose verdict the process keeps for the next
+   * job of the same cipher, direction and kind of memory). A context's calls
+   * count as one job: once they have run longer than the start, the GPU
+   * streams start, and calls too short for a trial are tried whole. A
+   * device list is checked,
    * and a device that fails is an error, as for WC_BACKEND_GPU. The
    * environment variable WARPCRYPT_HYBRID_GPU=always has the GPU streams
    * take part in every job from its start. Modes the GPU cannot run use the
