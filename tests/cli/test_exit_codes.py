@@ -74,7 +74,8 @@ def test_a_missing_device_is_an_error_never_the_cpu(args, files, run_cli, cuda_d
 
 @pytest.mark.parametrize("args", [["-evp", "aes-128-ctr", "--backend", "gpu", "--resident", "device"],
                                   ["-evp", "aes-128-ctr", "--backend", "gpu"],
-                                  ["-evp", "aes-128-ctr", "--memory", "pinned"]], ids=["resident", "pinned", "cpu-pinned"])
+                                  ["-evp", "aes-128-ctr", "--memory", "pinned"]],
+                         ids=["resident", "pinned", "cpu-pinned"])
 def test_speed_on_a_missing_device_is_a_device_error(args, run_cli, cuda_device_present):
     if cuda_device_present:
         pytest.skip("a CUDA device is present")

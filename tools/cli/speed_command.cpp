@@ -133,8 +133,8 @@ const char *host_memory_name(HostMemory memory) { return memory == HostMemory::p
 Measurement measure(const SpeedOptions &o, const Subject &subject, size_t requested_bytes) {
   const size_t block = subject.block_len();
   const size_t bytes = std::max(block, requested_bytes / block * block);
-  const WorkloadSpec spec{subject.cipher, o.direction,    o.backend,   o.threads, bytes,
-                          &o.engine,      host_memory(o), subject.aead};
+  const WorkloadSpec spec{subject.cipher, o.direction, o.backend, o.threads, bytes, &o.engine, host_memory(o),
+                          subject.aead};
   const auto workload = o.residency == Residency::device ? make_device_workload(spec) : make_host_workload(spec);
 
   // Warm-up, then find how many operations fill one run's share of the time.
