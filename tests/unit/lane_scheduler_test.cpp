@@ -77,10 +77,11 @@ struct SleepJob {
   }
 
   // Runs the job `calls` times on the same late lanes, as a context's calls
-  // (LateLanes::calls), each unit once per call; their start costs
-  // `cold_start_seconds` until they have started, as LaneSet::late gives it.
-  // Returns the units the late lanes ran in each call.
-  std::vector<size_t> run_calls(LateLanes &late, double cold_start_seconds, int calls) {
+  // (LateLanes::calls), each unit once per call; their start costs what
+  // `late` says until they have started, then nothing, as LaneSet::late
+  // gives it. Returns the units the late lanes ran in each call.
+  std::vector<size_t> run_calls(LateLanes &late, int calls) {
+    const double cold_start_seconds = late.start_seconds;
     std::vector<size_t> late_units_per_call;
     for (int call = 0; call < calls; ++call) {
       for (std::atomic<int> &unit_runs : runs) unit_runs.store(0);
@@ -194,7 +195,7 @@ TEST(LateLanes, AContextsShortCallsStartThemAndTryThemOnAWholeCall) {
   SleepJob job(12, 1, microseconds(1000), microseconds(50));
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
   LateLanes late = job.late_lanes(2, 0, 0.05, &verdict);
-  const std::vector<size_t> late_units = job.run_calls(late, /*cold_start_seconds=*/0.05, 12);
+  const std::vector<size_t> late_units = job.run_calls(late, 12);
   EXPECT_EQ(verdict.load(), LateVerdict::stay);
   EXPECT_EQ(late_units.front(), 0u) << "the first call cannot pay for their start";
   EXPECT_GT(late_units.back(), job.units / 2) << "the fast lanes did most of the last call";
@@ -206,7 +207,7 @@ TEST(LateLanes, AWholeCallOnTrialThatRunsSlowerSendsThemAway) {
   SleepJob job(24, 2, microseconds(1000), microseconds(20000));
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
   LateLanes late = job.late_lanes(1, 1, 0.05, &verdict);
-  const std::vector<size_t> late_units = job.run_calls(late, /*cold_start_seconds=*/0.05, 12);
+  const std::vector<size_t> late_units = job.run_calls(late, 12);
   EXPECT_EQ(verdict.load(), LateVerdict::leave);
   EXPECT_EQ(late_units.back(), 0u);
 }
