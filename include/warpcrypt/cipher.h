@@ -64,8 +64,12 @@ typedef WC_ENUM(wc_backend) {
    * job of the same cipher, direction and kind of memory). A context's calls
    * count as one job: once they have run longer than the start, the GPU
    * streams start, and calls too short for a trial are tried whole. A
-   * device list is checked,
-   * and a device that fails is an error, as for WC_BACKEND_GPU. The
+   * device list is checked, and a device that fails is an error, as for
+   * WC_BACKEND_GPU. A descriptor or file job on a machine whose CUDA
+   * driver loads counts the devices beside its first work, since starting
+   * the driver can take longer than the job: where it finds none, the job
+   * fails with WC_ERR_NO_DEVICE and its output file is not kept, but a pipe
+   * or device it writes to may already have received output. The
    * environment variable WARPCRYPT_HYBRID_GPU=always has the GPU streams
    * take part in every job from its start. Modes the GPU cannot run use the
    * CPU alone. */

@@ -27,6 +27,10 @@ class Edge {
       : options_(options), cipher_(cipher), direction_(direction), key_(key) {
     options_.backend = WC_BACKEND_CPU;
     options_.threads = 1;
+    // The device list is the job's to check, once (resolve_shape): the edge
+    // runs on the CPU, maybe while the job still counts the devices.
+    options_.devices = nullptr;
+    options_.device_count = 0;
   }
 
   wc_status run(uint64_t position, const uint8_t chain[16], const uint8_t *in, size_t len, uint8_t *out,
@@ -244,11 +248,17 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
   const wc_backend backend =
       options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, in.size, /*page_locked=*/false)
                                          : options.backend;
+  // A descriptor job damages no input: its lanes may count the devices
+  // beside their first work, and its output file is kept only once they are
+  // counted. The sequential modes run on one CPU stream, which checks the
+  // device list itself.
+  const bool parallel = is_parallel(cipher, direction);
   EngineShape shape;
-  wc_status status = resolve_shape(&shape, options, backend, &monitor);
+  wc_status status = resolve_shape(&shape, options, backend, &monitor,
+                                   parallel ? DeviceCount::beside_work : DeviceCount::before_work);
   if (status != WC_OK) return status;
 
-  if (!is_parallel(cipher, direction)) {
+  if (!parallel) {
     wc_options sequential = options;
     sequential.backend = backend == WC_BACKEND_HYBRID ? WC_BACKEND_CPU : backend;
     status = run_sequential(sequential, cipher, direction, key, in, out, shape.chunk_bytes, monitor, totals);
@@ -261,6 +271,8 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
     Pipeline pipeline(options, cipher, direction, key, in, out, monitor);
     status = pipeline.run(*lanes, shape.unit_bytes, totals);
   }
+  // The check has failed the job through the monitor where it found no device.
+  if (shape.device_check != nullptr && shape.device_check->wait() != WC_OK) status = monitor.status();
   if (status == WC_OK) status = confirm_input_end(in, monitor);
   settle_offsets(in, out, *totals);
   return status;

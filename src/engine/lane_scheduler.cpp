@@ -75,17 +75,20 @@ class LaneRun {
   void run() {
     const Clock::time_point began = Clock::now();
     const uint64_t done_before = monitor_.bytes_done();
-    const size_t late_count = late_ != nullptr ? late_->count : 0;
-    // One pool task per lane, and as many threads: a lane's state (staging
-    // buffers, a CUDA stream) is only ever touched by the thread running it.
-    const size_t tasks = lanes_ + late_count;
-    ThreadPool::instance().parallel_for(tasks, static_cast<unsigned>(tasks), [&](size_t task) {
-      if (task < lanes_) {
-        run_lane(task);
-      } else {
-        run_late_lane(task - lanes_);
-      }
-    });
+    if (late_ != nullptr && late_->counted && !late_->counted()) run_while_counting();
+    if (!ended_ && !monitor_.stopped()) {
+      const size_t late_count = late_ != nullptr ? late_->count : 0;
+      // One pool task per lane, and as many threads: a lane's state (staging
+      // buffers, a CUDA stream) is only ever touched by the thread running it.
+      const size_t tasks = lanes_ + late_count;
+      ThreadPool::instance().parallel_for(tasks, static_cast<unsigned>(tasks), [&](size_t task) {
+        if (task < lanes_) {
+          run_lane(task);
+        } else {
+          run_late_lane(task - lanes_);
+        }
+      });
+    }
     if (late_ != nullptr) record_call(Clock::now() - began, monitor_.bytes_done() - done_before);
   }
 
@@ -93,6 +96,30 @@ class LaneRun {
   // The late lanes' phases: waiting to start, on trial, staying, or gone
   // (they left after their trial, or never joined).
   enum class Phase { waiting, trial, staying, gone };
+
+  // The other lanes alone, while the late lanes' devices are counted (their
+  // number sets the late lanes' threads): a watcher ends their run, between
+  // two steps, once the count is in, and run() goes on with every lane. A
+  // count that finds no device has failed the job through the monitor.
+  void run_while_counting() {
+    std::atomic<bool> counted{false};
+    ThreadPool::instance().parallel_for(lanes_ + 1, static_cast<unsigned>(lanes_ + 1), [&](size_t task) {
+      if (task < lanes_) {
+        while (!counted.load(std::memory_order_relaxed) && step(task)) {
+        }
+        return;
+      }
+      std::unique_lock lock(mutex_);
+      while (!ended_ && !monitor_.stopped()) {
+        lock.unlock();
+        const bool known = late_->counted();
+        lock.lock();
+        if (known) break;
+        changed_.wait_for(lock, kPoll, [&] { return ended_; });
+      }
+      counted.store(true, std::memory_order_relaxed);
+    });
+  }
 
   // One step of `lane`; false once the lane must stop. The other lanes'
   // steps are timed on late_->lane_clock while the scout waits to start.
@@ -335,7 +362,8 @@ double thread_cpu_seconds() {
 }
 
 void run_lanes(size_t lanes, JobMonitor &monitor, const LaneStep &step, LateLanes *late) {
-  LaneRun(lanes, monitor, step, late != nullptr && late->count != 0 ? late : nullptr).run();
+  const bool has_late = late != nullptr && (late->count != 0 || late->counted);
+  LaneRun(lanes, monitor, step, has_late ? late : nullptr).run();
 }
 
 void run_lanes_indexed(size_t lanes, size_t count, JobMonitor &monitor, const IndexedUnits &work,

@@ -23,6 +23,10 @@
 // only: a job whose lanes mostly wait, on a pipe, a disk or the kernel's
 // lock on a file being written, never starts them.
 //
+// A job whose late lanes' devices are still being counted when it starts
+// (LateLanes::counted) runs on the other lanes alone until the count is in:
+// counting starts the CUDA driver, which takes longer than many jobs.
+//
 // The calls of one context share their late lanes (LateLanes::calls) and
 // are one job of unknown size: a context's later calls are expected to last
 // as long again as its earlier ones, so calls too short to pay for the start
@@ -59,6 +63,11 @@ struct LateLanes {
   // The last `displaces` of the other lanes pause while the late lanes take
   // part: they share the cores with the late lanes' threads.
   size_t displaces = 0;
+  // Where the late lanes' devices are still being counted when the job
+  // starts (a descriptor job counts them beside its first work:
+  // DeviceCheck, engine/lane_set.h): false until count and displaces are
+  // set. The other lanes run alone until then. Null where they are known.
+  std::function<bool()> counted;
   // Units a late lane claims at once where units are claimed by index.
   size_t claim_units = 1;
   // What `start` is expected to take.

@@ -80,12 +80,59 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
   return WC_OK;
 }
 
-wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor) {
+namespace {
+
+// The devices the GPU lanes run on: the list, or every device.
+void place_devices(EngineShape *shape, const wc_options &options) {
+  if (options.devices != nullptr) {
+    shape->devices.assign(options.devices, options.devices + options.device_count);
+  } else if (uses_gpu_lanes(shape->backend)) {
+    const int count = kCudaBackend.device_count();
+    for (int device = 0; device < count; ++device) shape->devices.push_back(device);
+  }
+}
+
+// The CPU lanes beside the GPU lanes of shape->devices: each GPU lane keeps
+// a thread busy with staging copies and file I/O, so the CPU lanes take the
+// cores that are left, unless told how many to use.
+void place_cpu_lanes(EngineShape *shape, const wc_options &options) {
+  const unsigned cores = usable_cpus();
+  const unsigned gpu_lanes =
+      uses_gpu_lanes(shape->backend) ? shape->streams * static_cast<unsigned>(shape->devices.size()) : 0;
+  shape->cpu_lanes = options.threads != 0 ? options.threads : std::max(1u, cores - std::min(cores - 1, gpu_lanes));
+  shape->spare_cpu_lanes = shape->gpu_lanes_late && options.threads == 0 ? cores - shape->cpu_lanes : 0;
+}
+
+}  // namespace
+
+DeviceCheck::DeviceCheck(Check check)
+    : thread_([this, check = std::move(check)] {
+        status_ = check(&devices_, &spare_cpu_lanes_);
+        done_.store(true, std::memory_order_release);
+      }) {}
+
+DeviceCheck::~DeviceCheck() { wait(); }
+
+wc_status DeviceCheck::wait() {
+  if (thread_.joinable()) thread_.join();
+  return status_;
+}
+
+wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor,
+                        DeviceCount count) {
   auto refuse = [monitor](const char *rule) {
     if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_INVALID_ARGUMENT, rule);
     return WC_ERR_INVALID_ARGUMENT;
   };
-  if (const wc_status status = check_devices(options, backend, monitor); status != WC_OK) return status;
+  // Auto picks hybrid from the break-even sizes, which measured the GPU
+  // lanes taking part from the start; a caller who asks for hybrid gets the
+  // trial.
+  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
+  const bool count_beside =
+      count == DeviceCount::beside_work && shape->gpu_lanes_late && kCudaBackend.driver_present();
+  if (!count_beside) {
+    if (const wc_status status = check_devices(options, backend, monitor); status != WC_OK) return status;
+  }
   shape->backend = backend;
   // On the H100 host, enc -aes-256-ctr on a page-cached 4 GiB file ran at
   // 26 GB/s with 1 MiB CPU chunks and 16 GB/s with 8 MiB ones.
@@ -94,10 +141,6 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
   if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) {
     return refuse("the engine's chunk size must be a multiple of 4 KiB, at most 1 GiB");
   }
-  // Auto picks hybrid from the break-even sizes, which measured the GPU
-  // lanes taking part from the start; a caller who asks for hybrid gets the
-  // trial.
-  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
   shape->unit_bytes = shape->chunk_bytes;
   if (shape->gpu_lanes_late && options.chunk_bytes == 0) {
     shape->unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
@@ -105,21 +148,23 @@ wc_status resolve_shape(EngineShape *shape, const wc_options &options, wc_backen
   }
   shape->streams = options.streams != 0 ? options.streams : WC_DEFAULT_STREAMS;
   if (shape->streams > kMaxStreams) return refuse("at most 64 streams per device");
-  if (options.devices != nullptr || options.device_count != 0) {
-    if (options.devices == nullptr || options.device_count == 0) {
-      return refuse("a device list needs both its devices and their count");
-    }
-    shape->devices.assign(options.devices, options.devices + options.device_count);
-  } else if (uses_gpu_lanes(backend)) {
-    const int count = kCudaBackend.device_count();
-    for (int device = 0; device < count; ++device) shape->devices.push_back(device);
+  if ((options.devices != nullptr) != (options.device_count != 0)) {
+    return refuse("a device list needs both its devices and their count");
   }
-  const unsigned cores = usable_cpus();
-  const unsigned gpu_lanes = uses_gpu_lanes(backend) ? shape->streams * static_cast<unsigned>(shape->devices.size()) : 0;
-  // Each GPU lane keeps a thread busy with staging copies and file I/O; the
-  // CPU lanes take the cores that are left, unless told how many to use.
-  shape->cpu_lanes = options.threads != 0 ? options.threads : std::max(1u, cores - std::min(cores - 1, gpu_lanes));
-  shape->spare_cpu_lanes = shape->gpu_lanes_late && options.threads == 0 ? cores - shape->cpu_lanes : 0;
+  if (!count_beside) place_devices(shape, options);
+  // Until a check beside the work is done: no device, and every CPU lane.
+  place_cpu_lanes(shape, options);
+  if (!count_beside) return WC_OK;
+  shape->device_check = std::make_shared<DeviceCheck>(
+      [options, monitor, placed = *shape](std::vector<int> *devices, unsigned *spare_cpu_lanes) mutable {
+        const wc_status status = check_devices(options, placed.backend, monitor);
+        if (status != WC_OK) return status;
+        place_devices(&placed, options);
+        place_cpu_lanes(&placed, options);
+        *devices = placed.devices;
+        *spare_cpu_lanes = placed.spare_cpu_lanes;
+        return WC_OK;
+      });
   return WC_OK;
 }
 
@@ -148,29 +193,54 @@ wc_status LaneSet::create(std::unique_ptr<LaneSet> *out, const EngineShape &shap
   }
   set->ready_ = set->lanes_.size();
   if (shape.gpu_lanes_late) {
-    if (shape.devices.empty()) return WC_ERR_NO_DEVICE;
+    if (shape.devices.empty() && !shape.device_check) return WC_ERR_NO_DEVICE;
     LateLanes &late = set->late_.emplace();
     late.first = set->ready_;
-    late.count = shape.streams * shape.devices.size();
-    late.displaces = shape.spare_cpu_lanes;
     late.claim_units = shape.gpu_claim_units;
     late.start = [raw = set.get()] { return raw->start_gpu_lanes(); };
-    set->lanes_.resize(set->ready_ + late.count);
     set->shape_ = shape;
     set->cipher_ = &cipher;
     set->direction_ = direction;
     set->gpu_capacity_ = shape.unit_bytes * shape.gpu_claim_units + slack;
+    if (shape.device_check) {
+      late.counted = [raw = set.get()] { return raw->take_device_count(); };
+    } else {
+      set->place_late_lanes(shape.devices, shape.spare_cpu_lanes);
+    }
   }
   *out = std::move(set);
   return WC_OK;
 }
 
+void LaneSet::place_late_lanes(const std::vector<int> &devices, unsigned displaces) {
+  shape_.devices = devices;
+  late_->count = shape_.streams * devices.size();
+  late_->displaces = displaces;
+  placed_ = true;
+  late_->start_seconds = start_seconds();
+}
+
+double LaneSet::start_seconds() const {
+  const bool warm = placed_ && std::all_of(shape_.devices.begin(), shape_.devices.end(),
+                                           [](int device) { return kCudaBackend.device_started(device); });
+  return started_ || warm ? 0 : kColdDeviceStartSeconds;
+}
+
+bool LaneSet::take_device_count() {
+  std::lock_guard lock(start_mutex_);
+  const DeviceCheck &check = *shape_.device_check;
+  if (placed_ || !check.done()) return placed_;
+  // A check that found no device has failed the job: its late lanes stay
+  // unplaced, and the job stops.
+  if (check.status() != WC_OK) return true;
+  place_late_lanes(check.devices(), check.spare_cpu_lanes());
+  return true;
+}
+
 LateLanes *LaneSet::late(bool staged) {
   if (!late_) return nullptr;
   std::lock_guard lock(start_mutex_);
-  const bool warm = std::all_of(shape_.devices.begin(), shape_.devices.end(),
-                                [](int device) { return kCudaBackend.device_started(device); });
-  late_->start_seconds = started_ || warm ? 0 : kColdDeviceStartSeconds;
+  late_->start_seconds = start_seconds();
   std::atomic<LateVerdict> *verdict = &verdict_for(*cipher_, direction_, staged);
   // The earlier calls staged their data and this one does not, or the other
   // way round: their rate says nothing of this call's.
@@ -189,7 +259,7 @@ wc_status LaneSet::start_gpu_lanes() {
     status = kCudaBackend.make_lanes(&built, shape_.devices[i], shape_.streams, *cipher_, direction_, key,
                                      gpu_capacity_);
   }
-  if (status == WC_OK) std::move(built.begin(), built.end(), lanes_.begin() + static_cast<ptrdiff_t>(ready_));
+  if (status == WC_OK) late_lanes_ = std::move(built);
   started_ = status;
   return status;
 }

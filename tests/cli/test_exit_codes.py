@@ -72,6 +72,27 @@ def test_a_missing_device_is_an_error_never_the_cpu(args, files, run_cli, cuda_d
     assert not (files / "x").exists()
 
 
+@pytest.mark.parametrize("source", ["file", "pipe"])
+def test_hybrid_counting_its_devices_beside_its_work_still_refuses_none(source, files, run_cli,
+                                                                       cuda_device_present):
+    """Where the CUDA driver loads, a hybrid job counts the devices beside its
+    first work (their count starts the driver, which takes longer than many
+    jobs). With every device hidden from it, the job still fails with the
+    device error, one line, and keeps no output file."""
+    if not cuda_device_present:
+        pytest.skip("no CUDA device: without a driver the devices are counted before the work "
+                    "(test_a_missing_device_is_an_error_never_the_cpu)")
+    plaintext = random_bytes(64 << 20, "hybrid-hidden-devices")
+    (files / "big").write_bytes(plaintext)
+    source_args = ["-in", "big"] if source == "file" else []
+    result = run_cli("enc", *CTR, "--backend", "hybrid", *source_args, "-out", "x", cwd=files,
+                     stdin=plaintext if source == "pipe" else None, env={"CUDA_VISIBLE_DEVICES": ""})
+    assert result.returncode == 5, result.describe()
+    assert len(result.stderr_lines) == 1 and "run on the CPU with backend cpu" in result.stderr_text, \
+        result.describe()
+    assert not (files / "x").exists()
+
+
 @pytest.mark.parametrize("args", [["-evp", "aes-128-ctr", "--backend", "gpu", "--resident", "device"],
                                   ["-evp", "aes-128-ctr", "--backend", "gpu"],
                                   ["-evp", "aes-128-ctr", "--memory", "pinned"]],

@@ -8,10 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@
 #include "support/warpcrypt_calls.h"
 
 #include "engine/io_buffer.h"
+#include "engine/lane_set.h"
 
 namespace wctest {
 namespace {
@@ -455,6 +458,26 @@ TEST(EngineIoBuffer, GrowingAtTheSamePageOffsetKeepsTheBytes) {
       EXPECT_TRUE(same_bytes(held.data(), held.size(), grown, held.size())) << offset << " " << len;
     }
   }
+}
+
+// A hybrid descriptor job counts its devices beside its first work
+// (engine::DeviceCheck): the check runs on a thread of its own, and its
+// caller gets what it found once it waits.
+TEST(EngineDeviceCheck, RunsBesideItsCallerAndGivesWhatItFound) {
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  warpcrypt::engine::DeviceCheck check([released](std::vector<int> *devices, unsigned *spare_cpu_lanes) {
+    if (released.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return WC_ERR_CANCELLED;
+    *devices = {0, 2};
+    *spare_cpu_lanes = 8;
+    return WC_OK;
+  });
+  EXPECT_FALSE(check.done()) << "the check ran on its caller's thread";
+  release.set_value();
+  EXPECT_EQ(check.wait(), WC_OK);
+  EXPECT_TRUE(check.done());
+  EXPECT_EQ(check.devices(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(check.spare_cpu_lanes(), 8u);
 }
 
 }  // namespace

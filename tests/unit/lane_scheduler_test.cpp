@@ -3,12 +3,15 @@
 // lanes that would start after the job ends are never started, lanes that
 // make the job faster stay, lanes that make it slower leave and give the
 // paused lanes their cores back, a verdict spares the next job its trial,
-// a context's short calls start them and try them on a whole call, and a
-// failing start fails the job. Timed on their threads' CPU clocks, the
+// a context's short calls start them and try them on a whole call, a
+// failing start fails the job, and while their devices are counted beside
+// the job the other lanes run alone. Timed on their threads' CPU clocks, the
 // sleeping lanes are lanes that wait, and late lanes never start. Every unit
 // runs exactly once whatever the lanes do.
 #include <atomic>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -264,6 +267,75 @@ TEST(LateLanes, AJobOfUnknownSizeStartsThemOnceItHasRunAsLongAsTheirStart) {
   EXPECT_EQ(starts.load(), 1);
   EXPECT_EQ(verdict.load(), LateVerdict::stay);
   EXPECT_GT(late_units.load(), 0u);
+}
+
+// LateLanes::counted for a job whose late lanes' devices are counted beside
+// it: false until `delay` has passed, then `on_count` (which sets the count,
+// or fails the job as a check that finds no device does), then true. Notes
+// the job's progress at the count.
+struct CountBeside {
+  std::chrono::steady_clock::time_point at;
+  std::function<void()> on_count;
+  JobMonitor *monitor;
+  uint64_t bytes_before = 0;
+  bool counted = false;
+
+  CountBeside(microseconds delay, JobMonitor &job_monitor, std::function<void()> count)
+      : at(std::chrono::steady_clock::now() + delay), on_count(std::move(count)), monitor(&job_monitor) {}
+
+  bool operator()() {
+    if (!counted && std::chrono::steady_clock::now() >= at) {
+      bytes_before = monitor->bytes_done();
+      on_count();
+      counted = true;
+    }
+    return counted;
+  }
+};
+
+TEST(LateLanes, WhileTheirDevicesAreCountedTheOtherLanesRunAlone) {
+  // The count takes 40 ms, some 40 of the other lane's units; then two late
+  // lanes, far faster, join and stay.
+  SleepJob job(400, 1, microseconds(1000), microseconds(50));
+  std::atomic<LateVerdict> verdict{LateVerdict::stay};
+  LateLanes late = job.late_lanes(0, 0, 0.0, &verdict);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  auto count = std::make_shared<CountBeside>(microseconds(40000), monitor, [&late] { late.count = 2; });
+  late.counted = [count] { return (*count)(); };
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_GE(count->bytes_before, 20 * kUnitBytes) << "the other lane waited for the count";
+  EXPECT_EQ(job.starts.load(), 1);
+  EXPECT_GT(job.late_units.load(), job.units / 2);
+}
+
+TEST(LateLanes, ACountThatFindsNoDeviceStopsTheJob) {
+  // Two lanes of 1 ms units would take 200 ms; the count fails the job at
+  // 20 ms, as check_devices does where there is no device.
+  SleepJob job(400, 2, microseconds(1000), microseconds(50));
+  std::atomic<LateVerdict> verdict{LateVerdict::untried};
+  LateLanes late = job.late_lanes(0, 0, 0.0, &verdict);
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  auto count =
+      std::make_shared<CountBeside>(microseconds(20000), monitor, [&monitor] { monitor.fail(WC_ERR_NO_DEVICE); });
+  late.counted = [count] { return (*count)(); };
+  EXPECT_EQ(job.run(&late, monitor), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(job.starts.load(), 0);
+  EXPECT_EQ(job.late_units.load(), 0u);
+  EXPECT_LT(monitor.bytes_done(), job.units * kUnitBytes / 2) << "the job ran on after the count failed it";
+}
+
+TEST(LateLanes, AJobThatEndsBeforeTheCountNeverWaitsForIt) {
+  SleepJob job(40, 2, microseconds(1000), microseconds(50));
+  std::atomic<LateVerdict> verdict{LateVerdict::stay};
+  LateLanes late = job.late_lanes(0, 0, 0.0, &verdict);
+  late.counted = [] { return false; };
+  JobMonitor monitor(nullptr, job.units * kUnitBytes);
+  const auto began = std::chrono::steady_clock::now();
+  ASSERT_EQ(job.run(&late, monitor), WC_OK);
+  job.expect_every_unit_once();
+  EXPECT_EQ(job.starts.load(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(2));
 }
 
 }  // namespace

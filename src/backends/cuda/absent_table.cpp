@@ -8,6 +8,8 @@ namespace {
 
 int no_devices() { return 0; }
 
+bool no_driver() { return false; }
+
 bool never_page_locked(const void *) { return false; }
 
 bool never_started(int) { return false; }
@@ -44,6 +46,7 @@ wc_status no_batch(const wc_cipher &, std::span<const uint8_t>, bool, const uint
 const CudaBackend kCudaBackend = {
     .compiled_in = false,
     .device_count = no_devices,
+    .driver_present = no_driver,
     .device_info = no_device_info,
     .versions = no_versions,
     .make_lanes = no_lanes,

@@ -2,6 +2,7 @@
 // GPU has zero devices rather than an error: that is the CPU fallback's
 // normal case, not a failure.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,13 @@ int device_count() {
     return 0;
   }
   return devices;
+}
+
+bool driver_present() {
+  // The runtime loads the same library by this name when it starts; the
+  // handle stays open, as the runtime's does, so loading it costs once.
+  static const bool present = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL) != nullptr;
+  return present;
 }
 
 wc_status device_info(wc_device_info *info, int device) {
