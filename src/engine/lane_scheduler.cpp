@@ -1,5 +1,7 @@
 #include "engine/lane_scheduler.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdarg>
@@ -7,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <condition_variable>
-#include <ctime>
 #include <mutex>
 #include <new>
 
@@ -35,11 +36,14 @@ constexpr double kStayGain = 1.10;
 // of one process on one backend ran up to 25 % apart.
 constexpr size_t kTrialCalls = 3;
 // The late lanes start only where the other lanes spent at least this share
-// of the latest window on a core. Below it, the job waits on its input or
-// its output, which more computing power cannot speed: on the H100 machine
-// (2026-11-27), hybrid aes-256-ctr from a `cat` pipe, which delivers
-// 1.3-1.7 GB/s, started its device, tried it and sent it away, and took
-// 12 % longer than the CPU lanes alone.
+// of the latest window computing in user space. Below it, the job waits on
+// its input or its output, or on the kernel's copies, which more computing
+// power cannot speed: on the H100 machine (2026-11-27), hybrid aes-256-ctr
+// from a `cat` pipe, which delivers 1.3-1.7 GB/s, started its device, tried
+// it and sent it away, and took 12 % longer than the CPU lanes alone; and
+// into a file in /dev/shm, whose writes the kernel takes one at a time, its
+// lanes were busy on a core but in the kernel, and a trial sent the device
+// away again (2.25 GB/s before it, 1.88 with it).
 constexpr double kBusyShare = 0.5;
 // How often the scout looks at the job's progress before the start; how
 // often a waiting lane looks for a stop, the one change nothing notifies it
@@ -203,8 +207,8 @@ class LaneRun {
         changed_.wait_for(lock, kPoll, [&] { return ended_; });
         if (ended_ || monitor_.stopped()) {
           if (busy_share_ < kBusyShare) {
-            trace("not started: the other lanes were busy %.0f %% of their time, waiting on the input or the "
-                  "output, which they cannot speed",
+            trace("not started: the other lanes computed %.0f %% of their time, waiting on the input, the "
+                  "output or the kernel's copies, which they cannot speed",
                   100 * busy_share_);
           } else {
             trace("not started: the job ended before their start would pay");
@@ -269,7 +273,9 @@ class LaneRun {
     const double left =
         total != 0 ? static_cast<double>(total - std::min(total, done)) / rate : seconds(now - started_);
     const double trial = trial_in_call ? 3 * seconds(trial_time(now)) : 0;
-    return left + late_->calls.seconds > late_->start_seconds + trial;
+    const bool pays = left + late_->calls.seconds > late_->start_seconds + trial;
+    if (pays) trace("the other lanes computed %.0f %% of the latest window", 100 * busy_share_);
+    return pays;
   }
 
   // How long the trial and the window before it last, for late lanes that
@@ -344,7 +350,7 @@ class LaneRun {
   Clock::time_point started_;
   Clock::time_point joined_;
   Clock::duration trial_time_{};
-  std::atomic<uint64_t> busy_ns_{0};  // the other lanes' time in their steps, on late_->lane_clock
+  std::atomic<uint64_t> busy_ns_{0};  // the other lanes' time computing in their steps, on late_->lane_clock
   Clock::time_point window_from_;     // the scout's latest window, before the start
   uint64_t window_done_ = 0;
   uint64_t window_busy_ns_ = 0;
@@ -355,10 +361,10 @@ class LaneRun {
 
 }  // namespace
 
-double thread_cpu_seconds() {
-  timespec now{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+double thread_user_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec) + 1e-6 * static_cast<double>(usage.ru_utime.tv_usec);
 }
 
 void run_lanes(size_t lanes, JobMonitor &monitor, const LaneStep &step, LateLanes *late) {

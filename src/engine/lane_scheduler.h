@@ -21,7 +21,8 @@
 // faster with them than it did without. The verdict, kept for the next job
 // of the same kind, spares it the trial. Late lanes add computing power
 // only: a job whose lanes mostly wait, on a pipe, a disk or the kernel's
-// lock on a file being written, never starts them.
+// lock on a file being written, or spend their time in the kernel's copies,
+// never starts them.
 //
 // A job whose late lanes' devices are still being counted when it starts
 // (LateLanes::counted) runs on the other lanes alone until the count is in:
@@ -50,8 +51,11 @@ using LaneStep = std::function<wc_status(size_t lane, bool *finished)>;
 // Runs the units [first, first + count) on lane `lane`, as one piece.
 using IndexedUnits = std::function<wc_status(size_t lane, size_t first, size_t count)>;
 
-// The calling thread's time on a core so far, in seconds.
-double thread_cpu_seconds();
+// The calling thread's time computing in user space so far, in seconds:
+// the work late lanes can take over. Its time in the kernel (copies to and
+// from the page cache, a contended lock on the file being written) stays
+// with the job, whichever lane computes.
+double thread_user_seconds();
 
 // What the trial of a kind of work found, kept for the next job of that kind
 // so that it need not try again.
@@ -92,10 +96,10 @@ struct LateLanes {
   // The verdict of the trials of this kind of work: read before the job,
   // written by its trial. Never null.
   std::atomic<LateVerdict> *verdict = nullptr;
-  // How the other lanes' work is timed, to see whether they are busy: the
-  // calling thread's time on a core, in seconds. Tests whose lanes stand for
-  // work by sleeping give a wall clock.
-  double (*lane_clock)() = thread_cpu_seconds;
+  // How the other lanes' work is timed, to see whether they are busy
+  // computing: the calling thread's time in user space, in seconds. Tests
+  // whose lanes stand for work by sleeping give a wall clock.
+  double (*lane_clock)() = thread_user_seconds;
 };
 
 // Each of `lanes` lanes, on its own thread, calls step(lane, &finished)

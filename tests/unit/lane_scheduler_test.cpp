@@ -5,11 +5,15 @@
 // paused lanes their cores back, a verdict spares the next job its trial,
 // a context's short calls start them and try them on a whole call, a
 // failing start fails the job, and while their devices are counted beside
-// the job the other lanes run alone. Timed on their threads' CPU clocks, the
+// the job the other lanes run alone. Timed on their threads' user time, the
 // sleeping lanes are lanes that wait, and late lanes never start. Every unit
 // runs exactly once whatever the lanes do.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <thread>
@@ -119,26 +123,39 @@ TEST(LateLanes, AreNotStartedWhenTheJobEndsBeforeTheirStart) {
 
 TEST(LateLanes, AreNotStartedWhereTheOtherLanesWait) {
   // The job of the next test, whose late lanes start and stay, but its lanes
-  // are timed on their CPU clocks: sleeping, they wait (on a pipe, say), and
+  // are timed on their user time: sleeping, they wait (on a pipe, say), and
   // lanes that add computing power cannot speed the job.
   SleepJob job(600, 1, microseconds(1000), microseconds(50));
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
   LateLanes late = job.late_lanes(2, 0, 0.001, &verdict);
-  late.lane_clock = thread_cpu_seconds;
+  late.lane_clock = thread_user_seconds;
   job.expect_late_lanes_never_started(late, verdict);
 }
 
-TEST(LateLanes, TheLaneClockCountsWorkNotWaiting) {
-  const double slept_from = thread_cpu_seconds();
+TEST(LateLanes, TheLaneClockCountsComputingNotWaitingNorTheKernelsCopies) {
+  const double slept_from = thread_user_seconds();
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  EXPECT_LT(thread_cpu_seconds() - slept_from, 0.01);
-  // Working, the clock advances: 20 ms of it are reached well within the
+  EXPECT_LT(thread_user_seconds() - slept_from, 0.01);
+  // 100 ms of reading a file in memory, as a lane reads the page cache: the
+  // copies are the kernel's time, which late lanes cannot take over.
+  const int file = memfd_create("lane-clock", 0);
+  ASSERT_GE(file, 0);
+  std::vector<uint8_t> piece(1 << 20, 1);
+  ASSERT_EQ(pwrite(file, piece.data(), piece.size(), 0), static_cast<ssize_t>(piece.size()));
+  const double read_from = thread_user_seconds();
+  for (const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+       std::chrono::steady_clock::now() < end;) {
+    ASSERT_EQ(pread(file, piece.data(), piece.size(), 0), static_cast<ssize_t>(piece.size()));
+  }
+  close(file);
+  EXPECT_LT(thread_user_seconds() - read_from, 0.03);
+  // Computing, the clock advances: 20 ms of it are reached well within the
   // wall-clock limit even on a loaded machine.
-  const double worked_from = thread_cpu_seconds();
+  const double worked_from = thread_user_seconds();
   const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   volatile uint64_t sink = 0;
-  while (thread_cpu_seconds() - worked_from < 0.02 && std::chrono::steady_clock::now() < limit) sink = sink + 1;
-  EXPECT_GE(thread_cpu_seconds() - worked_from, 0.02);
+  while (thread_user_seconds() - worked_from < 0.02 && std::chrono::steady_clock::now() < limit) sink = sink + 1;
+  EXPECT_GE(thread_user_seconds() - worked_from, 0.02);
 }
 
 TEST(LateLanes, StayWhereTheJobRunsFasterWithThem) {
