@@ -1,5 +1,7 @@
 #include "engine/lane_set.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -107,6 +109,8 @@ void place_cpu_lanes(EngineShape *shape, const wc_options &options) {
 
 DeviceCheck::DeviceCheck(Check check)
     : thread_([this, check = std::move(check)] {
+        // Named, as the pool's threads are (core/thread_pool.h).
+        pthread_setname_np(pthread_self(), "warpcrypt-check");
         status_ = check(&devices_, &spare_cpu_lanes_);
         done_.store(true, std::memory_order_release);
       }) {}
