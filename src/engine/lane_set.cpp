@@ -220,20 +220,22 @@ void LaneSet::place_late_lanes(const std::vector<int> &devices, unsigned displac
   shape_.devices = devices;
   late_->count = shape_.streams * devices.size();
   late_->displaces = displaces;
-  placed_ = true;
   late_->start_seconds = start_seconds();
 }
 
 double LaneSet::start_seconds() const {
-  const bool warm = placed_ && std::all_of(shape_.devices.begin(), shape_.devices.end(),
-                                           [](int device) { return kCudaBackend.device_started(device); });
+  // Devices not yet counted are not started.
+  const bool warm = !shape_.devices.empty() &&
+                    std::all_of(shape_.devices.begin(), shape_.devices.end(),
+                                [](int device) { return kCudaBackend.device_started(device); });
   return started_ || warm ? 0 : kColdDeviceStartSeconds;
 }
 
 bool LaneSet::take_device_count() {
   std::lock_guard lock(start_mutex_);
   const DeviceCheck &check = *shape_.device_check;
-  if (placed_ || !check.done()) return placed_;
+  const bool placed = !shape_.devices.empty();
+  if (placed || !check.done()) return placed;
   // A check that found no device has failed the job: its late lanes stay
   // unplaced, and the job stops.
   if (check.status() != WC_OK) return true;

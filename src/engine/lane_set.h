@@ -146,8 +146,7 @@ class LaneSet {
   SecretBytes key_;
   SecretBytes iv_;
   size_t gpu_capacity_ = 0;
-  std::mutex start_mutex_;  // guards the placing and the start
-  bool placed_ = false;
+  std::mutex start_mutex_;  // guards the placing (shape_.devices) and the start
   std::optional<wc_status> started_;  // the start's outcome, once tried
 };
 
