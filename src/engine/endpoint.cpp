@@ -129,12 +129,17 @@ wc_status OrderedWriter::write(size_t first, size_t chunks, uint64_t position, c
   // A stopped job never writes this chunk's turn away: poll for the stop.
   while (next_ != first) {
     if (monitor_.stopped()) return WC_OK;
-    turn_.wait_for(lock, std::chrono::milliseconds(20));
+    turns_[first % kTurnSlots].wait_for(lock, std::chrono::milliseconds(20));
   }
+  // The turn is this lane's alone until next_ moves: the others need not
+  // wait on the lock while it writes (a pipe's reader may be slow).
+  lock.unlock();
   const bool written = write_at(out_, data, len, position);
+  const int error = errno;
+  lock.lock();
   next_ += chunks;
-  turn_.notify_all();
-  return written ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, errno);
+  turns_[next_ % kTurnSlots].notify_all();
+  return written ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, error);
 }
 
 }  // namespace warpcrypt::engine

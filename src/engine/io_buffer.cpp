@@ -30,7 +30,14 @@ size_t lead_for(uint64_t file_offset) {
 
 void IoBuffer::PageFree::operator()(uint8_t *memory) const { ::operator delete(memory, std::align_val_t{kPage}); }
 
-IoBuffer::~IoBuffer() { secure_wipe(memory_.get(), capacity_); }
+IoBuffer::~IoBuffer() { release(); }
+
+void IoBuffer::release() {
+  secure_wipe(memory_.get(), capacity_);
+  memory_.reset();
+  capacity_ = 0;
+  lead_ = 0;
+}
 
 uint8_t *IoBuffer::place(size_t len, uint64_t file_offset) {
   const size_t lead = lead_for(file_offset);

@@ -36,6 +36,9 @@ class IoBuffer {
   uint8_t *place(size_t len, uint64_t file_offset);
   uint8_t *data() const { return memory_.get() + lead_; }
 
+  // Wipes what it held and gives the memory back; place() allocates anew.
+  void release();
+
  private:
   struct PageFree {
     void operator()(uint8_t *memory) const;
