@@ -170,6 +170,35 @@ def test_ranges_read_only_their_chunks(warpcrypt_binary, keys, tmp_path):
     assert result.returncode != 0 and b"regular input file" in result.stderr
 
 
+@pytest.mark.parametrize("window", ["64K", "192K", "1M"])
+def test_any_window_on_any_lanes_writes_and_reads_what_age_does(warpcrypt_binary, keys, tmp_path, window):
+    """--window and --threads change who seals which chunks, never the bytes:
+    through a regular file (each lane writes at its offset) and through pipes
+    (the lanes write in turn). 80 lanes on 64 KiB windows wait for turns that
+    are 64 apart at once, which share a wake-up slot in the engine's writer."""
+    plain = os.urandom(200 * CHUNK + 9)
+    (tmp_path / "plain").write_bytes(plain)
+    for threads in ("3", "80"):
+        lanes = ["--window", window, "--threads", threads]
+        run([warpcrypt_binary, "age", *lanes, "-r", keys["recipients"]["age"], "-o", tmp_path / "file.age",
+             tmp_path / "plain"])
+        assert run([AGE, "-d", "-i", keys["files"]["age"], tmp_path / "file.age"]).stdout == plain
+        piped = run([warpcrypt_binary, "age", *lanes, "-r", keys["recipients"]["age"]], stdin=plain).stdout
+        assert run([AGE, "-d", "-i", keys["files"]["age"]], stdin=piped).stdout == plain
+        back = run([warpcrypt_binary, "age", "-d", *lanes, "-i", keys["files"]["age"], tmp_path / "file.age"]).stdout
+        assert back == plain
+        back = run([warpcrypt_binary, "age", "-d", *lanes, "-i", keys["files"]["age"]], stdin=piped).stdout
+        assert back == plain
+
+
+def test_a_window_that_is_not_whole_pages_is_refused(warpcrypt_binary, keys, tmp_path):
+    result = run([warpcrypt_binary, "age", "--window", "5000", "-r", keys["recipients"]["age"], "-o",
+                  tmp_path / "out"], stdin=b"x", check=False)
+    lines = result.stderr.decode().strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1 and "multiple of 4 KiB" in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
 def test_failures_are_one_line_and_leave_no_output(warpcrypt_binary, keys, tmp_path):
     plain = os.urandom(2 * CHUNK + 1)
     encrypted = bytearray(run([AGE, "-r", keys["recipients"]["age"]], stdin=plain).stdout)

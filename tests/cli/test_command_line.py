@@ -180,6 +180,7 @@ def test_enc_and_open_read_sizes_alike(offset, start, run_cli, workdir):
     ["enc", "-aes-256-ctr", "--offset"], ["enc", "-aes-256-ctr", "--length"], ["enc", "-aes-256-ctr", "--chunk-size"],
     ["open", "--offset"], ["open", "--length"], ["open", "--window"],
     ["seal", "--chunk-size"], ["seal", "--window"], ["speed", "-bytes"], ["speed", "--chunk-size"],
+    ["age", "--window"], ["age", "-d", "--window"],
 ], ids=lambda args: "-".join(a.strip("-") for a in args if a != "-aes-256-ctr"))
 def test_every_size_option_refuses_the_same_way(args, expect_failure, workdir):
     expect_failure(*args, "1Q", cwd=workdir, message=rf"^warpcrypt: invalid number '1Q' for {args[-1]}$")

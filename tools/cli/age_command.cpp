@@ -41,7 +41,7 @@ struct AgeOptions {
   std::optional<std::string> out_path;
   wc_backend backend = WC_BACKEND_AUTO;
   unsigned threads = 0;
-  EngineFlags engine;  // --streams and --devices
+  EngineFlags engine;  // --window, --streams and --devices
   bool verbose = false;
 };
 
@@ -245,6 +245,7 @@ void add_age(CommandLine &command_line) {
                      [o](const std::string &name) { o->backend = parse_backend(name); });
   command.add_option("--threads", "N", "CPU workers (default: all cores)",
                      [o](const std::string &text) { o->threads = parse_thread_count(text); });
+  add_window_option(command, o->engine);
   add_device_options(command, o->engine);
   command.add_flag("-v", "verbose: a summary line", [o] { o->verbose = true; });
   command.add_positional("INPUT", "the file to read (default stdin)",

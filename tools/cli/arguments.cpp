@@ -93,6 +93,16 @@ void add_device_options(Command &command, EngineFlags &flags) {
   });
 }
 
+void add_window_option(Command &command, EngineFlags &flags) {
+  command.add_option("--window", "SIZE",
+                     "plaintext a worker claims at a time, in whole chunks, at least one (default " +
+                         std::to_string(WC_DEFAULT_CPU_CHUNK_BYTES >> 20) + "M on the CPU, " +
+                         std::to_string(WC_DEFAULT_CHUNK_BYTES >> 20) + "M with GPU workers)",
+                     [&flags](const std::string &text) {
+                       flags.chunk_bytes = static_cast<size_t>(parse_size(text, "--window"));
+                     });
+}
+
 wc_options library_options(wc_backend backend, unsigned threads, const EngineFlags &flags) {
   wc_options options;
   wc_options_init(&options);

@@ -45,7 +45,7 @@ unsigned parse_thread_count(const std::string &text);
 
 // The streaming engine's options, shared by enc, speed, seal, open and age.
 struct EngineFlags {
-  size_t chunk_bytes = 0;    // --chunk-size (seal, open: --window); 0: the library default
+  size_t chunk_bytes = 0;    // --chunk-size (seal, open, age: --window); 0: the library default
   unsigned streams = 0;      // --streams; 0: the library default
   std::vector<int> devices;  // --devices; empty: all
 };
@@ -54,6 +54,9 @@ void add_engine_options(Command &command, EngineFlags &flags);
 // Declares --streams and --devices alone, for commands whose chunking is
 // their own.
 void add_device_options(Command &command, EngineFlags &flags);
+// Declares --window, the plaintext a worker claims at a time, for the
+// commands whose format has chunks of its own (seal, open, age).
+void add_window_option(Command &command, EngineFlags &flags);
 // The library options for a backend, a thread count and these flags; `flags`
 // must outlive the result (it points into flags.devices).
 wc_options library_options(wc_backend backend, unsigned threads, const EngineFlags &flags);

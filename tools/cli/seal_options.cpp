@@ -113,12 +113,7 @@ void add_seal_options(Command &command, SealOptions &o) {
                      [&o](const std::string &name) { o.backend = parse_backend(name); });
   command.add_option("--threads", "N", "CPU workers (default: all cores)",
                      [&o](const std::string &text) { o.threads = parse_thread_count(text); });
-  command.add_option("--window", "SIZE",
-                     "plaintext a worker claims at a time, in whole chunks (default 1M on the "
-                     "CPU, 8M with GPU workers)",
-                     [&o](const std::string &text) {
-                       o.engine.chunk_bytes = static_cast<size_t>(parse_size(text, "--window"));
-                     });
+  add_window_option(command, o.engine);
   add_device_options(command, o.engine);
   if (o.sealing) {
     command.add_flag("-f,--force", "write the sealed bytes to standard output even when it is a terminal",
