@@ -9,8 +9,11 @@
 #     file system's own bound for the to-a-file rows;
 #   - the bounds of the /dev/null rows without warpcrypt: the cores (lscpu),
 #     reading the file with 1 and nproc readers (dd on slices), OpenSSL's
-#     ChaCha20-Poly1305 on 64 KiB buffers on 1 and nproc cores, a 0-byte
-#     file (process start), and the user and system seconds of one run;
+#     ChaCha20-Poly1305 sealing the file's 64 KiB chunks on 1 and nproc
+#     threads from memory, after pread and from a mapping
+#     (bench/age_floor_bench.cpp, built here: needs c++ and OpenSSL's
+#     headers), a 0-byte file (process start), and the user and system
+#     seconds of one run;
 #   - the GPU and hybrid backends, where there is a device.
 #   bench/age_bounds.sh [WARPCRYPT_BINARY]   (default build/warpcrypt; `age` from PATH)
 set -euo pipefail
@@ -52,9 +55,8 @@ read_slices() {  # read_slices N: N readers, each 1/N of $plain, to /dev/null
   wait
 }
 for readers in 1 4 "$(nproc)"; do fastest read_slices "$readers"; done
-for cores in 1 "$(nproc)"; do
-  openssl speed -multi "$cores" -seconds 2 -bytes 65536 -evp chacha20-poly1305 2>/dev/null | tail -n 1
-done
+c++ -O2 -std=c++20 -o "$scratch/age_floor_bench" "$(dirname "$0")/age_floor_bench.cpp" -lcrypto -pthread
+"$scratch/age_floor_bench" "$plain"
 : >"$scratch/empty"
 fastest age -r "$recipient" -o /dev/null "$scratch/empty"
 fastest "$w" age -r "$recipient" -o /dev/null "$scratch/empty"
