@@ -125,8 +125,8 @@ class OrderedWriter {
   // A lane waiting for its turn sleeps on its turn's slot, and each write
   // wakes the slot of the turn after it: the lane that writes next, not
   // every lane that waits (a 1 GiB age file to /dev/null on the H100 host's
-  // 16 lanes: 4,600-6,000 voluntary context switches with one condition
-  // for all, 950-1,200 with the slots). Turns a multiple of kTurnSlots apart
+  // 16 lanes: 4,600-9,400 voluntary context switches with one condition
+  // for all, 950-1,340 with the slots). Turns a multiple of kTurnSlots apart
   // share a slot, and recheck.
   static constexpr size_t kTurnSlots = 64;
 
