@@ -1,8 +1,9 @@
 """`warpcrypt age` and `warpcrypt age-keygen` against the real tools: Debian's
 `age` and `age-keygen` (the Go reference implementation) and rage through
-pyrage, in both directions, at the payload's chunk edges, to one and several
-recipients, binary and armored, with keys made by either side, and with
-passphrase files that `age -p` makes through a pseudo-terminal. Then the
+pyrage, in both directions, at the payload's chunk edges and at 300 MiB, to
+one and several recipients, binary and armored, with keys made by either
+side, and with passphrase files that `age -p` makes through a
+pseudo-terminal. Then the
 CLI's own rules: the terminal, atomic output, ranges and one-line errors.
 
 The format's rules are tested one by one in tests/unit/age_test.cpp; the
@@ -10,6 +11,7 @@ mutation run is tests/cli/test_age_mutations.py."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -103,6 +105,36 @@ def test_age_files_open_with_warpcrypt(warpcrypt_binary, keys, tmp_path, size, a
         assert run([warpcrypt_binary, "age", "-d", "-i", identity, tmp_path / "file.age"]).stdout == plain
         # Through a pipe as well: the header is read without reading past it.
         assert run([warpcrypt_binary, "age", "-d", "-i", identity], stdin=encrypted).stdout == plain
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while piece := f.read(1 << 20):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+def test_several_hundred_mib_both_ways(warpcrypt_binary, keys, tmp_path, cuda_device_present):
+    """300 MiB and 7 bytes (4,801 chunks, the last one short) through files,
+    each tool opening the other's, compared by SHA-256: every lane's windows
+    and the ends between them. On a machine with a GPU, its lanes too."""
+    plain = tmp_path / "plain"
+    plain.write_bytes(os.urandom(300 * 1024 * 1024 + 7))
+    expected = sha256_of(plain)
+    by_age = tmp_path / "by-age.age"
+    run([AGE, "-r", keys["recipients"]["warpcrypt"], "-o", by_age, plain])
+    for backend in ["cpu", "gpu"] if cuda_device_present else ["cpu"]:
+        ours = tmp_path / f"{backend}.age"
+        back = tmp_path / f"{backend}.back"
+        run([warpcrypt_binary, "age", "--backend", backend, "-r", keys["recipients"]["age"], "-o", ours, plain])
+        run([AGE, "-d", "-i", keys["files"]["age"], "-o", back, ours])
+        assert sha256_of(back) == expected, f"age opening warpcrypt's file ({backend})"
+        run([warpcrypt_binary, "age", "-d", "--backend", backend, "-i", keys["files"]["warpcrypt"], "-o", back,
+             by_age])
+        assert sha256_of(back) == expected, f"warpcrypt ({backend}) opening age's file"
+        ours.unlink()
+        back.unlink()
 
 
 @pytest.mark.parametrize("size", [0, CHUNK, CHUNK + 1, 300_000])
