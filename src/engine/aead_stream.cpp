@@ -22,11 +22,21 @@ constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
 // What one lane works with: an AEAD bound to the stream's key, and its
 // window's buffers, which grow to what the input holds as it arrives, never
 // to what an (unauthenticated) header's chunk size alone asks for. Each
-// window is placed in them for its file offset (engine/io_buffer.h).
+// window is placed in them for its file offset (engine/io_buffer.h). Two
+// for the output: where it goes out in order (a pipe, /dev/null), a window
+// done before its turn is handed to the writer, and the lane goes on with
+// the next window in the other buffer rather than wait (a 1 GiB age file to
+// /dev/null on the H100 host's 16 lanes: 0.0661 s when each lane waited for
+// its turn, 0.0593 s handing over, 0.0580 s with no order kept at all). A
+// regular file's windows are written at once, so its lanes only ever place
+// the first.
+constexpr uint64_t kNoWindow = UINT64_MAX;
+
 struct AeadLane {
   std::unique_ptr<AeadCipher> cipher;
   IoBuffer in;
-  IoBuffer out;
+  std::array<IoBuffer, 2> out;
+  std::array<uint64_t, 2> out_window{kNoWindow, kNoWindow};  // the window each holds, until written
   std::vector<wc_aead_message> messages;
   std::vector<std::array<uint8_t, kStreamNonceLen>> nonces;
   std::vector<wc_status> results;
@@ -72,7 +82,7 @@ wc_status plan_lanes(const wc_options &options, const StreamShape &shape, LanePl
 // with windows of up to `window_bytes`, but hybrid keeps a CPU lane.
 wc_status build_lanes(const LanePlan &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       uint64_t windows, uint64_t window_bytes, AeadLanes *lanes) {
-  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (2 * std::max<uint64_t>(1, window_bytes)));
+  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (3 * std::max<uint64_t>(1, window_bytes)));
   auto add_lane = [&](wc_backend backend, const int *device) {
     wc_options one_lane = plan.options;
     one_lane.backend = backend;
@@ -104,7 +114,7 @@ wc_status build_lanes(const LanePlan &plan, const StreamShape &shape, std::span<
 void release_windows(AeadLanes &lanes) {
   ThreadPool::instance().parallel_for(lanes.size(), static_cast<unsigned>(lanes.size()), [&lanes](size_t i) {
     lanes[i]->in.release();
-    lanes[i]->out.release();
+    for (IoBuffer &out : lanes[i]->out) out.release();
   });
 }
 
@@ -135,11 +145,28 @@ class WindowJob {
       : shape_(shape), monitor_(monitor), out_(out), writer_(out, monitor) {}
   ~WindowJob() = default;
 
-  // Writes a window's `len` result bytes at output `position`, and counts
-  // the `consumed` input bytes and the `plaintext` bytes progress reports.
+  // Room for the window'th result, `len` bytes for output `position`, in
+  // whichever of the lane's output buffers the writer is done with: the
+  // one it wrote from longest ago is waited for when neither is.
+  uint8_t *output_room(AeadLane &lane, uint64_t window, size_t len, uint64_t position) {
+    size_t pick = lane.out.size();
+    for (size_t i = 0; i < lane.out.size() && pick == lane.out.size(); ++i) {
+      if (lane.out_window[i] == kNoWindow || writer_.written(lane.out_window[i])) pick = i;
+    }
+    if (pick == lane.out.size()) {
+      pick = lane.out_window[0] < lane.out_window[1] ? 0 : 1;
+      writer_.wait_written(lane.out_window[pick]);
+    }
+    lane.out_window[pick] = window;
+    return lane.out[pick].place(len, position);
+  }
+
+  // Hands a window's `len` result bytes (in the buffer output_room gave) to
+  // the writer for output `position`, and counts the `consumed` input bytes
+  // and the `plaintext` bytes progress reports.
   wc_status emit(const AeadLane &lane, uint64_t window, uint64_t position, const uint8_t *data, size_t len,
                  uint64_t consumed, uint64_t plaintext) {
-    const wc_status written = writer_.write(window, 1, position, data, len);
+    const wc_status written = writer_.hand_over(window, 1, position, data, len);
     if (written != WC_OK) return written;
     bytes_in_.fetch_add(consumed);
     bytes_out_.fetch_add(len);
@@ -185,7 +212,7 @@ class Sealer : public WindowJob {
     if (first_chunk + count > shape_.max_chunks()) return WC_ERR_RANGE;
     const uint64_t position = shape_.body_offset + first_chunk * shape_.sealed_chunk_size();
     const size_t sealed_len = len + count * kStreamTagLen;
-    uint8_t *body = lane.out.place(sealed_len, out_.base + position);
+    uint8_t *body = output_room(lane, window, sealed_len, out_.base + position);
     if (body == nullptr) return WC_ERR_OUT_OF_MEMORY;
     lane.messages.resize(count);
     lane.nonces.resize(count);
@@ -228,7 +255,7 @@ class Opener : public WindowJob {
     // Placed for where the window's first plaintext byte would go in the
     // output: before the range (wrapping below zero) when the range starts
     // inside the window, so that the part written lines up all the same.
-    uint8_t *plain = lane.out.place(static_cast<size_t>(plain_len), out_.base + window_begin - begin_);
+    uint8_t *plain = output_room(lane, window, static_cast<size_t>(plain_len), out_.base + window_begin - begin_);
     if (plain == nullptr) return WC_ERR_OUT_OF_MEMORY;
     lane.messages.resize(count);
     lane.nonces.resize(count);

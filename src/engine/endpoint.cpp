@@ -124,22 +124,59 @@ wc_status OrderedReader::next(const Room &room, StreamWindow *window, bool *fini
 }
 
 wc_status OrderedWriter::write(size_t first, size_t chunks, uint64_t position, const uint8_t *data, size_t len) {
+  const wc_status status = hand_over(first, chunks, position, data, len);
+  wait_written(first);
+  return status;
+}
+
+wc_status OrderedWriter::hand_over(size_t first, size_t chunks, uint64_t position, const uint8_t *data,
+                                   size_t len) {
   if (out_.seekable) return write_at(out_, data, len, position) ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, errno);
   std::unique_lock lock(mutex_);
-  // A stopped job never writes this chunk's turn away: poll for the stop.
-  while (next_ != first) {
-    if (monitor_.stopped()) return WC_OK;
-    turns_[first % kTurnSlots].wait_for(lock, std::chrono::milliseconds(20));
+  if (monitor_.stopped()) return WC_OK;
+  if (next_ != first) {
+    waiting_.emplace(first, Piece{chunks, position, data, len});
+    return WC_OK;
   }
-  // The turn is this lane's alone until next_ moves: the others need not
-  // wait on the lock while it writes (a pipe's reader may be slow).
-  lock.unlock();
-  const bool written = write_at(out_, data, len, position);
-  const int error = errno;
-  lock.lock();
-  next_ += chunks;
-  turns_[next_ % kTurnSlots].notify_all();
-  return written ? WC_OK : monitor_.fail_io(WC_IO_OUTPUT, error);
+  wc_status status = WC_OK;
+  Piece piece{chunks, position, data, len};
+  while (true) {
+    // The turn is this call's alone until next_ moves: the others hand
+    // their pieces over meanwhile rather than wait on the lock (a pipe's
+    // reader may be slow).
+    writing_ = next_;
+    lock.unlock();
+    const bool ok = write_at(out_, piece.data, piece.len, piece.position);
+    const int error = errno;
+    lock.lock();
+    slots_[writing_ % kSlots].notify_all();
+    writing_ = SIZE_MAX;
+    next_ += piece.chunks;
+    if (!ok) {
+      status = monitor_.fail_io(WC_IO_OUTPUT, error);
+      break;
+    }
+    const auto after = waiting_.find(next_);
+    if (after == waiting_.end() || monitor_.stopped()) break;
+    piece = after->second;
+    waiting_.erase(after);
+  }
+  return status;
+}
+
+bool OrderedWriter::written(size_t first) {
+  if (out_.seekable) return true;
+  std::lock_guard lock(mutex_);
+  return next_ > first;
+}
+
+void OrderedWriter::wait_written(size_t first) {
+  if (out_.seekable) return;
+  std::unique_lock lock(mutex_);
+  // A stopped job writes no piece it has not begun: poll for the stop.
+  while (next_ <= first && !(monitor_.stopped() && writing_ != first)) {
+    slots_[first % kSlots].wait_for(lock, std::chrono::milliseconds(20));
+  }
 }
 
 }  // namespace warpcrypt::engine

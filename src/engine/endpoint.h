@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -111,30 +112,52 @@ class OrderedReader {
 
 // Output in chunk order for descriptors that have no offsets; at each
 // chunk's offset (from the endpoint's base) for regular files, from any
-// lane at any time.
+// lane at any time. A piece is the bytes of `chunks` chunks from index
+// `first` on, which belong at `position`; every chunk index from 0 on must
+// be handed over exactly once, or the job must stop.
 class OrderedWriter {
  public:
   OrderedWriter(const Endpoint &out, JobMonitor &monitor) : out_(out), monitor_(monitor) {}
 
-  // The bytes of the `chunks` chunks from index `first` on, which belong at
-  // `position`. Every chunk index from 0 on must be written exactly once,
-  // or the job must stop.
+  // hand_over(), then waits until the piece is written (or the job stopped).
   wc_status write(size_t first, size_t chunks, uint64_t position, const uint8_t *data, size_t len);
 
+  // Writes a piece whose turn has come, then the pieces handed over for the
+  // turns after it; a piece whose turn has not come is left here, and the
+  // caller goes on while whoever writes the turn before it writes it too.
+  // Its bytes must stay as they are until written(first) (or the job
+  // stopped: then it may never be written). Returns the status of the writes
+  // made in this call, the caller's and the others'. A stopped job writes
+  // nothing more.
+  wc_status hand_over(size_t first, size_t chunks, uint64_t position, const uint8_t *data, size_t len);
+
+  // Whether the piece from chunk `first` is written, and no longer read from.
+  bool written(size_t first);
+  // Waits until it is written, or the job stopped and nobody writes it.
+  void wait_written(size_t first);
+
  private:
-  // A lane waiting for its turn sleeps on its turn's slot, and each write
-  // wakes the slot of the turn after it: the lane that writes next, not
-  // every lane that waits (a 1 GiB age file to /dev/null on the H100 host's
-  // 16 lanes: 4,600-9,400 voluntary context switches with one condition
-  // for all, 950-1,340 with the slots). Turns a multiple of kTurnSlots apart
-  // share a slot, and recheck.
-  static constexpr size_t kTurnSlots = 64;
+  struct Piece {
+    size_t chunks;
+    uint64_t position;
+    const uint8_t *data;
+    size_t len;
+  };
+  // A lane waiting for its piece to be written sleeps on the piece's slot,
+  // and each write wakes that slot: the lane whose piece it was, not every
+  // lane that waits (a 1 GiB age file to /dev/null on the H100 host's 16
+  // lanes, when every lane waited for its turn: 4,600-9,400 voluntary
+  // context switches with one condition for all, 950-1,340 with the slots).
+  // Pieces a multiple of kSlots apart share a slot, and recheck.
+  static constexpr size_t kSlots = 64;
 
   const Endpoint &out_;
   JobMonitor &monitor_;
   std::mutex mutex_;
-  std::array<std::condition_variable, kTurnSlots> turns_;
-  size_t next_ = 0;  // the first chunk not yet written
+  std::array<std::condition_variable, kSlots> slots_;
+  std::map<size_t, Piece> waiting_;   // handed over before their turn, by first chunk
+  size_t next_ = 0;                   // the first chunk not yet written
+  size_t writing_ = SIZE_MAX;         // the first chunk of the piece being written
 };
 
 }  // namespace warpcrypt::engine

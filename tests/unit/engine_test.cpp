@@ -13,8 +13,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <algorithm>
+#include <atomic>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,7 +28,9 @@
 #include "support/test_rng.h"
 #include "support/warpcrypt_calls.h"
 
+#include "engine/endpoint.h"
 #include "engine/io_buffer.h"
+#include "engine/job_monitor.h"
 #include "engine/lane_set.h"
 
 namespace wctest {
@@ -458,6 +463,138 @@ TEST(EngineIoBuffer, GrowingAtTheSamePageOffsetKeepsTheBytes) {
       EXPECT_TRUE(same_bytes(held.data(), held.size(), grown, held.size())) << offset << " " << len;
     }
   }
+}
+
+// OrderedWriter on a pipe: pieces handed over before their turn wait with
+// the writer while their lane goes on, and whoever writes the turn before
+// them writes them too.
+class EngineOrderedWriter : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(pipe(fds_), 0);
+    ASSERT_EQ(warpcrypt::engine::open_endpoint(&out_, fds_[1]), WC_OK);
+    ASSERT_FALSE(out_.seekable);
+  }
+  void TearDown() override {
+    if (fds_[1] >= 0) close(fds_[1]);
+    close(fds_[0]);
+  }
+  // Closes the writing end and returns everything the pipe holds.
+  std::string drain() {
+    close(fds_[1]);
+    fds_[1] = -1;
+    std::string got;
+    char piece[4096];
+    for (ssize_t n; (n = read(fds_[0], piece, sizeof piece)) > 0;) got.append(piece, static_cast<size_t>(n));
+    return got;
+  }
+  wc_status hand(warpcrypt::engine::OrderedWriter &writer, size_t index, const std::string &text) {
+    return writer.hand_over(index, 1, 0, reinterpret_cast<const uint8_t *>(text.data()), text.size());
+  }
+
+  int fds_[2] = {-1, -1};
+  warpcrypt::engine::Endpoint out_;
+  warpcrypt::engine::JobMonitor monitor_{nullptr, 0};
+};
+
+TEST_F(EngineOrderedWriter, APieceBeforeItsTurnIsWrittenByTheTurnBeforeIt) {
+  warpcrypt::engine::OrderedWriter writer(out_, monitor_);
+  const std::string pieces[] = {"zero ", "one ", "two ", "three"};
+  EXPECT_EQ(hand(writer, 2, pieces[2]), WC_OK);
+  EXPECT_EQ(hand(writer, 1, pieces[1]), WC_OK);
+  EXPECT_FALSE(writer.written(1));
+  EXPECT_FALSE(writer.written(2));
+  EXPECT_EQ(hand(writer, 0, pieces[0]), WC_OK);  // writes 0, then 1 and 2 for their lanes
+  EXPECT_TRUE(writer.written(2));
+  EXPECT_FALSE(writer.written(3));
+  EXPECT_EQ(hand(writer, 3, pieces[3]), WC_OK);
+  writer.wait_written(3);
+  EXPECT_EQ(drain(), "zero one two three");
+}
+
+// Many lanes claim pieces in turn and finish them in any order (every 7th
+// dawdles): handing them over, each lane keeping at most two unwritten as
+// the AEAD streams' lanes do, or writing each and waiting until it is
+// written, as the cipher pipeline's lanes do. The pipe gets them in order
+// either way.
+class EngineOrderedWriterLanes : public EngineOrderedWriter, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(EngineOrderedWriterLanes, WriteInOrderWhateverOrderTheyFinishIn) {
+  const bool hand_over = GetParam();
+  constexpr size_t kPieces = 3000;
+  constexpr unsigned kLanes = 12;
+  std::vector<std::string> pieces(kPieces);
+  std::string expected;
+  for (size_t i = 0; i < kPieces; ++i) {
+    pieces[i] = "<" + std::to_string(i) + std::string(i % 97, 'x') + ">";
+    expected += pieces[i];
+  }
+  std::future<std::string> read_back = std::async(std::launch::async, [this] {
+    std::string got;
+    char piece[4096];
+    for (ssize_t n; (n = read(fds_[0], piece, sizeof piece)) > 0;) got.append(piece, static_cast<size_t>(n));
+    return got;
+  });
+  {
+    warpcrypt::engine::OrderedWriter writer(out_, monitor_);
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> lanes;
+    for (unsigned lane = 0; lane < kLanes; ++lane) {
+      lanes.emplace_back([&] {
+        std::vector<size_t> held;
+        for (size_t i = next++; i < kPieces; i = next++) {
+          if (i % 7 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
+          const auto *bytes = reinterpret_cast<const uint8_t *>(pieces[i].data());
+          if (!hand_over) {
+            EXPECT_EQ(writer.write(i, 1, 0, bytes, pieces[i].size()), WC_OK);
+            continue;
+          }
+          if (held.size() == 2) {
+            writer.wait_written(held.front());
+            held.erase(held.begin());
+          }
+          EXPECT_EQ(writer.hand_over(i, 1, 0, bytes, pieces[i].size()), WC_OK);
+          held.push_back(i);
+        }
+      });
+    }
+    for (std::thread &lane : lanes) lane.join();
+    writer.wait_written(kPieces - 1);
+  }
+  close(fds_[1]);
+  fds_[1] = -1;
+  EXPECT_EQ(read_back.get(), expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(HandedOverOrWritten, EngineOrderedWriterLanes, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool> &param) {
+                           return param.param ? "HandedOver" : "Written";
+                         });
+
+TEST_F(EngineOrderedWriter, AStoppedJobWritesNothingMoreAndWaitsForNothing) {
+  warpcrypt::engine::OrderedWriter writer(out_, monitor_);
+  EXPECT_EQ(hand(writer, 1, "one"), WC_OK);
+  monitor_.fail(WC_ERR_AUTH);
+  writer.wait_written(1);  // returns: nobody will write it
+  EXPECT_EQ(hand(writer, 0, "zero"), WC_OK);
+  EXPECT_FALSE(writer.written(0));
+  EXPECT_EQ(drain(), "");
+}
+
+TEST(EngineOrderedWriterFailing, AFailedWriteWritesNoPieceAfterIt) {
+  const int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(full, 0);
+  warpcrypt::engine::Endpoint out;
+  ASSERT_EQ(warpcrypt::engine::open_endpoint(&out, full), WC_OK);
+  warpcrypt::engine::JobMonitor monitor(nullptr, 0);
+  warpcrypt::engine::OrderedWriter writer(out, monitor);
+  const uint8_t bytes[8] = {};
+  EXPECT_EQ(writer.hand_over(1, 1, 0, bytes, sizeof bytes), WC_OK);
+  EXPECT_EQ(writer.hand_over(0, 1, 0, bytes, sizeof bytes), WC_ERR_IO);
+  EXPECT_TRUE(monitor.stopped());
+  EXPECT_FALSE(writer.written(1));
+  writer.wait_written(1);  // returns: the job stopped
+  close(full);
 }
 
 // A hybrid descriptor job counts its devices beside its first work
