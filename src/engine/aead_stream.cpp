@@ -79,10 +79,13 @@ wc_status plan_lanes(const wc_options &options, const StreamShape &shape, LanePl
 // each, the GPU lanes taking the devices in turn, so that a file of two
 // windows already runs on two devices). No more than `windows` (a small
 // file gives the rest nothing to do), and no more than kBufferBudget affords
-// with windows of up to `window_bytes`, but hybrid keeps a CPU lane.
+// with windows of up to `window_bytes` (an input and an output buffer each,
+// and a second output buffer where `out` takes its bytes in order), but
+// hybrid keeps a CPU lane.
 wc_status build_lanes(const LanePlan &plan, const StreamShape &shape, std::span<const uint8_t> key,
-                      uint64_t windows, uint64_t window_bytes, AeadLanes *lanes) {
-  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (3 * std::max<uint64_t>(1, window_bytes)));
+                      const Endpoint &out, uint64_t windows, uint64_t window_bytes, AeadLanes *lanes) {
+  const uint64_t buffers = out.seekable ? 2 : 3;
+  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (buffers * std::max<uint64_t>(1, window_bytes)));
   auto add_lane = [&](wc_backend backend, const int *device) {
     wc_options one_lane = plan.options;
     one_lane.backend = backend;
@@ -361,7 +364,7 @@ wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::
     windows = (chunks + plan.window_chunks - 1) / plan.window_chunks;
   }
   AeadLanes lanes;
-  status = build_lanes(plan, shape, key, windows,
+  status = build_lanes(plan, shape, key, out, windows,
                        in.seekable ? std::min(window_sealed, in.size + kStreamTagLen) : window_sealed, &lanes);
   if (status != WC_OK) return status;
 
@@ -399,7 +402,7 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
   AeadLanes lanes;
   if (!in.seekable) {
     monitor.set_total(0);
-    status = build_lanes(plan, shape, key, UINT64_MAX, window_sealed, &lanes);
+    status = build_lanes(plan, shape, key, out, UINT64_MAX, window_sealed, &lanes);
     if (status != WC_OK) return status;
     Opener opener(shape, out, 0, UINT64_MAX, monitor);
     run_streamed(lanes, in, window_sealed, plan.window_chunks, opener, monitor);
@@ -423,7 +426,8 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
   const uint64_t first = begin < end ? begin / chunk : layout.chunks - 1;
   const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
   const uint64_t windows = (last - first) / plan.window_chunks + 1;
-  status = build_lanes(plan, shape, key, windows, std::min(window_sealed, in.size - shape.body_offset), &lanes);
+  status = build_lanes(plan, shape, key, out, windows, std::min(window_sealed, in.size - shape.body_offset),
+                       &lanes);
   if (status != WC_OK) return status;
   Opener opener(shape, out, begin, end, monitor);
   run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window, size_t /*one*/) {
