@@ -35,7 +35,14 @@ extern "C" {
 /* Length of the salt in the `Salted__` header of `openssl enc`. */
 #define WC_SALT_LEN 8
 
-typedef WC_ENUM(wc_status) {
+/* C++ callers may not drop a status unread: the compiler warns (and the
+ * library's own build treats the warning as an error), since a failure that
+ * is dropped on its way to a job's result reads as success. */
+#ifdef __cplusplus
+typedef enum [[nodiscard]] wc_status : int {
+#else
+typedef enum wc_status {
+#endif
   WC_OK = 0,
   WC_ERR_INVALID_ARGUMENT,   /* NULL pointer, overlapping buffers, bad option */
   WC_ERR_UNKNOWN_CIPHER,     /* no cipher by that name */

@@ -382,9 +382,8 @@ wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::
     run_streamed(lanes, in, window_plain, plan.window_chunks, sealer, monitor);
   }
   release_windows(lanes);
-  confirm_input_end(in, monitor);
   sealer.add_totals(totals);
-  return monitor.status();
+  return confirm_input_end(in, monitor);
 }
 
 wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
@@ -444,8 +443,7 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
   release_windows(lanes);
   opener.add_totals(totals);
   totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
-  confirm_input_end(in, monitor);
-  return monitor.status();
+  return confirm_input_end(in, monitor);
 }
 
 }  // namespace

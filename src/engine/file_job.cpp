@@ -21,7 +21,7 @@ wc_status run_file_job(const char *out_path, const char *in_path, JobMonitor &mo
   const char *detail = nullptr;
   if (status == WC_OK) {
     status = output.open(out_path, input, &os_error, &detail);
-    if (status == WC_ERR_IO) monitor.fail_io(WC_IO_OUTPUT, os_error, detail);
+    if (status == WC_ERR_IO) status = monitor.fail_io(WC_IO_OUTPUT, os_error, detail);
   }
   if (status == WC_OK) status = job(output.fd(), input);
   if (status == WC_OK && output.commit(&os_error) != WC_OK) status = monitor.fail_io(WC_IO_OUTPUT, os_error);

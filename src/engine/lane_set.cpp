@@ -115,7 +115,9 @@ DeviceCheck::DeviceCheck(Check check)
         done_.store(true, std::memory_order_release);
       }) {}
 
-DeviceCheck::~DeviceCheck() { wait(); }
+DeviceCheck::~DeviceCheck() {
+  if (thread_.joinable()) thread_.join();
+}
 
 wc_status DeviceCheck::wait() {
   if (thread_.joinable()) thread_.join();

@@ -46,10 +46,10 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
   const std::array<uint8_t, kHeaderLen> header_bytes = encode(header);
   if (!engine::write_at(out, header_bytes.data(), kHeaderLen, 0)) return monitor.fail_io(WC_IO_OUTPUT, errno);
   totals->bytes_out = kHeaderLen;
-  engine::seal_stream(options, stream_shape(header, header_bytes), {key.bytes.data(), key.len}, out, in, monitor,
-                      totals);
+  const wc_status sealed = engine::seal_stream(options, stream_shape(header, header_bytes),
+                                               {key.bytes.data(), key.len}, out, in, monitor, totals);
   engine::settle_offsets(in, out, *totals);
-  return monitor.status();
+  return sealed;
 }
 
 wc_status run_open_fd(const wc_options &options, const wc_open_params &params, wc_seal_key_source key_source,
@@ -76,10 +76,10 @@ wc_status run_open_fd(const wc_options &options, const wc_open_params &params, w
   FileKey key;
   status = derive_file_key(header, secret, &key);
   if (status != WC_OK) return status;
-  engine::open_stream(options, stream_shape(header, header_bytes), {key.bytes.data(), key.len}, params.offset,
-                      params.length, out, in, monitor, totals);
+  status = engine::open_stream(options, stream_shape(header, header_bytes), {key.bytes.data(), key.len},
+                               params.offset, params.length, out, in, monitor, totals);
   engine::settle_offsets(in, out, *totals);
-  return monitor.status();
+  return status;
 }
 
 }  // namespace warpcrypt::sealed
