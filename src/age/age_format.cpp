@@ -91,7 +91,8 @@ std::optional<std::vector<uint8_t>> decode_base64(std::string_view text) {
   return out;
 }
 
-wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_key, std::string *out) {
+wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_key, std::string *out,
+                        const char **detail) {
   std::string text(kVersionLine);
   text += '\n';
   for (const Stanza &stanza : stanzas) {
@@ -114,6 +115,10 @@ wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_
   const wc_status status = header_mac(text, file_key, &mac);
   if (status != WC_OK) return status;
   text += ' ' + encode_base64(mac) + '\n';
+  if (text.size() > kMaxHeaderLen) {
+    *detail = kTooManyRecipients;
+    return WC_ERR_INVALID_ARGUMENT;
+  }
   *out = std::move(text);
   return WC_OK;
 }
@@ -137,8 +142,7 @@ wc_status parse_header(std::string_view bytes, Header *header, bool *need_more, 
     return true;
   };
   auto truncated = [&]() {
-    return bad(*need_more ? "truncated age header: the input ends inside the header"
-                          : "age header too long: over 1 MiB without its closing line");
+    return bad(*need_more ? "truncated age header: the input ends inside the header" : kHeaderTooLong);
   };
   std::string_view line;
   if (bytes.empty()) {
@@ -162,7 +166,7 @@ wc_status parse_header(std::string_view bytes, Header *header, bool *need_more, 
   while (true) {
     const size_t line_start = at;
     if (!next_line(&line)) return truncated();
-    if (at > kMaxHeaderLen) return bad("age header too long: over 1 MiB without its closing line");
+    if (at > kMaxHeaderLen) return bad(kHeaderTooLong);
     const std::vector<std::string_view> words = split_words(line);
     if (line.starts_with(kFooterPrefix)) {
       if (words[0] != kFooterPrefix || words.size() != 2) {

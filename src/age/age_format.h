@@ -26,10 +26,15 @@ inline constexpr size_t kNonceLen = 16;
 inline constexpr size_t kMacLen = 32;
 inline constexpr uint64_t kChunkSize = 64 * 1024;
 inline constexpr size_t kColumnsPerLine = 64;
-// A header longer than this is refused before it is parsed further: no
-// recipient type needs a fraction of it, and a reader must not buffer
-// without bound what is not yet authenticated.
-inline constexpr size_t kMaxHeaderLen = 1 << 20;
+// The longest header this library reads, and so the longest it writes:
+// whatever warpcrypt writes, it reads back. 16 MiB holds about 170,000
+// X25519 recipients (98 bytes each), far past what age or rage users write,
+// while a reader still never buffers more than this much of a header it
+// has not authenticated. age and rage set no limit of their own.
+inline constexpr size_t kMaxHeaderLen = size_t{16} << 20;
+inline constexpr const char *kHeaderTooLong = "age header too long: over 16 MiB without its closing line";
+inline constexpr const char *kTooManyRecipients =
+    "too many recipients: their age header would be over 16 MiB, more than a reader accepts";
 
 // The file key, wiped on destruction.
 struct FileKey {
@@ -79,7 +84,10 @@ struct Header {
 };
 
 // The header for `stanzas`, its MAC under `file_key`, as it is written.
-wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_key, std::string *out);
+// WC_ERR_INVALID_ARGUMENT (and *detail) when it would be longer than
+// kMaxHeaderLen, which no reader of this library would accept.
+wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_key, std::string *out,
+                        const char **detail);
 
 // Parses a header from the start of `bytes`. WC_OK with *header when it is
 // complete and valid; WC_ERR_FORMAT with *detail naming the broken rule;

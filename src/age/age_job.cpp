@@ -25,6 +25,13 @@ wc_status fail(JobMonitor &monitor, wc_status status, const char *detail) {
   return status;
 }
 
+// Whether the last line of `bytes`, which ends with a newline, is the
+// header's closing line.
+bool ends_with_closing_line(std::string_view bytes) {
+  const size_t previous = bytes.size() < 2 ? std::string_view::npos : bytes.rfind('\n', bytes.size() - 2);
+  return bytes.substr(previous == std::string_view::npos ? 0 : previous + 1).starts_with("---");
+}
+
 // The header's bytes from the input's start: a regular file is read in
 // growing pieces at offsets; a pipe a byte at a time, so nothing past the
 // header is consumed.
@@ -32,6 +39,12 @@ wc_status read_header(const Endpoint &in, std::string *bytes, Header *header, Jo
   bool need_more = true;
   const char *detail = nullptr;
   size_t want = in.seekable ? 4096 : 1;
+  // parse_header starts from the first byte each time. A regular file's
+  // reads double, so its parses cost twice the header in all; a pipe's
+  // header is parsed at its closing line, and at any line once what was
+  // read has doubled since the last parse, so that a long header costs
+  // linear time too and a stream that is no age file is refused early.
+  size_t parse_from = 0;
   while (true) {
     const size_t have = bytes->size();
     bytes->resize(have + want);
@@ -40,9 +53,11 @@ wc_status read_header(const Endpoint &in, std::string *bytes, Header *header, Jo
       return monitor.fail_io(WC_IO_INPUT, errno);
     }
     bytes->resize(have + got);
-    // Reading a pipe byte by byte, a header is only worth parsing at the
-    // end of a line.
-    if (got != 0 && !in.seekable && bytes->back() != '\n' && bytes->size() < kMaxHeaderLen) continue;
+    if (got != 0 && !in.seekable && bytes->size() < kMaxHeaderLen &&
+        (bytes->back() != '\n' || (bytes->size() < parse_from && !ends_with_closing_line(*bytes)))) {
+      continue;
+    }
+    parse_from = 2 * bytes->size();
     const wc_status status = parse_header(*bytes, header, &need_more, &detail);
     if (status == WC_OK) return WC_OK;
     if (!need_more || got == 0) return fail(monitor, WC_ERR_FORMAT, detail);
@@ -72,15 +87,18 @@ wc_status encrypt_binary(const wc_options &options, std::span<const Recipient> r
                          const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   FileKey file_key;
   std::vector<Stanza> stanzas(recipients.size());
+  const char *detail = nullptr;
   wc_status status = kCpuBackend.random_bytes(file_key.bytes);
-  for (size_t i = 0; status == WC_OK && i < recipients.size(); ++i) status = wrap(recipients[i], file_key, &stanzas[i]);
+  for (size_t i = 0; status == WC_OK && i < recipients.size(); ++i) {
+    status = wrap(recipients[i], file_key, &stanzas[i], &detail);
+  }
   std::string header;
-  if (status == WC_OK) status = encode_header(stanzas, file_key, &header);
+  if (status == WC_OK) status = encode_header(stanzas, file_key, &header, &detail);
   std::array<uint8_t, kNonceLen> nonce{};
   if (status == WC_OK) status = kCpuBackend.random_bytes(nonce);
   DerivedKey key;
   if (status == WC_OK) status = payload_key(file_key, nonce, &key);
-  if (status != WC_OK) return status;
+  if (status != WC_OK) return fail(monitor, status, detail);
   header.append(nonce.begin(), nonce.end());
   if (!engine::write_at(out, reinterpret_cast<const uint8_t *>(header.data()), header.size(), 0)) {
     return monitor.fail_io(WC_IO_OUTPUT, errno);
@@ -131,16 +149,18 @@ wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> r
   if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   if (!armor) {
-    encrypt_binary(options, recipients, out, in, monitor, totals);
+    const wc_status status = encrypt_binary(options, recipients, out, in, monitor, totals);
     engine::settle_offsets(in, out, *totals);
-    return monitor.status();
+    return status;
   }
   // The binary file goes to memory, then out through the armor.
   MemoryFile binary;
   Endpoint middle;
   if (binary.fd() < 0 || engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   JobTotals sealed;
-  if (encrypt_binary(options, recipients, middle, in, monitor, &sealed) != WC_OK) return monitor.status();
+  if (const wc_status status = encrypt_binary(options, recipients, middle, in, monitor, &sealed); status != WC_OK) {
+    return status;
+  }
   if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   ArmorEncoder encoder;
   std::string text;
@@ -169,7 +189,9 @@ wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> id
   if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   const bool whole = offset == 0 && length == UINT64_MAX;
-  if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
+  if (!whole && !in.seekable) {
+    return fail(monitor, WC_ERR_INVALID_ARGUMENT, "decrypting a range of an age file needs a regular input file");
+  }
   // Enough of the start to tell armor from binary: past any whitespace, a
   // '-' can only begin the armor, an 'a' only the binary header.
   std::string start;
@@ -182,10 +204,10 @@ wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> id
     if (byte != ' ' && byte != '\t' && byte != '\r' && byte != '\n') break;
   }
   if (!looks_armored(start)) {
-    decrypt_binary(options, identities, offset, length, in.seekable ? std::string() : start, out, in, monitor,
-                   totals);
+    const wc_status status = decrypt_binary(options, identities, offset, length,
+                                            in.seekable ? std::string() : start, out, in, monitor, totals);
     engine::settle_offsets(in, out, *totals);
-    return monitor.status();
+    return status;
   }
   MemoryFile binary;
   Endpoint middle;
@@ -209,11 +231,11 @@ wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> id
   if (status != WC_OK) return status;
   if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   JobTotals opened;
-  decrypt_binary(options, identities, offset, length, std::string(), out, middle, monitor, &opened);
+  status = decrypt_binary(options, identities, offset, length, std::string(), out, middle, monitor, &opened);
   totals->bytes_in = consumed;
   totals->bytes_out = opened.bytes_out;
   engine::settle_offsets(in, out, *totals);
-  return monitor.status();
+  return status;
 }
 
 }  // namespace warpcrypt::age

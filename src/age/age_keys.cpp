@@ -117,8 +117,10 @@ wc_status scrypt_wrap_key(std::span<const uint8_t> passphrase, std::span<const u
 // One identity against one stanza: WC_OK with the file key;
 // WC_ERR_NO_IDENTITY when the stanza is not this identity's (another type,
 // or a key that does not open it); WC_ERR_FORMAT for a malformed stanza of
-// the identity's type.
-wc_status try_unwrap(const Identity &identity, const Stanza &stanza, FileKey *file_key, const char **detail) {
+// the identity's type. `own_public` is an X25519 identity's public key,
+// computed once for all the stanzas it tries.
+wc_status try_unwrap(const Identity &identity, std::span<const uint8_t, 32> own_public, const Stanza &stanza,
+                     FileKey *file_key, const char **detail) {
   auto bad = [detail](const char *why) {
     *detail = why;
     return WC_ERR_FORMAT;
@@ -132,15 +134,11 @@ wc_status try_unwrap(const Identity &identity, const Stanza &stanza, FileKey *fi
     }
     if (stanza.body.size() != kWrappedKeyLen) return bad("malformed X25519 stanza: the body is not 32 bytes");
     std::array<uint8_t, 32> shared{};
-    std::array<uint8_t, 32> own_public{};
     if (kCpuBackend.x25519(shared, identity.secret_key, *share) != WC_OK) {
       return bad("malformed X25519 stanza: the ephemeral share is a low-order point (all-zero shared secret)");
     }
     DerivedKey key;
-    wc_status status = kCpuBackend.x25519(own_public, identity.secret_key, {});
-    if (status == WC_OK) {
-      status = x25519_wrap_key(shared, std::span<const uint8_t, 32>(share->data(), 32), own_public, &key);
-    }
+    wc_status status = x25519_wrap_key(shared, std::span<const uint8_t, 32>(share->data(), 32), own_public, &key);
     secure_wipe(shared.data(), shared.size());
     if (status != WC_OK) return status;
     status = open_file_key(key.bytes, stanza.body, file_key);
@@ -329,7 +327,7 @@ std::string format_recipient(const Recipient &recipient) {
 
 std::string format_identity(const Identity &identity) { return encode_bech32(kIdentityHrp, identity.secret_key); }
 
-wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza) {
+wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza, const char **detail) {
   std::array<uint8_t, kWrappedKeyLen> wrapped{};
   DerivedKey key;
   wc_status status = WC_OK;
@@ -339,7 +337,12 @@ wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stan
     std::array<uint8_t, 32> shared{};
     status = kCpuBackend.random_bytes(ephemeral);
     if (status == WC_OK) status = kCpuBackend.x25519(share, ephemeral, {});
-    if (status == WC_OK) status = kCpuBackend.x25519(shared, ephemeral, recipient.public_key);
+    // With the share computed, the shared secret fails only where the
+    // recipient is a point of small order (libsodium refuses those).
+    if (status == WC_OK && kCpuBackend.x25519(shared, ephemeral, recipient.public_key) != WC_OK) {
+      *detail = "an X25519 recipient is a low-order point, which no identity can open (age refuses it too)";
+      status = WC_ERR_INVALID_ARGUMENT;
+    }
     if (status == WC_OK) status = x25519_wrap_key(shared, share, recipient.public_key, &key);
     secure_wipe(ephemeral.data(), ephemeral.size());
     secure_wipe(shared.data(), shared.size());
@@ -350,6 +353,9 @@ wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stan
     std::array<uint8_t, kScryptSaltLen> salt{};
     status = kCpuBackend.random_bytes(salt);
     if (status == WC_OK) status = scrypt_wrap_key(recipient.passphrase, salt, recipient.work_factor, &key);
+    if (status == WC_ERR_OUT_OF_MEMORY) {
+      *detail = "scrypt cannot allocate the memory its work factor needs (1 KiB times 2 to the work factor)";
+    }
     stanza->type = "scrypt";
     stanza->args = {encode_base64(salt), std::to_string(recipient.work_factor)};
   }
@@ -368,8 +374,14 @@ wc_status unwrap_file_key(const Header &header, std::span<const Identity> identi
     return WC_ERR_FORMAT;
   }
   for (const Identity &identity : identities) {
+    std::array<uint8_t, 32> own_public{};
+    if (identity.type == KeyType::x25519) {
+      if (const wc_status status = kCpuBackend.x25519(own_public, identity.secret_key, {}); status != WC_OK) {
+        return status;
+      }
+    }
     for (const Stanza &stanza : header.stanzas) {
-      const wc_status status = try_unwrap(identity, stanza, file_key, detail);
+      const wc_status status = try_unwrap(identity, own_public, stanza, file_key, detail);
       if (status == WC_OK) return check_mac(header, *file_key, detail);
       if (status != WC_ERR_NO_IDENTITY) return status;
     }

@@ -80,8 +80,11 @@ std::string format_identity(const Identity &identity);     // X25519 only
 
 // ---- stanzas --------------------------------------------------------------
 
-// The stanza that gives `recipient` the file key.
-wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza);
+// The stanza that gives `recipient` the file key. Refuses an X25519
+// recipient that is a low-order point (WC_ERR_INVALID_ARGUMENT: no identity
+// could open its stanza) and reports scrypt's memory it cannot allocate
+// (WC_ERR_OUT_OF_MEMORY); *detail says which.
+wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza, const char **detail);
 
 // The file key from the header with the first identity that opens one of
 // its stanzas, the header's MAC checked under it. Refuses an scrypt stanza

@@ -47,7 +47,8 @@ struct CpuBackend {
   // HMAC with a named digest; `out` is the digest's length.
   wc_status (*hmac)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> key,
                     std::span<const uint8_t> message);
-  // scrypt (RFC 7914) with N = 2^log2_n, r = 8 and p = 1, as age uses it.
+  // scrypt (RFC 7914) with N = 2^log2_n, r = 8 and p = 1, as age uses it;
+  // WC_ERR_OUT_OF_MEMORY where its 2^log2_n KiB cannot be allocated.
   wc_status (*scrypt)(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
                       unsigned log2_n);
   // X25519 (RFC 7748): scalar * point, or scalar * the base point when

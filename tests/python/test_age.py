@@ -87,6 +87,33 @@ def test_ranges_and_failures():
         age.decrypt(bytes(sealed), [identity], offset=-1)
 
 
+# The all-zero X25519 key, a point of small order: wrapping to it fails.
+LOW_ORDER = "age1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq5cu47z"
+
+
+def test_a_failed_key_wrap_raises_and_keeps_an_existing_file(tmp_path):
+    # Once this returned b"" and wrote an empty file over the old one.
+    valid = age.Identity.generate().recipient
+    for recipients in ([LOW_ORDER], [valid, LOW_ORDER]):
+        with pytest.raises(warpcrypt.InvalidArgument, match="low-order point"):
+            age.encrypt(b"data", recipients)
+        (tmp_path / "plain").write_bytes(b"data")
+        (tmp_path / "out.age").write_bytes(b"old")
+        with pytest.raises(warpcrypt.InvalidArgument, match="low-order point"):
+            age.encrypt_file(tmp_path / "plain", tmp_path / "out.age", recipients)
+        assert (tmp_path / "out.age").read_bytes() == b"old"
+        with open(tmp_path / "plain", "rb") as source, open(tmp_path / "stream.age", "wb") as target:
+            with pytest.raises(warpcrypt.InvalidArgument, match="low-order point"):
+                age.encrypt_stream(source, target, recipients)
+        assert (tmp_path / "stream.age").read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.age", "plain", "stream.age"]
+
+
+def test_scrypt_that_cannot_allocate_raises():
+    with pytest.raises(MemoryError, match="scrypt cannot allocate"):
+        age.encrypt(b"data", passphrase="correct horse", work_factor=26)
+
+
 def test_paths_and_streams(tmp_path):
     identity = age.Identity.generate()
     plain = os.urandom(3 * CHUNK + 11)

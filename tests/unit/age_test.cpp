@@ -10,6 +10,7 @@
 #include <openssl/rand.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -162,10 +163,10 @@ Bytes craft(const std::vector<Chunk> &chunks, std::vector<age::Stanza> extra_sta
   const char *detail = nullptr;
   EXPECT_EQ(age::parse_recipient(kRecipient, &recipient, &detail), WC_OK);
   std::vector<age::Stanza> stanzas(1);
-  EXPECT_EQ(age::wrap(recipient, file_key, &stanzas[0]), WC_OK);
+  EXPECT_EQ(age::wrap(recipient, file_key, &stanzas[0], &detail), WC_OK);
   stanzas.insert(stanzas.end(), extra_stanzas.begin(), extra_stanzas.end());
   std::string header;
-  EXPECT_EQ(age::encode_header(stanzas, file_key, &header), WC_OK);
+  EXPECT_EQ(age::encode_header(stanzas, file_key, &header, &detail), WC_OK);
   Bytes file = bytes_of(header);
   Bytes nonce(16);
   RAND_bytes(nonce.data(), 16);
@@ -422,6 +423,56 @@ TEST_F(AgeTest, RefusesEveryBrokenHeaderRuleByName) {
                  "not age-encryption.org/v1");
 }
 
+// Whatever the writer writes, the reader reads (a review found headers of
+// 12,001 recipients written and then refused): random stanza lists round
+// trip, and at the limit the writer refuses exactly what the reader would.
+TEST(AgeHeader, EveryHeaderTheWriterAcceptsReadsBack) {
+  wctest::TestRng rng = wctest::TestRng::for_current_test();
+  age::FileKey file_key;
+  const char *detail = nullptr;
+  auto round_trip = [&](const std::vector<age::Stanza> &stanzas) {
+    std::string header;
+    const wc_status written = age::encode_header(stanzas, file_key, &header, &detail);
+    if (written != WC_OK) return written;
+    age::Header parsed;
+    bool need_more = false;
+    EXPECT_EQ(age::parse_header(header, &parsed, &need_more, &detail), WC_OK) << detail;
+    EXPECT_EQ(parsed.encoded_len, header.size());
+    EXPECT_EQ(age::check_mac(parsed, file_key, &detail), WC_OK);
+    EXPECT_EQ(parsed.stanzas.size(), stanzas.size());
+    for (size_t i = 0; i < std::min(parsed.stanzas.size(), stanzas.size()); ++i) {
+      EXPECT_EQ(parsed.stanzas[i].type, stanzas[i].type);
+      EXPECT_EQ(parsed.stanzas[i].args, stanzas[i].args);
+      EXPECT_EQ(parsed.stanzas[i].body, stanzas[i].body);
+    }
+    return WC_OK;
+  };
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<age::Stanza> stanzas(rng.uniform(1, 200));
+    for (age::Stanza &stanza : stanzas) {
+      stanza.type = "t" + std::to_string(rng.uniform(0, 999));
+      for (size_t arg = rng.uniform(0, 3); arg > 0; --arg) stanza.args.push_back(std::string(rng.uniform(1, 60), 'a'));
+      stanza.body.assign(rng.uniform(0, 300), static_cast<uint8_t>(rng.uniform(0, 255)));
+    }
+    ASSERT_EQ(round_trip(stanzas), WC_OK) << "trial " << trial;
+  }
+  // X25519-shaped stanzas (98 bytes each) up to the limit and one past it.
+  age::Stanza x25519;
+  x25519.type = "X25519";
+  x25519.args = {std::string(43, 'A')};
+  x25519.body.assign(32, 1);
+  std::string one;
+  ASSERT_EQ(age::encode_header({x25519}, file_key, &one, &detail), WC_OK);
+  std::string two;
+  ASSERT_EQ(age::encode_header({x25519, x25519}, file_key, &two, &detail), WC_OK);
+  const size_t per_stanza = two.size() - one.size();
+  const size_t most = (age::kMaxHeaderLen - (one.size() - per_stanza)) / per_stanza;
+  EXPECT_GT(most, 150000u) << "the limit should hold far more recipients than age users write";
+  EXPECT_EQ(round_trip(std::vector<age::Stanza>(most, x25519)), WC_OK);
+  EXPECT_EQ(round_trip(std::vector<age::Stanza>(most + 1, x25519)), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(detail, age::kTooManyRecipients);
+}
+
 TEST(AgeHeader, StanzaBodiesEndWithAShortLine) {
   // A 48-byte body fills its one line: an empty line must follow.
   age::FileKey file_key;
@@ -429,12 +480,12 @@ TEST(AgeHeader, StanzaBodiesEndWithAShortLine) {
   stanzas[0].type = "test";
   stanzas[0].body.assign(48, 7);
   std::string header;
-  ASSERT_EQ(age::encode_header(stanzas, file_key, &header), WC_OK);
+  const char *detail = nullptr;
+  ASSERT_EQ(age::encode_header(stanzas, file_key, &header, &detail), WC_OK);
   const size_t body = header.find('\n', header.find("-> test")) + 1;
   EXPECT_EQ(header.substr(body + 64, 2), "\n\n");
   age::Header parsed;
   bool need_more = false;
-  const char *detail = nullptr;
   ASSERT_EQ(age::parse_header(header, &parsed, &need_more, &detail), WC_OK);
   EXPECT_EQ(parsed.stanzas[0].body.size(), 48u);
   EXPECT_EQ(age::check_mac(parsed, file_key, &detail), WC_OK);
@@ -451,7 +502,7 @@ TEST(AgeHeader, StanzaBodiesEndWithAShortLine) {
 
   // A body line with padding, or a short line's unused bits set.
   stanzas[0].body.assign(10, 0);
-  ASSERT_EQ(age::encode_header(stanzas, file_key, &header), WC_OK);
+  ASSERT_EQ(age::encode_header(stanzas, file_key, &header, &detail), WC_OK);
   const std::string line = "AAAAAAAAAAAAAA";
   ASSERT_NE(header.find("\n" + line + "\n"), std::string::npos);
   for (const std::string &bad : {line + "==", line.substr(0, 13) + "B"}) {
@@ -504,7 +555,8 @@ TEST(AgeScrypt, RefusesMalformedWorkFactorsBeforeRunningScrypt) {
     scrypt.body.assign(32, 0);
     age::FileKey file_key;
     std::string header;
-    ASSERT_EQ(age::encode_header({scrypt}, file_key, &header), WC_OK);
+    const char *detail = nullptr;
+    ASSERT_EQ(age::encode_header({scrypt}, file_key, &header, &detail), WC_OK);
     header.append(16 + 16, '\0');
     Keys keys;
     const Bytes pass = bytes_of("p");

@@ -2,6 +2,7 @@
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/kdf.h>
@@ -176,10 +177,16 @@ wc_status scrypt(std::span<uint8_t> out, std::span<const uint8_t> passphrase, st
   const uint64_t max_memory = 128 * kR * (n + 2) + (uint64_t{1} << 20);
   static const char kEmpty[] = "";
   const char *text = passphrase.empty() ? kEmpty : reinterpret_cast<const char *>(passphrase.data());
-  return EVP_PBE_scrypt(text, passphrase.size(), salt.data(), salt.size(), n, kR, 1, max_memory, out.data(),
-                        out.size()) == 1
-             ? WC_OK
-             : WC_ERR_CRYPTO_LIBRARY;
+  ERR_clear_error();
+  if (EVP_PBE_scrypt(text, passphrase.size(), salt.data(), salt.size(), n, kR, 1, max_memory, out.data(),
+                     out.size()) == 1) {
+    return WC_OK;
+  }
+  // The parameters are valid, so what is left to fail is the allocation of
+  // V (1 KiB times N), which OpenSSL reports as a malloc failure.
+  const bool no_memory = ERR_GET_REASON(ERR_peek_last_error()) == ERR_R_MALLOC_FAILURE;
+  ERR_clear_error();
+  return no_memory ? WC_ERR_OUT_OF_MEMORY : WC_ERR_CRYPTO_LIBRARY;
 }
 
 wc_status x25519(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> scalar, std::span<const uint8_t> point) {
