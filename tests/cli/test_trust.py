@@ -477,3 +477,15 @@ def test_a_descriptor_source_takes_digits_only(run_cli, workdir, expect_failure,
     (workdir / "p").write_bytes(b"data")
     expect_failure("seal", "-pass", source, "-in", "p", "-out", "o", cwd=workdir,
                    message=r"-pass fd: expects a descriptor number")
+
+
+# -- 11. the first failure is the one reported ----------------------------------
+
+
+@pytest.mark.parametrize("key_args", [["-pass", "pass:x", "-pbkdf2"], ["-K", KEY_HEX, "-iv", IV_HEX]])
+def test_text_that_is_not_base64_says_so_whatever_the_key(run_cli, workdir, expect_failure, key_args):
+    # With a passphrase the salt header is read through the base64 decoder:
+    # its short read must not be reported as a missing 'Salted__' header.
+    (workdir / "bad.b64").write_bytes(b"!!!not base64###\n")
+    expect_failure("enc", "-d", "-a", "-aes-256-cbc", *key_args, "-in", "bad.b64", "-out", "o", cwd=workdir,
+                   message=r"not base64")

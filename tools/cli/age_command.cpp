@@ -276,23 +276,28 @@ std::string identity_file_text(const wc_age_identities *identities, std::string 
 
 // Writes `text` to the -o file, created 0600 and never over an existing
 // file (a secret key must not land in a file others can read), or stdout.
+// A file that could not be written whole is removed: half a key is no key.
 void write_key_output(const std::optional<std::string> &path, const std::string &text) {
-  int fd = STDOUT_FILENO;
-  if (path) {
-    fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      const int error = errno;
-      throw CliError(*path + ": " + (error == EEXIST ? "refusing to overwrite an existing file" : std::strerror(error)));
-    }
+  const auto *bytes = reinterpret_cast<const uint8_t *>(text.data());
+  if (!path) {
+    write_all(STDOUT_FILENO, bytes, text.size(), "standard output");
+    return;
   }
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw CliError("cannot write the key: " + std::string(std::strerror(errno)));
-    done += static_cast<size_t>(n);
+  int fd = ::open(path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) throw CliError(*path + ": refusing to overwrite an existing file");
+    throw_system_error("cannot create", *path);
   }
-  if (path && close(fd) != 0) throw CliError(*path + ": " + std::strerror(errno));
+  try {
+    write_all(fd, bytes, text.size(), *path);
+    const int closed = close(fd);
+    fd = -1;
+    if (closed != 0) throw_system_error("cannot write output", *path);
+  } catch (const CliError &) {
+    if (fd >= 0) close(fd);
+    unlink(path->c_str());
+    throw;
+  }
 }
 
 int keygen(const KeygenOptions &o) {

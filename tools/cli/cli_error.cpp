@@ -1,9 +1,47 @@
 #include "cli_error.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 namespace warpcrypt::cli {
+
+namespace {
+
+bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
+  return text.size() >= prefix.size() &&
+         std::equal(prefix.begin(), prefix.end(), text.begin(), [](char a, char b) {
+           return std::toupper(static_cast<unsigned char>(a)) == std::toupper(static_cast<unsigned char>(b));
+         });
+}
+
+// A word ends at whitespace, at the quotes and colon messages put around a
+// value, and at a path's slash (a key given as a file name).
+bool ends_word(char c) {
+  return std::isspace(static_cast<unsigned char>(c)) || c == '\'' || c == '"' || c == ':' || c == '/';
+}
+
+}  // namespace
+
+std::string mask_secrets(std::string message) {
+  static constexpr std::string_view kSecretPrefixes[] = {"AGE-SECRET-KEY-", "AGE-PLUGIN-"};
+  static constexpr std::string_view kMask = "<secret key>";
+  for (size_t at = 0; at < message.size(); ++at) {
+    if (at > 0 && !ends_word(message[at - 1])) continue;
+    const std::string_view rest = std::string_view(message).substr(at);
+    if (std::none_of(std::begin(kSecretPrefixes), std::end(kSecretPrefixes),
+                     [&](std::string_view prefix) { return starts_with_ignoring_case(rest, prefix); })) {
+      continue;
+    }
+    const size_t end = std::find_if(message.begin() + static_cast<std::ptrdiff_t>(at), message.end(), ends_word) -
+                       message.begin();
+    message.replace(at, end - at, kMask);
+    at += kMask.size() - 1;
+  }
+  return message;
+}
 
 int exit_status(wc_status_kind kind) {
   switch (kind) {

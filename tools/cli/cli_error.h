@@ -9,13 +9,20 @@
 
 namespace warpcrypt::cli {
 
+// `message` with every word that is an age secret key (AGE-SECRET-KEY-1...,
+// AGE-PLUGIN-..., in either case) replaced by "<secret key>": a key given
+// where a recipient or a path belongs must not be echoed to a terminal or
+// a log.
+std::string mask_secrets(std::string message);
+
 // Thrown by any command; main() prints "warpcrypt: <message>" and exits with
 // exit_status(kind()). A message with no library status behind it is a usage
-// error unless it says otherwise.
+// error unless it says otherwise. Every message is masked (mask_secrets)
+// here, the one place all of them pass.
 class CliError : public std::runtime_error {
  public:
   explicit CliError(const std::string &message, wc_status_kind kind = WC_KIND_USAGE)
-      : std::runtime_error(message), kind_(kind) {}
+      : std::runtime_error(mask_secrets(message)), kind_(kind) {}
   wc_status_kind kind() const { return kind_; }
 
  private:

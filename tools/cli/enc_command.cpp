@@ -159,7 +159,16 @@ int run_enc(EncOptions options) {
     decoder.emplace(Base64Pipe::Direction::decode, input.fd(), options.base64_one_line, input.display_name());
   }
   const int source = decoder ? decoder->fd() : input.fd();
-  const KeyMaterialBytes material = resolve_key_material(options, source, input.display_name());
+  const KeyMaterialBytes material = [&] {
+    try {
+      return resolve_key_material(options, source, input.display_name());
+    } catch (const CliError &) {
+      // A salt header cut short by text that is not base64 is that text's
+      // failure: finish() throws it, as after a failed decryption below.
+      if (decoder) decoder->finish();
+      throw;
+    }
+  }();
   if (options.key_print != KeyPrint::none) print_key_material(options, material);
   if (options.key_print == KeyPrint::print_and_exit) {
     warn_about_legacy_kdf(options, material);
