@@ -12,11 +12,17 @@
 # New inputs a run finds go to build-fuzz/corpus/<target>/, where the next
 # run starts from as well; tests/fuzz/corpus/ is only read. Needs clang and
 # its runtimes (Debian: clang libclang-rt-dev llvm).
+#
+# The Python package's parsers (tests/fuzz/<target>_fuzzer.py) run under
+# atheris, libFuzzer for Python, from .venv with the installed package, for
+# at most 30 s each: their executions are slower, and CI's time is shared.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-45}
-all_targets=(sealed_header age_header open_fd cli_arguments passphrase_source)
+native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source)
+python_targets=(zarr_codec torch_checkpoint)
+all_targets=("${native_targets[@]}" "${python_targets[@]}")
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 for target in "${targets[@]}"; do
@@ -42,7 +48,11 @@ echo "==> building the fuzz targets (build-fuzz)"
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPCRYPT_CUDA=OFF -DWARPCRYPT_FUZZ=ON \
   -DWARPCRYPT_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS=-fconstexpr-steps=16777216 >/dev/null
-cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/%/_fuzzer}"
+native=()
+for target in "${targets[@]}"; do
+  [[ " ${python_targets[*]} " == *" $target "* ]] || native+=("$target")
+done
+((${#native[@]} == 0)) || cmake --build build-fuzz -j"$(nproc)" --target "${native[@]/%/_fuzzer}"
 echo "==> build-fuzz build: $(($(date +%s) - start)) s"
 
 # Sealed files grow to a few chunks of 4 KiB; the other inputs are words.
@@ -53,7 +63,13 @@ fuzz() {
   local target=$1
   mkdir -p "build-fuzz/corpus/$target"
   local status=0
-  "build-fuzz/tests/fuzz/${target}_fuzzer" -max_total_time="$seconds" -timeout=10 \
+  local command=("build-fuzz/tests/fuzz/${target}_fuzzer")
+  local run_seconds=$seconds
+  if [[ " ${python_targets[*]} " == *" $target "* ]]; then
+    command=(.venv/bin/python "tests/fuzz/${target}_fuzzer.py")
+    run_seconds=$((seconds < 30 ? seconds : 30))
+  fi
+  "${command[@]}" -max_total_time="$run_seconds" -timeout=10 \
     -max_len="${max_len[$target]:-4096}" -print_final_stats=1 \
     -artifact_prefix="build-fuzz/artifacts/$target-" \
     "build-fuzz/corpus/$target" "tests/fuzz/corpus/$target" >"build-fuzz/logs/$target.log" 2>&1 || status=$?

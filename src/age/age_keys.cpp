@@ -107,11 +107,17 @@ wc_status x25519_wrap_key(std::span<const uint8_t, 32> shared, std::span<const u
   return kCpuBackend.hkdf(key->bytes, "sha256", shared, salt, bytes_of(kX25519Label));
 }
 
+// scrypt's wrap key; where its memory cannot be allocated, encrypting and
+// decrypting alike say so.
 wc_status scrypt_wrap_key(std::span<const uint8_t> passphrase, std::span<const uint8_t> salt, unsigned work_factor,
-                          DerivedKey *key) {
+                          DerivedKey *key, const char **detail) {
   std::vector<uint8_t> labelled(kScryptLabel.begin(), kScryptLabel.end());
   labelled.insert(labelled.end(), salt.begin(), salt.end());
-  return kCpuBackend.scrypt(key->bytes, passphrase, labelled, work_factor);
+  const wc_status status = kCpuBackend.scrypt(key->bytes, passphrase, labelled, work_factor);
+  if (status == WC_ERR_OUT_OF_MEMORY) {
+    *detail = "scrypt cannot allocate the memory its work factor needs (1 KiB times 2 to the work factor)";
+  }
+  return status;
 }
 
 // One identity against one stanza: WC_OK with the file key;
@@ -162,7 +168,7 @@ wc_status try_unwrap(const Identity &identity, std::span<const uint8_t, 32> own_
   }
   if (stanza.body.size() != kWrappedKeyLen) return bad("malformed scrypt stanza: the body is not 32 bytes");
   DerivedKey key;
-  wc_status status = scrypt_wrap_key(identity.passphrase, *salt, work_factor, &key);
+  wc_status status = scrypt_wrap_key(identity.passphrase, *salt, work_factor, &key, detail);
   if (status != WC_OK) return status;
   status = open_file_key(key.bytes, stanza.body, file_key);
   return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
@@ -352,10 +358,7 @@ wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stan
     if (recipient.work_factor < 1 || recipient.work_factor > kMaxWorkFactor) return WC_ERR_INVALID_ARGUMENT;
     std::array<uint8_t, kScryptSaltLen> salt{};
     status = kCpuBackend.random_bytes(salt);
-    if (status == WC_OK) status = scrypt_wrap_key(recipient.passphrase, salt, recipient.work_factor, &key);
-    if (status == WC_ERR_OUT_OF_MEMORY) {
-      *detail = "scrypt cannot allocate the memory its work factor needs (1 KiB times 2 to the work factor)";
-    }
+    if (status == WC_OK) status = scrypt_wrap_key(recipient.passphrase, salt, recipient.work_factor, &key, detail);
     stanza->type = "scrypt";
     stanza->args = {encode_base64(salt), std::to_string(recipient.work_factor)};
   }

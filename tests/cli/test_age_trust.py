@@ -112,6 +112,17 @@ def test_scrypt_at_the_default_factor_under_a_memory_limit_fails(warpcrypt_binar
     assert_untouched(folder)
 
 
+def test_scrypt_that_cannot_allocate_when_decrypting_says_so(warpcrypt_binary, folder):
+    if os.environ.get("ASAN_OPTIONS"):
+        pytest.skip("AddressSanitizer reserves more address space than the limit this test sets")
+    run([warpcrypt_binary, "age", "-p", "-pass", "pass:correct horse", "-o", folder / "p.age",
+         folder / "plain"]).check_returncode()
+    result = run([warpcrypt_binary, "age", "-d", "-pass", "pass:correct horse", "-o", folder / "out.age",
+                  folder / "p.age"], preexec=limit_memory)
+    assert_clean_failure(result, 1, r"scrypt cannot allocate")
+    assert (folder / "out.age").read_bytes() == OLD_OUTPUT
+
+
 # -- a write that fails -------------------------------------------------------
 
 
