@@ -1,6 +1,7 @@
 """warpcrypt.zarr: the "warpcrypt.aead" codec for zarr-python 3 and
 numcodecs. Each chunk is bound to its array and coordinates; keys never
-reach the store."""
+reach the store. test_zarr_attacks.py tries the array as an attacker
+would."""
 
 from __future__ import annotations
 
@@ -63,11 +64,14 @@ def test_chunks_are_ciphertext_and_metadata_holds_no_key(store):
     for name, document in documents.items():
         assert KEY not in document and KEY.hex().encode() not in document, name
     metadata = json.loads(documents["data/temperature/zarr.json"])
-    assert metadata["codecs"][-1] == {"name": "warpcrypt.aead",
-                                      "configuration": {"aead": "aes-256-gcm", "key_id": "default"}}
+    configuration = metadata["codecs"][-1]["configuration"]
+    assert metadata["codecs"][-1]["name"] == "warpcrypt.aead"
+    assert configuration.pop("array_id") == array.metadata.codecs[-1].array_id
+    assert configuration == {"aead": "aes-256-gcm", "key_id": "default"}
     plain_chunk = values()[:20, :20].tobytes()
     assert plain_chunk[:64] not in documents["data/temperature/c/0/0"]
-    assert len(documents["data/temperature/c/0/0"]) == len(plain_chunk) + 29
+    # A version byte, the write generation (8 bytes), the nonce, the tag.
+    assert len(documents["data/temperature/c/0/0"]) == len(plain_chunk) + 37
 
 
 def test_a_chunk_moved_to_another_position_fails(store):
@@ -134,7 +138,8 @@ def test_pickled_codecs_carry_no_key():
 def test_numcodecs_codec_under_one_id(registered_key):
     codec = numcodecs.get_codec({"id": "warpcrypt.aead", "key_id": registered_key})
     assert isinstance(codec, wz.AeadNumcodec) and codec.get_config() == {
-        "id": "warpcrypt.aead", "aead": "aes-256-gcm", "key_id": registered_key}
+        "id": "warpcrypt.aead", "aead": "aes-256-gcm", "key_id": registered_key, "array_id": codec.array_id}
+    assert pickle.loads(pickle.dumps(codec)).array_id == codec.array_id
     data = np.arange(1000, dtype=np.int32)
     with wz.chunk_key("x/0"):
         sealed = codec.encode(data)
@@ -170,8 +175,11 @@ def test_dask_to_zarr_and_from_zarr(tmp_path, registered_key):
     import dask
     with dask.config.set(scheduler="threads"):
         da.to_zarr(source, target)
+        # The workers are done: the client commits what they wrote.
+        digest = wz.commit(target)
         loaded = da.from_zarr(str(tmp_path / "z"))
         assert np.array_equal(loaded.compute(), expected)
+    assert wz.verify(zarr.open_array(str(tmp_path / "z"))) == digest
     chunk = (tmp_path / "z" / "c" / "0" / "0").read_bytes()
     assert expected[:20, :20].tobytes()[:64] not in chunk
 
