@@ -50,6 +50,8 @@ from warpcrypt.dask import (  # noqa: E402
     install_key,
     read_manifest,
 )
+from fsspec.implementations.local import LocalFileSystem  # noqa: E402
+from warpcrypt.dask._inputs import listed  # noqa: E402
 from warpcrypt.dask._keyring import KeyNotHeld  # noqa: E402
 from warpcrypt.dask._worker import ENCRYPT, SEALED, FileTask, Settings, process_batch  # noqa: E402
 
@@ -348,8 +350,9 @@ def test_a_task_run_again_keeps_what_it_committed(tmp_path):
     contents = write_files(root, {"a.bin": 10000, "b.bin": 0}, "run again")
     with install_key(MASTER_KEY, local_only=True) as installed:
         settings = Settings(ENCRYPT, SEALED, "aes-256-gcm", 4096, "cpu", 1, bytes(16), installed.ref, "file", "file",
-                            str(out / ".staging"))
-        batch = [FileTask(name, name, str(root / name), str(out / f"{name}.wcs"), len(data), None)
+                            str(out / ".staging"), "run")
+        batch = [FileTask(name, name, str(root / name), str(out / f"{name}.wcs"), len(data),
+                          listed(LocalFileSystem().info(str(root / name))).stamp, None)
                  for name, data in contents.items()]
         first = process_batch(settings, batch)
         stamps = _stamps(out)
@@ -396,7 +399,7 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
     damaged = tmp_path / "damaged"
     shutil.copytree(out / "small" / "3", damaged / "small" / "3")
     names = sorted(p.relative_to(damaged).as_posix()[: -len(".wcs")] for p in damaged.rglob("*.wcs"))
-    flipped, truncated, bogus = names[0], names[1], "small/3/not-sealed.bin"
+    flipped, truncated, bogus = names[0], names[1], names[2]
     data = bytearray((damaged / f"{flipped}.wcs").read_bytes())
     data[HEADER + 5] ^= 1
     (damaged / f"{flipped}.wcs").write_bytes(data)
@@ -405,24 +408,29 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
     (damaged / f"{bogus}.wcs").write_bytes(b"not a sealed file at all" * 10)
 
     restored = tmp_path / "restored"
-    # A file already at a failing file's target stays as it was.
-    (restored / flipped).parent.mkdir(parents=True)
-    (restored / flipped).write_bytes(b"precious")
-    report = decrypt_files(damaged, restored, key=MASTER_KEY, client=client,
+    # A glob: a part of the job's folder, whose other outputs are not missing.
+    report = decrypt_files(f"{damaged}/**", restored, key=MASTER_KEY, client=client, root=damaged,
                            source_manifest=f"{out}{MANIFEST_SUFFIX}")
     assert sorted(report.failed) == sorted(f"{name}.wcs" for name in (flipped, truncated, bogus))
-    assert "InvalidTag" in report.failed[f"{flipped}.wcs"]
+    assert "InvalidTag" in report.failed[f"{flipped}.wcs"] and str(damaged / f"{flipped}.wcs") in \
+        report.failed[f"{flipped}.wcs"]
     assert "FormatError" in report.failed[f"{bogus}.wcs"]
-    assert report.processed == len(names) + 1
+    assert report.processed == len(names) - 3
     entries = _manifest_of(restored)["files"]
     for name in (flipped, truncated, bogus):
         assert entries[f"{name}.wcs"]["status"] == "failed"
         assert entries[f"{name}.wcs"]["authentication"] == "failed"
-    good = [name for name in names if name not in (flipped, truncated)]
-    assert tree(restored) == sorted([*good, flipped])
-    assert (restored / flipped).read_bytes() == b"precious"
+    good = [name for name in names if name not in (flipped, truncated, bogus)]
+    assert tree(restored) == sorted(good)
     for name in good:
         assert (restored / name).read_bytes() == contents[name]
+
+    # A file put at a failing file's target meanwhile stays as it was.
+    (restored / flipped).write_bytes(b"precious")
+    report = decrypt_files(f"{damaged}/**", restored, key=MASTER_KEY, client=client, root=damaged,
+                           source_manifest=f"{out}{MANIFEST_SUFFIX}")
+    assert sorted(report.failed) == sorted(f"{name}.wcs" for name in (flipped, truncated, bogus))
+    assert (restored / flipped).read_bytes() == b"precious"
 
 
 def test_decrypting_without_the_encryption_manifest_is_refused(client, sealed, tmp_path):
@@ -466,6 +474,7 @@ def test_key_files_and_workers_without_the_key(client, small_dataset, tmp_path):
     root, _ = small_dataset
     key_file = tmp_path / "master.key"
     key_file.write_bytes(MASTER_KEY)
+    key_file.chmod(0o600)
     # A KeyFile: each worker reads it itself; the key reaches no scheduler.
     report = encrypt_files(root, tmp_path / "sealed", key=KeyFile(str(key_file)), compute=False).compute()
     assert report.ok
@@ -655,6 +664,7 @@ def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset,
     root, contents = small_dataset
     key_file = tmp_path / "master.key"
     key_file.write_bytes(MASTER_KEY)
+    key_file.chmod(0o600)
     scheduler = client.scheduler.address
     sealed_dir, restored = tmp_path / "sealed", tmp_path / "restored"
 
@@ -685,6 +695,7 @@ def test_command_line_failures_are_one_line_with_exit_status_2(client, small_dat
     root, _ = small_dataset
     key_file = tmp_path / "master.key"
     key_file.write_bytes(MASTER_KEY)
+    key_file.chmod(0o600)
     scheduler = client.scheduler.address
     sealed_dir = tmp_path / "sealed"
     if case == "wrong key":

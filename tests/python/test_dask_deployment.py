@@ -141,6 +141,10 @@ def test_a_worker_killed_mid_job_redoes_no_finished_file(deployment, tmp_path):
     first_seen = watcher.stop()
 
     assert report.ok and report.processed == len(contents)
+    # The killed worker is in the report, marked lost; a file it committed
+    # whose task ran again elsewhere stays credited to it (to nobody where
+    # it died before its word of the commit left it).
+    assert [w.worker for w in report.workers if w.lost] == [victim], report.summary()
     outputs = sorted(f"{name}.wcs" for name in contents)
     assert tree(out) == outputs  # no staging folder or temporary file left
     headers = sealed_headers(out, outputs)
@@ -150,6 +154,8 @@ def test_a_worker_killed_mid_job_redoes_no_finished_file(deployment, tmp_path):
         entry = manifest["files"][name]
         assert entry["status"] == "done"
         assert (entry["salt"], entry["nonce_prefix"]) == headers[f"{name}.wcs"]
+        if entry.get("reused"):
+            assert entry["worker"] in (victim, None), entry
     job_id = bytes.fromhex(manifest["job_id"])
     for name in list(contents)[:3]:
         warpcrypt.open_file(out / f"{name}.wcs", tmp_path / "plain", key=derive_file_key(MASTER_KEY, name,

@@ -22,7 +22,7 @@ import fsspec  # noqa: E402
 
 import warpcrypt  # noqa: E402
 from dask_support import MASTER_KEY, write_files  # noqa: E402
-from warpcrypt.dask import MANIFEST_SUFFIX, decrypt_files, encrypt_files, read_manifest  # noqa: E402
+from warpcrypt.dask import MANIFEST_SUFFIX, decrypt_files, encrypt_files, install_key, read_manifest  # noqa: E402
 
 BUCKET = "warpcrypt-tests"
 
@@ -143,3 +143,66 @@ def test_a_failed_file_leaves_no_object_behind(client, s3, raw):
     report = decrypt_files(f"s3://{BUCKET}/to-damage", f"s3://{BUCKET}/partly", key=MASTER_KEY, client=client)
     assert list(report.failed) == ["a.bin.wcs"] and "InvalidTag" in report.failed["a.bin.wcs"]
     assert _objects(s3, f"{BUCKET}/partly") == sorted(name for name in contents if name != "a.bin")
+
+
+def test_an_object_overwritten_after_listing_fails_that_file(client, s3, tmp_path):
+    s3.pipe_file(f"{BUCKET}/changing/a.bin", b"a" * 4000)
+    s3.pipe_file(f"{BUCKET}/changing/b.bin", b"b" * 5000)
+    with install_key(MASTER_KEY, client) as key:
+        job = encrypt_files(f"s3://{BUCKET}/changing", f"s3://{BUCKET}/changing-sealed", key=key, compute=False)
+        s3.pipe_file(f"{BUCKET}/changing/a.bin", b"A" * 4000)  # same size, another ETag
+        report = job.compute()
+    assert list(report.failed) == ["a.bin"], report.summary()
+    assert "changed since the job listed it" in report.failed["a.bin"]
+    assert f"s3://{BUCKET}/changing/a.bin" in report.failed["a.bin"]
+    assert _objects(s3, f"{BUCKET}/changing-sealed") == ["b.bin.wcs"]
+
+
+def test_a_missing_output_bucket_is_refused_naming_the_url(client, s3, raw, tmp_path):
+    with pytest.raises(FileNotFoundError, match="s3://no-such-bucket/out.*bucket no-such-bucket does not exist"):
+        encrypt_files(f"s3://{BUCKET}/raw", "s3://no-such-bucket/out", key=MASTER_KEY, client=client,
+                      manifest=tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_a_bucket_gone_during_the_job_fails_each_file_naming_it(client, s3, raw, tmp_path):
+    s3.mkdir("warpcrypt-gone")
+    with install_key(MASTER_KEY, client) as key:
+        job = encrypt_files(f"s3://{BUCKET}/raw", "s3://warpcrypt-gone/out", key=key, manifest=tmp_path / "m.json",
+                            compute=False)
+        s3.rmdir("warpcrypt-gone")
+        report = job.compute()
+    assert len(report.failed) == len(raw[1]) and report.processed == 0
+    for name, reason in report.failed.items():
+        assert f"s3://warpcrypt-gone/out/{name}.wcs" in reason and "bucket does not exist" in reason, reason
+        assert "worker" in reason and "check the URL" in reason, reason
+
+
+def test_wrong_credentials_on_the_workers_name_the_url_and_what_to_check(client, s3, raw, tmp_path):
+    """moto checks signatures once IAM authentication is on, and knows no
+    access key "testing": every request is refused with 403, as with wrong
+    credentials. The client plans the job first; the workers then read."""
+    from moto.core.authorization import enable_iam_authentication
+
+    with install_key(MASTER_KEY, client) as key:
+        job = encrypt_files(f"s3://{BUCKET}/raw", tmp_path / "out", key=key, compute=False)
+        with enable_iam_authentication():
+            report = job.compute()
+    assert len(report.failed) == len(raw[1]) and report.processed == 0
+    for name, reason in report.failed.items():
+        assert f"s3://{BUCKET}/raw/{name}" in reason and "access denied" in reason, reason
+        assert "credentials in the environment of worker tcp://" in reason, reason
+
+
+def test_workers_without_credentials_say_it_is_their_environment(s3_endpoint, s3, raw, tmp_path):
+    """Workers started without the store's credentials (no variables, no
+    files, no instance metadata), the client with them."""
+    bare = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+            "AWS_CONFIG_FILE": "/nonexistent", "AWS_EC2_METADATA_DISABLED": "true"}
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  env=bare) as cluster, distributed.Client(cluster) as bare_client:
+        report = encrypt_files(f"s3://{BUCKET}/raw", tmp_path / "out", key=MASTER_KEY, client=bare_client)
+    assert len(report.failed) == len(raw[1]) and report.processed == 0
+    for name, reason in report.failed.items():
+        assert f"s3://{BUCKET}/raw/{name}" in reason and "no credentials" in reason, reason
+        assert "the environment of worker tcp://" in reason and "AWS_ACCESS_KEY_ID" in reason, reason

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -114,7 +115,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_key(path: str) -> bytes:
-    return Path(path).read_bytes()
+    from warpcrypt.dask._kdf import read_key_file
+
+    return read_key_file(path)
 
 
 @contextlib.contextmanager
@@ -166,19 +169,35 @@ def _derive_key(args: argparse.Namespace) -> int:
     from warpcrypt.dask._kdf import derive_file_key
     from warpcrypt.dask._manifest import ManifestMismatch, read_manifest
 
+    master_key = _read_key(args.key_file)
     manifest = read_manifest(args.manifest)
     cipher = manifest["cipher"]
-    if cipher is None:  # a decryption of sealed files: their headers, not the manifest, name the AEAD
-        raise ManifestMismatch(f"{args.manifest} names no cipher: give the encryption's manifest")
-    derived = derive_file_key(_read_key(args.key_file), args.identifier, job_id=bytes.fromhex(manifest["job_id"]),
+    if manifest["operation"] != "encrypt" or cipher is None:
+        raise ManifestMismatch(f"{args.manifest} records a {manifest['operation']} job: give the encryption's manifest")
+    # A key for an identifier the job never had opens nothing: `open` would
+    # then blame tampering.
+    if args.identifier not in manifest["files"]:
+        stripped = args.identifier.removesuffix(manifest["suffix"])
+        hint = f"give it without the suffix: {stripped}" if stripped in manifest["files"] else \
+            "an identifier is the file's path relative to the input root, as the manifest's \"files\" list it"
+        raise ManifestMismatch(f"{args.identifier} is not in the manifest {args.manifest}: {hint}")
+    derived = derive_file_key(master_key, args.identifier, job_id=bytes.fromhex(manifest["job_id"]),
                               cipher=cipher)
     if derived.iv is not None:
         # Shaped for the command line: warpcrypt enc -d -<cipher> $(...) -in ... -out ...
         print(f"-K {derived.key.hex()} -iv {derived.iv.hex()}")
     elif args.out:
-        descriptor = os.open(args.out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(descriptor, "wb") as file:
-            file.write(derived.key)
+        # A new file of mode 0600 renamed into place: opening the path itself
+        # would keep the mode of a file already there (0644, say) and follow
+        # a link planted at it.
+        descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(args.out)), prefix=".key.")
+        try:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(derived.key)
+            os.replace(temporary, args.out)
+        except BaseException:
+            os.unlink(temporary)
+            raise
     else:
         print(derived.key.hex())
     return 0

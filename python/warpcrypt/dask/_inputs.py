@@ -4,9 +4,10 @@ local paths or any fsspec URL (s3://bucket/raw, gs://..., file://...)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypedDict
 
@@ -22,13 +23,17 @@ _GLOB_CHARACTERS = frozenset("*?[")
 
 @dataclass(frozen=True)
 class Listed:
-    """One input as listed: its path on its file system, its size, and a
+    """One input as listed: its path on its file system, its size, a
     version that changes when its contents do (the mtime of a local file, an
-    object's ETag)."""
+    object's ETag), which the manifest records, and a stamp that a worker
+    compares before and after reading the file: the version and, for a local
+    file, its status change time too, which no one can set back (the mtime
+    can be: touch -d, cp -p)."""
 
     path: str
     size: int
     version: str
+    stamp: str
 
 
 class FileInfo(TypedDict, total=False):
@@ -41,6 +46,7 @@ class FileInfo(TypedDict, total=False):
     ETag: str  # object stores
     ino: int  # local files
     mtime: object
+    created: object  # a local file's st_ctime
     LastModified: object
 
 
@@ -70,6 +76,69 @@ def url_of(fs: fsspec.AbstractFileSystem, path: str) -> str:
     return path if isinstance(fs, LocalFileSystem) else fs.unstrip_protocol(path)
 
 
+class StoreError(OSError):
+    """An object store refused a job's request for a reason of the
+    environment it was made from (credentials, permissions, a bucket): the
+    message names the URL and what to check."""
+
+
+# The exceptions the stores' clients raise where no credentials are found
+# (botocore, google-auth, azure-identity): not OSErrors, and named nowhere
+# that warpcrypt could import without the stores' packages.
+_NO_CREDENTIALS = frozenset({"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError",
+                             "DefaultCredentialsError", "ClientAuthenticationError", "CredentialUnavailableError"})
+_CREDENTIAL_HINTS = {"s3": "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or an instance role",
+                     "gs": "GOOGLE_APPLICATION_CREDENTIALS, or the machine's service account",
+                     "az": "AZURE_STORAGE_ACCOUNT_NAME with a key, a connection string or a managed identity"}
+
+
+def _explain(error: Exception, url: str, protocol: str, who: str) -> str | None:
+    """What to check, for an object store's refusal that the environment of
+    `who` ("the client", "worker tcp://...") explains; None for the others."""
+    if type(error).__name__ in _NO_CREDENTIALS:
+        hint = _CREDENTIAL_HINTS.get(protocol, "the variables or files its fsspec driver reads")
+        return (f"{url}: no credentials for the store in the environment of {who} ({type(error).__name__}): "
+                f"each process opens the store with its own environment, not the client's; set them there "
+                f"({hint})")
+    if isinstance(error, PermissionError):
+        return (f"{url}: access denied ({error}): check that the credentials in the environment of {who} are "
+                "right, and that they may read the inputs and write the outputs")
+    if isinstance(error, FileNotFoundError) and "bucket" in str(error).lower():
+        return (f"{url}: the bucket does not exist for {who} ({error}): check the URL, and that the "
+                f"environment of {who} points at the client's store (its endpoint)")
+    return None
+
+
+@contextlib.contextmanager
+def store_errors(fs: fsspec.AbstractFileSystem, path: str, who: str) -> Iterator[None]:
+    """Turns an object store's refusals of requests on `path` into
+    StoreErrors that name its URL and what to check (see _explain)."""
+    if isinstance(fs, LocalFileSystem):
+        yield
+        return
+    try:
+        yield
+    except Exception as error:
+        reason = _explain(error, url_of(fs, path), protocol_of(fs), who)
+        if reason is None:
+            raise
+        raise StoreError(reason) from error
+
+
+def check_bucket(fs: fsspec.AbstractFileSystem, path: str) -> None:
+    """Refuses an output in a bucket that does not exist, before the job
+    writes anything (its workers would each fail on it). File systems
+    without buckets, which have no split_path, pass."""
+    if isinstance(fs, LocalFileSystem) or not hasattr(fs, "split_path"):
+        return
+    bucket = path.split("/", 1)[0]
+    with store_errors(fs, path, "the client"):
+        exists = fs.exists(bucket)
+    if not exists:
+        raise FileNotFoundError(errno.ENOENT, f"{url_of(fs, path)}: the bucket {bucket} does not exist: check the "
+                                              "URL, or create the bucket")
+
+
 def _is_glob(text: str) -> bool:
     return not _GLOB_CHARACTERS.isdisjoint(text)
 
@@ -94,7 +163,20 @@ def listed(info: FileInfo) -> Listed:
         version = f"{info.get('mtime')}:{info['ino']}"
     else:
         version = str(info.get("mtime") or info.get("LastModified") or "")
-    return Listed(info["name"], int(info["size"]), version)
+    stamp = local_stamp(int(info["size"]), version, info["created"]) if "ino" in info else version
+    return Listed(info["name"], int(info["size"]), version, stamp)
+
+
+def local_stamp(size: int, version: str, changed: object) -> str:
+    """A local file's stamp, from its size, version and st_ctime: the same
+    string from fsspec's listing and from os.fstat, whose float times fsspec
+    passes on as they are."""
+    return f"{size}:{version}:{changed}"
+
+
+def stat_stamp(status: os.stat_result) -> str:
+    """local_stamp of a file as os.stat or os.fstat describe it."""
+    return local_stamp(status.st_size, f"{status.st_mtime}:{status.st_ino}", status.st_ctime)
 
 
 def _files(fs: fsspec.AbstractFileSystem, infos: dict[str, FileInfo]) -> list[Listed]:

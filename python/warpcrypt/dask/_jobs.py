@@ -20,17 +20,29 @@ from typing import Literal, TypedDict
 import distributed
 import fsspec
 from dask.delayed import Delayed, delayed
+from distributed.comm.addressing import get_address_host
 from fsspec.implementations.local import LocalFileSystem
 
 from warpcrypt import _native
 from warpcrypt._typing import PathLike, overload
-from warpcrypt.dask._inputs import Listed, PathsOrGlob, collect_inputs, listed, open_tree, protocol_of, url_of
+from warpcrypt.dask._inputs import (
+    Listed,
+    PathsOrGlob,
+    check_bucket,
+    collect_inputs,
+    listed,
+    open_tree,
+    protocol_of,
+    store_errors,
+    url_of,
+)
 from warpcrypt.dask._kdf import is_sealed_cipher, new_id, plain_cipher_info
 from warpcrypt.dask._keyring import HeldKey, KeyRef, MasterKey, install_key, key_ref
 from warpcrypt.dask._manifest import (
     DONE,
     FAILED,
     PENDING,
+    STAGING_PREFIX,
     FileEntry,
     JobHeader,
     Manifest,
@@ -39,13 +51,23 @@ from warpcrypt.dask._manifest import (
     manifest_beside,
     read_manifest,
 )
-from warpcrypt.dask._worker import DECRYPT, ENCRYPT, PLAIN, SEALED, FileTask, Settings, process_batch
+from warpcrypt.dask._worker import (
+    COMMIT_TOPIC,
+    DECRYPT,
+    ENCRYPT,
+    PLAIN,
+    SEALED,
+    FileTask,
+    Settings,
+    process_batch,
+)
 
 # The sealed format's chunk sizes, from the library (docs/format.md).
 MIN_CHUNK_SIZE, MAX_CHUNK_SIZE = _native.SEAL_MIN_CHUNK_BYTES, _native.SEAL_MAX_CHUNK_BYTES
 SEALED_SUFFIX = ".wcs"
 PLAIN_SUFFIX = ".enc"
-STAGING_PREFIX = ".warpcrypt-staging-"
+# A summary lists this many strays, then counts the rest.
+STRAYS_SHOWN = 20
 
 # Small files travel in batches, one Dask task each. The scheduler manages a
 # few thousand tasks a second, so a task should carry tens of megabytes for a
@@ -69,6 +91,7 @@ class WorkerSummaryDict(TypedDict):
     gpu_bytes: int
     busy_seconds: float
     throughput: float
+    lost: bool
 
 
 class JobReportDict(TypedDict):
@@ -82,13 +105,17 @@ class JobReportDict(TypedDict):
     bytes: int
     seconds: float
     workers: list[WorkerSummaryDict]
+    strays: list[str]
     throughput: float
 
 
 @dataclass
 class WorkerSummary:
-    """What one worker did in a run. `busy_seconds` adds up its files' times,
-    so `throughput` is its rate while working (bytes per second)."""
+    """What one worker did in a run: the files it committed. `busy_seconds`
+    adds up their times, so `throughput` is its rate while working (bytes
+    per second). `lost`: the worker left the cluster during the run (it
+    died, or was retired). The files committed by a worker that died before
+    saying so are credited to a summary of worker "unknown"."""
 
     worker: str
     host: str
@@ -97,6 +124,7 @@ class WorkerSummary:
     bytes: int = 0
     gpu_bytes: int = 0
     busy_seconds: float = 0.0
+    lost: bool = False
 
     @property
     def throughput(self) -> float:
@@ -105,14 +133,17 @@ class WorkerSummary:
     def to_dict(self) -> WorkerSummaryDict:
         return {"worker": self.worker, "host": self.host, "backends": list(self.backends), "files": self.files,
                 "bytes": self.bytes, "gpu_bytes": self.gpu_bytes, "busy_seconds": self.busy_seconds,
-                "throughput": self.throughput}
+                "throughput": self.throughput, "lost": self.lost}
 
 
 @dataclass
 class JobReport:
-    """The outcome of one run of encrypt_files or decrypt_files. `bytes`
-    counts the inputs processed in this run; `throughput` is that over the
-    run's wall time, in bytes per second."""
+    """The outcome of one run of encrypt_files or decrypt_files.
+    `processed` counts the files done in this run, `failed` those that
+    failed (by name, with the reason), `bytes` the inputs done in this run;
+    `throughput` is that over the run's wall time, in bytes per second.
+    `strays`: a decryption's files that the encryption's manifest does not
+    list as done, which it left alone."""
 
     operation: str
     manifest: str
@@ -122,6 +153,7 @@ class JobReport:
     bytes: int
     seconds: float
     workers: list[WorkerSummary] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -134,7 +166,8 @@ class JobReport:
     def to_dict(self) -> JobReportDict:
         return {"operation": self.operation, "manifest": self.manifest, "processed": self.processed,
                 "skipped": self.skipped, "failed": dict(self.failed), "bytes": self.bytes, "seconds": self.seconds,
-                "workers": [worker.to_dict() for worker in self.workers], "throughput": self.throughput}
+                "workers": [worker.to_dict() for worker in self.workers], "strays": list(self.strays),
+                "throughput": self.throughput}
 
     def summary(self) -> str:
         """A few lines for people: totals, then one line per worker (GB/s are
@@ -142,10 +175,14 @@ class JobReport:
         lines = [f"{self.operation}: {self.processed} files, {self.bytes / 1e9:.3f} GB in {self.seconds:.2f} s "
                  f"({self.throughput / 1e9:.3f} GB/s); {self.skipped} already done, {len(self.failed)} failed"]
         for w in self.workers:
-            lines.append(f"  {w.worker} ({w.host}, {'+'.join(w.backends)}): {w.files} files, "
+            lines.append(f"  {w.worker} ({w.host}, {'+'.join(w.backends) or '-'}): {w.files} files, "
                          f"{w.bytes / 1e9:.3f} GB, {w.busy_seconds:.2f} s busy, {w.throughput / 1e9:.3f} GB/s"
-                         + (f", {w.gpu_bytes / 1e9:.3f} GB on the GPU" if w.gpu_bytes else ""))
+                         + (f", {w.gpu_bytes / 1e9:.3f} GB on the GPU" if w.gpu_bytes else "")
+                         + ("; lost during the run" if w.lost else ""))
         lines.extend(f"  failed: {identifier}: {reason}" for identifier, reason in sorted(self.failed.items()))
+        lines.extend(f"  not in the encryption's manifest, left alone: {name}" for name in self.strays[:STRAYS_SHOWN])
+        if len(self.strays) > STRAYS_SHOWN:
+            lines.append(f"  not in the encryption's manifest, left alone: {len(self.strays) - STRAYS_SHOWN} more")
         lines.append(f"  manifest: {self.manifest}")
         return "\n".join(lines)
 
@@ -171,20 +208,48 @@ def _batches(planned: list[FileTask], task_bytes: int, slots: int) -> list[list[
     return batches
 
 
-def _summarise(entries: list[FileEntry]) -> list[WorkerSummary]:
+# The worker a summary credits the files with: outputs that a task run
+# again found committed, whose worker died before saying it had.
+UNKNOWN_WORKER = "unknown"
+
+
+def _summarise(entries: list[FileEntry], lost: set[str]) -> list[WorkerSummary]:
+    """One summary per worker that committed files, and per worker `lost`
+    during the run, files or not."""
     workers: dict[str, WorkerSummary] = {}
     for entry in entries:
         if entry["status"] != DONE:
             continue
-        address = entry.get("worker") or "local"
-        summary = workers.setdefault(address, WorkerSummary(address, entry["host"], []))
-        if entry["backend"] not in summary.backends:
-            summary.backends.append(entry["backend"])
+        if "host" in entry:
+            address, host = entry.get("worker") or "local", entry["host"]
+        else:
+            address, host = UNKNOWN_WORKER, "?"
+        summary = workers.setdefault(address, WorkerSummary(address, host, []))
+        backend = entry.get("backend")
+        if backend and backend not in summary.backends:
+            summary.backends.append(backend)
         summary.files += 1
         summary.bytes += entry["input_size"]
         summary.gpu_bytes += entry.get("gpu_bytes") or 0
-        summary.busy_seconds += entry["seconds"]
+        summary.busy_seconds += entry.get("seconds") or 0.0
+    for address in lost:
+        workers.setdefault(address, WorkerSummary(address, get_address_host(address), [])).lost = True
     return sorted(workers.values(), key=lambda w: w.worker)
+
+
+def _credit(client: distributed.Client, run: str, results: dict[str, FileEntry]) -> None:
+    """Credits each output that a task run again found committed to the
+    worker that committed it, from that worker's commit event (_worker.py's
+    _announce); one whose event never came stays credited to nobody."""
+    uncredited = {name: entry for name, entry in results.items() if entry["status"] == DONE and "host" not in entry}
+    if not uncredited:
+        return
+    for _, event in client.get_events(COMMIT_TOPIC):
+        if event.get("run") == run and event.get("name") in uncredited:
+            credit: FileEntry = {"worker": event["worker"], "host": event["host"], "backend": event["backend"],
+                                 "seconds": event["seconds"], "cpu_bytes": event["cpu_bytes"],
+                                 "gpu_bytes": event["gpu_bytes"]}
+            uncredited[event["name"]].update(credit)
 
 
 @dataclass
@@ -198,8 +263,12 @@ class _Job:
     planned: list[FileTask]
     skipped: int
     started: float  # time.time() when planned
+    strays: list[str]
+    workers_at_start: list[str] = field(default_factory=list)  # the cluster's, when the run was submitted
 
-    def record(self, results: dict[str, FileEntry]) -> None:
+    def record(self, results: dict[str, FileEntry], client: distributed.Client | None) -> None:
+        if client is not None:
+            _credit(client, self.settings.run, results)
         for name, fields in results.items():
             self.manifest.files[name].update(fields)
 
@@ -208,21 +277,28 @@ class _Job:
         if fs.exists(self.settings.staging):
             fs.rm(self.settings.staging, recursive=True)
 
-    def report(self, finished: list[str]) -> JobReport:
-        """Ends the run: the report, also kept in the manifest, which is saved."""
+    def report(self, finished: list[str], client: distributed.Client | None) -> JobReport:
+        """Ends the run: the report, also kept in the manifest, which is
+        saved. A worker is lost if it was in the cluster when the run
+        started, or committed files in it, and is gone at its end."""
         self.remove_staging()
-        entries = [self.manifest.files[name] for name in finished]
+        done = [entry for entry in (self.manifest.files[name] for name in finished) if entry["status"] == DONE]
+        lost: set[str] = set()
+        if client is not None:
+            committers = {entry.get("worker") for entry in done if "host" in entry} - {None}
+            lost = (set(self.workers_at_start) | {str(address) for address in committers}) - set(client.nthreads())
         report = JobReport(
             operation=self.settings.operation,
             manifest=self.manifest.url,
-            processed=len(finished),
+            processed=len(done),
             skipped=self.skipped,
             # A failed entry always holds its reason; str() tells mypy so.
             failed={name: str(self.manifest.files[name]["error"]) for name in self.inputs
                     if self.manifest.files[name]["status"] == FAILED},
-            bytes=sum(entry["input_size"] for entry in entries if entry["status"] == DONE),
+            bytes=sum(entry["input_size"] for entry in done),
             seconds=time.time() - self.started,
-            workers=_summarise(entries),
+            workers=_summarise(done, lost),
+            strays=self.strays,
         )
         self.manifest.content["last_run"] = report.to_dict()
         self.manifest.save()
@@ -231,17 +307,20 @@ class _Job:
 
 def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], output_root: str,
           output_of: Callable[[str], str], identifier_of: Callable[[str], str],
-          refuse_changed_inputs: bool) -> _Job:
+          refuse_changed_inputs: bool, missing: dict[str, str], strays: list[str]) -> _Job:
     """The files to process, and how many were already done. A file counts as
     done if the manifest says so, its input has the size and version
     recorded then, and its output the size. Each task learns the version of
     what its target holds now, if anything (an earlier run's output that was
     never recorded, a user's file): a target found with another version was
-    committed by this run."""
+    committed by this run. `missing`: inputs that should be there and are
+    not, with the reason each fails; `strays`: what the report lists as
+    left alone."""
     started = time.time()
     fs = settings.output_fs
-    existing = {info["name"]: listed(info) for info in fs.find(output_root, detail=True).values()} \
-        if fs.exists(output_root) else {}
+    with store_errors(fs, output_root, "the client"):
+        existing = {info["name"]: listed(info) for info in fs.find(output_root, detail=True).values()} \
+            if fs.exists(output_root) else {}
     planned, skipped = [], 0
     for name, source in inputs.items():
         stamp: FileEntry = {"input_size": source.size, "input_version": source.version}
@@ -260,9 +339,12 @@ def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], out
             continue
         manifest.files[name] = {"input": name, **stamp, "output": output, "output_size": None,
                                 "status": PENDING, "error": None}
-        planned.append(FileTask(name, identifier_of(name), source.path, target, source.size,
+        planned.append(FileTask(name, identifier_of(name), source.path, target, source.size, source.stamp,
                                 found.version if found is not None else None))
-    job = _Job(manifest, settings, list(inputs), planned, skipped, started)
+    for name, reason in missing.items():
+        manifest.files[name] = {"input": name, "output": output_of(name), "output_size": None, "status": FAILED,
+                                "error": reason}
+    job = _Job(manifest, settings, [*inputs, *missing], planned, skipped, started, strays)
     # A run killed before its end leaves attempts of files it never finished.
     job.remove_staging()
     manifest.save()
@@ -293,6 +375,7 @@ def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bo
     that dies later holds no result the scheduler would compute again."""
     finished: list[str] = []
     pending: dict[distributed.Future[dict[str, FileEntry]], list[FileTask]] = {}
+    job.workers_at_start = sorted(client.nthreads())
     try:
         if job.planned:
             prefix = _task_prefix(job.settings)
@@ -306,7 +389,7 @@ def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bo
                 except Exception as error:  # the task itself failed: its workers died too often, ...
                     results = _failed_batch(batch, error)
                 future.release()
-                job.record(results)
+                job.record(results, client)
                 finished.extend(results)
                 job.manifest.save_if_due()
                 if progress:
@@ -315,21 +398,29 @@ def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bo
         # Interrupted (Ctrl-C, a lost scheduler): what is queued need not run.
         for future in pending:
             future.cancel()
-        report = job.report(finished)
+        report = job.report(finished, client)
     return report
 
 
 def _finish(job: _Job, *results: dict[str, FileEntry]) -> JobReport:
-    """The lazy form's last task: records every batch's results."""
+    """The lazy form's last task: records every batch's results. On a
+    distributed worker it asks the scheduler, through the worker's client,
+    who committed what and which workers are gone."""
+    try:
+        client: distributed.Client | None = distributed.get_client()
+    except ValueError:  # Dask's local schedulers: no cluster to ask
+        client = None
     finished: list[str] = []
     for batch_results in results:
-        job.record(batch_results)
+        job.record(batch_results, client)
         finished.extend(batch_results)
-    return job.report(finished)
+    return job.report(finished, client)
 
 
 def _graph(job: _Job, task_bytes: int) -> Delayed:
     client = _current_client()
+    if client is not None:
+        job.workers_at_start = sorted(client.nthreads())
     prefix = _task_prefix(job.settings)
     parts = [delayed(process_batch, pure=False)(job.settings, batch, dask_key_name=f"{prefix}-{i}")
              for i, batch in enumerate(_batches(job.planned, task_bytes, _cluster_slots(client)))]
@@ -469,13 +560,12 @@ def encrypt_files(
             "chunk_size": chunk_size if sealed else None, "input_root": url_of(input_fs, input_root),
             "output_root": url_of(output_fs, output_root), "staging": STAGING_PREFIX + new_id().hex(),
         }
-        _make_tree(output_fs, output_root)
-        job_manifest = Manifest.open(manifest_url, header)
+        job_manifest = _open_manifest(manifest_url, header, output_fs, output_root)
         settings = Settings(ENCRYPT, header["format"], name, chunk_size, backend, threads, job_manifest.job_id, ref,
                             protocol_of(input_fs), protocol_of(output_fs),
-                            f"{output_root}/{job_manifest.content['staging']}")
+                            f"{output_root}/{job_manifest.content['staging']}", new_id().hex())
         job = _plan(job_manifest, settings, inputs, output_root, output_of=lambda n: n + suffix,
-                    identifier_of=lambda n: n, refuse_changed_inputs=not sealed)
+                    identifier_of=lambda n: n, refuse_changed_inputs=not sealed, missing={}, strays=[])
         return _execute(job, client, compute, task_bytes, progress)
 
 
@@ -484,6 +574,49 @@ def _make_tree(fs: fsspec.AbstractFileSystem, root: str) -> None:
     object store has no folders to create)."""
     if isinstance(fs, LocalFileSystem):
         os.makedirs(root, exist_ok=True)
+
+
+def _check_one_job(fs: fsspec.AbstractFileSystem, root: str, manifest: Manifest) -> None:
+    """An output folder belongs to one job: a job's first run refuses a
+    folder that holds files already, another job's (whose manifest lies
+    elsewhere, perhaps under another master key) or anyone's. Its outputs
+    would mix with them, and a rerun could take a file found at an output
+    path for one of its own."""
+    if manifest.existed:
+        return
+    with store_errors(fs, root, "the client"):
+        found = sorted(fs.find(root)) if fs.exists(root) else []
+    if not found:
+        return
+    url = url_of(fs, root)
+    try:
+        default = f"; by default it is {manifest_beside(url)}"
+    except ValueError:  # the top of a bucket: no default place
+        default = ""
+    raise ManifestMismatch(
+        f"{url} already holds {len(found)} files, such as {url_of(fs, found[0])}, and this job's manifest "
+        f"{manifest.url} does not exist: an output folder belongs to one job. Continue the job that wrote them with "
+        f"its manifest (manifest=, --manifest{default}), or write to a new or empty folder")
+
+
+def _open_manifest(url: str, header: JobHeader, fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
+    """The job's manifest, once the output folder proved to be the job's;
+    then the folder is created. A refused job writes nothing."""
+    check_bucket(fs, root)
+    manifest = Manifest.open(url, header)
+    # A decryption's manifest keeps the job id of the encryption it restores.
+    if header["operation"] == DECRYPT and manifest.content["job_id"] != header["job_id"]:
+        raise ManifestMismatch(f"{url} records another encryption job: use another output folder")
+    _check_one_job(fs, root, manifest)
+    _make_tree(fs, root)
+    return manifest
+
+
+def _is_folder(paths: PathsOrGlob) -> bool:
+    if not isinstance(paths, (str, os.PathLike)):
+        return False
+    fs, path = open_tree(paths)
+    return bool(fs.isdir(path))
 
 
 def _source_manifest(url: str, key_id: str) -> ManifestContent:
@@ -558,24 +691,36 @@ def decrypt_files(
         data_format = source["format"]
         cipher = source["cipher"] if data_format == PLAIN else None
         suffix = suffix or source["suffix"]
-        inputs = {name: source for name, source in candidates.items() if name.endswith(suffix)}
+
+        def identifier(name: str) -> str:
+            return name[: len(name) - len(suffix)]
+
+        # The manifest's entries are the job; a file among `paths` that it
+        # does not list as done (another job's, anyone's) is left alone.
+        done = {name for name, entry in source["files"].items() if entry["status"] == DONE}
+        inputs = {name: listed for name, listed in candidates.items()
+                  if name.endswith(suffix) and identifier(name) in done}
+        strays = sorted(set(candidates) - set(inputs))
+        if candidates and not inputs:
+            raise ValueError(
+                f"none of the {len(candidates)} files under {url_of(input_fs, input_root)} is one that the "
+                f"encryption's manifest {source_url} lists as done, by its path relative to the encryption's output "
+                f"folder {source['output_root']}: decrypt that folder (or a copy of it), or give its place as root=")
+        # A whole folder must hold every output the manifest lists as done.
+        missing = {} if not _is_folder(paths) else {
+            f"{name}{suffix}": f"missing: the encryption's manifest {source_url} lists it as done, but "
+                               f"{url_of(input_fs, f'{input_root}/{name}{suffix}')} does not exist"
+            for name in sorted(done) if f"{name}{suffix}" not in candidates}
         header: JobHeader = {
             "operation": DECRYPT, "format": data_format, "cipher": cipher, "kdf": "HKDF-SHA256",
             "key_check": ref.key_id, "job_id": source["job_id"], "suffix": suffix, "chunk_size": None,
             "input_root": url_of(input_fs, input_root), "output_root": url_of(output_fs, output_root),
             "source_manifest": source_url, "staging": STAGING_PREFIX + new_id().hex(),
         }
-        _make_tree(output_fs, output_root)
-        job_manifest = Manifest.open(manifest_url, header)
-        if job_manifest.content["job_id"] != source["job_id"]:
-            raise ManifestMismatch(f"{manifest_url} records another encryption job: use another output folder")
+        job_manifest = _open_manifest(manifest_url, header, output_fs, output_root)
         settings = Settings(DECRYPT, data_format, cipher or "", 0, backend, threads, job_manifest.job_id, ref,
                             protocol_of(input_fs), protocol_of(output_fs),
-                            f"{output_root}/{job_manifest.content['staging']}")
-
-        def identifier(name: str) -> str:
-            return name[: -len(suffix)]
-
+                            f"{output_root}/{job_manifest.content['staging']}", new_id().hex())
         job = _plan(job_manifest, settings, inputs, output_root, output_of=identifier, identifier_of=identifier,
-                    refuse_changed_inputs=False)
+                    refuse_changed_inputs=False, missing=missing, strays=strays)
         return _execute(job, client, compute, task_bytes, progress)

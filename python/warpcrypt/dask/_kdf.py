@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hmac
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -67,6 +68,19 @@ def check_master_key(key: bytes) -> bytes:
         raise warpcrypt.InvalidKey(
             f"the master key has {len(key)} bytes; it needs at least {MIN_MASTER_KEY_LEN} random bytes")
     return key
+
+
+def read_key_file(path: str) -> bytes:
+    """The master key in the file at `path`. As ssh does with a private key,
+    a file that its group or others may read or write is refused. The mode
+    is checked on the opened file (fstat), so it is that of the bytes read,
+    even if the path is replaced meanwhile."""
+    with open(path, "rb") as file:
+        mode = stat.S_IMODE(os.fstat(file.fileno()).st_mode)
+        if mode & 0o077:
+            raise warpcrypt.InvalidKey(f"the key file {path} has mode {mode:04o}, so users other than its owner "
+                                       f"may read or replace it: chmod 600 {path}")
+        return check_master_key(file.read())
 
 
 def key_check_value(master_key: bytes) -> str:

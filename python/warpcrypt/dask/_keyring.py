@@ -14,7 +14,6 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Union
 
 from distributed import Client, default_client
@@ -22,7 +21,7 @@ from distributed.diagnostics.plugin import WorkerPlugin
 
 import warpcrypt
 from warpcrypt._typing import Secret
-from warpcrypt.dask._kdf import check_master_key, key_check_value
+from warpcrypt.dask._kdf import check_master_key, key_check_value, read_key_file
 
 
 class KeyNotHeld(warpcrypt.Error):
@@ -41,13 +40,14 @@ class KeyRef:
 @dataclass(frozen=True)
 class KeyFile:
     """A master key that every worker reads from `path` itself (a file of at
-    least 16 random bytes, mounted or copied to the same path on the client
-    and on each worker). The key reaches no scheduler."""
+    least 16 random bytes, readable by its owner alone, mounted or copied to
+    the same path on the client and on each worker). The key reaches no
+    scheduler."""
 
     path: str
 
     def ref(self) -> KeyRef:
-        return KeyRef(key_check_value(_read_key_file(self.path)), self.path)
+        return KeyRef(key_check_value(read_key_file(self.path)), self.path)
 
 
 class _Keyring:
@@ -82,17 +82,13 @@ class _Keyring:
 _keyring = _Keyring()
 
 
-def _read_key_file(path: str) -> bytes:
-    return check_master_key(Path(path).read_bytes())
-
-
 def held_key(ref: KeyRef) -> bytes:
     """The master key `ref` names, as this process holds it."""
     key = _keyring.get(ref.key_id)
     if key is not None:
         return key
     if ref.file is not None:
-        key = _read_key_file(ref.file)
+        key = read_key_file(ref.file)
         if key_check_value(key) != ref.key_id:
             raise KeyNotHeld(f"the key file {ref.file} on this worker holds another master key than the client's")
         _keyring.add(ref.key_id, bytearray(key))

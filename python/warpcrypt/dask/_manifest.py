@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 import uuid
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from warpcrypt.dask._jobs import JobReportDict
 
 MANIFEST_SUFFIX = ".warpcrypt-manifest.json"
+STAGING_PREFIX = ".warpcrypt-staging-"
 MANIFEST_KIND = "warpcrypt-dask manifest"
 MANIFEST_VERSION = 2
 
@@ -33,6 +35,15 @@ _MUST_MATCH: tuple[Literal["operation", "format", "cipher", "key_check"], ...] =
     "operation", "format", "cipher", "key_check")
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
+
+# What a manifest must hold before a job acts on it: a client removes the
+# staging folder it names, recursively, so that name must be one it draws.
+_STAGING_NAME = re.compile(re.escape(STAGING_PREFIX) + "[0-9a-f]{32}")
+_JOB_ID = re.compile("[0-9a-f]{32}")
+_TEXT_FIELDS = ("operation", "format", "kdf", "key_check", "job_id", "suffix", "input_root", "output_root",
+                "staging")
+# What a rerun reads of a done entry.
+_DONE_FIELDS = ("input_size", "output_size")
 
 
 # The manifest's JSON, as docs/dask.md describes it.
@@ -146,14 +157,46 @@ def write_atomically(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> N
             fs.rm_file(temporary)
 
 
+def _fault(content: object) -> str | None:
+    """What makes `content` no manifest that a job could act on, if anything."""
+    if not isinstance(content, dict):
+        return f"its JSON is {type(content).__name__}, not an object"
+    if content.get("manifest") != MANIFEST_KIND or content.get("version") != MANIFEST_VERSION:
+        return f'its "manifest" and "version" are not "{MANIFEST_KIND}" and {MANIFEST_VERSION}'
+    for name in _TEXT_FIELDS:
+        if not isinstance(content.get(name), str):
+            return f'"{name}" is not a string'
+    if not _JOB_ID.fullmatch(content["job_id"]):
+        return '"job_id" is not 32 hex digits'
+    if not _STAGING_NAME.fullmatch(content["staging"]):
+        return f'"staging" is not a name of the form {STAGING_PREFIX}<32 hex digits>'
+    files = content.get("files")
+    if not isinstance(files, dict):
+        return '"files" is not an object'
+    for name, entry in files.items():
+        if not isinstance(entry, dict):
+            return f'the entry of {name!r} in "files" is not an object'
+        if entry.get("status") not in (PENDING, DONE, FAILED):
+            return f'the entry of {name!r} in "files" has the status {entry.get("status")!r}'
+        for field in _DONE_FIELDS if entry["status"] == DONE else ():
+            if not isinstance(entry.get(field), int):
+                return f'the entry of {name!r} in "files" is done but has no integer "{field}"'
+    return None
+
+
 def read_manifest(url: PathLike) -> ManifestContent:
     """A manifest's contents, from a path or any fsspec URL; raises
-    ValueError for a file that is not one."""
+    ValueError, naming the file, for one that is not a manifest."""
     fs, path = fsspec.core.url_to_fs(os.fspath(url))
-    content: ManifestContent = json.loads(fs.cat_file(path))
-    if content.get("manifest") != MANIFEST_KIND or content.get("version") != MANIFEST_VERSION:
-        raise ValueError(f"{url} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest")
-    return content
+    try:
+        content = json.loads(fs.cat_file(path))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{os.fspath(url)} is not a warpcrypt-dask manifest: it is not JSON ({error})") from None
+    fault = _fault(content)
+    if fault is not None:
+        raise ValueError(f"{os.fspath(url)} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest: {fault}")
+    manifest: ManifestContent = content
+    return manifest
 
 
 class Manifest:
@@ -162,13 +205,14 @@ class Manifest:
     from it are redone by the next run, whose writes replace theirs whole)."""
 
     def __init__(self, fs: fsspec.AbstractFileSystem, path: str, content: ManifestContent,
-                 save_interval: float) -> None:
+                 save_interval: float, existed: bool) -> None:
         # By name: the lazy form's last task pickles the manifest, and the
         # worker that runs it opens the file system with its own settings.
         self.protocol = protocol_of(fs)
         self.path = path
         self.content = content
         self.save_interval = save_interval
+        self.existed = existed  # False for a job's first run: nothing is saved until it is planned
         self._last_save = float("-inf")
 
     @property
@@ -182,9 +226,11 @@ class Manifest:
     @classmethod
     def open(cls, url: str, header: JobHeader, *, save_interval: float = 1.0) -> Manifest:
         """The manifest at `url`, continued if it exists (after checking it
-        belongs to the same job as `header`), else a new one."""
+        belongs to the same job as `header`, and to its output folder), else
+        a new one. Nothing is written."""
         fs, path = fsspec.core.url_to_fs(url)
-        if fs.exists(path):
+        existed = fs.exists(path)
+        if existed:
             content = read_manifest(url)
             for field in _MUST_MATCH:
                 if content.get(field) != header[field]:
@@ -192,6 +238,9 @@ class Manifest:
                         f"{url} records {field} {content.get(field)!r}, this run has {header[field]!r}"
                         + (" (another master key)" if field == "key_check" else "")
                         + ": use another output folder")
+            if content["output_root"] != header["output_root"]:
+                raise ManifestMismatch(f"{url} records the output folder {content['output_root']}, this run writes "
+                                       f"{header['output_root']}: a manifest belongs to one output folder")
             # The job id and the staging folder's name stay the manifest's:
             # the outputs already written derived their keys from the one,
             # and a killed run may have left files in the other.
@@ -199,7 +248,7 @@ class Manifest:
         else:
             content = {"manifest": MANIFEST_KIND, "version": MANIFEST_VERSION, "created": _now(),
                        **header, "files": {}}
-        return cls(fs, path, content, save_interval)
+        return cls(fs, path, content, save_interval, existed)
 
     @property
     def files(self) -> dict[str, FileEntry]:

@@ -5,6 +5,7 @@ key; the worker derives each file's key from the master key it holds
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -12,6 +13,7 @@ import socket
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -20,13 +22,28 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 import warpcrypt
-from warpcrypt.dask._inputs import listed
+from warpcrypt.dask._inputs import listed, stat_stamp, store_errors, url_of
 from warpcrypt.dask._kdf import SEALED_AEADS, derive_plain_file_key, sealed_file_secret
 from warpcrypt.dask._keyring import KeyRef, held_key
 from warpcrypt.dask._manifest import DONE, FAILED, FileEntry
 
 ENCRYPT, DECRYPT = "encrypt", "decrypt"
 SEALED, PLAIN = "sealed", "plain"
+
+# The topic of the scheduler's event log where workers say which files they
+# committed (see _announce). The scheduler keeps a topic's last
+# distributed.admin.low-level-log-length events (1000 by default).
+COMMIT_TOPIC = "warpcrypt-commits"
+# What the manifest credits to the worker that did a file's work
+# (_jobs.py's _credit reads them from the event).
+CREDIT_FIELDS = ("worker", "host", "backend", "seconds", "cpu_bytes", "gpu_bytes")
+# Objects are copied in blocks of this size to a worker's local disk.
+COPY_BLOCK = 8 << 20
+
+
+class InputChanged(warpcrypt.Error):
+    """An input was not what the job listed when a worker read it, or
+    changed while it was read: nothing was written for it."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +61,7 @@ class Settings:
     input_protocol: str  # fsspec's names of the file systems, which each worker opens itself
     output_protocol: str
     staging: str  # a folder of the output tree, on output_fs, that the job removes when it ends
+    run: str  # this run's random id, in its commit events
 
     @property
     def input_fs(self) -> fsspec.AbstractFileSystem:
@@ -68,6 +86,7 @@ class FileTask:
     source: str  # on input_fs
     target: str  # on output_fs
     size: int  # the input's, as listed
+    stamp: str  # the input's stamp as listed (_inputs.Listed), which it must still have when read
     replaces: str | None  # the version of what the target held when the job was planned, if anything
 
 
@@ -103,6 +122,31 @@ def _worker_address() -> str | None:
         return None
 
 
+def _who() -> str:
+    """This process as messages name it: its environment is the one that
+    an object store's credentials come from."""
+    address = _worker_address()
+    host = socket.gethostname()
+    return f"worker {address} on {host}" if address is not None else f"the process {os.getpid()} on {host}"
+
+
+def _announce(settings: Settings, name: str, entry: FileEntry) -> None:
+    """Logs on the scheduler that this worker committed `name`. Should it
+    die before the client has its task's result, the task runs again
+    elsewhere and finds the output committed (_committed_in_this_run): the
+    client then credits the file from this event, not to that worker. The
+    event is lost if the worker dies before its next message to the
+    scheduler (milliseconds); the file is then credited to nobody."""
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+    except ValueError:  # no Dask worker: nobody else can redo the task
+        return
+    worker.log_event(COMMIT_TOPIC, {"run": settings.run, "name": name,
+                                    **{field: entry.get(field) for field in CREDIT_FIELDS}})
+
+
 def _is_local(fs: fsspec.AbstractFileSystem) -> bool:
     return isinstance(fs, LocalFileSystem)
 
@@ -120,6 +164,63 @@ def _local_copy(fs: fsspec.AbstractFileSystem, path: str, scratch: Path, name: s
     local = scratch / name
     fs.get_file(path, str(local))
     return str(local)
+
+
+def _changed(url: str, when: str) -> InputChanged:
+    return InputChanged(f"{url} changed {when} (its size, modification time, inode or status change time, or "
+                        "its ETag, differ): nothing was written for it; run the job again once it is final")
+
+
+def _remote_stamp(fs: fsspec.AbstractFileSystem, path: str) -> str:
+    fs.invalidate_cache(path)
+    return listed(fs.info(path)).stamp
+
+
+@contextlib.contextmanager
+def _input(settings: Settings, task: FileTask, scratch: Path, who: str) -> Iterator[str]:
+    """A local path at which the library reads the input as the job listed
+    it; raises InputChanged where the input differs from the listing, or
+    changed while the library read it.
+
+    A local input is opened once, and the library reads that open file
+    through /proc/self/fd: a file renamed over the path meanwhile is not
+    the one read, and the open file's status before and after the read
+    shows any write to it (within the file system's timestamp resolution:
+    a write in the same clock tick as the file's previous change leaves
+    the times as they were). An object is read through one open file, whose
+    every range request s3fs makes conditional on the ETag it opened (a
+    changed object fails the read), into a local copy; its ETag is compared
+    with the listing's before and after."""
+    fs = settings.input_fs
+    url = url_of(fs, task.source)
+    if _is_local(fs):
+        descriptor = os.open(task.source, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        try:
+            before = stat_stamp(os.fstat(descriptor))
+            if before != task.stamp:
+                raise _changed(url, "since the job listed it")
+            yield f"/proc/self/fd/{descriptor}"
+            if stat_stamp(os.fstat(descriptor)) != before:
+                raise _changed(url, "while it was read")
+        finally:
+            os.close(descriptor)
+        return
+    local = scratch / "input"
+    with store_errors(fs, task.source, who):
+        with fs.open(task.source, "rb") as remote:
+            details = getattr(remote, "details", None) or fs.info(task.source)
+            if listed(details).stamp != task.stamp:
+                raise _changed(url, "since the job listed it")
+            try:
+                with open(local, "wb") as copy:
+                    shutil.copyfileobj(remote, copy, COPY_BLOCK)
+            except OSError:
+                if _remote_stamp(fs, task.source) != task.stamp:
+                    raise _changed(url, "while it was read") from None
+                raise
+        if _remote_stamp(fs, task.source) != task.stamp:
+            raise _changed(url, "while it was read")
+    yield str(local)
 
 
 def _run_one(settings: Settings, task: FileTask, source: str, staged: Path, master_key: bytes,
@@ -196,35 +297,50 @@ def process_file(settings: Settings, task: FileTask, master_key: bytes) -> FileE
     one file system; a local temporary folder otherwise) and committed only
     when whole, so a worker killed mid-file leaves nothing at the output
     path. Failures of this file are returned, not raised, so that they do
-    not stop the other files of the batch."""
+    not stop the other files of the batch. An output this run committed
+    already is kept, and credited to nobody here: the client credits it to
+    the worker that committed it (_announce)."""
     started = time.perf_counter()
-    backend = resolve_backend(settings.backend)
-    entry: FileEntry = {"worker": _worker_address(), "host": socket.gethostname(), "backend": backend}
-    if _is_local(settings.output_fs):
+    who = _who()
+    output_fs = settings.output_fs
+    entry: FileEntry = {}
+    read_at: str | None = None
+    if _is_local(output_fs):
         Path(settings.staging).mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(dir=settings.staging))
     else:
         scratch = Path(tempfile.mkdtemp(prefix="warpcrypt-dask-"))
     try:
-        if _committed_in_this_run(settings.output_fs, task):
-            entry.update({**_committed_details(settings, task, scratch, master_key), "status": DONE, "error": None,
-                          "cpu_bytes": 0, "gpu_bytes": 0})
-        else:
-            source = _local_copy(settings.input_fs, task.source, scratch, "input")
-            # A short name: the library's temporary file adds to it, and the
-            # target's own name may be near the file system's limit.
-            staged = scratch / "output"
-            stats, details = _run_one(settings, task, source, staged, master_key, backend)
-            _commit(settings, staged, task.target)
+        with store_errors(output_fs, task.target, who):
+            committed = _committed_in_this_run(output_fs, task)
+            if committed:
+                entry.update({**_committed_details(settings, task, scratch, master_key), "status": DONE,
+                              "error": None})
+        if not committed:
+            backend = resolve_backend(settings.backend)
+            with _input(settings, task, scratch, who) as source:
+                read_at = source
+                # A short name: the library's temporary file adds to it, and
+                # the target's own name may be near the file system's limit.
+                staged = scratch / "output"
+                stats, details = _run_one(settings, task, source, staged, master_key, backend)
+            with store_errors(output_fs, task.target, who):
+                _commit(settings, staged, task.target)
             entry.update({**details, "status": DONE, "error": None, "output_size": stats.bytes_out,
-                          "backend": stats.backend, "cpu_bytes": stats.cpu_bytes, "gpu_bytes": stats.gpu_bytes})
+                          "worker": _worker_address(), "host": socket.gethostname(), "backend": stats.backend,
+                          "cpu_bytes": stats.cpu_bytes, "gpu_bytes": stats.gpu_bytes,
+                          "seconds": time.perf_counter() - started})
+            _announce(settings, task.name, entry)
     except (warpcrypt.Error, OSError) as error:
         failed_authentication = isinstance(error, (warpcrypt.InvalidTag, warpcrypt.FormatError))
-        entry.update({"status": FAILED, "error": f"{type(error).__name__}: {error}", "output_size": None,
-                      "authentication": "failed" if failed_authentication else None})
+        # The library names the file it opened: for a local input, the
+        # /proc path of the worker's open file, which the input's stands for.
+        reason = str(error) if read_at is None else str(error).replace(read_at, url_of(settings.input_fs, task.source))
+        entry.update({"status": FAILED, "error": f"{type(error).__name__}: {reason}", "output_size": None,
+                      "authentication": "failed" if failed_authentication else None, "worker": _worker_address(),
+                      "host": socket.gethostname(), "seconds": time.perf_counter() - started})
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    entry["seconds"] = time.perf_counter() - started
     return entry
 
 
