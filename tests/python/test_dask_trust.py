@@ -269,3 +269,20 @@ def test_an_edited_staging_name_removes_nothing_outside_the_output_folder(client
     with pytest.raises(ValueError, match="staging"):
         encrypt_files(root, out, key=MASTER_KEY, client=client)
     assert (victim / "keep.txt").read_text() == "precious"
+
+
+def test_a_link_planted_in_the_output_tree_is_not_followed(client, tmp_path):
+    """Someone who may write in the output folder replaces one of its
+    folders by a link to a folder of theirs before a rerun: the file that
+    would go there fails, and nothing is written through the link."""
+    root, out = tmp_path / "in", tmp_path / "out"
+    write_files(root, {"a.bin": 3000, "sub/b.bin": 100}, "planted link")
+    assert encrypt_files(root, out, key=MASTER_KEY, client=client).ok
+    shutil.rmtree(out / "sub")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "sub").symlink_to(elsewhere)
+    report = encrypt_files(root, out, key=MASTER_KEY, client=client)
+    assert list(report.failed) == ["sub/b.bin"] and "is a link or not a folder" in report.failed["sub/b.bin"]
+    assert str(out / "sub") in report.failed["sub/b.bin"]
+    assert list(elsewhere.iterdir()) == []

@@ -6,6 +6,7 @@ key; the worker derives each file's key from the master key it holds
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
 import shutil
@@ -252,8 +253,7 @@ def _commit(settings: Settings, staged: Path, target: str) -> None:
     into place, so that the target never holds part of a file."""
     fs = settings.output_fs
     if _is_local(fs):
-        Path(target).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staged, target)
+        _commit_locally(os.path.dirname(settings.staging), staged, target)
         return
     temporary = f"{settings.staging}/{uuid.uuid4().hex}"
     fs.put_file(str(staged), temporary)
@@ -262,6 +262,33 @@ def _commit(settings: Settings, staged: Path, target: str) -> None:
     finally:
         if fs.exists(temporary):
             fs.rm_file(temporary)
+
+
+def _commit_locally(root: str, staged: Path, target: str) -> None:
+    """Renames `staged` to `target`, under the output folder `root` (where
+    the staging folder lies), through the folders between them opened one by
+    one, created where missing, and never followed where they are links: a
+    link that someone who may write in the output tree put there cannot send
+    an output outside it."""
+    *folders, name = os.path.relpath(target, root).split(os.sep)
+    directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for depth, folder in enumerate(folders, 1):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(folder, dir_fd=directory)
+            try:
+                inner = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory)
+            except OSError as error:
+                if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                path = os.path.join(root, *folders[:depth])
+                raise NotADirectoryError(errno.ENOTDIR, f"{path} is a link or not a folder: a job writes only into "
+                                                        "folders of its output tree, never through links") from None
+            os.close(directory)
+            directory = inner
+        os.replace(staged, name, dst_dir_fd=directory)
+    finally:
+        os.close(directory)
 
 
 def _committed_details(settings: Settings, task: FileTask, scratch: Path, master_key: bytes) -> FileEntry:
