@@ -661,14 +661,21 @@ class CodecPipeline(BatchedCodecPipeline):
         return None
 
     async def decode(self, chunk_bytes_and_specs: Iterable[Any]) -> Iterable[Any]:
-        # Called by a sharding codec for its inner chunks: no position holds
-        # for them, and the codec refuses to work without one.
-        _position.set(None)
-        return await super().decode(chunk_bytes_and_specs)
+        # Called by a sharding codec for its inner chunks: the shard's
+        # position does not hold for them, and the codec refuses to work
+        # without one. Reset within this task, which set it.
+        token = _position.set(None)
+        try:
+            return await super().decode(chunk_bytes_and_specs)
+        finally:
+            _position.reset(token)
 
     async def encode(self, chunk_arrays_and_specs: Iterable[Any]) -> Iterable[Any]:
-        _position.set(None)
-        return await super().encode(chunk_arrays_and_specs)
+        token = _position.set(None)
+        try:
+            return await super().encode(chunk_arrays_and_specs)
+        finally:
+            _position.reset(token)
 
 
 zarr.registry.register_pipeline(CodecPipeline)

@@ -344,6 +344,19 @@ def test_the_aead_inside_a_sharding_codec_is_refused():
                           compressors=[wz.AeadCodec(key_id=KEY_ID)])
 
 
+def test_the_aead_after_a_sharding_codec_seals_whole_shards():
+    store = zarr.storage.MemoryStore()
+    array = zarr.create_array(store, name="a", shape=(8,), chunks=(4,), dtype="i4",
+                              serializer=zarr.codecs.ShardingCodec(chunk_shape=(2,)),
+                              compressors=[wz.AeadCodec(key_id=KEY_ID)])
+    array[:] = np.arange(8)
+    digest = wz.commit(array)
+    assert np.array_equal(array[:], np.arange(8)) and wz.verify(array) == digest
+    raw(store)["a/c/0"] = raw(store)["a/c/1"]
+    with pytest.raises(warpcrypt.InvalidTag, match="'a/c/0' did not authenticate"):
+        array[:]
+
+
 # ---- the interpreter's exit --------------------------------------------------
 
 
