@@ -534,7 +534,8 @@ def encrypt_files(
     The manifest (`manifest`, by default ``<out_dir>.warpcrypt-manifest.json``
     beside the output tree) records every file; a rerun skips the files it
     shows done, and one with another key or cipher is refused
-    (ManifestMismatch). A file that fails is recorded as failed and the
+    (ManifestMismatch), as is a first run into a folder that holds files
+    already: an output folder belongs to one job. A file that fails is recorded as failed and the
     others go on. `client`: the Dask client, by default the current one.
     `task_bytes`: how many bytes of small files one task may carry.
     `progress`: count finished files on stderr. `compute=False`: plan the job
@@ -667,9 +668,12 @@ def decrypt_files(
     progress: bool = False,
     compute: bool = True,
 ) -> JobReport | Delayed:
-    """Decrypts what encrypt_files wrote: the files among `paths` whose names
-    end with the suffix, each to its identifier (the name without the suffix)
-    under `out_dir`. The arguments are encrypt_files'.
+    """Decrypts what encrypt_files wrote: the files among `paths` that the
+    encryption's manifest lists as done, each to its identifier (the name
+    without the suffix) under `out_dir`. The arguments are encrypt_files'.
+    Other files among `paths` are left alone and listed in the report's
+    `strays`; where `paths` is a folder, an output the manifest lists as
+    done but the folder lacks fails as missing.
 
     The encryption's manifest (`source_manifest`, by default the one beside
     the input root) gives the job id every file's key derives from, the
