@@ -1,18 +1,23 @@
 """Encrypted PyTorch checkpoints, sealed on the device each tensor lives on.
 
 :func:`save` seals every tensor of a state_dict with AES-GCM where it is: a
-CUDA tensor on its GPU, before ``torch.save`` copies anything to the host,
-so no plaintext weight crosses PCIe or touches host memory; a CPU tensor on
-the CPU. :func:`load` opens each tensor on the device ``map_location`` puts
-it on, and releases it only once its tag matched.
+CUDA tensor on its GPU, so no plaintext weight crosses PCIe or touches host
+memory; a CPU tensor on the CPU. :func:`load` opens each tensor on the
+device ``map_location`` puts it on, and releases it only once its tag
+matched.
 
-What a checkpoint holds (a ``torch.save`` file, loaded with
-``weights_only=True``): a random 16-byte salt, from which and the caller's
-key HKDF-SHA256 derives this checkpoint's own key, so one key may seal any
-number of checkpoints; then, per tensor, its ciphertext and tag. Tensor
-``i`` of ``n`` is sealed under the nonce ``i`` (12 bytes, big-endian) with
-associated data that binds ``i``, ``n``, its name, dtype and shape: a tensor
-renamed, reshaped, moved to another position or dropped fails to open.
+Nothing in a checkpoint is parsed before it authenticates, and nothing is
+unpickled at all: the file is warpcrypt's own format (``warpcrypt._checkpoint``
+describes it), not a ``torch.save`` file. A fixed 48-byte prefix gives the
+length of a sealed header, at most 16 MiB; the header (the tensors' names,
+dtypes, shapes, devices and lengths, and the state around them: ints,
+floats, strings, lists, tuples and dicts, such as an optimizer's
+``state_dict``) is parsed only once its tag matched, and each tensor's
+length is checked against it, and the file's length against their sum,
+before anything is allocated. Each tensor is sealed with associated data
+that binds the checkpoint's random id, the tensor's position, the count and
+its table entry: a tensor or header moved, dropped, repeated or taken from
+another checkpoint fails to open.
 
 The key never enters the file: keep it in a key manager, not beside the
 checkpoint.
@@ -26,101 +31,117 @@ from typing import Any, Union
 
 import torch  # type: ignore[import-not-found, unused-ignore]
 
-from warpcrypt import _native
-from warpcrypt.aead import AESGCM
-from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag
+from warpcrypt import _checkpoint
+from warpcrypt._checkpoint import Reader, TensorInfo, Writer
+from warpcrypt.exceptions import FormatError, InvalidArgument
 
 __all__ = ["load", "save"]
 
-FORMAT = "warpcrypt-torch-checkpoint"
-VERSION = 1
-_SALT_LEN = 16
-_HKDF_INFO = b"warpcrypt torch checkpoint v1"
-_AEADS = {"aes-128-gcm": 16, "aes-192-gcm": 24, "aes-256-gcm": 32}
+FORMAT = _checkpoint.FORMAT
+VERSION = _checkpoint.VERSION
 
 PathOrFile = Union[str, "os.PathLike[str]", Any]
 
 
 def save(state_dict: Mapping[str, Any], f: PathOrFile, *, key: bytes, aead: str = "aes-256-gcm") -> None:
-    """Seals every tensor of `state_dict` (a mapping of names to tensors, as
-    ``module.state_dict()`` returns) on its own device and writes the result
-    with ``torch.save`` to `f` (a path or a binary file object, such as a
-    :class:`warpcrypt.SealedWriter` for an authenticated file as a whole).
+    """Seals every tensor of `state_dict` on its own device and writes the
+    checkpoint to `f`: a path (written atomically: a temporary file renamed
+    over it when complete) or a binary file object, such as a
+    :class:`warpcrypt.SealedWriter`.
 
+    `state_dict` maps names to tensors, as ``module.state_dict()`` returns,
+    or to None, bool, int, float, str, and lists, tuples and dicts (str or
+    int keys) of those and of tensors, as ``optimizer.state_dict()``
+    returns; anything else raises TypeError before a byte is written.
     `key`: random bytes of the AEAD's key length (32 for the default
-    aes-256-gcm). CUDA work is queued on each device's current stream, which
-    ``torch.save``'s copies then follow.
+    aes-256-gcm). CUDA work runs on each device's current stream.
     """
-    salt = os.urandom(_SALT_LEN)
-    sealer = _checkpoint_aead(key, aead, salt)
-    names = list(state_dict)
-    tensors: dict[str, dict[str, Any]] = {}
-    for index, name in enumerate(names):
-        tensor = state_dict[name]
-        if not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"state_dict[{name!r}] is a {type(tensor).__name__}, not a tensor: warpcrypt.torch "
-                            "seals tensors (seal anything else with SealedWriter and torch.save)")
-        # The tensor's own bytes, contiguous, on its device (a copy only
-        # where it is a strided view); the live model keeps its plaintext.
-        plain = tensor.detach().contiguous()
-        dtype = str(plain.dtype).removeprefix("torch.")
-        ciphertext = torch.empty(plain.numel() * plain.element_size(), dtype=torch.uint8, device=plain.device)
-        tag = torch.empty(sealer.tag_length, dtype=torch.uint8, device=plain.device)
-        sealer.encrypt_into(_nonce(index), plain, _associated_data(index, len(names), name, dtype, plain.shape),
-                            ciphertext, tag=tag)
-        tensors[name] = {"dtype": dtype, "shape": list(plain.shape), "ciphertext": ciphertext, "tag": tag}
-    torch.save({"format": FORMAT, "version": VERSION, "aead": aead,
-                "salt": torch.frombuffer(bytearray(salt), dtype=torch.uint8), "tensors": tensors}, f)
+    _checkpoint.write(f, state_dict, key, aead, _is_tensor, _describe, _seal)
 
 
-def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[str, Any]:
-    """Reads a checkpoint :func:`save` wrote and returns its state_dict,
-    each tensor opened on the device `map_location` maps it to (as
-    ``torch.load``'s; by default the device it was saved from).
+def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[Any, Any]:
+    """Reads a checkpoint :func:`save` wrote and returns its state, each
+    tensor opened on the device `map_location` maps it to (a device, a
+    string, a dict or a function, as ``torch.load``'s; by default the
+    device it was saved from).
 
-    Raises InvalidTag, naming the tensor, unless every tensor authenticates
-    under `key`; FormatError for a file that is no such checkpoint.
+    Raises InvalidTag unless the header and every tensor (named) authenticate
+    under `key`, and FormatError for a file that is not such a checkpoint or
+    whose length differs from what its header lists.
     """
-    saved = torch.load(f, map_location=map_location, weights_only=True)
-    if not isinstance(saved, dict) or saved.get("format") != FORMAT:
-        raise FormatError("not a warpcrypt.torch checkpoint")
-    if saved.get("version") != VERSION:
-        raise FormatError(f"unsupported warpcrypt.torch checkpoint version {saved.get('version')!r}")
-    salt = bytes(saved["salt"].cpu().numpy().tobytes())
-    opener = _checkpoint_aead(key, saved["aead"], salt)
-    entries: dict[str, dict[str, Any]] = saved["tensors"]
-    state: dict[str, Any] = {}
-    for index, (name, entry) in enumerate(entries.items()):
-        dtype = getattr(torch, entry["dtype"], None)
-        if not isinstance(dtype, torch.dtype):
-            raise FormatError(f"tensor {name!r}: unknown dtype {entry['dtype']!r}")
-        ciphertext = entry["ciphertext"]
-        plain = torch.empty(entry["shape"], dtype=dtype, device=ciphertext.device)
-        if plain.numel() * plain.element_size() != ciphertext.numel():
-            raise FormatError(f"tensor {name!r}: the ciphertext's length does not match its dtype and shape")
-        associated_data = _associated_data(index, len(entries), name, entry["dtype"], plain.shape)
-        try:
-            opener.decrypt_into(_nonce(index), ciphertext, associated_data, plain, tag=entry["tag"])
-        except InvalidTag:
-            raise InvalidTag(f"tensor {name!r} did not authenticate: wrong key, or the checkpoint was modified "
-                             "(a tensor changed, renamed, reordered or dropped)") from None
-        state[name] = plain
-    return state
+    return _checkpoint.read(f, key, lambda reader, info: _open(reader, info, map_location))
 
 
-def _checkpoint_aead(key: bytes, aead: str, salt: bytes) -> AESGCM:
-    key_len = _AEADS.get(aead)
-    if key_len is None:
-        raise InvalidArgument(f"unknown checkpoint AEAD {aead!r}: choose from {', '.join(_AEADS)}")
-    if len(key) != key_len:
-        raise InvalidKey(f"{aead} takes a {key_len}-byte key, not {len(key)} bytes")
-    return AESGCM(_native.hkdf("sha256", key, salt, _HKDF_INFO, key_len))
+def _is_tensor(value: object) -> bool:
+    return isinstance(value, torch.Tensor)
 
 
-def _nonce(index: int) -> bytes:
-    return index.to_bytes(12, "big")
+def _describe(index: int, name: str, tensor: Any) -> TensorInfo:
+    dtype = str(tensor.dtype).removeprefix("torch.")
+    if dtype not in _checkpoint.DTYPE_SIZES or tensor.layout != torch.strided or \
+            tensor.device.type not in ("cpu", "cuda"):
+        raise TypeError(f"{name} is a {dtype} tensor of layout {tensor.layout} on {tensor.device}: warpcrypt.torch "
+                        f"saves dense tensors on the CPU or a CUDA device, of dtypes "
+                        f"{', '.join(_checkpoint.DTYPE_SIZES)}")
+    return TensorInfo(index, name, dtype, tuple(tensor.shape), str(tensor.device))
 
 
-def _associated_data(index: int, count: int, name: str, dtype: str, shape: Any) -> bytes:
-    return f"{FORMAT} v{VERSION}\0{index}/{count}\0{name}\0{dtype}\0{tuple(shape)}".encode()
+def _seal(writer: Writer, info: TensorInfo, tensor: Any) -> None:
+    # The tensor's own bytes, contiguous, on its device (a copy only where
+    # it is a strided view); the live model keeps its plaintext. A conjugate
+    # or negative view holds its data unconjugated and unnegated, with a bit
+    # that contiguous() keeps: resolve it into the bytes.
+    plain = tensor.detach().resolve_conj().resolve_neg().contiguous()
+    ciphertext = bytearray(info.nbytes)
+    tag = bytearray(_checkpoint.TAG_LEN)
+    nonce = _checkpoint.nonce(info.index)
+    if plain.device.type == "cuda":
+        sealed = torch.empty(info.nbytes, dtype=torch.uint8, device=plain.device)
+        sealed_tag = torch.empty(_checkpoint.TAG_LEN, dtype=torch.uint8, device=plain.device)
+        writer.aead.encrypt_into(nonce, plain, writer.associated_data(info), sealed, tag=sealed_tag)
+        # Copies on the current stream, after the sealing queued there.
+        _host(ciphertext).copy_(sealed)
+        _host(tag).copy_(sealed_tag)
+    else:
+        writer.aead.encrypt_into(nonce, plain, writer.associated_data(info), ciphertext, tag=tag)
+    writer.write_tensor(info, ciphertext, tag)
 
+
+def _open(reader: Reader, info: TensorInfo, map_location: Any) -> Any:
+    dtype = getattr(torch, info.dtype, None)
+    if not isinstance(dtype, torch.dtype):
+        raise FormatError(f"tensor {info.name!r} is of dtype {info.dtype}, which this PyTorch lacks")
+    device = _device(map_location, info)
+    ciphertext, tag = reader.read_tensor(info)
+    plain = torch.empty(info.shape, dtype=dtype, device=device)
+    if device.type == "cuda":
+        reader.open_into(info, _host(ciphertext).to(device), _host(bytearray(tag)).to(device), plain)
+    else:
+        reader.open_into(info, ciphertext, tag, plain)
+    return plain
+
+
+def _device(map_location: Any, info: TensorInfo) -> Any:
+    """Where tensor `info` opens, as ``torch.load`` would restore it."""
+    if map_location is None:
+        target = torch.device(info.device)
+    elif isinstance(map_location, Mapping):
+        target = torch.device(map_location.get(info.device, info.device))
+    elif callable(map_location):
+        moved = map_location(torch.UntypedStorage(0), info.device)
+        target = torch.device(info.device) if moved is None else moved.device
+    else:
+        target = torch.device(map_location)
+    if target.type not in ("cpu", "cuda"):
+        raise InvalidArgument(f"map_location puts tensor {info.name!r} on {target}: warpcrypt.torch opens tensors "
+                              "on the CPU or a CUDA device")
+    if target.type == "cuda" and not torch.cuda.is_available():
+        raise InvalidArgument(f"tensor {info.name!r} was saved on {info.device} and no CUDA device is available: "
+                              "pass map_location='cpu'")
+    return target
+
+
+def _host(buffer: bytearray) -> Any:
+    """A uint8 CPU tensor over `buffer`'s memory (frombuffer refuses an
+    empty one)."""
+    return torch.frombuffer(buffer, dtype=torch.uint8) if buffer else torch.empty(0, dtype=torch.uint8)
