@@ -72,7 +72,8 @@ run_asan() {
   # The freed-secret scanner is an LD_PRELOAD library, which ASan's runtime
   # refuses to follow; those tests run on the plain build in scripts/test.sh.
   WARPCRYPT_CLI=build-asan/warpcrypt ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    .venv/bin/python -m pytest tests/cli/test_trust.py tests/cli/test_sealed_mutations.py -q -k "not heap"
+    .venv/bin/python -m pytest tests/cli/test_trust.py tests/cli/test_sealed_mutations.py tests/cli/test_age_trust.py \
+      -q -k "not heap"
   report_time "build-asan CLI attack tests" "$start"
 }
 
