@@ -10,6 +10,7 @@ import io
 import os
 import shutil
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -110,8 +111,18 @@ def test_a_failed_key_wrap_raises_and_keeps_an_existing_file(tmp_path):
 
 
 def test_scrypt_that_cannot_allocate_raises():
-    with pytest.raises(MemoryError, match="scrypt cannot allocate"):
-        age.encrypt(b"data", passphrase="correct horse", work_factor=26)
+    # In a child under an address-space limit of 2 GiB, so that factor 24's
+    # 16 GiB cannot be granted whatever the machine's size.
+    code = ("import resource, warpcrypt\n"
+            "from warpcrypt import age\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+            "try:\n"
+            "    age.encrypt(b'data', passphrase='correct horse', work_factor=24)\n"
+            "except MemoryError as error:\n"
+            "    print(type(error).__name__, error)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("OutOfMemory") and "scrypt cannot allocate" in result.stdout, result.stdout
 
 
 def test_paths_and_streams(tmp_path):
