@@ -82,7 +82,7 @@ def cli() -> Path:
 
 
 def _manifest_of(tree_root: Path) -> dict:
-    return read_manifest(f"{tree_root}{MANIFEST_SUFFIX}")
+    return read_manifest(f"{tree_root}{MANIFEST_SUFFIX}", MASTER_KEY)
 
 
 def _small_file_sizes(count: int) -> dict[str, int]:
@@ -702,7 +702,7 @@ def test_command_line_failures_are_one_line_with_exit_status_2(client, small_dat
         assert encrypt_files(root, sealed_dir, key=MASTER_KEY, client=client).ok
         key_file.write_bytes(OTHER_KEY)
         args, expected = ["decrypt", sealed_dir, "-o", tmp_path / "r", "--key-file", key_file,
-                          "--scheduler", scheduler], "was encrypted under another master key"
+                          "--scheduler", scheduler], "under another master key"
     elif case == "missing input":
         args, expected = ["encrypt", root / "nothing", "-o", tmp_path / "r", "--key-file", key_file,
                           "--scheduler", scheduler], "no such file or folder"

@@ -149,7 +149,7 @@ def test_a_worker_killed_mid_job_redoes_no_finished_file(deployment, tmp_path):
     assert tree(out) == outputs  # no staging folder or temporary file left
     headers = sealed_headers(out, outputs)
     assert headers == first_seen  # no committed file was sealed a second time
-    manifest = read_manifest(f"{out}{MANIFEST_SUFFIX}")
+    manifest = read_manifest(f"{out}{MANIFEST_SUFFIX}", MASTER_KEY)
     for name in contents:
         entry = manifest["files"][name]
         assert entry["status"] == "done"

@@ -95,7 +95,7 @@ def test_s3_round_trip_and_the_manifest_beside_the_prefix(client, s3, raw, tmp_p
     assert report.manifest == f"s3://{BUCKET}/sealed{MANIFEST_SUFFIX}"
     # Exactly the outputs under the prefix: no staging keys left, no manifest.
     assert _objects(s3, f"{BUCKET}/sealed") == sorted(f"{name}.wcs" for name in contents)
-    manifest = read_manifest(report.manifest)
+    manifest = read_manifest(report.manifest, MASTER_KEY)
     for name in contents:
         sealed = tmp_path / "copy.wcs"
         s3.get_file(f"{BUCKET}/sealed/{name}.wcs", str(sealed))
@@ -121,7 +121,7 @@ def test_s3_round_trip_and_the_manifest_beside_the_prefix(client, s3, raw, tmp_p
 def test_local_files_to_s3_and_a_glob(client, s3, raw):
     local, contents = raw
     report = encrypt_files(f"{local}/sub/**", f"s3://{BUCKET}/from-local", key=MASTER_KEY, client=client)
-    assert report.ok and sorted(read_manifest(report.manifest)["files"]) == ["b.bin", "deep/c.bin"]
+    assert report.ok and sorted(read_manifest(report.manifest, MASTER_KEY)["files"]) == ["b.bin", "deep/c.bin"]
     assert _objects(s3, f"{BUCKET}/from-local") == ["b.bin.wcs", "deep/c.bin.wcs"]
 
 

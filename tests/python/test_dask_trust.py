@@ -26,6 +26,7 @@ from warpcrypt.dask import (  # noqa: E402
     MANIFEST_SUFFIX,
     KeyFile,
     ManifestMismatch,
+    ManifestNotAuthentic,
     decrypt_files,
     encrypt_files,
     install_key,
@@ -89,7 +90,7 @@ def test_an_input_overwritten_after_listing_fails_that_file(client, tmp_path, ke
     assert list(report.failed) == ["a.bin"], report.summary()
     assert "changed since the job listed it" in report.failed["a.bin"] and str(root / "a.bin") in report.failed["a.bin"]
     assert report.processed == 1 and tree(out) == ["b.bin.wcs"]
-    assert read_manifest(report.manifest)["files"]["a.bin"]["status"] == "failed"
+    assert read_manifest(report.manifest, MASTER_KEY)["files"]["a.bin"]["status"] == "failed"
     # The other file went on, and decrypts to what was listed.
     restored = tmp_path / "restored"
     assert decrypt_files(out, restored, key=MASTER_KEY, client=client).ok
@@ -184,7 +185,7 @@ def test_processed_counts_the_files_done_not_the_failed(client, tmp_path):
     assert list(report.failed) == ["b.bin.wcs"]
     assert report.processed == 2 and sum(w.files for w in report.workers) == 2
     assert report.summary().startswith("decrypt: 2 files") and "1 failed" in report.summary().splitlines()[0]
-    assert read_manifest(report.manifest)["last_run"]["processed"] == 2
+    assert read_manifest(report.manifest, MASTER_KEY)["last_run"]["processed"] == 2
 
 
 # ----------------------------------------------------------------------------
@@ -266,7 +267,8 @@ def test_an_edited_staging_name_removes_nothing_outside_the_output_folder(client
     content = json.loads(manifest.read_text())
     content["staging"] = "../victim"
     manifest.write_text(json.dumps(content))
-    with pytest.raises(ValueError, match="staging"):
+    # Refused by the MAC now, before the name is looked at.
+    with pytest.raises(ManifestNotAuthentic, match="does not authenticate"):
         encrypt_files(root, out, key=MASTER_KEY, client=client)
     assert (victim / "keep.txt").read_text() == "precious"
 
@@ -286,3 +288,185 @@ def test_a_link_planted_in_the_output_tree_is_not_followed(client, tmp_path):
     assert list(report.failed) == ["sub/b.bin"] and "is a link or not a folder" in report.failed["sub/b.bin"]
     assert str(out / "sub") in report.failed["sub/b.bin"]
     assert list(elsewhere.iterdir()) == []
+
+
+# ----------------------------------------------------------------------------
+# The manifest is authenticated as a whole (its MAC)
+# ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sealed_job(client, tmp_path_factory):
+    """A finished encryption under MASTER_KEY, and another one of the same
+    inputs (another job id): each attack edits a copy of the first's
+    manifest."""
+    base = tmp_path_factory.mktemp("mac")
+    root = base / "in"
+    write_files(root, {"a.bin": 3000, "sub/b.bin": 5000, "c.bin": 100}, "manifest mac")
+    assert encrypt_files(root, base / "out", key=MASTER_KEY, client=client).ok
+    assert encrypt_files(root, base / "second", key=MASTER_KEY, client=client).ok
+    return root, base / "out", base / "second"
+
+
+def _copy_job(out: Path, to: Path) -> tuple[Path, dict]:
+    """A copy of the output folder and its manifest under `to`; the copied
+    manifest's path, and its JSON to edit."""
+    shutil.copytree(out, to / "out")
+    manifest = _manifest_path(to / "out")
+    shutil.copy(_manifest_path(out), manifest)
+    return manifest, json.loads(manifest.read_text())
+
+
+def _edit_entries(content: dict, change: str) -> None:
+    if change == "entry removed":
+        del content["files"]["sub/b.bin"]
+    else:
+        content["files"]["planted.bin"] = {**content["files"]["c.bin"], "input": "planted.bin",
+                                           "output": "planted.bin.wcs"}
+
+
+EDITS = {
+    "entry removed": lambda content: _edit_entries(content, "entry removed"),
+    "entry added": lambda content: _edit_entries(content, "entry added"),
+    "job_id": lambda content: content.update(job_id="0" * 32),
+    "cipher": lambda content: content.update(cipher="chacha20-poly1305"),
+    "suffix": lambda content: content.update(suffix=".wcz"),
+    "entry marked failed": lambda content: content["files"]["a.bin"].update(status="failed", error="x"),
+    "output folder": lambda content: content.update(output_root=content["output_root"] + "-elsewhere"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS))
+def test_an_edited_manifest_is_refused_before_anything_is_decrypted(client, sealed_job, tmp_path, capsys, edit):
+    _, out, _ = sealed_job
+    manifest, content = _copy_job(out, tmp_path)
+    EDITS[edit](content)
+    manifest.write_text(json.dumps(content, indent=1))
+    restored = tmp_path / "restored"
+    with pytest.raises(ManifestNotAuthentic, match="does not authenticate") as refused:
+        decrypt_files(tmp_path / "out", restored, key=MASTER_KEY, client=client)
+    assert str(manifest) in str(refused.value)
+    assert not restored.exists() and not _manifest_path(restored).exists()
+    with pytest.raises(ManifestNotAuthentic):
+        read_manifest(manifest, MASTER_KEY)
+    # A rerun of the encryption, and derive-key, refuse it too.
+    with pytest.raises(ManifestNotAuthentic):
+        encrypt_files(sealed_job[0], tmp_path / "out", key=MASTER_KEY, client=client, manifest=manifest)
+    key_file = _key_file(tmp_path / "master.key")
+    status, printed, err = _main(capsys, "derive-key", "a.bin", "--key-file", key_file, "--manifest", manifest)
+    assert status == 2 and printed == "" and err.count("\n") == 1 and "does not authenticate" in err, err
+
+
+def test_a_stripped_or_borrowed_mac_is_refused(client, sealed_job, tmp_path):
+    _, out, second = sealed_job
+    manifest, content = _copy_job(out, tmp_path)
+    del content["mac"]
+    manifest.write_text(json.dumps(content))
+    with pytest.raises(ManifestNotAuthentic, match='no "mac"'):
+        decrypt_files(tmp_path / "out", tmp_path / "r1", key=MASTER_KEY, client=client)
+    # The MAC of another job's manifest, under the same master key.
+    content["mac"] = json.loads(_manifest_path(second).read_text())["mac"]
+    manifest.write_text(json.dumps(content))
+    with pytest.raises(ManifestNotAuthentic, match="does not authenticate"):
+        decrypt_files(tmp_path / "out", tmp_path / "r2", key=MASTER_KEY, client=client)
+    # Another job's whole manifest put in place of this one's.
+    shutil.copy(_manifest_path(second), manifest)
+    report = decrypt_files(tmp_path / "out", tmp_path / "r3", key=MASTER_KEY, client=client)
+    # It authenticates as the other job's, whose keys open none of these files.
+    assert not report.ok and report.processed == 0 and tree(tmp_path / "r3") == []
+
+
+def test_a_manifest_of_another_master_key_is_refused(client, sealed_job, tmp_path):
+    root, _, _ = sealed_job
+    assert encrypt_files(root, tmp_path / "other", key=OTHER_KEY, client=client).ok
+    manifest = _manifest_path(tmp_path / "other")
+    with pytest.raises(ManifestMismatch, match="another master key"):
+        read_manifest(manifest, MASTER_KEY)
+    # Its key check replaced by this key's: the MAC, under the other key, fails.
+    content = json.loads(manifest.read_text())
+    content["key_check"] = read_manifest(_manifest_path(sealed_job[1]), MASTER_KEY)["key_check"]
+    manifest.write_text(json.dumps(content))
+    with pytest.raises(ManifestNotAuthentic, match="does not authenticate"):
+        decrypt_files(tmp_path / "other", tmp_path / "restored", key=MASTER_KEY, client=client)
+    assert not (tmp_path / "restored").exists()
+
+
+def test_a_reformatted_manifest_still_verifies(client, sealed_job, tmp_path):
+    root, out, _ = sealed_job
+    manifest, content = _copy_job(out, tmp_path)
+    # Other indentation, key order reversed: the same content.
+    manifest.write_text(json.dumps(dict(reversed(list(content.items()))), indent=4))
+    assert read_manifest(manifest, MASTER_KEY)["files"] == content["files"]
+    report = decrypt_files(tmp_path / "out", tmp_path / "restored", key=MASTER_KEY, client=client)
+    assert report.ok and report.processed == 3
+    assert (tmp_path / "restored" / "sub" / "b.bin").read_bytes() == (root / "sub" / "b.bin").read_bytes()
+
+
+def test_every_save_re_macs_and_the_summary_shows_the_mac(client, sealed_job, tmp_path):
+    root, _, _ = sealed_job
+    first = encrypt_files(root, tmp_path / "out", key=MASTER_KEY, client=client)
+    manifest = _manifest_path(tmp_path / "out")
+    assert first.manifest_mac == json.loads(manifest.read_text())["mac"]
+    time.sleep(1.1)  # a second later: the rerun's `updated` differs
+    report = encrypt_files(root, tmp_path / "out", key=MASTER_KEY, client=client)
+    assert report.ok and report.skipped == 3
+    saved = read_manifest(manifest, MASTER_KEY)
+    assert saved["mac"] == report.manifest_mac != first.manifest_mac
+    assert f"MAC {report.manifest_mac}" in report.summary()
+
+
+def _as_version_2(manifest: Path) -> dict:
+    """The manifest as the previous version wrote it: no MAC."""
+    content = json.loads(manifest.read_text())
+    del content["mac"]
+    content["version"] = 2
+    manifest.write_text(json.dumps(content, indent=1))
+    return content
+
+
+def test_an_old_manifest_is_refused_unless_trusted_explicitly(client, sealed_job, tmp_path, capsys):
+    root, out, _ = sealed_job
+    manifest, _ = _copy_job(out, tmp_path)
+    _as_version_2(manifest)
+    restored = tmp_path / "restored"
+    key_file = _key_file(tmp_path / "master.key")
+    with pytest.raises(ManifestNotAuthentic, match="version-2 manifest") as refused:
+        decrypt_files(tmp_path / "out", restored, key=MASTER_KEY, client=client)
+    message = str(refused.value)
+    assert str(manifest) in message and "re-encrypt" in message and "trust_unauthenticated_manifest" in message
+    with pytest.raises(ManifestNotAuthentic, match="version-2 manifest"):
+        encrypt_files(root, tmp_path / "out", key=MASTER_KEY, client=client, manifest=manifest)
+    for command in (["decrypt", tmp_path / "out", "-o", restored, "--scheduler", client.scheduler.address],
+                    ["derive-key", "a.bin", "--manifest", manifest]):
+        status, printed, err = _main(capsys, *command, "--key-file", key_file)
+        assert status == 2 and err.count("\n") == 1 and "--trust-unauthenticated-manifest" in err, err
+    assert not restored.exists()
+    # Explicitly trusted: its files decrypt, and its key check still guards against another key.
+    report = decrypt_files(tmp_path / "out", restored, key=MASTER_KEY, client=client,
+                           trust_unauthenticated_manifest=True)
+    assert report.ok and report.processed == 3 and read_manifest(report.manifest, MASTER_KEY)["version"] == 3
+    with pytest.raises(ManifestMismatch, match="another master key"):
+        decrypt_files(tmp_path / "out", tmp_path / "r2", key=OTHER_KEY, client=client,
+                      trust_unauthenticated_manifest=True)
+    status, printed, err = _main(capsys, "decrypt", tmp_path / "out", "-o", tmp_path / "r3", "--key-file", key_file,
+                                 "--scheduler", client.scheduler.address, "--trust-unauthenticated-manifest")
+    assert status == 0 and tree(tmp_path / "r3") == tree(restored), err
+    status, printed, err = _main(capsys, "derive-key", "a.bin", "--key-file", key_file, "--manifest", manifest,
+                                 "--trust-unauthenticated-manifest")
+    assert status == 0 and len(printed.strip()) == 64, err
+
+
+def test_a_manifest_written_part_way_never_verifies(client, sealed_job, tmp_path):
+    """What a crash mid-write could leave if the write were not atomic: a
+    prefix of the new contents, or the old contents with some entries
+    gone. Neither verifies."""
+    _, out, _ = sealed_job
+    manifest, content = _copy_job(out, tmp_path)
+    text = manifest.read_text()
+    manifest.write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match="not JSON"):
+        read_manifest(manifest, MASTER_KEY)
+    del content["files"]["c.bin"]
+    manifest.write_text(json.dumps(content))
+    with pytest.raises(ManifestNotAuthentic):
+        read_manifest(manifest, MASTER_KEY)

@@ -31,8 +31,8 @@ _EXPORTS = {
     "DerivedKey": "_kdf", "derive_chunk_key": "_kdf", "derive_file_key": "_kdf", "hkdf_sha256": "_kdf",
     "key_check_value": "_kdf",
     "InstalledKey": "_keyring", "KeyFile": "_keyring", "KeyNotHeld": "_keyring", "install_key": "_keyring",
-    "MANIFEST_SUFFIX": "_manifest", "ManifestMismatch": "_manifest", "manifest_beside": "_manifest",
-    "read_manifest": "_manifest",
+    "MANIFEST_SUFFIX": "_manifest", "ManifestMismatch": "_manifest", "ManifestNotAuthentic": "_manifest",
+    "manifest_beside": "_manifest", "read_manifest": "_manifest",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -97,6 +97,7 @@ if TYPE_CHECKING:
     from warpcrypt.dask._manifest import (
         MANIFEST_SUFFIX as MANIFEST_SUFFIX,
         ManifestMismatch as ManifestMismatch,
+        ManifestNotAuthentic as ManifestNotAuthentic,
         manifest_beside as manifest_beside,
         read_manifest as read_manifest,
     )

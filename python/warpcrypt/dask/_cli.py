@@ -85,6 +85,12 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true", help="keep Dask's own log messages")
 
 
+def _add_trust_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--trust-unauthenticated-manifest", action="store_true",
+                        help="accept an encryption manifest of version 2, which has no MAC, as it is: only for one "
+                             "you know unchanged")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="warpcrypt-dask",
@@ -104,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_job_arguments(decrypt)
     decrypt.add_argument("--source-manifest",
                          help="the encryption's manifest (default: the one beside the input folder)")
+    _add_trust_argument(decrypt)
 
     derive = commands.add_parser(
         "derive-key", help="one file's derived key, for `warpcrypt open -kfile` or `warpcrypt enc -K -iv`")
@@ -111,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     derive.add_argument("--key-file", required=True, help="the master key file")
     derive.add_argument("--manifest", required=True, help="the encryption's manifest: its job id and cipher")
     derive.add_argument("--out", help="sealed files: write the raw key here (mode 0600) for -kfile")
+    _add_trust_argument(derive)
     return parser
 
 
@@ -158,10 +166,13 @@ def _run_job(args: argparse.Namespace) -> int:
                                    chunk_size=args.chunk_size, **options)
         else:
             report = decrypt_files(paths, args.out, client=client, threads=threads,
-                                   source_manifest=args.source_manifest, **options)
+                                   source_manifest=args.source_manifest,
+                                   trust_unauthenticated_manifest=args.trust_unauthenticated_manifest, **options)
     print(report.summary())
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=1) + "\n")
+        # The MAC is not in to_dict(), which the manifest itself stores.
+        Path(args.json).write_text(json.dumps({**report.to_dict(), "manifest_mac": report.manifest_mac},
+                                              indent=1) + "\n")
     return 0 if report.ok else EXIT_FAILED_FILES
 
 
@@ -170,7 +181,8 @@ def _derive_key(args: argparse.Namespace) -> int:
     from warpcrypt.dask._manifest import ManifestMismatch, read_manifest
 
     master_key = _read_key(args.key_file)
-    manifest = read_manifest(args.manifest)
+    manifest = read_manifest(args.manifest, master_key,
+                             trust_unauthenticated_manifest=args.trust_unauthenticated_manifest)
     cipher = manifest["cipher"]
     if manifest["operation"] != "encrypt" or cipher is None:
         raise ManifestMismatch(f"{args.manifest} records a {manifest['operation']} job: give the encryption's manifest")

@@ -143,7 +143,9 @@ class JobReport:
     failed (by name, with the reason), `bytes` the inputs done in this run;
     `throughput` is that over the run's wall time, in bytes per second.
     `strays`: a decryption's files that the encryption's manifest does not
-    list as done, which it left alone."""
+    list as done, which it left alone. `manifest_mac`: the manifest's MAC as
+    the run saved it; pinned, it tells that manifest from any other, an
+    older one of the same job included."""
 
     operation: str
     manifest: str
@@ -154,6 +156,7 @@ class JobReport:
     seconds: float
     workers: list[WorkerSummary] = field(default_factory=list)
     strays: list[str] = field(default_factory=list)
+    manifest_mac: str = ""
 
     @property
     def ok(self) -> bool:
@@ -183,7 +186,7 @@ class JobReport:
         lines.extend(f"  not in the encryption's manifest, left alone: {name}" for name in self.strays[:STRAYS_SHOWN])
         if len(self.strays) > STRAYS_SHOWN:
             lines.append(f"  not in the encryption's manifest, left alone: {len(self.strays) - STRAYS_SHOWN} more")
-        lines.append(f"  manifest: {self.manifest}")
+        lines.append(f"  manifest: {self.manifest} (MAC {self.manifest_mac})")
         return "\n".join(lines)
 
 
@@ -302,6 +305,7 @@ class _Job:
         )
         self.manifest.content["last_run"] = report.to_dict()
         self.manifest.save()
+        report.manifest_mac = self.manifest.content["mac"]
         return report
 
 
@@ -561,7 +565,7 @@ def encrypt_files(
             "chunk_size": chunk_size if sealed else None, "input_root": url_of(input_fs, input_root),
             "output_root": url_of(output_fs, output_root), "staging": STAGING_PREFIX + new_id().hex(),
         }
-        job_manifest = _open_manifest(manifest_url, header, output_fs, output_root)
+        job_manifest = _open_manifest(manifest_url, header, ref, output_fs, output_root)
         settings = Settings(ENCRYPT, header["format"], name, chunk_size, backend, threads, job_manifest.job_id, ref,
                             protocol_of(input_fs), protocol_of(output_fs),
                             f"{output_root}/{job_manifest.content['staging']}", new_id().hex())
@@ -600,11 +604,12 @@ def _check_one_job(fs: fsspec.AbstractFileSystem, root: str, manifest: Manifest)
         f"its manifest (manifest=, --manifest{default}), or write to a new or empty folder")
 
 
-def _open_manifest(url: str, header: JobHeader, fs: fsspec.AbstractFileSystem, root: str) -> Manifest:
+def _open_manifest(url: str, header: JobHeader, ref: KeyRef, fs: fsspec.AbstractFileSystem,
+                   root: str) -> Manifest:
     """The job's manifest, once the output folder proved to be the job's;
     then the folder is created. A refused job writes nothing."""
     check_bucket(fs, root)
-    manifest = Manifest.open(url, header)
+    manifest = Manifest.open(url, header, ref)
     # A decryption's manifest keeps the job id of the encryption it restores.
     if header["operation"] == DECRYPT and manifest.content["job_id"] != header["job_id"]:
         raise ManifestMismatch(f"{url} records another encryption job: use another output folder")
@@ -620,18 +625,16 @@ def _is_folder(paths: PathsOrGlob) -> bool:
     return bool(fs.isdir(path))
 
 
-def _source_manifest(url: str, key_id: str) -> ManifestContent:
-    """The encryption's manifest, after checking that it was an encryption
-    under this master key."""
+def _source_manifest(url: str, ref: KeyRef, trust_unauthenticated: bool) -> ManifestContent:
+    """The encryption's manifest, after checking its MAC (read_manifest, which
+    refuses another master key) and that it was an encryption."""
     fs, path = fsspec.core.url_to_fs(url)
     if not fs.exists(path):
         raise FileNotFoundError(2, "no encryption manifest here (it gives the job id every file's key derives "
                                    "from): name it with source_manifest= or --source-manifest", url)
-    content = read_manifest(url)
+    content = read_manifest(url, ref, trust_unauthenticated_manifest=trust_unauthenticated)
     if content["operation"] != ENCRYPT:
         raise ManifestMismatch(f"{url} records a {content['operation']} job, not an encryption")
-    if content["key_check"] != key_id:
-        raise ManifestMismatch(f"{url} was encrypted under another master key")
     return content
 
 
@@ -640,17 +643,20 @@ def _source_manifest(url: str, key_id: str) -> ManifestContent:
 def decrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: MasterKey, client: distributed.Client | None = ...,
                   root: PathLike | None = ..., suffix: str | None = ..., source_manifest: PathLike | None = ...,
                   manifest: PathLike | None = ..., backend: str = ..., threads: int = ..., task_bytes: int = ...,
-                  progress: bool = ..., compute: Literal[True] = ...) -> JobReport: ...
+                  progress: bool = ..., trust_unauthenticated_manifest: bool = ...,
+                  compute: Literal[True] = ...) -> JobReport: ...
 @overload
 def decrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: HeldKey, client: distributed.Client | None = ...,
                   root: PathLike | None = ..., suffix: str | None = ..., source_manifest: PathLike | None = ...,
                   manifest: PathLike | None = ..., backend: str = ..., threads: int = ..., task_bytes: int = ...,
-                  progress: bool = ..., compute: Literal[False]) -> Delayed: ...
+                  progress: bool = ..., trust_unauthenticated_manifest: bool = ...,
+                  compute: Literal[False]) -> Delayed: ...
 @overload
 def decrypt_files(paths: PathsOrGlob, out_dir: PathLike, *, key: MasterKey, client: distributed.Client | None = ...,
                   root: PathLike | None = ..., suffix: str | None = ..., source_manifest: PathLike | None = ...,
                   manifest: PathLike | None = ..., backend: str = ..., threads: int = ..., task_bytes: int = ...,
-                  progress: bool = ..., compute: bool) -> JobReport | Delayed: ...
+                  progress: bool = ..., trust_unauthenticated_manifest: bool = ...,
+                  compute: bool) -> JobReport | Delayed: ...
 
 def decrypt_files(
     paths: PathsOrGlob,
@@ -666,6 +672,7 @@ def decrypt_files(
     threads: int = 0,
     task_bytes: int = DEFAULT_TASK_BYTES,
     progress: bool = False,
+    trust_unauthenticated_manifest: bool = False,
     compute: bool = True,
 ) -> JobReport | Delayed:
     """Decrypts what encrypt_files wrote: the files among `paths` that the
@@ -677,7 +684,11 @@ def decrypt_files(
 
     The encryption's manifest (`source_manifest`, by default the one beside
     the input root) gives the job id every file's key derives from, the
-    cipher and the suffix, and refuses a wrong master key before any work.
+    cipher and the suffix, and refuses a wrong master key before any work;
+    its MAC is checked before any of that is used, and one that does not
+    match is refused (ManifestNotAuthentic). A manifest of the previous
+    version, which has no MAC, is refused unless
+    `trust_unauthenticated_manifest` (then nothing proves it unchanged).
     This run's own manifest goes beside `out_dir` (or to `manifest`), so the
     restored tree holds exactly the original files. A sealed file that does
     not authenticate (damaged, truncated, swapped) is recorded as failed with
@@ -691,7 +702,7 @@ def decrypt_files(
         _check_inside(input_fs, input_root, output_fs, output_root)
         source_url = os.fspath(source_manifest) if source_manifest is not None \
             else manifest_beside(url_of(input_fs, input_root))
-        source = _source_manifest(source_url, ref.key_id)
+        source = _source_manifest(source_url, ref, trust_unauthenticated_manifest)
         data_format = source["format"]
         cipher = source["cipher"] if data_format == PLAIN else None
         suffix = suffix or source["suffix"]
@@ -721,7 +732,7 @@ def decrypt_files(
             "input_root": url_of(input_fs, input_root), "output_root": url_of(output_fs, output_root),
             "source_manifest": source_url, "staging": STAGING_PREFIX + new_id().hex(),
         }
-        job_manifest = _open_manifest(manifest_url, header, output_fs, output_root)
+        job_manifest = _open_manifest(manifest_url, header, ref, output_fs, output_root)
         settings = Settings(DECRYPT, data_format, cipher or "", 0, backend, threads, job_manifest.job_id, ref,
                             protocol_of(input_fs), protocol_of(output_fs),
                             f"{output_root}/{job_manifest.content['staging']}", new_id().hex())

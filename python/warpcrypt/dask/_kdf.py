@@ -25,6 +25,8 @@ SEALED_FILE_LABEL = b"warpcrypt-dask v2 sealed file key"
 PLAIN_FILE_LABEL = b"warpcrypt-dask v2 plain file key and iv"
 ARRAY_CHUNK_LABEL = b"warpcrypt-dask v1 array chunk key and nonce"
 KEY_CHECK_LABEL = b"warpcrypt-dask v1 key check"
+MANIFEST_MAC_LABEL = b"warpcrypt-dask v1 manifest mac key"
+MANIFEST_MAC_KEY_LEN = 32  # HMAC-SHA256's output size: no shorter key would do
 
 # The sealed-file format (docs/format.md) takes every AEAD of the library.
 SEALED_AEADS: dict[str, _native.AeadInfo] = {info.name: info for info in _native.aead_infos()}
@@ -87,6 +89,13 @@ def key_check_value(master_key: bytes) -> str:
     """A value that identifies the master key without revealing it (a PRF
     output): the manifest stores it, so a rerun with another key is refused."""
     return hmac.digest(master_key, KEY_CHECK_LABEL, "sha256").hex()
+
+
+def manifest_mac_key(master_key: bytes) -> bytes:
+    """The key of the job manifest's HMAC-SHA256 (_manifest.py): derived
+    apart from every file and chunk key, so that a MAC reveals nothing about
+    them and no file key can forge one."""
+    return hkdf_sha256(check_master_key(master_key), b"", MANIFEST_MAC_LABEL, MANIFEST_MAC_KEY_LEN)
 
 
 def new_id() -> bytes:

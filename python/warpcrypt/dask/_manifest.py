@@ -2,10 +2,15 @@
 the tree holds exactly the job's outputs) that lists every input, its output,
 their sizes and how each ended. The client alone writes it, atomically, as
 results arrive; a rerun reads it to skip finished files. docs/dask.md
-describes its fields."""
+describes its fields.
+
+Its "mac" field, an HMAC-SHA256 under a key derived from the master key,
+covers every other field in canonical JSON; read_manifest checks it before
+any field is used, so a job's manifest is authenticated as a whole."""
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 import re
@@ -18,21 +23,26 @@ from typing import TYPE_CHECKING, Literal, TypedDict
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+import warpcrypt
 from warpcrypt._typing import PathLike
 from warpcrypt.dask._inputs import protocol_of
+from warpcrypt.dask._kdf import check_master_key, key_check_value, manifest_mac_key
 
 if TYPE_CHECKING:
     from warpcrypt.dask._jobs import JobReportDict
+    from warpcrypt.dask._keyring import KeyRef, MasterKey
 
 MANIFEST_SUFFIX = ".warpcrypt-manifest.json"
 STAGING_PREFIX = ".warpcrypt-staging-"
 MANIFEST_KIND = "warpcrypt-dask manifest"
-MANIFEST_VERSION = 2
+MANIFEST_VERSION = 3
+# The version before manifests carried a MAC: read only when the caller
+# vouches for it (trust_unauthenticated_manifest).
+UNAUTHENTICATED_VERSION = 2
 
 # A rerun must agree with the manifest on these, or its outputs would mix
-# two keys or two ciphers in one folder.
-_MUST_MATCH: tuple[Literal["operation", "format", "cipher", "key_check"], ...] = (
-    "operation", "format", "cipher", "key_check")
+# two ciphers in one folder (read_manifest refuses another master key).
+_MUST_MATCH: tuple[Literal["operation", "format", "cipher"], ...] = ("operation", "format", "cipher")
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
 
@@ -99,6 +109,7 @@ class JobHeader(_JobFields, total=False):
     source_manifest: str
     updated: str
     last_run: JobReportDict
+    mac: str  # once saved
 
 
 class ManifestContent(JobHeader):
@@ -113,6 +124,12 @@ class ManifestContent(JobHeader):
 class ManifestMismatch(ValueError):
     """The output folder's manifest belongs to another job: another master
     key, operation or cipher. Use another output folder, or the same key."""
+
+
+class ManifestNotAuthentic(warpcrypt.InvalidTag, ValueError):
+    """A manifest whose MAC does not match its contents under this master key
+    (edited, or its MAC stripped or taken from another manifest), or one of
+    the previous version, which has no MAC. Nothing in it was used."""
 
 
 def manifest_beside(tree: str) -> str:
@@ -157,12 +174,42 @@ def write_atomically(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> N
             fs.rm_file(temporary)
 
 
-def _fault(content: object) -> str | None:
-    """What makes `content` no manifest that a job could act on, if anything."""
+def canonical_json(content: ManifestContent) -> bytes:
+    """What the MAC covers: every field but the MAC itself, as JSON with
+    sorted keys and no whitespace, so that reformatting the file (indentation,
+    key order) keeps it and any change of a value does not. ASCII escapes
+    keep file names that are not valid UTF-8 (surrogate escapes) writable."""
+    covered = {name: value for name, value in content.items() if name != "mac"}
+    return json.dumps(covered, sort_keys=True, separators=(",", ":")).encode("ascii")
+
+
+def manifest_mac(content: ManifestContent, master_key: bytes) -> str:
+    return hmac.digest(manifest_mac_key(master_key), canonical_json(content), "sha256").hex()
+
+
+def _master_key(key: MasterKey | KeyRef) -> bytes:
+    """The master key's bytes, from bytes or from a key this process holds."""
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return check_master_key(bytes(key))
+    # Imported here: _keyring needs distributed, which derive-key does not.
+    from warpcrypt.dask._keyring import held_key, key_ref
+
+    return held_key(key_ref(key))
+
+
+def _kind_fault(content: object) -> str | None:
+    """Why `content` is no manifest of this version or the previous one, if it is not."""
     if not isinstance(content, dict):
         return f"its JSON is {type(content).__name__}, not an object"
-    if content.get("manifest") != MANIFEST_KIND or content.get("version") != MANIFEST_VERSION:
+    if content.get("manifest") != MANIFEST_KIND or content.get("version") not in (MANIFEST_VERSION,
+                                                                                  UNAUTHENTICATED_VERSION):
         return f'its "manifest" and "version" are not "{MANIFEST_KIND}" and {MANIFEST_VERSION}'
+    return None
+
+
+def _fault(content: ManifestContent) -> str | None:
+    """What makes an authenticated `content` no manifest that a job could act
+    on, if anything: a guard against a key holder's malformed manifest."""
     for name in _TEXT_FIELDS:
         if not isinstance(content.get(name), str):
             return f'"{name}" is not a string'
@@ -184,17 +231,53 @@ def _fault(content: object) -> str | None:
     return None
 
 
-def read_manifest(url: PathLike) -> ManifestContent:
-    """A manifest's contents, from a path or any fsspec URL; raises
-    ValueError, naming the file, for one that is not a manifest."""
-    fs, path = fsspec.core.url_to_fs(os.fspath(url))
+def _authenticate(name: str, content: ManifestContent, master_key: bytes) -> None:
+    recorded = content.get("mac")
+    if not isinstance(recorded, str):
+        raise ManifestNotAuthentic(f'{name} has no "mac", which every version-{MANIFEST_VERSION} manifest carries: it '
+                                   "was changed after its job wrote it; use a copy you trust, or re-encrypt")
+    # As bytes: compare_digest takes ASCII strings alone, and JSON may hold any.
+    if not hmac.compare_digest(recorded.encode("utf-8", "surrogatepass"),
+                               manifest_mac(content, master_key).encode()):
+        raise ManifestNotAuthentic(f"{name} does not authenticate under this master key: it was changed after its "
+                                   "job wrote it (a field or entry edited, or its MAC taken from another manifest); "
+                                   "use a copy you trust, or re-encrypt")
+
+
+def read_manifest(url: PathLike, key: MasterKey | KeyRef, *,
+                  trust_unauthenticated_manifest: bool = False) -> ManifestContent:
+    """A manifest's contents, from a path or any fsspec URL, once its MAC
+    proved them written under the master `key` (bytes, an InstalledKey or a
+    KeyFile). Raises ManifestMismatch for a manifest of another master key,
+    ManifestNotAuthentic for one whose MAC does not match, and ValueError for
+    one that is not a manifest, each naming the file.
+
+    A manifest of the previous version (2, before manifests had a MAC) is
+    refused unless `trust_unauthenticated_manifest`: then it is read as it
+    is, its key check alone compared, and nothing proves it unchanged."""
+    name = os.fspath(url)
+    fs, path = fsspec.core.url_to_fs(name)
     try:
         content = json.loads(fs.cat_file(path))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{os.fspath(url)} is not a warpcrypt-dask manifest: it is not JSON ({error})") from None
+        raise ValueError(f"{name} is not a warpcrypt-dask manifest: it is not JSON ({error})") from None
+    fault = _kind_fault(content)
+    if fault is not None:
+        raise ValueError(f"{name} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest: {fault}")
+    if content["version"] == UNAUTHENTICATED_VERSION and not trust_unauthenticated_manifest:
+        raise ManifestNotAuthentic(
+            f"{name} is a version-{UNAUTHENTICATED_VERSION} manifest, written before manifests were authenticated, "
+            "so nothing proves it unchanged: re-encrypt into a new output folder; to decrypt its files first, if you "
+            "know the manifest unchanged, pass trust_unauthenticated_manifest=True (--trust-unauthenticated-manifest)")
+    master_key = _master_key(key)
+    # The key check only names the likely cause: the MAC below decides.
+    if content.get("key_check") != key_check_value(master_key):
+        raise ManifestMismatch(f"{name} was written under another master key than this one")
+    if content["version"] == MANIFEST_VERSION:
+        _authenticate(name, content, master_key)
     fault = _fault(content)
     if fault is not None:
-        raise ValueError(f"{os.fspath(url)} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest: {fault}")
+        raise ValueError(f"{name} is not a version-{MANIFEST_VERSION} warpcrypt-dask manifest: {fault}")
     manifest: ManifestContent = content
     return manifest
 
@@ -204,13 +287,17 @@ class Manifest:
     `save_interval` seconds while results arrive (the files a crash loses
     from it are redone by the next run, whose writes replace theirs whole)."""
 
-    def __init__(self, fs: fsspec.AbstractFileSystem, path: str, content: ManifestContent,
+    def __init__(self, fs: fsspec.AbstractFileSystem, path: str, content: ManifestContent, key: KeyRef,
                  save_interval: float, existed: bool) -> None:
         # By name: the lazy form's last task pickles the manifest, and the
         # worker that runs it opens the file system with its own settings.
         self.protocol = protocol_of(fs)
         self.path = path
         self.content = content
+        # A reference, not the key: the lazy form pickles the manifest, and
+        # whoever saves it (the client, or the worker of the last task)
+        # holds the key itself.
+        self.key = key
         self.save_interval = save_interval
         self.existed = existed  # False for a job's first run: nothing is saved until it is planned
         self._last_save = float("-inf")
@@ -224,20 +311,19 @@ class Manifest:
         return self.fs.unstrip_protocol(self.path) if not isinstance(self.fs, LocalFileSystem) else self.path
 
     @classmethod
-    def open(cls, url: str, header: JobHeader, *, save_interval: float = 1.0) -> Manifest:
-        """The manifest at `url`, continued if it exists (after checking it
-        belongs to the same job as `header`, and to its output folder), else
-        a new one. Nothing is written."""
+    def open(cls, url: str, header: JobHeader, key: KeyRef, *, save_interval: float = 1.0) -> Manifest:
+        """The manifest at `url`, continued if it exists (after checking its
+        MAC under `key`, and that it belongs to the same job as `header` and
+        to its output folder), else a new one. Nothing is written."""
         fs, path = fsspec.core.url_to_fs(url)
         existed = fs.exists(path)
         if existed:
-            content = read_manifest(url)
+            content = read_manifest(url, key)
             for field in _MUST_MATCH:
                 if content.get(field) != header[field]:
                     raise ManifestMismatch(
-                        f"{url} records {field} {content.get(field)!r}, this run has {header[field]!r}"
-                        + (" (another master key)" if field == "key_check" else "")
-                        + ": use another output folder")
+                        f"{url} records {field} {content.get(field)!r}, this run has {header[field]!r}: "
+                        "use another output folder")
             if content["output_root"] != header["output_root"]:
                 raise ManifestMismatch(f"{url} records the output folder {content['output_root']}, this run writes "
                                        f"{header['output_root']}: a manifest belongs to one output folder")
@@ -248,7 +334,7 @@ class Manifest:
         else:
             content = {"manifest": MANIFEST_KIND, "version": MANIFEST_VERSION, "created": _now(),
                        **header, "files": {}}
-        return cls(fs, path, content, save_interval, existed)
+        return cls(fs, path, content, key, save_interval, existed)
 
     @property
     def files(self) -> dict[str, FileEntry]:
@@ -259,7 +345,11 @@ class Manifest:
         return bytes.fromhex(self.content["job_id"])
 
     def save(self) -> None:
+        """Writes the manifest with a MAC of what it holds now: the file is
+        replaced whole (write_atomically), so it holds a MAC and the
+        contents it covers, or the previous pair."""
         self.content["updated"] = _now()
+        self.content["mac"] = manifest_mac(self.content, _master_key(self.key))
         write_atomically(self.fs, self.path, (json.dumps(self.content, indent=1) + "\n").encode())
         self._last_save = time.monotonic()
 
