@@ -5,8 +5,9 @@
 #include <array>
 #include <atomic>
 #include <functional>
+#include <mutex>
+#include <vector>
 
-#include "core/secret_bytes.h"
 #include "backends/cpu/evp_cipher.h"
 #include "core/cpu_budget.h"
 #include "core/thread_pool.h"
@@ -51,14 +52,83 @@ wc_status check_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t tag_len) {
   return WC_ERR_AUTH;
 }
 
+// Contexts keyed once. The template holds OpenSSL's key schedule (and GCM's
+// hash key); a message borrows a keyed context from the idle list, or a copy
+// of the template when every one is in use, sets only its nonce, and gives
+// it back, so no message sets the key again and no two threads share a
+// context. Measured on the 2-core machine, AES-256-GCM, 64 B: 0.16 us a
+// message from the idle list, 0.25 us copying the template per message
+// (EVP_CIPHER_CTX_copy, as pyca/cryptography does), 0.54 us keying each.
+class KeyedContexts {
+ public:
+  // One keyed context and the nonce length it was last set to, which is
+  // set again only when a message's differs.
+  struct Keyed {
+    CtxPtr ctx;
+    size_t nonce_len = 0;
+  };
+
+  // nullptr if OpenSSL refuses the cipher or the key.
+  static std::unique_ptr<KeyedContexts> make(const EVP_CIPHER *evp, std::span<const uint8_t> key) {
+    CtxPtr keyed(EVP_CIPHER_CTX_new());
+    if (!keyed || EVP_CipherInit_ex2(keyed.get(), evp, key.data(), nullptr, 1, nullptr) != 1) return nullptr;
+    return std::unique_ptr<KeyedContexts>(new KeyedContexts(std::move(keyed)));
+  }
+
+  // A keyed context, ready for a message under `nonce`; an empty one if
+  // OpenSSL failed.
+  Keyed take(bool encrypt, std::span<const uint8_t> nonce) const {
+    Keyed keyed = idle_or_copy();
+    EVP_CIPHER_CTX *ctx = keyed.ctx.get();
+    if (ctx == nullptr) return keyed;
+    if (keyed.nonce_len != nonce.size()) {
+      // Set before the nonce itself: OpenSSL reads the nonce with the length it holds then.
+      if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(nonce.size()), nullptr) != 1) return {};
+      keyed.nonce_len = nonce.size();
+    }
+    if (EVP_CipherInit_ex2(ctx, nullptr, nullptr, nonce.data(), encrypt ? 1 : 0, nullptr) != 1) return {};
+    return keyed;
+  }
+
+  // Back to the idle list once its message is done, a failed tag included
+  // (the next nonce starts the context afresh). Callers free a context
+  // OpenSSL failed on instead, whose state nothing vouches for.
+  void give_back(Keyed keyed) const {
+    std::lock_guard lock(mutex_);
+    idle_.push_back(std::move(keyed));
+  }
+
+ private:
+  explicit KeyedContexts(CtxPtr keyed) : template_(std::move(keyed)) {}
+
+  Keyed idle_or_copy() const {
+    {
+      std::lock_guard lock(mutex_);
+      if (!idle_.empty()) {
+        Keyed keyed = std::move(idle_.back());
+        idle_.pop_back();
+        return keyed;
+      }
+    }
+    CtxPtr copy(EVP_CIPHER_CTX_new());
+    if (!copy || EVP_CIPHER_CTX_copy(copy.get(), template_.get()) != 1) return {};
+    return {std::move(copy), static_cast<size_t>(EVP_CIPHER_CTX_get_iv_length(template_.get()))};
+  }
+
+  CtxPtr template_;  // never run: only copied
+  mutable std::mutex mutex_;
+  mutable std::vector<Keyed> idle_;  // at most as many as messages ever ran at once
+};
+
 class EvpAead final : public AeadCipher {
  public:
-  EvpAead(const EVP_CIPHER *evp, std::span<const uint8_t> key, unsigned threads)
-      : evp_(evp), key_(key), threads_(threads) {}
+  EvpAead(std::unique_ptr<KeyedContexts> contexts, unsigned threads)
+      : contexts_(std::move(contexts)), threads_(threads) {}
 
   wc_backend backend() const override { return WC_BACKEND_CPU; }
 
   wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
+    if (messages.size() == 1) return seal_one(messages[0], tag_len);
     std::atomic<wc_status> first_error{WC_OK};
     for_each_message(messages.size(), [&](size_t i) {
       const wc_status status = seal_one(messages[i], tag_len);
@@ -69,39 +139,48 @@ class EvpAead final : public AeadCipher {
   }
 
   wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
-    for_each_message(messages.size(), [&](size_t i) { results[i] = open_one(messages[i], tag_len); });
+    if (messages.size() == 1) {
+      results[0] = open_one(messages[0], tag_len);
+    } else {
+      for_each_message(messages.size(), [&](size_t i) { results[i] = open_one(messages[i], tag_len); });
+    }
     return combined_open_status({results, messages.size()});
   }
 
  private:
-  // A single message runs on the calling thread; a batch on the pool, one
-  // message per task (EVP's GCM and ChaCha20-Poly1305 are sequential).
+  // A batch on the pool, one message per task (EVP's GCM and
+  // ChaCha20-Poly1305 are sequential); a single message skips the pool, on
+  // the calling thread.
   void for_each_message(size_t count, const std::function<void(size_t)> &task) const {
     const unsigned workers = threads_ == 0 ? usable_cpus() : threads_;
     ThreadPool::instance().parallel_for(count, workers, task);
   }
 
-  std::span<const uint8_t> key() const { return {key_.data(), key_.size()}; }
-
   wc_status seal_one(const wc_aead_message &m, size_t tag_len) const {
-    const CtxPtr ctx = start_message(evp_, true, key(), {m.nonce, m.nonce_len});
-    if (!ctx) return WC_ERR_CRYPTO_LIBRARY;
-    const bool ok = update_all(ctx.get(), m.aad, nullptr, m.aad_len) && update_all(ctx.get(), m.in, m.out, m.len) &&
-                    write_tag(ctx.get(), m.tag, tag_len);
-    return ok ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
+    KeyedContexts::Keyed keyed = contexts_->take(true, {m.nonce, m.nonce_len});
+    EVP_CIPHER_CTX *ctx = keyed.ctx.get();
+    if (ctx == nullptr) return WC_ERR_CRYPTO_LIBRARY;
+    if (!update_all(ctx, m.aad, nullptr, m.aad_len) || !update_all(ctx, m.in, m.out, m.len) ||
+        !write_tag(ctx, m.tag, tag_len)) {
+      return WC_ERR_CRYPTO_LIBRARY;
+    }
+    contexts_->give_back(std::move(keyed));
+    return WC_OK;
   }
 
   wc_status open_one(const wc_aead_message &m, size_t tag_len) const {
-    const CtxPtr ctx = start_message(evp_, false, key(), {m.nonce, m.nonce_len});
-    if (!ctx) return WC_ERR_CRYPTO_LIBRARY;
-    if (!update_all(ctx.get(), m.aad, nullptr, m.aad_len) || !update_all(ctx.get(), m.in, m.out, m.len)) {
+    KeyedContexts::Keyed keyed = contexts_->take(false, {m.nonce, m.nonce_len});
+    EVP_CIPHER_CTX *ctx = keyed.ctx.get();
+    if (ctx == nullptr) return WC_ERR_CRYPTO_LIBRARY;
+    if (!update_all(ctx, m.aad, nullptr, m.aad_len) || !update_all(ctx, m.in, m.out, m.len)) {
       return WC_ERR_CRYPTO_LIBRARY;
     }
-    return check_tag(ctx.get(), m.tag, tag_len);
+    const wc_status status = check_tag(ctx, m.tag, tag_len);
+    if (status == WC_OK || status == WC_ERR_AUTH) contexts_->give_back(std::move(keyed));
+    return status;
   }
 
-  const EVP_CIPHER *evp_;
-  SecretBytes key_;
+  std::unique_ptr<KeyedContexts> contexts_;
   unsigned threads_;
 };
 
@@ -129,7 +208,9 @@ class EvpAeadStream final : public AeadStream {
 std::unique_ptr<AeadCipher> make_evp_aead(const wc_aead &aead, std::span<const uint8_t> key, unsigned threads) {
   const EVP_CIPHER *evp = fetch_evp_cipher(aead.openssl_name);
   if (evp == nullptr) return nullptr;
-  return std::make_unique<EvpAead>(evp, key, threads);
+  std::unique_ptr<KeyedContexts> contexts = KeyedContexts::make(evp, key);
+  if (!contexts) return nullptr;
+  return std::make_unique<EvpAead>(std::move(contexts), threads);
 }
 
 std::unique_ptr<AeadStream> make_evp_aead_stream(const wc_aead &aead, wc_direction direction,

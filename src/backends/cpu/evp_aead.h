@@ -1,5 +1,5 @@
-// AES-GCM and ChaCha20-Poly1305 through OpenSSL's EVP interface: one message
-// per thread, a batch spread over the thread pool.
+// AES-GCM and ChaCha20-Poly1305 through OpenSSL's EVP interface, keyed once
+// per key: one message per thread, a batch spread over the thread pool.
 #pragma once
 
 #include <memory>
