@@ -1,12 +1,16 @@
-// warpcrypt.aead's native half. Host memory goes to the library's one-shot
-// and batch calls (wc_aead_seal, wc_aead_open_batch, ...), GPU arrays to its
-// device-pointer calls, queued on the caller's stream as crypt_into queues
-// the ciphers. A tag is either attached after the ciphertext, as
-// pyca/cryptography lays it out, or detached in an array of its own.
+// warpcrypt.aead's native half. Host memory goes to a wc_aead_key made once
+// per object (wc_aead_key_seal, wc_aead_key_open), GPU arrays to the
+// library's device-pointer calls, queued on the caller's stream as
+// crypt_into queues the ciphers. A tag is either attached after the
+// ciphertext, as pyca/cryptography lays it out, or detached in an array of
+// its own. encrypt() and decrypt() on bytes, bytearray and memoryview take a
+// short path past the general views; the library checks their arguments,
+// and only a call it refuses is looked at again to say why.
 #include "aead.h"
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -58,12 +62,74 @@ nb::bytes new_bytes(size_t size) {
   return nb::steal<nb::bytes>(object);
 }
 
+// A bytes object made by new_bytes, to be filled before anyone else sees it.
+uint8_t *bytes_data(const nb::bytes &bytes) { return reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(bytes.ptr())); }
+
 // The _into calls take None for buf only to say so in these words.
 void require_buf(nb::handle buf) {
   if (!given(buf)) throw nb::type_error("buf must be a writable buffer or array, not None");
 }
 
 wc_cuda_stream as_stream(uintptr_t handle) { return reinterpret_cast<wc_cuda_stream>(handle); }
+
+// pyca/cryptography's encrypt() refuses more (its int32 lengths), and code
+// may rely on its OverflowError.
+constexpr size_t kPycaMaxLen = 0x7fffffff;
+
+void refuse_over_pyca_limit(size_t data_len, size_t aad_len) {
+  if (data_len > kPycaMaxLen || aad_len > kPycaMaxLen) {
+    PyErr_SetString(PyExc_OverflowError, "Data or associated data too long. Max 2**31 - 1 bytes");
+    throw nb::python_error();
+  }
+}
+
+// A message from this many bytes on runs with the GIL released. Below it,
+// releasing and retaking the GIL costs more than other threads would gain
+// (pyca/cryptography never releases it): measured on the 2-core machine,
+// see docs/performance.md.
+constexpr size_t kReleaseGilFrom = 16 * 1024;
+
+// A bytes, bytearray or C-contiguous memoryview, read in place: the common
+// arguments of encrypt() and decrypt(), which skip the general views
+// (arrays, DLPack, GPU memory). A bytearray stays exported, so that it cannot
+// be resized, while this is alive.
+class PlainBytes {
+ public:
+  PlainBytes() = default;
+  ~PlainBytes() {
+    if (exported_) PyBuffer_Release(&buffer_);
+  }
+  PlainBytes(const PlainBytes &) = delete;
+  PlainBytes &operator=(const PlainBytes &) = delete;
+
+  // False for anything else, which the general path takes.
+  bool read(nb::handle object) {
+    PyObject *o = object.ptr();
+    if (PyBytes_CheckExact(o)) {
+      data_ = reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(o));
+      size_ = static_cast<size_t>(PyBytes_GET_SIZE(o));
+      return true;
+    }
+    if (!PyByteArray_CheckExact(o) && !PyMemoryView_Check(o)) return false;
+    if (PyObject_GetBuffer(o, &buffer_, PyBUF_SIMPLE) != 0) {
+      PyErr_Clear();  // not contiguous, or released: the general path says so
+      return false;
+    }
+    exported_ = true;
+    data_ = static_cast<const uint8_t *>(buffer_.buf);
+    size_ = static_cast<size_t>(buffer_.len);
+    return true;
+  }
+
+  const uint8_t *data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  Py_buffer buffer_{};
+  bool exported_ = false;
+  const uint8_t *data_ = nullptr;
+  size_t size_ = 0;
+};
 
 // What one call works on: the caller's objects, exported for the call's
 // length.
@@ -151,6 +217,7 @@ class Call {
 // bytes object; without tag the tag is attached after the ciphertext.
 struct MessageArgs {
   nb::handle nonce, data, aad, buf, tag;
+  bool pyca_limits = false;  // encrypt(): pyca/cryptography's OverflowError
 };
 
 // One message, ready for the library.
@@ -220,6 +287,15 @@ class Aead {
     }
     key_.assign(key_view.data(), key_view.data() + key_view.size());
     options_ = make_options(backend, threads);
+    // auto and hybrid run host memory on the CPU, and a CPU key starts no
+    // CUDA; GPU arrays go to the device calls, which take the key bytes.
+    wc_options host_options = options_;
+    if (host_options.backend != WC_BACKEND_GPU) host_options.backend = WC_BACKEND_CPU;
+    wc_aead_key *made = nullptr;
+    // A key the backend cannot make now (gpu without a device) is not an
+    // error until a call needs it, as before keys: the call reports it.
+    host_key_status_ = wc_aead_key_new(&made, &host_options, aead_, key_view.data(), key_view.size());
+    host_key_.reset(made);
   }
   ~Aead() { wc_memzero(key_.data(), key_.size()); }
   Aead(const Aead &) = delete;
@@ -229,15 +305,39 @@ class Aead {
   size_t tag_len() const { return tag_len_; }
 
   nb::bytes seal(nb::handle nonce, nb::handle data, nb::handle aad, nb::handle resolver) const {
+    const MessageArgs args{nonce, data, aad, {}, {}, true};
+    PlainBytes n, d, a;
+    if (n.read(nonce) && d.read(data) && (aad.is_none() || a.read(aad))) {
+      refuse_over_pyca_limit(d.size(), a.size());
+      nb::bytes result = new_bytes(d.size() + tag_len_);
+      uint8_t *out = bytes_data(result);
+      const wc_aead_message m{out, d.data(), d.size(), n.data(), n.size(), a.data(), a.size(), out + d.size()};
+      const wc_status status = on_host(Way::seal, m);
+      if (status != WC_OK) explain(Way::seal, args, resolver, status);
+      return result;
+    }
     Call call(std::nullopt, resolver);
-    const Message message = prepare(call, Way::seal, {nonce, data, aad, {}, {}}, std::nullopt);
+    const Message message = prepare(call, Way::seal, args, std::nullopt);
     seal_one(call, message);
     return nb::borrow<nb::bytes>(message.result);
   }
 
   nb::bytes open(nb::handle nonce, nb::handle data, nb::handle aad, nb::handle resolver) const {
+    const MessageArgs args{nonce, data, aad, {}, {}};
+    PlainBytes n, d, a;
+    if (n.read(nonce) && d.read(data) && (aad.is_none() || a.read(aad))) {
+      // Shorter than its tag: prepare() finds it, after the nonce's checks.
+      if (d.size() < tag_len_) explain(Way::open, args, resolver, WC_ERR_AUTH);
+      const size_t len = d.size() - tag_len_;
+      nb::bytes result = new_bytes(len);
+      const wc_aead_message m{bytes_data(result), d.data(), len, n.data(), n.size(), a.data(), a.size(),
+                              const_cast<uint8_t *>(d.data() + len)};
+      const wc_status status = on_host(Way::open, m);
+      if (status != WC_OK) explain(Way::open, args, resolver, status);
+      return result;
+    }
     Call call(std::nullopt, resolver);
-    const Message message = prepare(call, Way::open, {nonce, data, aad, {}, {}}, std::nullopt);
+    const Message message = prepare(call, Way::open, args, std::nullopt);
     open_one(call, message, nullptr);
     return nb::borrow<nb::bytes>(message.result);
   }
@@ -273,7 +373,7 @@ class Aead {
     wc_status status;
     if (!where.on_device) {
       nb::gil_scoped_release unlocked;
-      status = wc_aead_seal_batch(&options_, aead_, all.data(), all.size(), tag_len_, key_.data(), key_.size());
+      status = host_key_ ? wc_aead_key_seal(host_key_.get(), all.data(), all.size(), tag_len_) : host_key_status_;
     } else {
       const DeviceScope scope(where.device);
       const uintptr_t handle = call.stream();
@@ -352,6 +452,7 @@ class Aead {
       }
       len -= tag_len_;
     }
+    if (args.pyca_limits) refuse_over_pyca_limit(len, aad_len);
     if (len > wc_aead_max_message_len(aead_)) {
       throw Failure(WC_ERR_RANGE, in_role + " holds " + std::to_string(len) + " bytes; " + name() +
                                       " seals at most " + std::to_string(wc_aead_max_message_len(aead_)) +
@@ -376,7 +477,7 @@ class Aead {
       out_data = out->data();
     } else {
       message.result = new_bytes(room);
-      out_data = reinterpret_cast<uint8_t *>(PyBytes_AsString(message.result.ptr()));
+      out_data = bytes_data(nb::borrow<nb::bytes>(message.result));
     }
     uint8_t *tag_data = tag != nullptr ? tag->data() : way == Way::seal ? out_data + len : in.data() + len;
     message.c = {out_data, in.data(), len, nonce, nonce_len, aad, aad_len, tag_data};
@@ -494,15 +595,40 @@ class Aead {
     fail(status);
   }
 
+  // One message in host memory, on the key; the GIL is kept for a short
+  // one. WC_ERR_AUTH for a failed tag.
+  wc_status on_host(Way way, const wc_aead_message &m) const {
+    if (!host_key_) return host_key_status_;
+    const auto run = [&] {
+      wc_status result = WC_OK;
+      return way == Way::seal ? wc_aead_key_seal(host_key_.get(), &m, 1, tag_len_)
+                              : wc_aead_key_open(host_key_.get(), &result, &m, 1, tag_len_);
+    };
+    if (m.len < kReleaseGilFrom) return run();
+    nb::gil_scoped_release unlocked;
+    return run();
+  }
+
+  // Raises for a call of the short path that the library refused: the
+  // message is looked at as the general path does, to name what was wrong.
+  [[noreturn]] void explain(Way way, const MessageArgs &args, nb::handle resolver, wc_status status) const {
+    Call call(std::nullopt, resolver);
+    const Message message = prepare(call, way, args, std::nullopt);
+    if (message.too_short) refuse_too_short();
+    fail_call(status, way, &message, 1, false, nullptr);
+  }
+
+  [[noreturn]] void refuse_too_short() const {
+    throw Failure(WC_ERR_AUTH,
+                  "authentication failed: the data is shorter than its " + std::to_string(tag_len_) + "-byte tag");
+  }
+
   void seal_one(Call &call, const Message &message) const {
     const Call::Placement where = call.settle();
     const wc_aead_message &m = message.c;
     wc_status status;
     if (!where.on_device) {
-      size_t written = 0;
-      nb::gil_scoped_release unlocked;
-      status = wc_aead_seal(&options_, aead_, m.out, m.len, &written, m.tag, tag_len_, key_.data(), key_.size(),
-                            m.nonce, m.nonce_len, m.aad, m.aad_len, m.in, m.len);
+      status = on_host(Way::seal, m);
     } else {
       const DeviceScope scope(where.device);
       const uintptr_t handle = call.stream();
@@ -517,20 +643,12 @@ class Aead {
   // Raises InvalidTag for a failed tag. On the GPU without `verdicts`, that
   // means waiting for the stream; with them, the call returns once queued.
   void open_one(Call &call, const Message &message, const View *verdicts) const {
-    if (message.too_short) {
-      throw Failure(WC_ERR_AUTH, "authentication failed: the data is shorter than its " + std::to_string(tag_len_) +
-                                     "-byte tag");
-    }
+    if (message.too_short) refuse_too_short();
     const Call::Placement where = call.settle();
     const wc_aead_message &m = message.c;
     wc_status status;
     if (!where.on_device) {
-      size_t written = 0;
-      {
-        nb::gil_scoped_release unlocked;
-        status = wc_aead_open(&options_, aead_, m.out, m.len, &written, key_.data(), key_.size(), m.nonce,
-                              m.nonce_len, m.aad, m.aad_len, m.in, m.len, m.tag, tag_len_);
-      }
+      status = on_host(Way::open, m);
       if (status != WC_OK) fail_call(status, Way::open, &message, 1, false, nullptr);
       return;
     }
@@ -558,8 +676,9 @@ class Aead {
     {
       nb::gil_scoped_release unlocked;
       status = for_each_run(batch, [&](size_t first, size_t count) {
-        return wc_aead_open_batch(&options_, aead_, results.data() + first, all.data() + first, count, tag_len_,
-                                  key_.data(), key_.size());
+        return host_key_ ? wc_aead_key_open(host_key_.get(), results.data() + first, all.data() + first, count,
+                                            tag_len_)
+                         : host_key_status_;
       });
     }
     if (status != WC_OK && status != WC_ERR_AUTH) {
@@ -602,10 +721,18 @@ class Aead {
     return failed;
   }
 
+  struct KeyFree {
+    void operator()(wc_aead_key *key) const { wc_aead_key_free(key); }
+  };
+
   const wc_aead *aead_;
   size_t tag_len_;
+  // The key bytes, for the device calls on GPU arrays alone: host memory
+  // runs on host_key_.
   std::vector<uint8_t> key_;
   wc_options options_{};
+  std::unique_ptr<wc_aead_key, KeyFree> host_key_;  // wiped by wc_aead_key_free
+  wc_status host_key_status_ = WC_OK;               // why host_key_ is null, where it is
 };
 
 }  // namespace

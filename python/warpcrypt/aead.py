@@ -37,8 +37,6 @@ from warpcrypt.exceptions import InvalidKey, InvalidTag
 __all__ = ["AESGCM", "ChaCha20Poly1305", "BatchInvalidTag"]
 
 _INFOS: dict[str, _native.AeadInfo] = {info.name: info for info in _native.aead_infos()}
-# pyca/cryptography's encrypt() refuses more (its int32 lengths); code may rely on the OverflowError.
-_PYCA_MAX_LEN = 2**31 - 1
 
 
 class BatchInvalidTag(InvalidTag):
@@ -61,18 +59,6 @@ def _byte_size(value: object, what: str) -> int:
         return memoryview(value).nbytes  # type: ignore[arg-type]
     except TypeError:
         raise TypeError(f"{what} must be bytes-like, not {type(value).__name__}") from None
-
-
-def _nbytes(value: object) -> int:
-    """The bytes an array or buffer holds; 0 for anything else, which the
-    extension then refuses with its own message."""
-    nbytes = getattr(value, "nbytes", None)
-    if isinstance(nbytes, int):
-        return nbytes
-    try:
-        return memoryview(value).nbytes  # type: ignore[arg-type]
-    except TypeError:
-        return 0
 
 
 def _list_or_none(items: Sequence[object] | None) -> list[object] | None:
@@ -98,8 +84,7 @@ class _AEAD:
         empty. As pyca/cryptography, data or associated data longer than
         2**31 - 1 bytes raises OverflowError (``encrypt_into`` takes up to
         the AEAD's limit)."""
-        if _nbytes(data) > _PYCA_MAX_LEN or _nbytes(associated_data) > _PYCA_MAX_LEN:
-            raise OverflowError("Data or associated data too long. Max 2**31 - 1 bytes")
+        # The extension checks every argument, the lengths included.
         return self._aead.seal(nonce, data, associated_data, _streams.current)
 
     def decrypt(self, nonce: bytes, data: object, associated_data: bytes | None) -> bytes:
