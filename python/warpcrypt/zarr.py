@@ -661,9 +661,13 @@ class CodecPipeline(BatchedCodecPipeline):
         return None
 
     async def decode(self, chunk_bytes_and_specs: Iterable[Any]) -> Iterable[Any]:
-        # Called by a sharding codec for its inner chunks: the shard's
-        # position does not hold for them, and the codec refuses to work
-        # without one. Reset within this task, which set it.
+        # A pipeline without an array is a sharding codec's, called for its
+        # inner chunks: the shard's position does not hold for them, and the
+        # codec refuses to work without one. Reset within this task, which
+        # set it. The array's own pipeline keeps it: zarr 3.2 and later run
+        # its writes and reads through these methods too.
+        if self.array is not None:
+            return await super().decode(chunk_bytes_and_specs)
         token = _position.set(None)
         try:
             return await super().decode(chunk_bytes_and_specs)
@@ -671,6 +675,8 @@ class CodecPipeline(BatchedCodecPipeline):
             _position.reset(token)
 
     async def encode(self, chunk_arrays_and_specs: Iterable[Any]) -> Iterable[Any]:
+        if self.array is not None:
+            return await super().encode(chunk_arrays_and_specs)
         token = _position.set(None)
         try:
             return await super().encode(chunk_arrays_and_specs)
