@@ -2,11 +2,12 @@
 """Per-call latency of warpcrypt.aead against pyca/cryptography, side by side.
 
 AESGCM (AES-256) and ChaCha20Poly1305, encrypt and decrypt, with 12-byte
-nonces and 16 bytes of associated data, in the same process. Each cell is the
-median over --repeats of the mean time per call of a timeit loop sized to run
-about --target seconds; warpcrypt and pyca are timed in turns, so that a
-neighbour's load falls on both. A benchmark, not a test: it asserts nothing
-beyond both libraries giving the same bytes.
+nonces and 16 bytes of associated data, in the same process. A round times
+--repeats timeit loops, each sized to run about --target seconds, and keeps
+the median time per call; warpcrypt and pyca take three rounds each, in
+turns, so that a neighbour's load falls on both, and each cell is the median
+of its three. A benchmark, not a test: it asserts nothing beyond both
+libraries giving the same bytes.
 
     .venv/bin/python bench/python_aead_bench.py [--json out.json]
 """
@@ -20,6 +21,7 @@ import os
 import platform
 import statistics
 import timeit
+from collections.abc import Callable
 
 from cryptography.hazmat.primitives.ciphers import aead as pyca_aead
 
@@ -30,7 +32,7 @@ SIZES = {"64 B": 64, "1 KiB": 1024, "16 KiB": 16 * 1024, "1 MiB": 1024 * 1024}
 CONSTRUCTIONS = {"AESGCM": 32, "ChaCha20Poly1305": 32}
 
 
-def per_call(fn, target: float, repeats: int) -> float:
+def per_call(fn: Callable[[], object], target: float, repeats: int) -> float:
     """Median seconds per call of `fn` over `repeats` loops of about `target` s."""
     number, _ = timeit.Timer(fn).autorange()
     elapsed = timeit.Timer(fn).timeit(number)
@@ -70,7 +72,7 @@ def measure(target: float, repeats: int, sizes: dict[str, int]) -> list[dict[str
 def print_table(rows: list[dict[str, object]]) -> None:
     print(f"{'aead':<17} {'call':<8} {'size':>7} {'warpcrypt µs':>13} {'pyca µs':>10} {'warp/pyca':>10}")
     for row in rows:
-        ratio = row["warpcrypt_us"] / row["pyca_us"]  # type: ignore[operator]
+        ratio = float(row["warpcrypt_us"]) / float(row["pyca_us"])  # type: ignore[arg-type]
         print(f"{row['aead']:<17} {row['direction']:<8} {row['label']:>7} {row['warpcrypt_us']:>13.2f} "
               f"{row['pyca_us']:>10.2f} {ratio:>10.2f}")
 
