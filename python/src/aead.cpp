@@ -56,14 +56,6 @@ std::string role(const char *single, const char *batch, std::optional<size_t> in
   return index ? std::string(batch) + "[" + std::to_string(*index) + "]" : std::string(single);
 }
 
-nb::bytes new_bytes(size_t size) {
-  PyObject *object = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
-  if (object == nullptr) throw nb::python_error();
-  return nb::steal<nb::bytes>(object);
-}
-
-// A bytes object made by new_bytes, to be filled before anyone else sees it.
-uint8_t *bytes_data(const nb::bytes &bytes) { return reinterpret_cast<uint8_t *>(PyBytes_AS_STRING(bytes.ptr())); }
 
 // The _into calls take None for buf only to say so in these words.
 void require_buf(nb::handle buf) {
@@ -106,8 +98,11 @@ class PlainBytes {
   bool read(nb::handle object) {
     PyObject *o = object.ptr();
     if (PyBytes_CheckExact(o)) {
-      data_ = reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(o));
-      size_ = static_cast<size_t>(PyBytes_GET_SIZE(o));
+      char *data = nullptr;
+      Py_ssize_t size = 0;
+      PyBytes_AsStringAndSize(o, &data, &size);  // cannot fail on bytes; the stable ABI's call
+      data_ = reinterpret_cast<const uint8_t *>(data);
+      size_ = static_cast<size_t>(size);
       return true;
     }
     if (!PyByteArray_CheckExact(o) && !PyMemoryView_Check(o)) return false;
@@ -309,7 +304,7 @@ class Aead {
     PlainBytes n, d, a;
     if (n.read(nonce) && d.read(data) && (aad.is_none() || a.read(aad))) {
       refuse_over_pyca_limit(d.size(), a.size());
-      nb::bytes result = new_bytes(d.size() + tag_len_);
+      nb::bytes result = uninitialized_bytes(d.size() + tag_len_);
       uint8_t *out = bytes_data(result);
       const wc_aead_message m{out, d.data(), d.size(), n.data(), n.size(), a.data(), a.size(), out + d.size()};
       const wc_status status = on_host(Way::seal, m);
@@ -329,7 +324,7 @@ class Aead {
       // Shorter than its tag: prepare() finds it, after the nonce's checks.
       if (d.size() < tag_len_) explain(Way::open, args, resolver, WC_ERR_AUTH);
       const size_t len = d.size() - tag_len_;
-      nb::bytes result = new_bytes(len);
+      nb::bytes result = uninitialized_bytes(len);
       const wc_aead_message m{bytes_data(result), d.data(), len, n.data(), n.size(), a.data(), a.size(),
                               const_cast<uint8_t *>(d.data() + len)};
       const wc_status status = on_host(Way::open, m);
@@ -447,7 +442,7 @@ class Aead {
     if (way == Way::open && tag == nullptr) {
       if (len < tag_len_) {
         message.too_short = true;
-        message.result = new_bytes(0);
+        message.result = uninitialized_bytes(0);
         return message;
       }
       len -= tag_len_;
@@ -476,7 +471,7 @@ class Aead {
       }
       out_data = out->data();
     } else {
-      message.result = new_bytes(room);
+      message.result = uninitialized_bytes(room);
       out_data = bytes_data(nb::borrow<nb::bytes>(message.result));
     }
     uint8_t *tag_data = tag != nullptr ? tag->data() : way == Way::seal ? out_data + len : in.data() + len;

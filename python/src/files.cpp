@@ -193,16 +193,6 @@ nb::tuple sealed_info(const std::string &path) {
                         static_cast<int>(info.kdf), info.argon2_ops, info.argon2_memory);
 }
 
-// A new bytes object of `size` bytes for the library to fill.
-nb::bytes uninitialized_bytes(size_t size) {
-  PyObject *bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
-  if (bytes == nullptr) throw nb::python_error();
-  return nb::steal<nb::bytes>(bytes);
-}
-
-uint8_t *bytes_data(const nb::bytes &bytes) {
-  return reinterpret_cast<uint8_t *>(PyBytes_AsString(bytes.ptr()));  // the stable ABI has no PyBytes_AS_STRING
-}
 
 // A sealed file's chunks one at a time (wc_sealed_stream), for
 // warpcrypt.SealedWriter and SealedReader, which move the bytes; `name` (the

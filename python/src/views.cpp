@@ -322,4 +322,12 @@ void View::from_cuda_array_interface(nb::handle object, Access access, const cha
   streams->settle(object, device_);
 }
 
+nanobind::bytes uninitialized_bytes(size_t size) {
+  PyObject *bytes = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(size));
+  if (bytes == nullptr) throw nanobind::python_error();
+  return nanobind::steal<nanobind::bytes>(bytes);
+}
+
+uint8_t *bytes_data(const nanobind::bytes &bytes) { return reinterpret_cast<uint8_t *>(PyBytes_AsString(bytes.ptr())); }
+
 }  // namespace wcpy

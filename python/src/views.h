@@ -68,4 +68,10 @@ class View {
   std::optional<uintptr_t> ready_on_;
 };
 
+// A new bytes object of `size` bytes, for the library to fill before anyone
+// else sees it, and its bytes. Both are the stable ABI's calls: a 3.12 wheel
+// is built against it, which has no PyBytes_AS_STRING.
+nanobind::bytes uninitialized_bytes(size_t size);
+uint8_t *bytes_data(const nanobind::bytes &bytes);
+
 }  // namespace wcpy
