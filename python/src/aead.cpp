@@ -56,7 +56,6 @@ std::string role(const char *single, const char *batch, std::optional<size_t> in
   return index ? std::string(batch) + "[" + std::to_string(*index) + "]" : std::string(single);
 }
 
-
 // The _into calls take None for buf only to say so in these words.
 void require_buf(nb::handle buf) {
   if (!given(buf)) throw nb::type_error("buf must be a writable buffer or array, not None");
