@@ -34,6 +34,9 @@ from typing import IO, Any, TypeVar, Union
 
 from warpcrypt import _native
 from warpcrypt._files import _input, _output
+# A length the file claims is never allocated before that many bytes arrive:
+# reads ask the stream for a step at a time, as the sealed reader's do.
+from warpcrypt._sealed_io import _READ_STEP, _read_exactly
 from warpcrypt._typing import PathLike
 from warpcrypt.aead import AESGCM
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag
@@ -68,7 +71,6 @@ DTYPE_SIZES = {
     "complex32": 4, "complex64": 8, "complex128": 16,
     "float8_e4m3fn": 1, "float8_e4m3fnuz": 1, "float8_e5m2": 1, "float8_e5m2fnuz": 1, "float8_e8m0fnu": 1,
 }
-_READ_STEP = 1 << 20
 _NON_FINITE = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 
 Source = Union[PathLike, IO[bytes]]
@@ -499,20 +501,6 @@ def _bytes_left(stream: IO[bytes]) -> int | None:
     except (AttributeError, OSError, ValueError):
         return None
     return end - here
-
-
-def _read_exactly(stream: IO[bytes], size: int) -> bytes:
-    """Up to `size` bytes, fewer only at the end of the stream, asked for a
-    step at a time, so a length the file claims is never allocated before
-    that many bytes arrive."""
-    pieces = []
-    while size > 0:
-        piece = stream.read(min(size, _READ_STEP))
-        if not piece:
-            break
-        pieces.append(piece)
-        size -= len(piece)
-    return b"".join(pieces)
 
 
 def _write_all(stream: IO[bytes], data: object) -> None:
