@@ -660,28 +660,29 @@ class CodecPipeline(BatchedCodecPipeline):
         await _each(list(zip(batch, located)), write_one)
         return None
 
-    async def decode(self, chunk_bytes_and_specs: Iterable[Any]) -> Iterable[Any]:
-        # A pipeline without an array is a sharding codec's, called for its
-        # inner chunks: the shard's position does not hold for them, and the
-        # codec refuses to work without one. Reset within this task, which
-        # set it. The array's own pipeline keeps it: zarr 3.2 and later run
-        # its writes and reads through these methods too.
+    @contextlib.contextmanager
+    def _inner_chunks(self) -> Iterator[None]:
+        """A pipeline without an array is a sharding codec's, called for its
+        inner chunks: the shard's position does not hold for them, and the
+        codec refuses to work without one, so it is cleared within this task,
+        which set it. The array's own pipeline keeps it: zarr 3.2 and later
+        run its writes and reads through encode and decode too."""
         if self.array is not None:
-            return await super().decode(chunk_bytes_and_specs)
+            yield
+            return
         token = _position.set(None)
         try:
-            return await super().decode(chunk_bytes_and_specs)
+            yield
         finally:
             _position.reset(token)
 
+    async def decode(self, chunk_bytes_and_specs: Iterable[Any]) -> Iterable[Any]:
+        with self._inner_chunks():
+            return await super().decode(chunk_bytes_and_specs)
+
     async def encode(self, chunk_arrays_and_specs: Iterable[Any]) -> Iterable[Any]:
-        if self.array is not None:
+        with self._inner_chunks():
             return await super().encode(chunk_arrays_and_specs)
-        token = _position.set(None)
-        try:
-            return await super().encode(chunk_arrays_and_specs)
-        finally:
-            _position.reset(token)
 
 
 zarr.registry.register_pipeline(CodecPipeline)
