@@ -374,6 +374,43 @@ def test_threads_sharing_one_object_agree(rng):
     assert results == [expected] * 4
 
 
+@pytest.mark.parametrize("name", MAKERS)
+def test_a_keyed_object_survives_failures_nonce_lengths_and_threads(name, pyca, rng):
+    # One key serves every message from contexts keyed once and reused: a
+    # failed tag, a nonce of another length, or messages from several
+    # threads at once must leave none of them in a state the next message
+    # sees. pyca, keyed afresh, is the reference for every result.
+    key = rng.randbytes(32)
+    ours, reference = MAKERS[name](key), reference_for(pyca, name, key)
+    nonce_lengths = (12,) if name == "chacha20-poly1305" else (12, 8, 16, 12)
+    for length in nonce_lengths:
+        nonce, data = rng.randbytes(length), rng.randbytes(rng.randrange(2000))
+        sealed = ours.encrypt(nonce, data, b"aad")
+        assert sealed == reference.encrypt(nonce, data, b"aad")
+        with pytest.raises(warpcrypt.InvalidTag):
+            ours.decrypt(nonce, sealed[:-1] + bytes([sealed[-1] ^ 1]), b"aad")
+        assert ours.decrypt(nonce, sealed, b"aad") == data
+    jobs = [(rng.randbytes(12), rng.randbytes(rng.randrange(3000))) for _ in range(400)]
+    expected = [reference.encrypt(nonce, data, None) for nonce, data in jobs]
+    results: dict[int, bytes] = {}
+
+    def work(first: int) -> None:
+        for i in range(first, len(jobs), 4):
+            nonce, data = jobs[i]
+            sealed = ours.encrypt(nonce, data, None)
+            if i % 7 == 0:  # failures interleaved with the other threads' work
+                with pytest.raises(warpcrypt.InvalidTag):
+                    ours.decrypt(nonce, sealed, b"other")
+            results[i] = sealed
+
+    workers = [threading.Thread(target=work, args=(first,)) for first in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert [results[i] for i in range(len(jobs))] == expected
+
+
 # ---------------------------------------------------------------------------
 # Batches
 # ---------------------------------------------------------------------------
