@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-45}
 native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source)
-python_targets=(zarr_codec torch_checkpoint)
+python_targets=(zarr_codec torch_checkpoint safetensors_header)
 all_targets=("${native_targets[@]}" "${python_targets[@]}")
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")

@@ -45,6 +45,18 @@ WC_API wc_status wc_hkdf(const char *digest, uint8_t *out, size_t out_len,
 /* Fills `out` from OpenSSL's CSPRNG. */
 WC_API wc_status wc_random_bytes(uint8_t *out, size_t out_len);
 
+/*
+ * Ed25519 (RFC 8032). The private key is its 32-byte seed (what RFC 8032
+ * calls the private key, and a JWK's "d"). wc_ed25519_verify returns WC_OK
+ * for a valid signature and WC_ERR_AUTH for any other, including
+ * non-canonical encodings and small-order public keys.
+ */
+WC_API wc_status wc_ed25519_public_key(uint8_t public_key[32], const uint8_t seed[32]);
+WC_API wc_status wc_ed25519_sign(uint8_t signature[64], const uint8_t *message, size_t message_len,
+                                 const uint8_t seed[32]);
+WC_API wc_status wc_ed25519_verify(const uint8_t signature[64], const uint8_t *message, size_t message_len,
+                                   const uint8_t public_key[32]);
+
 /* Decodes hexadecimal text, either case, no separators; an odd digit count
  * or any other character is WC_ERR_INVALID_ARGUMENT. On failure all out_cap
  * bytes of `out` are zeroed. */

@@ -355,6 +355,55 @@ nb::bytes hkdf(const std::string &digest, nb::handle secret, nb::handle salt, nb
   return result.finish(length);
 }
 
+// Ed25519 (RFC 8032) for the signed headers of CryptoTensors files
+// (warpcrypt.safetensors): a public key from a 32-byte seed, a signature,
+// and whether a signature verifies.
+const uint8_t *key_bytes(const View &view, const char *what) {
+  if (view.size() != 32) {
+    throw Failure(WC_ERR_INVALID_ARGUMENT, std::string("an Ed25519 ") + what + " is 32 bytes, not " +
+                                               std::to_string(view.size()));
+  }
+  return view.data();
+}
+
+nb::bytes ed25519_public_key(nb::handle seed) {
+  const View seed_view = View::host(seed, Access::read, "seed");
+  BytesResult result(32);
+  const wc_status status = wc_ed25519_public_key(result.data(), key_bytes(seed_view, "seed"));
+  if (status != WC_OK) fail(status);
+  return result.finish(32);
+}
+
+nb::bytes ed25519_sign(nb::handle seed, nb::handle message) {
+  const View seed_view = View::host(seed, Access::read, "seed");
+  const View message_view = View::host(message, Access::read, "message");
+  const uint8_t *seed_bytes = key_bytes(seed_view, "seed");
+  BytesResult result(64);
+  wc_status status;
+  {
+    nb::gil_scoped_release unlocked;
+    status = wc_ed25519_sign(result.data(), message_view.data(), message_view.size(), seed_bytes);
+  }
+  if (status != WC_OK) fail(status);
+  return result.finish(64);
+}
+
+bool ed25519_verify(nb::handle public_key, nb::handle signature, nb::handle message) {
+  const View key_view = View::host(public_key, Access::read, "public_key");
+  const View signature_view = View::host(signature, Access::read, "signature");
+  const View message_view = View::host(message, Access::read, "message");
+  const uint8_t *key = key_bytes(key_view, "public key");
+  if (signature_view.size() != 64) return false;
+  wc_status status;
+  {
+    nb::gil_scoped_release unlocked;
+    status = wc_ed25519_verify(signature_view.data(), message_view.data(), message_view.size(), key);
+  }
+  if (status == WC_ERR_AUTH) return false;
+  if (status != WC_OK) fail(status);
+  return true;
+}
+
 nb::tuple device_info(int index) {
   wc_device_info info;
   const wc_status status = wc_device_info_get(&info, index);
@@ -381,6 +430,10 @@ NB_MODULE(_native, m) {
   m.def("hkdf", &hkdf, "digest"_a, "secret"_a, "salt"_a, "info"_a, "length"_a,
         "HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "
         "\"sha256\". An empty salt stands for a digest's length of zero bytes.");
+  m.def("ed25519_public_key", &ed25519_public_key, "seed"_a, "The Ed25519 public key of a 32-byte seed.");
+  m.def("ed25519_sign", &ed25519_sign, "seed"_a, "message"_a, "An Ed25519 signature (64 bytes).");
+  m.def("ed25519_verify", &ed25519_verify, "public_key"_a, "signature"_a, "message"_a,
+        "Whether `signature` is a valid Ed25519 signature of `message`.");
   m.def("default_threads", &wc_default_threads, "What threads=0 means: the usable CPUs (affinity, cgroup quota).");
   m.def("built_with_cuda", [] { return wc_built_with_cuda() != 0; });
   m.def("device_count", [] {

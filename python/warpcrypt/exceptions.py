@@ -33,6 +33,7 @@ __all__ = [
     "IOFailure",
     "Cancelled",
     "InvalidTag",
+    "InvalidSignature",
     "FormatError",
     "NoIdentity",
     "Status",
@@ -184,6 +185,12 @@ class InvalidTag(Error):
     the key is not what was sealed. No plaintext is released."""
 
     status = Status.AUTH
+
+
+class InvalidSignature(InvalidTag):
+    """A signed header's signature does not verify under the caller's key
+    (CryptoTensors files, warpcrypt.safetensors): the header was changed, or
+    another key signed it. Nothing in the header is used."""
 
 
 class FormatError(Error, ValueError):

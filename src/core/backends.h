@@ -56,6 +56,14 @@ struct CpuBackend {
   // low-order point), which RFC 7748 tells a protocol to refuse.
   wc_status (*x25519)(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> scalar,
                       std::span<const uint8_t> point);
+  // Ed25519 (RFC 8032) from a 32-byte seed: its public key, a signature,
+  // and the check of one (WC_ERR_AUTH for a signature that does not verify,
+  // non-canonical encodings and small-order keys included).
+  wc_status (*ed25519_public_key)(std::span<uint8_t, 32> public_key, std::span<const uint8_t, 32> seed);
+  wc_status (*ed25519_sign)(std::span<uint8_t, 64> signature, std::span<const uint8_t> message,
+                            std::span<const uint8_t, 32> seed);
+  wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
+                              std::span<const uint8_t, 32> public_key);
 };
 
 struct CudaBackend {

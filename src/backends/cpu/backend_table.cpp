@@ -3,6 +3,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/evp_aead.h"
 #include "backends/cpu/kdf.h"
+#include "backends/cpu/signature.h"
 
 namespace warpcrypt {
 
@@ -19,6 +20,9 @@ const CpuBackend kCpuBackend = {
     .hmac = cpu::hmac,
     .scrypt = cpu::scrypt,
     .x25519 = cpu::x25519,
+    .ed25519_public_key = cpu::ed25519_public_key,
+    .ed25519_sign = cpu::ed25519_sign,
+    .ed25519_verify = cpu::ed25519_verify,
 };
 
 }  // namespace warpcrypt

@@ -1,0 +1,681 @@
+"""The CryptoTensors file format, without any tensor library: a safetensors
+file whose tensors are encrypted, and whose header is signed.
+
+Layout (safetensors'): an 8-byte little-endian header length N, N bytes of
+JSON, then the tensors' bytes. CryptoTensors adds four strings to the
+header's ``__metadata__``:
+
+- ``__crypto_keys__``: JSON naming the master key (``enc``: kty, alg, kid)
+  and the signing key (``sign``), the version ("1" or "2") and, in version
+  2, ``chunk_size``. The keys themselves are never in the file.
+- ``__encryption__``: JSON mapping each encrypted tensor to its data key,
+  wrapped (AEAD, random 12-byte nonce, no associated data) under the master
+  key, and its data's nonce and tag (version 1: the tensor is one message)
+  or base nonce and tags (version 2: chunks of ``chunk_size`` bytes, chunk i
+  under the base nonce with i added to its last four bytes, big-endian,
+  never wrapping; all tags concatenated; an empty tensor is one empty
+  message).
+- ``__policy__``: Rego access policies; warpcrypt opens only files whose
+  local policy is the allow-all default, since it runs no Rego.
+- ``__signature__``: Ed25519 over the header serialized canonically
+  (:func:`signed_bytes`) without the signature.
+
+The ciphertext has the plaintext's length, so the tensors' offsets are the
+plaintext's. Which bytes are authenticated: the header (signature) and each
+encrypted tensor (its chunks' tags, under a key of its own: a chunk moved
+within or between tensors fails). A tensor left in the clear is not: its
+dtype, shape and offsets are signed, its bytes are not. Nothing binds a
+file to its newest version: an older file signed by the same key opens.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import os
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any, Union
+
+from warpcrypt import _native
+from warpcrypt.aead import AESGCM, ChaCha20Poly1305
+from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidSignature, InvalidTag, Unsupported
+
+# safetensors' own bound on the header, which both readers apply.
+MAX_HEADER_BYTES = 100_000_000
+LENGTH_BYTES = 8
+DEFAULT_CHUNK_SIZE = 2 * 1024 * 1024
+NONCE_BYTES = 12
+TAG_BYTES = 16
+SIGNATURE_BYTES = 64
+ALLOW_ALL_POLICY = "package model\nallow = true"
+VERSIONS = ("1", "2")
+CRYPTO_FIELDS = ("__crypto_keys__", "__encryption__", "__policy__", "__signature__")
+
+# safetensors' dtypes and their bits per element, in the order its writer
+# sorts by (the reverse of this order, then by name).
+DTYPE_BITS = {
+    "BOOL": 8, "F4": 4, "F6_E2M3": 6, "F6_E3M2": 6, "U8": 8, "I8": 8, "F8_E5M2": 8, "F8_E4M3": 8, "F8_E8M0": 8,
+    "I16": 16, "U16": 16, "F16": 16, "BF16": 16, "I32": 32, "U32": 32, "F32": 32, "C64": 64, "F64": 64,
+    "I64": 64, "U64": 64,
+}
+_DTYPE_RANK = {name: rank for rank, name in enumerate(DTYPE_BITS)}
+
+# The AEADs by their CryptoTensors names, which are compared without dashes
+# and case, as the reference implementation does.
+_AEADS: dict[str, tuple[type[AESGCM] | type[ChaCha20Poly1305], int]] = {
+    "aes128gcm": (AESGCM, 16),
+    "aes256gcm": (AESGCM, 32),
+    "chacha20poly1305": (ChaCha20Poly1305, 32),
+}
+
+Aead = Union[AESGCM, ChaCha20Poly1305]
+
+
+def aead_name(alg: object) -> str:
+    """The canonical name of a CryptoTensors AEAD ("aes256gcm", ...)."""
+    name = alg.replace("-", "").lower() if isinstance(alg, str) else None
+    if name not in _AEADS:
+        raise Unsupported(f"unknown encryption algorithm {alg!r}: CryptoTensors has {', '.join(_AEADS)}")
+    return name
+
+
+def make_aead(alg: str, key: bytes) -> Aead:
+    cls, size = _AEADS[aead_name(alg)]
+    if len(key) != size:
+        raise InvalidKey(f"{alg} takes a {size}-byte key, not {len(key)} bytes")
+    return cls(key)
+
+
+# ---------------------------------------------------------------- the header
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tensor of the header: its bytes are data[start:end] of the data
+    section, which follows the header."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    start: int
+    end: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.end - self.start
+
+
+@dataclass
+class Header:
+    """A header as read, before anything in it is trusted."""
+
+    length: int  # N, the JSON's bytes (padding included)
+    entries: list[Entry]  # in the order of their offsets
+    metadata: dict[str, str] | None
+
+    @property
+    def data_start(self) -> int:
+        return LENGTH_BYTES + self.length
+
+    @property
+    def data_length(self) -> int:
+        return self.entries[-1].end if self.entries else 0
+
+    @property
+    def encrypted(self) -> bool:
+        return self.metadata is not None and "__encryption__" in self.metadata
+
+    def user_metadata(self) -> dict[str, str] | None:
+        """__metadata__ without CryptoTensors' own fields."""
+        if self.metadata is None:
+            return None
+        return {k: v for k, v in self.metadata.items() if k not in CRYPTO_FIELDS}
+
+
+def read_file(stream: IO[bytes], file_size: int, keys: KeySet | None) -> tuple[Header, Crypto | None]:
+    """Reads the header of the file open as `stream` (at 0), whose size is
+    `file_size`, and decides whether to trust it, in this order: its JSON
+    and the types of its entries; for an encrypted file, the signature under
+    the caller's key, before any other field is used; the layout (each
+    tensor's byte count is its shape's, the tensors tile the data section
+    from 0, and the data section ends where the file does); then the
+    encryption fields, each tensor's data key unwrapped. Nothing is
+    allocated from the file's numbers before they are checked against its
+    size. A plain file is refused when keys are given, so that a stripped
+    file cannot pass for a verified one; an encrypted one when they are not.
+    """
+    prefix = _read_exactly(stream, LENGTH_BYTES, file_size)
+    (length,) = struct.unpack("<Q", prefix)
+    if length > MAX_HEADER_BYTES:
+        raise FormatError(f"a header of {length} bytes is over the limit of {MAX_HEADER_BYTES} bytes")
+    if length > file_size - LENGTH_BYTES:
+        raise FormatError(f"truncated: the header is {length} bytes, but only {file_size - LENGTH_BYTES} "
+                          "bytes follow its length")
+    header = parse_header(_read_exactly(stream, length, file_size))
+    if header.encrypted:
+        if keys is None:
+            raise InvalidArgument("the file is encrypted (CryptoTensors): pass keys=")
+        sign = verify_signature(header, keys)
+    elif keys is not None:
+        raise FormatError("not a signed CryptoTensors file; keys were given, so it is refused: pass keys=None "
+                          "to load a plain safetensors file")
+    check_layout(header, file_size)
+    return header, (read_crypto(header, keys, sign) if header.encrypted and keys is not None else None)
+
+
+def parse_header(text: bytes) -> Header:
+    """The header's JSON, its types checked (not its layout)."""
+    try:
+        decoded = json.loads(text.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise FormatError(f"the header is not JSON: {error}") from None
+    if not isinstance(decoded, dict):
+        raise FormatError("the header is not a JSON object")
+    metadata = decoded.pop("__metadata__", None)
+    if metadata is not None and not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
+        raise FormatError("__metadata__ is not an object of strings")
+    entries = [_entry(name, value) for name, value in decoded.items()]
+    # Sorted by offsets, as safetensors orders them; a stable sort keeps the
+    # file's order for ties (empty tensors), which is how the writer signed.
+    entries.sort(key=lambda e: (e.start, e.end))
+    return Header(len(text), entries, metadata)
+
+
+def check_layout(header: Header, file_size: int) -> None:
+    position = 0
+    for entry in header.entries:
+        if entry.start != position or entry.end < entry.start:
+            raise FormatError(f"tensor {entry.name!r}: data_offsets [{entry.start}, {entry.end}] do not follow the "
+                              f"tensor before it, which ends at {position}")
+        bits = DTYPE_BITS[entry.dtype] * math.prod(entry.shape)
+        if bits % 8 or bits // 8 != entry.nbytes:
+            raise FormatError(f"tensor {entry.name!r}: a {entry.dtype} tensor of shape {list(entry.shape)} "
+                              f"holds {bits / 8:g} bytes, but its data_offsets give {entry.nbytes}")
+        position = entry.end
+    held = file_size - header.data_start
+    if held < position:
+        raise FormatError(f"truncated: the tensors need {position} bytes of data, the file holds {held}")
+    if held > position:
+        raise FormatError(f"{held - position} bytes follow the last tensor's data")
+
+
+def signed_bytes(entries: Sequence[Entry], metadata: Mapping[str, str] | None) -> bytes:
+    """What the signature covers: the header as the reference
+    implementation serializes it, without __signature__."""
+    unsigned = None if metadata is None else {k: v for k, v in metadata.items() if k != "__signature__"}
+    return _serialize(entries, unsigned)
+
+
+def header_bytes(entries: Sequence[Entry], metadata: Mapping[str, str] | None) -> bytes:
+    """The header as written: the same serialization, signature included,
+    padded with spaces to a multiple of 8 bytes as safetensors pads."""
+    text = _serialize(entries, metadata)
+    return text + b" " * (-len(text) % LENGTH_BYTES)
+
+
+def _serialize(entries: Sequence[Entry], metadata: Mapping[str, str] | None) -> bytes:
+    """serde_json's compact form of a safetensors header, as the reference
+    implementation writes and verifies it: __metadata__ first with its keys
+    sorted, then the tensors in the order of their offsets, each as dtype,
+    shape, data_offsets. Python's json escapes strings as serde_json does
+    (the same short escapes, \\u00xx for other control characters, nothing
+    else escaped)."""
+    document: dict[str, Any] = {}
+    if metadata is not None:
+        document["__metadata__"] = {k: metadata[k] for k in sorted(metadata)}
+    for entry in entries:
+        document[entry.name] = {"dtype": entry.dtype, "shape": list(entry.shape),
+                                "data_offsets": [entry.start, entry.end]}
+    return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# ---------------------------------------------------------------- keys
+
+
+@dataclass(frozen=True)
+class KeyName:
+    """A key as the header names it (never the key itself)."""
+
+    kty: str
+    alg: str
+    kid: str | None = None
+    jku: str | None = None
+
+    def to_json(self) -> dict[str, str]:
+        named = {"alg": self.alg, "kid": self.kid, "kty": self.kty, "jku": self.jku}
+        return {k: v for k, v in sorted(named.items()) if v is not None}
+
+
+@dataclass(frozen=True)
+class _Jwk:
+    name: KeyName
+    secret: bytes | None = field(repr=False)  # k for oct, d for okp
+    public: bytes | None = None  # x for okp
+
+
+class KeySet:
+    """The caller's keys: JWKs as CryptoTensors uses them. A master key is
+    ``{"kty": "oct", "alg": "aes256gcm", "kid": ..., "k": base64}``; a
+    signing key ``{"kty": "okp", "alg": "ed25519", "kid": ..., "x": base64,
+    "d": base64}``, where ``d`` is needed to sign and ``x`` alone verifies.
+    Base64 is standard (CryptoTensors' choice) or URL-safe (JWK's, RFC 7517).
+    A header names its keys by kid; the keys come from here only."""
+
+    def __init__(self, keys: object) -> None:
+        if isinstance(keys, Mapping) and "keys" in keys:
+            keys = keys["keys"]
+        if isinstance(keys, Mapping):
+            keys = [keys]
+        if not isinstance(keys, (list, tuple)) or not keys:
+            raise InvalidArgument("keys must be a JWK, a list of JWKs or a JWK Set ({'keys': [...]})")
+        self._keys = [_parse_jwk(index, jwk) for index, jwk in enumerate(keys)]
+
+    def __repr__(self) -> str:
+        return "KeySet(" + ", ".join(f"{k.name.kty}:{k.name.kid or '-'}" for k in self._keys) + ")"
+
+    def master_key(self, name: KeyName) -> bytes:
+        jwk = self._find(name, "oct", "master key")
+        if jwk.secret is None:
+            raise InvalidKey(f"the master key {_describe(name)} has no 'k'")
+        if jwk.name.alg and aead_name(jwk.name.alg) != aead_name(name.alg):
+            raise InvalidKey(f"the master key {_describe(name)} is for {jwk.name.alg}, the file uses {name.alg}")
+        return jwk.secret
+
+    def verifying_key(self, name: KeyName) -> bytes:
+        jwk = self._find(name, "okp", "signature key")
+        assert jwk.public is not None
+        return jwk.public
+
+    def writing_keys(self) -> tuple[_Jwk, _Jwk]:
+        """The master key and the signing key to write with: exactly one of
+        each kind."""
+        masters = [k for k in self._keys if k.name.kty == "oct"]
+        signers = [k for k in self._keys if k.name.kty == "okp"]
+        if len(masters) != 1 or len(signers) != 1:
+            raise InvalidArgument("writing takes exactly one master key (kty 'oct') and one signing key (kty 'okp'), "
+                                  f"not {len(masters)} and {len(signers)}")
+        master, signer = masters[0], signers[0]
+        if master.secret is None:
+            raise InvalidKey("the master key has no 'k'")
+        if signer.secret is None:
+            raise InvalidKey("the signing key has no 'd': a public key verifies but cannot sign")
+        make_aead(master.name.alg or "aes256gcm", master.secret)  # its length fits its algorithm
+        return master, signer
+
+    def _find(self, name: KeyName, kty: str, what: str) -> _Jwk:
+        kinds = [k for k in self._keys if k.name.kty == kty]
+        found = [k for k in kinds if k.name.kid == name.kid] if name.kid is not None else kinds
+        if not found:
+            raise InvalidKey(f"no {what} {_describe(name)} among the keys given")
+        if len(found) > 1:
+            raise InvalidKey(f"{len(found)} keys match the {what} {_describe(name)}: give one")
+        return found[0]
+
+
+def generate_keys(*, alg: str = "aes256gcm", enc_kid: str | None = None,
+                  sign_kid: str | None = None) -> dict[str, list[dict[str, str]]]:
+    """A new master key and signing key, as a JWK Set."""
+    _, size = _AEADS[aead_name(alg)]
+    seed = os.urandom(32)
+    public = _native.ed25519_public_key(seed)
+    enc = {"kty": "oct", "alg": aead_name(alg), "k": _b64(os.urandom(size))}
+    sign = {"kty": "okp", "alg": "ed25519", "x": _b64(public), "d": _b64(seed)}
+    if enc_kid is not None:
+        enc["kid"] = enc_kid
+    if sign_kid is not None:
+        sign["kid"] = sign_kid
+    return {"keys": [enc, sign]}
+
+
+def _parse_jwk(index: int, jwk: object) -> _Jwk:
+    where = f"key {index}"
+    if not isinstance(jwk, Mapping):
+        raise InvalidArgument(f"{where} is not a JWK (a dict)")
+    kty = jwk.get("kty")
+    kty = kty.lower() if isinstance(kty, str) else kty
+    kid, jku, alg = jwk.get("kid"), jwk.get("jku"), jwk.get("alg", "")
+    for label, value in (("kid", kid), ("jku", jku)):
+        if value is not None and not isinstance(value, str):
+            raise InvalidArgument(f"{where}: '{label}' is not a string")
+    if not isinstance(alg, str):
+        raise InvalidArgument(f"{where}: 'alg' is not a string")
+    if kid is not None:
+        where = f"key {kid!r}"
+    if kty == "oct":
+        secret = _jwk_bytes(jwk, "k", where, None)
+        if alg:
+            make_aead(alg, secret)
+        return _Jwk(KeyName("oct", aead_name(alg) if alg else "", kid, jku), secret)
+    if kty == "okp":
+        if alg and alg.upper() != "ED25519":
+            raise Unsupported(f"{where}: signature algorithm {alg!r}: CryptoTensors signs with ed25519")
+        crv = jwk.get("crv", "Ed25519")
+        if crv != "Ed25519":
+            raise Unsupported(f"{where}: curve {crv!r}: CryptoTensors signs with Ed25519")
+        seed = _jwk_bytes(jwk, "d", where, 32) if "d" in jwk else None
+        public = _jwk_bytes(jwk, "x", where, 32) if "x" in jwk else None
+        if seed is not None:
+            derived = _native.ed25519_public_key(seed)
+            if public is not None and public != derived:
+                raise InvalidKey(f"{where}: 'x' is not the public key of 'd'")
+            public = derived
+        if public is None:
+            raise InvalidKey(f"{where}: an okp key needs 'x' (to verify) or 'd' (to sign)")
+        return _Jwk(KeyName("okp", "ed25519", kid, jku), seed, public)
+    raise Unsupported(f"{where}: key type {jwk.get('kty')!r}: CryptoTensors uses 'oct' and 'okp' keys")
+
+
+def _jwk_bytes(jwk: Mapping[str, object], member: str, where: str, size: int | None) -> bytes:
+    value = jwk.get(member)
+    if not isinstance(value, str):
+        raise InvalidKey(f"{where}: '{member}' is missing or not a string")
+    try:
+        if "-" in value or "_" in value or len(value) % 4:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        else:
+            raw = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidKey(f"{where}: '{member}' is not base64") from None
+    if size is not None and len(raw) != size:
+        raise InvalidKey(f"{where}: '{member}' is {len(raw)} bytes, not {size}")
+    return raw
+
+
+def _describe(name: KeyName) -> str:
+    return f"{name.kid!r}" if name.kid is not None else "(no kid)"
+
+
+# ---------------------------------------------------------------- sealing
+
+
+@dataclass
+class Sealing:
+    """How one tensor is encrypted: its data key (unwrapped) and the nonce
+    and tag of each message."""
+
+    data_key: bytes = field(repr=False)
+    aead: Aead = field(repr=False)
+    nonces: list[bytes]
+    tags: bytes | bytearray  # 16 bytes per message, in order (filled in as a writer seals)
+    chunk_size: int | None  # None: the whole tensor is one message (version 1)
+
+    def messages(self, nbytes: int) -> list[tuple[int, int]]:
+        """Each message's [start, end) within the tensor."""
+        if self.chunk_size is None or nbytes == 0:
+            return [(0, nbytes)] if self.nonces else []
+        return [(s, min(s + self.chunk_size, nbytes)) for s in range(0, nbytes, self.chunk_size)]
+
+
+@dataclass
+class Crypto:
+    """An encrypted file's verified crypto: the keys' names and each
+    encrypted tensor's sealing."""
+
+    version: str
+    chunk_size: int | None
+    enc: KeyName
+    sign: KeyName
+    sealings: dict[str, Sealing]
+
+
+def verify_signature(header: Header, keys: KeySet) -> KeyName:
+    """Verifies the header's signature under the caller's key for the
+    signer it names, and returns that name. Nothing but the names of the
+    keys is read before the signature verifies."""
+    assert header.metadata is not None
+    metadata = header.metadata
+    for name in CRYPTO_FIELDS:
+        if name not in metadata:
+            raise FormatError(f"an encrypted header without {name}")
+    sign = _key_name(_json_object(metadata["__crypto_keys__"], "__crypto_keys__").get("sign"), "okp",
+                     "__crypto_keys__.sign")
+    public = keys.verifying_key(sign)
+    try:
+        signature = base64.b64decode(metadata["__signature__"], validate=True)
+    except (binascii.Error, ValueError):
+        raise InvalidSignature("the header's signature is not base64") from None
+    if len(signature) != SIGNATURE_BYTES or not _native.ed25519_verify(
+            public, signature, signed_bytes(header.entries, metadata)):
+        raise InvalidSignature(f"the header's signature does not verify under the key {_describe(sign)}: "
+                               "the header was changed, or another key signed it")
+    return sign
+
+
+def read_crypto(header: Header, keys: KeySet, sign: KeyName) -> Crypto:
+    """The encryption fields of a header whose signature verified, each
+    tensor's data key unwrapped with the caller's master key."""
+    assert header.metadata is not None
+    metadata = header.metadata
+    described = _json_object(metadata["__crypto_keys__"], "__crypto_keys__")
+    version = described.get("version")
+    if version not in VERSIONS:
+        raise Unsupported(f"CryptoTensors version {version!r}: warpcrypt reads versions {', '.join(VERSIONS)}")
+    chunk_size = described.get("chunk_size", DEFAULT_CHUNK_SIZE if version == "2" else None)
+    if version == "1":
+        chunk_size = None
+    elif not (type(chunk_size) is int and chunk_size > 0):
+        raise FormatError(f"chunk_size {chunk_size!r} is not a positive integer")
+    enc = _key_name(described.get("enc"), "oct", "__crypto_keys__.enc")
+    _check_policy(metadata["__policy__"])
+    master = make_aead(enc.alg, keys.master_key(enc))
+    sizes = {entry.name: entry.nbytes for entry in header.entries}
+    sealings = {}
+    for name, sealed in _json_object(metadata["__encryption__"], "__encryption__").items():
+        if name not in sizes:
+            raise FormatError(f"__encryption__ names {name!r}, which is no tensor of the file")
+        sealings[name] = _sealing(name, sealed, sizes[name], master, enc.alg, chunk_size)
+    return Crypto(version, chunk_size, enc, sign, sealings)
+
+
+def _sealing(name: str, sealed: object, nbytes: int, master: Aead, alg: str, chunk_size: int | None) -> Sealing:
+    where = f"tensor {name!r}"
+    fields = ("wrapped_key", "key_iv", "key_tag") + (("iv", "tag") if chunk_size is None else ("base_iv", "tags"))
+    if not isinstance(sealed, dict) or set(sealed) != set(fields):
+        found = sorted(sealed) if isinstance(sealed, dict) else type(sealed).__name__
+        raise FormatError(f"{where}: its __encryption__ entry holds {found}, not {list(fields)}")
+    raw = {}
+    for key in fields:
+        value = sealed[key]
+        try:
+            raw[key] = base64.b64decode(value, validate=True) if isinstance(value, str) else None
+        except (binascii.Error, ValueError):
+            raw[key] = None
+        if raw[key] is None:
+            raise FormatError(f"{where}: {key} is not base64")
+    _check_length(where, "key_iv", raw["key_iv"], NONCE_BYTES)
+    _check_length(where, "key_tag", raw["key_tag"], TAG_BYTES)
+    try:
+        data_key = master.decrypt(raw["key_iv"], raw["wrapped_key"] + raw["key_tag"], None)
+    except InvalidTag:
+        raise InvalidTag(f"{where}: its data key does not unwrap: the master key is not the one it was "
+                         "wrapped with") from None
+    aead = make_aead(alg, data_key)
+    if chunk_size is None:
+        if nbytes == 0 and not raw["iv"] and not raw["tag"]:
+            return Sealing(data_key, aead, [], b"", None)  # the reference writes an empty tensor unencrypted
+        _check_length(where, "iv", raw["iv"], NONCE_BYTES)
+        _check_length(where, "tag", raw["tag"], TAG_BYTES)
+        return Sealing(data_key, aead, [raw["iv"]], raw["tag"], None)
+    _check_length(where, "base_iv", raw["base_iv"], NONCE_BYTES)
+    count = max(1, -(-nbytes // chunk_size))
+    _check_length(where, "tags", raw["tags"], count * TAG_BYTES)
+    return Sealing(data_key, aead, chunk_nonces(raw["base_iv"], count, where), raw["tags"], chunk_size)
+
+
+def chunk_nonces(base: bytes, count: int, where: str) -> list[bytes]:
+    """Chunk i's nonce: the base with i added to its last four bytes
+    (big-endian); a sum past 2^32 - 1 is refused, as the reference does."""
+    (counter,) = struct.unpack(">I", base[8:])
+    if counter + count - 1 > 0xFFFFFFFF:
+        raise FormatError(f"{where}: {count} chunks overflow the nonce counter")
+    prefix = base[:8]
+    return [prefix + struct.pack(">I", counter + i) for i in range(count)]
+
+
+def new_sealing(alg: str, nbytes: int, chunk_size: int | None) -> Sealing:
+    """A fresh data key for a tensor of `nbytes`, and its nonces; the tags
+    are filled in as the tensor is sealed."""
+    _, size = _AEADS[aead_name(alg)]
+    data_key = os.urandom(size)
+    if chunk_size is None:
+        count = 1 if nbytes else 0
+        nonces = [os.urandom(NONCE_BYTES)] if nbytes else []
+    else:
+        count = max(1, -(-nbytes // chunk_size))
+        if count > 0x100000000:
+            raise InvalidArgument(f"{nbytes} bytes in chunks of {chunk_size} are more than 2^32 chunks")
+        # A base whose counter has room for every chunk, so no reader
+        # refuses it for overflowing.
+        prefix = os.urandom(8)
+        counter = int.from_bytes(os.urandom(4), "big") % (0x100000000 - count + 1)
+        nonces = chunk_nonces(prefix + struct.pack(">I", counter), count, "")
+    return Sealing(data_key, make_aead(alg, data_key), nonces, bytearray(TAG_BYTES * count), chunk_size)
+
+
+def encryption_entry(sealing: Sealing, wrapped: bytes) -> dict[str, str]:
+    """A tensor's __encryption__ entry, in the reference's field order;
+    `wrapped` is the wrapped key's nonce, ciphertext and tag."""
+    entry = {"wrapped_key": _b64(wrapped[NONCE_BYTES:-TAG_BYTES]), "key_iv": _b64(wrapped[:NONCE_BYTES]),
+             "key_tag": _b64(wrapped[-TAG_BYTES:])}
+    if sealing.chunk_size is None:
+        entry.update(iv=_b64(sealing.nonces[0] if sealing.nonces else b""), tag=_b64(sealing.tags))
+    else:
+        entry.update(base_iv=_b64(sealing.nonces[0]), tags=_b64(sealing.tags))
+    return entry
+
+
+def wrap_key(master: Aead, data_key: bytes) -> bytes:
+    nonce = os.urandom(NONCE_BYTES)
+    return nonce + master.encrypt(nonce, data_key, None)
+
+
+def crypto_metadata(version: str, chunk_size: int | None, enc: KeyName, sign: KeyName,
+                    entries: Mapping[str, dict[str, str]]) -> dict[str, str]:
+    """__crypto_keys__, __encryption__ and __policy__ as the reference
+    writes them (sorted keys for the first, entries sorted by name)."""
+    described: dict[str, object] = {"enc": enc.to_json(), "sign": sign.to_json(), "version": version}
+    if chunk_size is not None:
+        described["chunk_size"] = chunk_size
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    return {
+        "__crypto_keys__": json.dumps(described, sort_keys=True, **compact),  # type: ignore[arg-type]
+        "__encryption__": json.dumps({k: entries[k] for k in sorted(entries)}, **compact),  # type: ignore[arg-type]
+        "__policy__": json.dumps({"local": ALLOW_ALL_POLICY, "remote": ALLOW_ALL_POLICY}, **compact),  # type: ignore[arg-type]
+    }
+
+
+def sign_header(entries: Sequence[Entry], metadata: dict[str, str], seed: bytes) -> dict[str, str]:
+    signature = _native.ed25519_sign(seed, signed_bytes(entries, metadata))
+    return {**metadata, "__signature__": _b64(signature)}
+
+
+def layout(tensors: Iterable[tuple[str, str, tuple[int, ...]]]) -> list[Entry]:
+    """The entries of tensors (name, dtype, shape) in the order safetensors
+    writes them: the widest dtypes first, then by name, each right after
+    the one before."""
+    entries, position = [], 0
+    for name, dtype, shape in sorted(tensors, key=lambda t: (-_DTYPE_RANK[t[1]], t[0])):
+        bits = DTYPE_BITS[dtype] * math.prod(shape)
+        if bits % 8:
+            raise InvalidArgument(f"tensor {name!r}: {bits} bits is not whole bytes")
+        entries.append(Entry(name, dtype, shape, position, position + bits // 8))
+        position += bits // 8
+    return entries
+
+
+def check_user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str] | None:
+    if metadata is None:
+        return None
+    if not isinstance(metadata, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                    for k, v in metadata.items()):
+        raise InvalidArgument("metadata must map strings to strings")
+    taken = sorted(set(metadata) & set(CRYPTO_FIELDS))
+    if taken:
+        raise InvalidArgument(f"metadata may not set {', '.join(taken)}: CryptoTensors writes those")
+    return dict(metadata)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _entry(name: str, value: object) -> Entry:
+    where = f"tensor {name!r}"
+    if not isinstance(value, dict) or set(value) != {"dtype", "shape", "data_offsets"}:
+        found = sorted(value) if isinstance(value, dict) else type(value).__name__
+        raise FormatError(f"{where}: holds {found}, not dtype, shape and data_offsets")
+    dtype, shape, offsets = value["dtype"], value["shape"], value["data_offsets"]
+    if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
+        raise FormatError(f"{where}: unknown dtype {dtype!r}")
+    if not (isinstance(shape, list) and all(_is_size(d) for d in shape)):
+        raise FormatError(f"{where}: shape {shape!r} is not a list of sizes")
+    if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_size(o) for o in offsets)):
+        raise FormatError(f"{where}: data_offsets {offsets!r} is not two offsets")
+    return Entry(name, dtype, tuple(shape), offsets[0], offsets[1])
+
+
+def _is_size(value: object) -> bool:
+    return type(value) is int and 0 <= value < 1 << 63
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose names are unique: a repeated name could make two
+    readers see two different headers."""
+    result: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in result:
+            raise ValueError(f"the name {name!r} appears twice")
+        result[name] = value
+    return result
+
+
+def _no_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _json_object(text: str, what: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as error:
+        raise FormatError(f"{what} is not JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise FormatError(f"{what} is not a JSON object")
+    return value
+
+
+def _key_name(value: object, kty: str, what: str) -> KeyName:
+    if not isinstance(value, dict) or not isinstance(value.get("kty"), str) or value["kty"].lower() != kty:
+        raise FormatError(f"{what} does not name a key of type {kty!r}")
+    alg, kid, jku = value.get("alg"), value.get("kid"), value.get("jku")
+    if not isinstance(alg, str) or any(v is not None and not isinstance(v, str) for v in (kid, jku)):
+        raise FormatError(f"{what}: alg, kid and jku must be strings")
+    if kty == "okp" and alg.upper() != "ED25519":
+        raise Unsupported(f"signature algorithm {alg!r}: warpcrypt verifies ed25519")
+    return KeyName(kty, aead_name(alg) if kty == "oct" else "ed25519", kid, jku)
+
+
+def _check_policy(text: str) -> None:
+    policy = _json_object(text, "__policy__")
+    if policy.get("local") != ALLOW_ALL_POLICY:
+        raise Unsupported("the file carries an access policy (Rego) other than allow-all; warpcrypt does not "
+                          "evaluate Rego policies, so it refuses the file rather than ignore its policy")
+
+
+def _check_length(where: str, name: str, value: bytes, size: int) -> None:
+    if len(value) != size:
+        raise FormatError(f"{where}: {name} is {len(value)} bytes, not {size}")
+
+
+def _read_exactly(stream: IO[bytes], size: int, file_size: int) -> bytes:
+    data = stream.read(size)
+    if data is None or len(data) != size:
+        raise FormatError(f"truncated: a file of {file_size} bytes is too short for a safetensors header")
+    return data
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+

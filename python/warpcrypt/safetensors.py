@@ -1,0 +1,763 @@
+"""Encrypted safetensors: CryptoTensors files, read and written by warpcrypt,
+decrypted where the tensors are going (on the GPU for a CUDA device).
+
+A CryptoTensors file is a safetensors file whose tensors are encrypted with
+AES-GCM or ChaCha20-Poly1305 under data keys of their own, wrapped under a
+master key, and whose header carries an Ed25519 signature; the
+``cryptotensors`` package writes and reads the same files
+(``warpcrypt._cryptotensors`` describes the format and what it
+authenticates). Keys are JWKs, as that package takes them::
+
+    keys = warpcrypt.safetensors.generate_keys()          # a JWK Set: master + signing key
+    warpcrypt.safetensors.save_file(model.state_dict(), "model.safetensors", keys=keys)
+    weights = warpcrypt.safetensors.load_file("model.safetensors", device="cuda:0", keys=keys)
+
+To a GPU, several readers bring the ciphertext into pinned memory, it is
+copied into each tensor's own allocation and decrypted there in place: the
+plaintext never exists in host memory. A file without encryption loads as
+safetensors loads it when no keys are given; with keys, an unsigned file is
+refused, so that a stripped file cannot pass for a verified one.
+"""
+
+from __future__ import annotations
+
+import collections
+import concurrent.futures
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from warpcrypt import _cryptotensors as ct
+from warpcrypt._cryptotensors import Entry, KeySet, Sealing, generate_keys
+from warpcrypt._files import _output
+from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsupported
+
+__all__ = ["generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None]
+DeviceSpec = Union[str, int, Any]
+
+# A reader's and a GPU staging slot's unit of work: large enough that a
+# system call and a copy launch cost nothing beside it, small enough that a
+# few slots in flight keep every stage busy.
+PIECE_BYTES = 32 * 1024 * 1024
+GPU_SLOTS = 8
+
+
+def _readers() -> int:
+    return min(16, os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------- frameworks
+
+
+class _Framework:
+    """How one tensor library allocates bytes and views them as tensors."""
+
+    name: str
+
+    def empty(self, nbytes: int, device: Any) -> Any:
+        raise NotImplementedError
+
+    def host_view(self, array: Any) -> memoryview:
+        raise NotImplementedError
+
+    def finish(self, array: Any, dtype: str, shape: tuple[int, ...]) -> Any:
+        raise NotImplementedError
+
+    def device(self, spec: DeviceSpec) -> Any:
+        raise NotImplementedError
+
+    def is_cuda(self, device: Any) -> bool:
+        return False
+
+    def describe(self, tensor: Any) -> tuple[str, tuple[int, ...]] | None:
+        raise NotImplementedError
+
+
+class _Numpy(_Framework):
+    name = "numpy"
+    _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "U16": "uint16", "F16": "float16",
+               "I32": "int32", "U32": "uint32", "F32": "float32", "C64": "complex64", "F64": "float64",
+               "I64": "int64", "U64": "uint64"}
+
+    def __init__(self) -> None:
+        import numpy
+
+        self.np = numpy
+        self._names = {numpy.dtype(v): k for k, v in self._DTYPES.items()}
+
+    def empty(self, nbytes: int, device: Any) -> Any:
+        return self.np.empty(nbytes, dtype=self.np.uint8)
+
+    def host_view(self, array: Any) -> memoryview:
+        return memoryview(array)
+
+    def finish(self, array: Any, dtype: str, shape: tuple[int, ...]) -> Any:
+        if dtype not in self._DTYPES:
+            raise Unsupported(f"NumPy has no {dtype}: load this file with framework='pt'")
+        return array.view(self._DTYPES[dtype]).reshape(shape)
+
+    def device(self, spec: DeviceSpec) -> Any:
+        if spec not in ("cpu", None):
+            raise InvalidArgument(f"NumPy arrays live on the CPU, not on {spec!r}")
+        return "cpu"
+
+    def describe(self, tensor: Any) -> tuple[str, tuple[int, ...]] | None:
+        if not isinstance(tensor, self.np.ndarray):
+            return None
+        name = self._names.get(tensor.dtype.newbyteorder("=")) if tensor.dtype.byteorder != ">" else None
+        if name is None:
+            raise InvalidArgument(f"NumPy dtype {tensor.dtype} has no safetensors dtype (little-endian only)")
+        return name, tuple(tensor.shape)
+
+    def host_bytes(self, tensor: Any) -> memoryview:
+        return memoryview(self.np.ascontiguousarray(tensor).reshape(-1).view(self.np.uint8))
+
+
+class _Torch(_Framework):
+    name = "torch"
+    _DTYPES = {"BOOL": "bool", "U8": "uint8", "I8": "int8", "I16": "int16", "U16": "uint16", "F16": "float16",
+               "BF16": "bfloat16", "I32": "int32", "U32": "uint32", "F32": "float32", "C64": "complex64",
+               "F64": "float64", "I64": "int64", "U64": "uint64", "F8_E5M2": "float8_e5m2",
+               "F8_E4M3": "float8_e4m3fn", "F8_E8M0": "float8_e8m0fnu"}
+
+    def __init__(self) -> None:
+        import torch  # type: ignore[import-not-found, unused-ignore]
+
+        self.torch = torch
+        self._types = {k: getattr(torch, v) for k, v in self._DTYPES.items() if hasattr(torch, v)}
+        self._names = {v: k for k, v in self._types.items()}
+
+    def empty(self, nbytes: int, device: Any) -> Any:
+        return self.torch.empty(nbytes, dtype=self.torch.uint8, device=device)
+
+    def host_view(self, array: Any) -> memoryview:
+        return memoryview(array.numpy())
+
+    def finish(self, array: Any, dtype: str, shape: tuple[int, ...]) -> Any:
+        if dtype not in self._types:
+            raise Unsupported(f"this PyTorch has no {dtype}")
+        return array.view(self._types[dtype]).reshape(shape)
+
+    def device(self, spec: DeviceSpec) -> Any:
+        device = self.torch.device(f"cuda:{spec}" if isinstance(spec, int) else spec or "cpu")
+        if device.type == "cuda" and device.index is None:
+            device = self.torch.device("cuda", self.torch.cuda.current_device())
+        if device.type not in ("cpu", "cuda"):
+            raise InvalidArgument(f"warpcrypt.safetensors loads to the CPU or a CUDA device, not {device}")
+        return device
+
+    def is_cuda(self, device: Any) -> bool:
+        return bool(device.type == "cuda")
+
+    def describe(self, tensor: Any) -> tuple[str, tuple[int, ...]] | None:
+        if not isinstance(tensor, self.torch.Tensor):
+            return None
+        name = self._names.get(tensor.dtype)
+        if name is None:
+            raise InvalidArgument(f"PyTorch dtype {tensor.dtype} has no safetensors dtype")
+        return name, tuple(tensor.shape)
+
+    def host_bytes(self, tensor: Any) -> memoryview:
+        flat = tensor.detach().contiguous().reshape(-1).view(self.torch.uint8)
+        return memoryview(flat.numpy())
+
+
+def _framework(name: str) -> _Framework:
+    if name in ("pt", "torch", "pytorch"):
+        return _Torch()
+    if name in ("np", "numpy"):
+        return _Numpy()
+    raise InvalidArgument(f"framework {name!r}: warpcrypt.safetensors serves 'pt' (PyTorch) and 'np' (NumPy)")
+
+
+# ---------------------------------------------------------------- an open file
+
+
+class _File:
+    """An open file whose header has been read and, if encrypted, verified."""
+
+    def __init__(self, path: PathLike, keys: Keys) -> None:
+        self.path = os.fspath(path)
+        self.stream = open(self.path, "rb")
+        try:
+            size = os.fstat(self.stream.fileno()).st_size
+            self.header, self.crypto = ct.read_file(self.stream, size, None if keys is None else KeySet(keys))
+        except BaseException:
+            self.stream.close()
+            raise
+        self.entries = {entry.name: entry for entry in self.header.entries}
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def sealing(self, name: str) -> Sealing | None:
+        return self.crypto.sealings.get(name) if self.crypto is not None else None
+
+
+# ---------------------------------------------------------------- loading
+
+
+@dataclass
+class _Piece:
+    """Bytes [start, end) of a tensor, and the messages (index, start, end)
+    to seal or open once they are there."""
+
+    start: int
+    end: int
+    messages: list[tuple[int, int, int]]
+
+
+@dataclass
+class _Job:
+    """One tensor to load: where its bytes are and where they go."""
+
+    entry: Entry
+    sealing: Sealing | None
+    array: Any  # uint8, entry.nbytes long, on the target device
+
+
+def _read_into(fd: int, view: memoryview, offset: int) -> None:
+    done = 0
+    while done < len(view):
+        got = os.preadv(fd, [view[done:]], offset + done)
+        if got == 0:
+            raise FormatError("truncated: the file ended while its tensors were read")
+        done += got
+
+
+def _failure(entry: Entry, message: int | None) -> InvalidTag:
+    where = f"tensor {entry.name!r}" + (f", chunk {message}" if message is not None else "")
+    return InvalidTag(f"{where} does not authenticate: its data was changed or moved, or it belongs to another file")
+
+
+def _load_host(file: _File, jobs: Sequence[_Job], framework: _Framework) -> None:
+    """Reads each tensor into its array and decrypts it there, pieces in
+    parallel: each piece is read and its chunks opened while in cache."""
+    fd, base = file.stream.fileno(), file.header.data_start
+
+    def load_piece(job: _Job, piece: _Piece) -> None:
+        view = framework.host_view(job.array)
+        _read_into(fd, view[piece.start:piece.end], base + job.entry.start + piece.start)
+        sealing = job.sealing
+        for index, first, last in piece.messages:
+            assert sealing is not None
+            tag = sealing.tags[ct.TAG_BYTES * index:ct.TAG_BYTES * (index + 1)]
+            try:
+                sealing.aead.decrypt_into(sealing.nonces[index], view[first:last], None, view[first:last], tag=tag)
+            except InvalidTag:
+                raise _failure(job.entry, index if sealing.chunk_size is not None else None) from None
+
+    _run_all(load_piece, [(job, piece) for job in jobs
+                          for piece in _pieces(job.entry, job.sealing, split_one_message=False)])
+
+
+def _pieces(entry: Entry, sealing: Sealing | None, *, split_one_message: bool) -> Iterator[_Piece]:
+    """A tensor cut into pieces of about PIECE_BYTES, each with the messages
+    that can be sealed or opened once it has arrived: a chunked tensor's
+    pieces hold whole chunks. A one-message tensor (version 1) is one piece,
+    or with `split_one_message` several, its message with the last."""
+    nbytes = entry.nbytes
+    messages = sealing.messages(nbytes) if sealing is not None else []
+    chunked = sealing is not None and sealing.chunk_size is not None
+    if chunked:
+        assert sealing is not None and sealing.chunk_size is not None
+        step = sealing.chunk_size * max(1, PIECE_BYTES // sealing.chunk_size)
+    elif sealing is not None and not split_one_message:
+        step = max(nbytes, 1)
+    else:
+        step = PIECE_BYTES
+    starts = range(0, nbytes, step) if nbytes else [0]
+    for start in starts:
+        end = min(start + step, nbytes)
+        if chunked:
+            opened = [(i, s, e) for i, (s, e) in enumerate(messages) if start <= s < end or s == e == start]
+        else:
+            opened = [(i, s, e) for i, (s, e) in enumerate(messages) if end == nbytes]
+        yield _Piece(start, end, opened)
+
+
+def _run_all(work: Callable[..., None], tasks: Sequence[tuple[Any, ...]]) -> None:
+    """Runs every task on the readers; the first failure stops the rest and
+    is raised."""
+    if len(tasks) <= 1:
+        for task in tasks:
+            work(*task)
+        return
+    with concurrent.futures.ThreadPoolExecutor(_readers()) as pool:
+        futures = [pool.submit(work, *task) for task in tasks]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+class _GpuLoader:
+    """The path to one CUDA device: readers fill pinned slots, a copy stream
+    moves each slot into the tensor's allocation, and a second stream opens
+    the chunks that arrived, in place, recording each chunk's verdict on the
+    device; the verdicts are read once, at the end."""
+
+    def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, slot_bytes: int) -> None:
+        self.torch, self.device, self.pool = torch, device, pool
+        self.copy_stream = torch.cuda.Stream(device)
+        self.open_stream = torch.cuda.Stream(device)
+        self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True) for _ in range(GPU_SLOTS)]
+        self.views = [memoryview(slot.numpy()) for slot in self.slots]
+        self.copied: list[Any] = [None] * GPU_SLOTS
+
+    def load(self, fd: int, base: int, jobs: Sequence[_Job]) -> None:
+        torch = self.torch
+        # The arrays were allocated on the caller's stream.
+        self.copy_stream.wait_stream(torch.cuda.current_stream(self.device))
+        chunk_count = sum(len(job.sealing.nonces) for job in jobs if job.sealing is not None)
+        verdicts = torch.zeros(max(1, chunk_count), dtype=torch.int32, device=self.device)
+        tags = torch.frombuffer(bytearray(b"".join(job.sealing.tags for job in jobs if job.sealing is not None)
+                                          or b"\0"), dtype=torch.uint8).to(self.device)
+        first_verdict: dict[str, int] = {}
+        position = 0
+        for job in jobs:
+            if job.sealing is not None:
+                first_verdict[job.entry.name] = position
+                position += len(job.sealing.nonces)
+        pending: collections.deque[tuple[concurrent.futures.Future[None], int, _Job, _Piece]] = collections.deque()
+        slot = 0
+        for job in jobs:
+            for piece in _pieces(job.entry, job.sealing, split_one_message=True):
+                if len(pending) == GPU_SLOTS:
+                    self._issue(*pending.popleft(), tags, verdicts, first_verdict)
+                if self.copied[slot] is not None:
+                    self.copied[slot].synchronize()
+                future = self.pool.submit(_read_into, fd, self.views[slot][:piece.end - piece.start],
+                                          base + job.entry.start + piece.start)
+                pending.append((future, slot, job, piece))
+                slot = (slot + 1) % GPU_SLOTS
+        while pending:
+            self._issue(*pending.popleft(), tags, verdicts, first_verdict)
+        self.open_stream.synchronize()
+        self.copy_stream.synchronize()
+        if chunk_count and not bool(verdicts.all()):
+            failed = (verdicts == 0).nonzero().flatten().tolist()
+            for job in jobs:
+                if job.sealing is None:
+                    continue
+                first = first_verdict[job.entry.name]
+                bad = [i - first for i in failed if first <= i < first + len(job.sealing.nonces)]
+                if bad:
+                    raise _failure(job.entry, bad[0] if job.sealing.chunk_size is not None else None)
+
+    def _issue(self, future: concurrent.futures.Future[None], slot: int, job: _Job, piece: _Piece, tags: Any,
+               verdicts: Any, first_verdict: Mapping[str, int]) -> None:
+        torch = self.torch
+        start, end, opened = piece.start, piece.end, piece.messages
+        future.result()
+        with torch.cuda.stream(self.copy_stream):
+            job.array[start:end].copy_(self.slots[slot][:end - start], non_blocking=True)
+            event = torch.cuda.Event()
+            event.record(self.copy_stream)
+        self.copied[slot] = event
+        if not opened:
+            return
+        sealing = job.sealing
+        assert sealing is not None
+        self.open_stream.wait_event(event)
+        first = first_verdict[job.entry.name]
+        tag_base = ct.TAG_BYTES * first
+        messages = [job.array[s:e] for _, s, e in opened]
+        tag_views = [tags[tag_base + ct.TAG_BYTES * i:tag_base + ct.TAG_BYTES * (i + 1)] for i, _, _ in opened]
+        low = first + opened[0][0]
+        sealing.aead.decrypt_batch([sealing.nonces[i] for i, _, _ in opened], messages, bufs=messages,
+                                   tags=tag_views, stream=self.open_stream,
+                                   verified=verdicts[low:low + len(opened)])
+
+
+def _load(file: _File, names: Sequence[str], framework: _Framework, place: Callable[[str], Any]) -> dict[str, Any]:
+    """The named tensors, each on the device `place` gives it."""
+    by_device: dict[Any, list[_Job]] = collections.defaultdict(list)
+    for name in names:
+        entry = file.entries[name]
+        device = place(name)
+        by_device[device].append(_Job(entry, file.sealing(name), framework.empty(entry.nbytes, device)))
+    fd, base = file.stream.fileno(), file.header.data_start
+    host = [job for device, jobs in by_device.items() if not framework.is_cuda(device) for job in jobs]
+    gpus = {device: jobs for device, jobs in by_device.items() if framework.is_cuda(device)}
+    if host:
+        _load_host(file, host, framework)
+    if gpus:
+        _load_gpus(file, fd, base, gpus, framework)
+    done = {job.entry.name: job for jobs in by_device.values() for job in jobs}
+    return {name: framework.finish(done[name].array, done[name].entry.dtype, done[name].entry.shape)
+            for name in names}
+
+
+def _load_gpus(file: _File, fd: int, base: int, gpus: Mapping[Any, Sequence[_Job]], framework: _Framework) -> None:
+    if not isinstance(framework, _Torch):
+        raise InvalidArgument("GPU loading takes framework='pt'")
+    chunk = file.crypto.chunk_size if file.crypto is not None and file.crypto.chunk_size else 0
+    slot_bytes = max(PIECE_BYTES, chunk)
+    with concurrent.futures.ThreadPoolExecutor(_readers()) as pool:
+        loaders = [_GpuLoader(framework.torch, device, pool, slot_bytes) for device in gpus]
+        if len(loaders) == 1:
+            loaders[0].load(fd, base, next(iter(gpus.values())))
+            return
+        errors: list[BaseException] = []
+
+        def run(loader: _GpuLoader, jobs: Sequence[_Job]) -> None:
+            try:
+                loader.load(fd, base, jobs)
+            except BaseException as error:  # raised below, in the caller's thread
+                errors.append(error)
+
+        threads = [threading.Thread(target=run, args=(loader, jobs)) for loader, jobs in zip(loaders, gpus.values())]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise errors[0]
+
+
+def _placement(framework: _Framework, device: DeviceSpec | Mapping[str, DeviceSpec]) -> Callable[[str], Any]:
+    """Where each tensor goes: one device, or a device_map of name prefixes
+    (the longest match wins; "" matches every name)."""
+    if not isinstance(device, Mapping):
+        resolved = framework.device(device)
+        return lambda name: resolved
+    devices = {prefix: framework.device(spec) for prefix, spec in device.items()}
+    prefixes = sorted(devices, key=len, reverse=True)
+
+    def place(name: str) -> Any:
+        for prefix in prefixes:
+            if name.startswith(prefix):
+                return devices[prefix]
+        raise InvalidArgument(f"device_map places no prefix of tensor {name!r}; add '' for the rest")
+
+    return place
+
+
+def load_file(filename: PathLike, device: DeviceSpec | Mapping[str, DeviceSpec] = "cpu", *, keys: Keys = None,
+              framework: str = "pt") -> dict[str, Any]:
+    """Every tensor of the file, as ``safetensors.torch.load_file`` returns
+    them (``framework="np"``: as ``safetensors.numpy.load_file``).
+
+    `device`: where the tensors go: "cpu", "cuda:1", an int, a
+    ``torch.device``, or a device map ``{name prefix: device}`` that spreads
+    one load over several devices. `keys`: a JWK, a list of JWKs or a JWK
+    Set holding the master key and the signature's public key, which an
+    encrypted file needs; without keys, only a plain safetensors file loads.
+    Raises :class:`warpcrypt.InvalidSignature` for a header that was changed
+    or signed by another key, :class:`warpcrypt.InvalidTag` for tensor data
+    that does not authenticate, and :class:`warpcrypt.FormatError` for a
+    damaged file; nothing is returned then.
+    """
+    chosen = _framework(framework)
+    file = _File(filename, keys)
+    try:
+        return _load(file, [e.name for e in file.header.entries], chosen, _placement(chosen, device))
+    finally:
+        file.close()
+
+
+class safe_open:  # noqa: N801  (named as safetensors names it)
+    """A file opened for one tensor at a time, as ``safetensors.safe_open``::
+
+        with warpcrypt.safetensors.safe_open(path, "pt", device="cuda:0", keys=keys) as f:
+            for name in f.keys():
+                tensor = f.get_tensor(name)
+
+    The header is read and its signature verified when it opens; each
+    tensor is read and authenticated when asked for.
+    """
+
+    def __init__(self, filename: PathLike, framework: str = "pt", device: DeviceSpec = "cpu", *,
+                 keys: Keys = None) -> None:
+        self._framework = _framework(framework)
+        self._place = _placement(self._framework, device)
+        self._file: _File | None = _File(filename, keys)
+
+    def __enter__(self) -> safe_open:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def _open(self) -> _File:
+        if self._file is None:
+            raise InvalidArgument("the file is closed")
+        return self._file
+
+    def keys(self) -> list[str]:
+        """The tensors' names, sorted."""
+        return sorted(self._open().entries)
+
+    def offset_keys(self) -> list[str]:
+        """The tensors' names in the order of their data in the file."""
+        return [entry.name for entry in self._open().header.entries]
+
+    def metadata(self) -> dict[str, str] | None:
+        """The header's __metadata__ without CryptoTensors' own fields."""
+        return self._open().header.user_metadata()
+
+    def encrypted(self, name: str) -> bool:
+        """Whether the tensor is encrypted (a tensor in the clear is not
+        authenticated: only its dtype, shape and place are signed)."""
+        self._entry(name)
+        return self._open().sealing(name) is not None
+
+    def get_tensor(self, name: str) -> Any:
+        self._entry(name)
+        return _load(self._open(), [name], self._framework, self._place)[name]
+
+    def _entry(self, name: str) -> Entry:
+        entry = self._open().entries.get(name)
+        if entry is None:
+            raise KeyError(f"no tensor {name!r} in the file")
+        return entry
+
+
+# ---------------------------------------------------------------- saving
+
+
+@dataclass
+class _Source:
+    entry: Entry
+    tensor: Any
+    framework: _Framework
+    sealing: Sealing | None
+
+
+def _frameworks_of(tensors: Mapping[str, Any]) -> dict[str, _Framework]:
+    found: dict[str, _Framework] = {}
+    cached: dict[str, _Framework] = {}
+    for name, tensor in tensors.items():
+        if not isinstance(name, str):
+            raise InvalidArgument(f"tensor names are strings, not {type(name).__name__}")
+        module = type(tensor).__module__.partition(".")[0]
+        if module not in ("numpy", "torch"):
+            raise InvalidArgument(f"tensor {name!r} is a {type(tensor).__name__}: save_file takes NumPy arrays "
+                                  "and PyTorch tensors")
+        if module not in cached:
+            cached[module] = _framework(module)
+        found[name] = cached[module]
+    return found
+
+
+def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, metadata: Mapping[str, str] | None = None,
+              encrypt: Sequence[str] | None = None, version: str = "2",
+              chunk_size: int = ct.DEFAULT_CHUNK_SIZE) -> None:
+    """Writes `tensors` (NumPy arrays or PyTorch tensors, on the CPU or on
+    CUDA devices) to `filename` as a CryptoTensors file, atomically.
+
+    `keys`: exactly one master key (its ``alg`` picks the AEAD:
+    aes256gcm, the default, aes128gcm or chacha20poly1305) and one signing
+    key with its private part ``d``, as :func:`generate_keys` makes them.
+    `encrypt`: the names to encrypt (default: all); the others are written
+    in the clear, unauthenticated. `version` "2" (chunks of `chunk_size`
+    bytes, each authenticated on its own) or "1" (one message a tensor).
+    CUDA tensors are encrypted on their device; their plaintext never
+    reaches host memory.
+    """
+    if version not in ct.VERSIONS:
+        raise InvalidArgument(f"version must be one of {', '.join(ct.VERSIONS)}, not {version!r}")
+    if type(chunk_size) is not int or chunk_size <= 0 or chunk_size % 64:
+        raise InvalidArgument(f"chunk_size must be a positive multiple of 64, not {chunk_size!r}")
+    chunks = chunk_size if version == "2" else None
+    master_jwk, signer = KeySet(keys).writing_keys() if keys is not None else (None, None)
+    if master_jwk is None or signer is None:
+        raise InvalidArgument("save_file needs keys= (warpcrypt.safetensors.generate_keys() makes a set)")
+    assert master_jwk.secret is not None and signer.secret is not None
+    alg = master_jwk.name.alg or "aes256gcm"
+    master = ct.make_aead(alg, master_jwk.secret)
+    user_metadata = ct.check_user_metadata(metadata)
+    frameworks = _frameworks_of(tensors)
+    described = {name: frameworks[name].describe(tensor) for name, tensor in tensors.items()}
+    entries = ct.layout((name, *described[name]) for name in tensors)  # type: ignore[misc]
+    chosen = set(tensors) if encrypt is None else set(encrypt)
+    unknown = sorted(chosen - set(tensors))
+    if unknown:
+        raise InvalidArgument(f"encrypt names tensors that are not given: {', '.join(map(repr, unknown))}")
+    if not chosen:
+        raise InvalidArgument("encrypt names no tensor; write a plain file with the safetensors package")
+    sources, wrapped = [], {}
+    for entry in entries:
+        sealing = None
+        if entry.name in chosen:
+            sealing = ct.new_sealing(alg, entry.nbytes, chunks)
+            wrapped[entry.name] = ct.wrap_key(master, sealing.data_key)
+        sources.append(_Source(entry, tensors[entry.name], frameworks[entry.name], sealing))
+    enc_name = ct.KeyName("oct", alg, master_jwk.name.kid, master_jwk.name.jku)
+
+    def header(signature_seed: bytes | None) -> bytes:
+        crypto = ct.crypto_metadata(version, chunks, enc_name, signer.name,
+                                    {s.entry.name: ct.encryption_entry(s.sealing, wrapped[s.entry.name])
+                                     for s in sources if s.sealing is not None})
+        described_metadata = {**(user_metadata or {}), **crypto}
+        if signature_seed is None:  # the length only: a signature's base64 is always 88 characters
+            signed = {**described_metadata, "__signature__": "=" * 88}
+        else:
+            signed = ct.sign_header(entries, described_metadata, signature_seed)
+        return ct.header_bytes(entries, signed)
+
+    # Every field of the header has a fixed length, so its length is known
+    # before the tags are: the data goes first, the header last.
+    length = len(header(None))
+    base = ct.LENGTH_BYTES + length
+    with _output(filename) as stream:
+        fd = stream.fileno()
+        _write_tensors(fd, base, sources)
+        final = header(signer.secret)
+        assert len(final) == length, "the header's length changed with its contents"
+        _write_at(fd, memoryview(length.to_bytes(8, "little") + final), 0)
+
+
+def _write_at(fd: int, view: memoryview, offset: int) -> None:
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view, offset = view[written:], offset + written
+
+
+def _write_tensors(fd: int, base: int, sources: Sequence[_Source]) -> None:
+    """Encrypts and writes each tensor at its offset: host tensors in pieces
+    on every core, CUDA tensors on their device, then through pinned memory."""
+    host = [s for s in sources if not _on_cuda(s.tensor)]
+    cuda = [s for s in sources if _on_cuda(s.tensor)]
+    plaintext = {id(s): s.framework.host_bytes(s.tensor) for s in host}  # type: ignore[attr-defined]
+
+    def write_piece(source: _Source, piece: _Piece) -> None:
+        data = plaintext[id(source)]
+        offset = base + source.entry.start + piece.start
+        sealing = source.sealing
+        if sealing is None:
+            _write_at(fd, data[piece.start:piece.end], offset)
+            return
+        out = memoryview(bytearray(piece.end - piece.start))
+        tags = memoryview(sealing.tags)
+        for index, first, last in piece.messages:
+            sealing.aead.encrypt_into(sealing.nonces[index], data[first:last], None,
+                                      out[first - piece.start:last - piece.start],
+                                      tag=tags[ct.TAG_BYTES * index:ct.TAG_BYTES * (index + 1)])
+        _write_at(fd, out, offset)
+
+    _run_all(write_piece, [(source, piece) for source in host
+                           for piece in _pieces(source.entry, source.sealing, split_one_message=False)])
+    if cuda:
+        _write_cuda(fd, base, cuda)
+
+
+def _on_cuda(tensor: Any) -> bool:
+    return bool(getattr(tensor, "is_cuda", False))
+
+
+def _write_cuda(fd: int, base: int, sources: Sequence[_Source]) -> None:
+    """CUDA tensors: each piece is encrypted on the tensor's device into a
+    device buffer, copied to a pinned slot and written by the readers'
+    pool; a slot is refilled once its write is done."""
+    torch = sys.modules["torch"]
+    slots_by_device: dict[Any, tuple[list[Any], list[Any]]] = {}
+    with concurrent.futures.ThreadPoolExecutor(_readers()) as pool:
+        writes: list[concurrent.futures.Future[None]] = []
+        for source in sources:
+            device = source.tensor.device
+            if device not in slots_by_device:
+                pinned = [torch.empty(PIECE_BYTES, dtype=torch.uint8, pin_memory=True) for _ in range(GPU_SLOTS)]
+                slots_by_device[device] = (pinned, [None] * GPU_SLOTS)
+        slot_of = {device: 0 for device in slots_by_device}
+        for source in sources:
+            device = source.tensor.device
+            pinned, busy = slots_by_device[device]
+            flat = source.tensor.detach().contiguous().reshape(-1).view(torch.uint8)
+            sealing = source.sealing
+            stream = torch.cuda.current_stream(device)
+            if sealing is not None:
+                sealed = torch.empty_like(flat)
+                device_tags = torch.empty(len(sealing.tags), dtype=torch.uint8, device=device)
+                messages = sealing.messages(source.entry.nbytes)
+                nonces = sealing.nonces[:len(messages)]
+                if source.entry.nbytes:
+                    sealing.aead.encrypt_batch(
+                        nonces, [flat[s:e] for s, e in messages], bufs=[sealed[s:e] for s, e in messages],
+                        tags=[device_tags[ct.TAG_BYTES * i:ct.TAG_BYTES * (i + 1)] for i in range(len(messages))],
+                        stream=stream)
+                elif messages:  # an empty tensor's one empty message, sealed on the host
+                    sealing.tags[:] = sealing.aead.encrypt(nonces[0], b"", None)
+                flat = sealed
+            for start in range(0, source.entry.nbytes, PIECE_BYTES):
+                end = min(start + PIECE_BYTES, source.entry.nbytes)
+                slot = slot_of[device]
+                slot_of[device] = (slot + 1) % GPU_SLOTS
+                if busy[slot] is not None:
+                    busy[slot].result()
+                with torch.cuda.stream(stream):
+                    pinned[slot][:end - start].copy_(flat[start:end], non_blocking=True)
+                    event = torch.cuda.Event()
+                    event.record(stream)
+                view = memoryview(pinned[slot].numpy())[:end - start]
+                busy[slot] = pool.submit(_write_after, event, fd, view, base + source.entry.start + start)
+                writes.append(busy[slot])
+            if sealing is not None and source.entry.nbytes:
+                sealing.tags[:] = bytes(device_tags.cpu().numpy())
+        for write in writes:
+            write.result()
+
+
+def _write_after(event: Any, fd: int, view: memoryview, offset: int) -> None:
+    event.synchronize()
+    _write_at(fd, view, offset)
+
+
+# ---------------------------------------------------------------- rewrapping
+
+
+def rewrap_file(filename: PathLike, *, keys: Keys, new_keys: Keys, output: PathLike | None = None) -> None:
+    """Wraps every tensor's data key under the master key of `new_keys`
+    and signs the header with its signing key, leaving the tensor data as it
+    is (copied, not decrypted). Writes `output`, or replaces `filename`,
+    atomically; `keys` must open the file as it is.
+    """
+    file = _File(filename, keys)
+    try:
+        if file.crypto is None:
+            raise FormatError(f"{file.path} is not encrypted")
+        master_jwk, signer = KeySet(new_keys).writing_keys()
+        assert master_jwk.secret is not None and signer.secret is not None
+        crypto = file.crypto
+        if master_jwk.name.alg and master_jwk.name.alg != crypto.enc.alg:
+            raise InvalidArgument(f"the new master key is for {master_jwk.name.alg}, the file's tensors use "
+                                  f"{crypto.enc.alg}")
+        master = ct.make_aead(crypto.enc.alg, master_jwk.secret)
+        entries = {}
+        for name, sealing in crypto.sealings.items():
+            entries[name] = ct.encryption_entry(sealing, ct.wrap_key(master, sealing.data_key))
+        enc = ct.KeyName("oct", crypto.enc.alg, master_jwk.name.kid, master_jwk.name.jku)
+        described = {**(file.header.user_metadata() or {}),
+                     **ct.crypto_metadata(crypto.version, crypto.chunk_size, enc, signer.name, entries)}
+        header = ct.header_bytes(file.header.entries, ct.sign_header(file.header.entries, described, signer.secret))
+        with _output(output if output is not None else file.path) as stream:
+            stream.write(len(header).to_bytes(8, "little"))
+            stream.write(header)
+            stream.flush()
+            _copy_range(file.stream.fileno(), stream.fileno(), file.header.data_start, file.header.data_length)
+    finally:
+        file.close()
+
+
+def _copy_range(source: int, target: int, offset: int, length: int) -> None:
+    position = os.lseek(target, 0, os.SEEK_CUR)
+    while length:
+        copied = os.copy_file_range(source, target, length, offset, position)
+        if copied == 0:
+            raise FormatError("truncated: the file ended while its data was copied")
+        offset, position, length = offset + copied, position + copied, length - copied

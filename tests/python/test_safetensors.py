@@ -1,0 +1,538 @@
+"""warpcrypt.safetensors against the `cryptotensors` package (the reference
+implementation of the format, through its NumPy API): files either writes
+open in the other, in both format versions, with each AEAD; and what both
+must refuse (a changed chunk, tag, header or signature, tensors swapped,
+a truncated or extended file, a wrong key), each in one clear error.
+docs/security.md, "Encrypted safetensors", says what is authenticated."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+
+import pytest
+
+import warpcrypt
+from warpcrypt import _cryptotensors as ct
+
+np = pytest.importorskip("numpy")
+ws = pytest.importorskip("warpcrypt.safetensors")
+cryptotensors = pytest.importorskip("cryptotensors", reason="the cryptotensors package is not installed")
+
+ALGS = ["aes256gcm", "aes128gcm", "chacha20poly1305"]
+
+
+def tensors(seed: int = 7) -> dict[str, object]:
+    """Every dtype NumPy shares with safetensors, an empty tensor, and one
+    of several chunks at the small chunk sizes the tests use."""
+    rng = np.random.default_rng(seed)
+    return {
+        "weight": rng.standard_normal((64, 40)).astype(np.float32),
+        "bias": rng.standard_normal(40),
+        "ids": rng.integers(-2**60, 2**60, size=33),
+        "mask": rng.integers(0, 2, size=17).astype(bool),
+        "bytes": rng.integers(0, 256, size=1001).astype(np.uint8),
+        "half": rng.standard_normal(12).astype(np.float16),
+        "small": rng.integers(-100, 100, size=(3, 3)).astype(np.int8),
+        "u16": rng.integers(0, 60000, size=5).astype(np.uint16),
+        "c": (rng.standard_normal(4) + 1j * rng.standard_normal(4)).astype(np.complex64),
+        "empty": np.zeros((0, 3), np.float32),
+    }
+
+
+def same(got, want) -> None:
+    assert sorted(got) == sorted(want)
+    for name in want:
+        assert got[name].dtype == want[name].dtype, name
+        assert got[name].shape == want[name].shape, name
+        assert np.array_equal(got[name], want[name]), name
+
+
+def ct_load(path, keys):
+    enc, sign = (k for k in keys["keys"])
+    with cryptotensors.safe_open(str(path), framework="np", config={"enc_key": enc, "sign_key": sign}) as f:
+        return {name: f.get_tensor(name) for name in f.keys()}
+
+
+def ct_save(data, path, keys, **config):
+    enc, sign = keys["keys"]
+    cryptotensors.numpy.save_file(data, str(path), config={"enc_key": enc, "sign_key": sign, **config})
+
+
+def header_of(path) -> tuple[int, dict]:
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return n, json.loads(raw[8:8 + n])
+
+
+def rewrite_header(path, header: dict) -> None:
+    """The file with its header replaced (its data left as it is)."""
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+
+
+@pytest.fixture
+def keys():
+    return ws.generate_keys(enc_kid="master-1", sign_kid="signer-1")
+
+
+import cryptotensors.numpy  # noqa: E402  (after the importorskip above)
+
+
+# ---------------------------------------------------------------- interop
+
+
+@pytest.mark.parametrize("alg", ALGS)
+@pytest.mark.parametrize("chunk_size", [64, 1024, ct.DEFAULT_CHUNK_SIZE])
+def test_warpcrypt_files_open_in_cryptotensors(tmp_path, alg, chunk_size):
+    keys = ws.generate_keys(alg=alg, enc_kid="m", sign_kid="s")
+    data = tensors()
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, chunk_size=chunk_size, metadata={"format": "np"})
+    same(ct_load(tmp_path / "m.safetensors", keys), data)
+    same(ws.load_file(tmp_path / "m.safetensors", keys=keys, framework="np"), data)
+
+
+@pytest.mark.parametrize("alg", ALGS)
+def test_cryptotensors_files_open_in_warpcrypt(tmp_path, alg):
+    keys = ws.generate_keys(alg=alg, enc_kid="m", sign_kid="s")
+    data = tensors()
+    ct_save(data, tmp_path / "m.safetensors", keys, chunk_size=256)
+    same(ws.load_file(tmp_path / "m.safetensors", keys=keys, framework="np"), data)
+
+
+def test_version_1_both_ways(tmp_path, keys):
+    data = tensors()
+    ws.save_file(data, tmp_path / "w.safetensors", keys=keys, version="1")
+    assert json.loads(header_of(tmp_path / "w.safetensors")[1]["__metadata__"]["__crypto_keys__"])["version"] == "1"
+    same(ct_load(tmp_path / "w.safetensors", keys), data)
+    ct_save(data, tmp_path / "c.safetensors", keys, version="1")
+    same(ws.load_file(tmp_path / "c.safetensors", keys=keys, framework="np"), data)
+
+
+def test_metadata_that_needs_escaping_is_signed_as_the_reference_signs_it(tmp_path, keys):
+    """The signature covers a re-serialization of the header: warpcrypt's
+    must match serde_json's byte for byte, escapes and non-ASCII included."""
+    metadata = {"quote": 'a "b" \\ c', "controls": "\x00\x01\x1f\x7f\n\t\r\b\f", "text": "héllo wörld ✓ 𝄞",
+                "zz": "", "Aa": "sorted before lower case"}
+    ws.save_file(tensors(), tmp_path / "w.safetensors", keys=keys, metadata=metadata)
+    same(ct_load(tmp_path / "w.safetensors", keys), tensors())
+    enc, sign = keys["keys"]
+    cryptotensors.numpy.save_file(tensors(), str(tmp_path / "c.safetensors"), metadata=metadata,
+                                  config={"enc_key": enc, "sign_key": sign})
+    with ws.safe_open(tmp_path / "c.safetensors", "np", keys=keys) as f:
+        assert f.metadata() == metadata
+
+
+def test_tensor_names_that_need_escaping(tmp_path, keys):
+    data = {"layer.0/\"w\"": np.ones(3, np.float32), "ünïcode": np.zeros(2, np.int64), "a\nb": np.ones(1, np.uint8)}
+    ws.save_file(data, tmp_path / "w.safetensors", keys=keys)
+    same(ct_load(tmp_path / "w.safetensors", keys), data)
+
+
+def test_some_tensors_in_the_clear(tmp_path, keys):
+    data = tensors()
+    ws.save_file(data, tmp_path / "w.safetensors", keys=keys, encrypt=["weight", "empty"])
+    same(ct_load(tmp_path / "w.safetensors", keys), data)
+    with ws.safe_open(tmp_path / "w.safetensors", "np", keys=keys) as f:
+        assert f.encrypted("weight") and f.encrypted("empty") and not f.encrypted("bias")
+        assert f.keys() == sorted(data)
+        same({"bias": f.get_tensor("bias")}, {"bias": data["bias"]})
+
+
+def test_a_plain_safetensors_file_loads_without_keys_and_is_refused_with_them(tmp_path, keys):
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    data = tensors()
+    safetensors_numpy.save_file(data, str(tmp_path / "plain.safetensors"), metadata={"k": "v"})
+    same(ws.load_file(tmp_path / "plain.safetensors", framework="np"), data)
+    with ws.safe_open(tmp_path / "plain.safetensors", "np") as f:
+        assert f.metadata() == {"k": "v"} and not f.encrypted("bias")
+    with pytest.raises(warpcrypt.FormatError, match="not a signed CryptoTensors file"):
+        ws.load_file(tmp_path / "plain.safetensors", keys=keys, framework="np")
+
+
+def test_an_encrypted_file_without_keys_is_refused(tmp_path, keys):
+    ws.save_file(tensors(), tmp_path / "w.safetensors", keys=keys)
+    with pytest.raises(warpcrypt.InvalidArgument, match="is encrypted .*pass keys="):
+        ws.load_file(tmp_path / "w.safetensors", framework="np")
+
+
+def test_safe_open_reads_one_tensor_at_a_time(tmp_path, keys):
+    data = tensors()
+    ws.save_file(data, tmp_path / "w.safetensors", keys=keys, chunk_size=128)
+    with ws.safe_open(tmp_path / "w.safetensors", "np", keys=keys) as f:
+        assert f.offset_keys()[0] in ("bias", "ids", "c")  # 64-bit dtypes first, as safetensors orders
+        for name in data:
+            assert np.array_equal(f.get_tensor(name), data[name])
+        with pytest.raises(KeyError):
+            f.get_tensor("missing")
+    with pytest.raises(warpcrypt.InvalidArgument, match="closed"):
+        f.keys()
+
+
+def test_keys_as_a_list_a_set_or_with_url_safe_base64(tmp_path, keys):
+    enc, sign = keys["keys"]
+    ws.save_file(tensors(), tmp_path / "w.safetensors", keys=[enc, sign])
+    url_safe = [{**k, **{m: base64.urlsafe_b64encode(base64.b64decode(k[m])).decode().rstrip("=")
+                         for m in ("k", "x", "d") if m in k}} for k in (enc, sign)]
+    same(ws.load_file(tmp_path / "w.safetensors", keys=url_safe, framework="np"), tensors())
+    public_only = [enc, {k: v for k, v in sign.items() if k != "d"}]
+    same(ws.load_file(tmp_path / "w.safetensors", keys={"keys": public_only}, framework="np"), tensors())
+
+
+def test_rewrap_changes_the_keys_and_not_the_data(tmp_path, keys):
+    data = tensors()
+    ws.save_file(data, tmp_path / "w.safetensors", keys=keys, chunk_size=512)
+    before = open(tmp_path / "w.safetensors", "rb").read()
+    new = ws.generate_keys(enc_kid="master-2", sign_kid="signer-2-with-a-longer-name")
+    ws.rewrap_file(tmp_path / "w.safetensors", keys=keys, new_keys=new)
+    after = open(tmp_path / "w.safetensors", "rb").read()
+    n0, n1 = struct.unpack("<Q", before[:8])[0], struct.unpack("<Q", after[:8])[0]
+    assert before[8 + n0:] == after[8 + n1:]
+    same(ct_load(tmp_path / "w.safetensors", new), data)
+    same(ws.load_file(tmp_path / "w.safetensors", keys=new, framework="np"), data)
+    with pytest.raises(warpcrypt.InvalidKey):
+        ws.load_file(tmp_path / "w.safetensors", keys=keys, framework="np")
+    ws.rewrap_file(tmp_path / "w.safetensors", keys=new, new_keys=keys, output=tmp_path / "back.safetensors")
+    same(ct_load(tmp_path / "back.safetensors", keys), data)
+
+
+def test_cryptotensors_rewrap_opens_in_warpcrypt(tmp_path, keys):
+    data = tensors()
+    ws.save_file(data, tmp_path / "w.safetensors", keys=keys)
+    new = ws.generate_keys(enc_kid="master-2", sign_kid="signer-2")
+    (enc, sign), (new_enc, new_sign) = keys["keys"], new["keys"]
+    cryptotensors.rewrap_file(str(tmp_path / "w.safetensors"), {"enc_key": new_enc, "sign_key": new_sign},
+                              {"enc_key": enc, "sign_key": sign})
+    same(ws.load_file(tmp_path / "w.safetensors", keys=new, framework="np"), data)
+
+
+# ---------------------------------------------------------------- attacks
+
+
+def both_refuse(path, keys, error, match):
+    with pytest.raises(error, match=match):
+        ws.load_file(path, keys=keys, framework="np")
+    with pytest.raises(Exception):  # the reference refuses too
+        ct_load(path, keys)
+
+
+@pytest.fixture
+def sealed(tmp_path, keys):
+    path = tmp_path / "m.safetensors"
+    ws.save_file(tensors(), path, keys=keys, chunk_size=256)
+    return path
+
+
+def flip(path, offset: int) -> None:
+    raw = bytearray(open(path, "rb").read())
+    raw[offset] ^= 0x01
+    open(path, "wb").write(raw)
+
+
+def test_a_changed_chunk_is_refused_naming_tensor_and_chunk(sealed, keys):
+    n, header = header_of(sealed)
+    start = header["weight"]["data_offsets"][0]
+    flip(sealed, 8 + n + start + 3 * 256 + 5)
+    both_refuse(sealed, keys, warpcrypt.InvalidTag, r"tensor 'weight', chunk 3 does not authenticate")
+
+
+def test_a_changed_tag_is_a_changed_header(sealed, keys):
+    n, header = header_of(sealed)
+    encryption = json.loads(header["__metadata__"]["__encryption__"])
+    tags = bytearray(base64.b64decode(encryption["bias"]["tags"]))
+    tags[0] ^= 1
+    encryption["bias"]["tags"] = base64.b64encode(tags).decode()
+    header["__metadata__"]["__encryption__"] = json.dumps(encryption, separators=(",", ":"))
+    rewrite_header(sealed, header)
+    both_refuse(sealed, keys, warpcrypt.InvalidSignature, "signature does not verify")
+
+
+@pytest.mark.parametrize("edit", ["shape", "dtype", "offsets", "metadata", "signature", "drop_signature", "rename"])
+def test_a_changed_header_is_refused(sealed, keys, edit):
+    n, header = header_of(sealed)
+    meta = header["__metadata__"]
+    if edit == "shape":
+        header["weight"]["shape"] = [40, 64]
+    elif edit == "dtype":
+        header["ids"]["dtype"] = "U64"
+    elif edit == "offsets":  # two tensors of the same size trade places
+        header["ids"]["data_offsets"], header["bias"]["data_offsets"] = \
+            header["bias"]["data_offsets"], header["ids"]["data_offsets"]
+    elif edit == "metadata":
+        meta["added"] = "by an attacker"
+    elif edit == "signature":
+        signature = bytearray(base64.b64decode(meta["__signature__"]))
+        signature[10] ^= 4
+        meta["__signature__"] = base64.b64encode(signature).decode()
+    elif edit == "drop_signature":
+        del meta["__signature__"]
+    elif edit == "rename":
+        header["renamed"] = header.pop("bias")
+    rewrite_header(sealed, header)
+    error = warpcrypt.FormatError if edit == "drop_signature" else warpcrypt.InvalidSignature
+    both_refuse(sealed, keys, error, "signature does not verify|without __signature__")
+
+
+def test_tensors_swapped_between_names_are_refused(sealed, keys):
+    """bias and ids, both 40 elements of 8 bytes: their data traded places
+    (the header left as signed) fails their tags."""
+    data = tensors()
+    data["ids"] = np.arange(40, dtype=np.int64)
+    ws.save_file(data, sealed, keys=keys, chunk_size=256)
+    n, header = header_of(sealed)
+    raw = bytearray(open(sealed, "rb").read())
+    (a0, a1), (b0, b1) = header["bias"]["data_offsets"], header["ids"]["data_offsets"]
+    assert a1 - a0 == b1 - b0
+    base = 8 + n
+    raw[base + a0:base + a1], raw[base + b0:base + b1] = raw[base + b0:base + b1], raw[base + a0:base + a1]
+    open(sealed, "wb").write(raw)
+    both_refuse(sealed, keys, warpcrypt.InvalidTag, "does not authenticate")
+
+
+def test_chunks_reordered_within_a_tensor_are_refused(sealed, keys):
+    n, header = header_of(sealed)
+    start = 8 + n + header["weight"]["data_offsets"][0]
+    raw = bytearray(open(sealed, "rb").read())
+    raw[start:start + 256], raw[start + 256:start + 512] = raw[start + 256:start + 512], raw[start:start + 256]
+    open(sealed, "wb").write(raw)
+    both_refuse(sealed, keys, warpcrypt.InvalidTag, r"tensor 'weight', chunk 0")
+
+
+@pytest.mark.parametrize("cut", [1, 255, 4096])
+def test_a_truncated_file_is_refused(sealed, keys, cut):
+    raw = open(sealed, "rb").read()
+    open(sealed, "wb").write(raw[:-cut])
+    both_refuse(sealed, keys, warpcrypt.FormatError, "truncated")
+
+
+def test_bytes_appended_are_refused(sealed, keys):
+    with open(sealed, "ab") as f:
+        f.write(b"\0" * 16)
+    with pytest.raises(warpcrypt.FormatError, match="16 bytes follow the last tensor"):
+        ws.load_file(sealed, keys=keys, framework="np")
+
+
+@pytest.mark.parametrize("size", [0, 7])
+def test_a_file_shorter_than_its_length_prefix(tmp_path, size):
+    (tmp_path / "short").write_bytes(b"\x01" * size)
+    with pytest.raises(warpcrypt.FormatError, match="too short"):
+        ws.load_file(tmp_path / "short", framework="np")
+
+
+@pytest.mark.parametrize("length", [ct.MAX_HEADER_BYTES + 1, 2**64 - 1])
+def test_an_oversized_header_is_refused_before_it_is_read(tmp_path, length):
+    (tmp_path / "big").write_bytes(struct.pack("<Q", length) + b"{}")
+    with pytest.raises(warpcrypt.FormatError, match="over the limit of 100000000 bytes"):
+        ws.load_file(tmp_path / "big", framework="np")
+
+
+def test_a_header_longer_than_the_file(tmp_path):
+    (tmp_path / "f").write_bytes(struct.pack("<Q", 1000) + b"{}")
+    with pytest.raises(warpcrypt.FormatError, match="truncated: the header is 1000 bytes"):
+        ws.load_file(tmp_path / "f", framework="np")
+
+
+@pytest.mark.parametrize("header, match", [
+    ({"t": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}}, "holds 12 bytes, but its data_offsets give 8"),
+    ({"t": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}, "do not follow"),
+    ({"t": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}}, "do not follow"),
+    ({"t": {"dtype": "X99", "shape": [2], "data_offsets": [0, 8]}}, "unknown dtype"),
+    ({"t": {"dtype": [4], "shape": [2], "data_offsets": [0, 8]}}, "unknown dtype"),  # found by the fuzzer
+    ({"t": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}}, "not a list of sizes"),
+    ({"t": {"dtype": "F32", "shape": [True], "data_offsets": [0, 4]}}, "not a list of sizes"),
+    ({"t": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "extra": 1}}, "not dtype, shape and data_offsets"),
+    ({"t": [1, 2]}, "not dtype, shape and data_offsets"),
+    ({"__metadata__": {"a": 1}}, "not an object of strings"),
+    ([], "not a JSON object"),
+    ({"t": {"dtype": "F32", "shape": [2**62, 2**62], "data_offsets": [0, 8]}}, "data_offsets give 8"),
+])
+def test_plain_headers_that_do_not_match_their_data(tmp_path, header, match):
+    text = json.dumps(header).encode()
+    (tmp_path / "f").write_bytes(struct.pack("<Q", len(text)) + text + b"\0" * 8)
+    with pytest.raises(warpcrypt.FormatError, match=match):
+        ws.load_file(tmp_path / "f", framework="np")
+
+
+@pytest.mark.parametrize("text", [b'{"t": 1, "t": 2}', b'{"a": NaN}', b"\xff\xfe", b"[" * 100000])
+def test_headers_that_are_not_json_or_repeat_a_name(tmp_path, text):
+    (tmp_path / "f").write_bytes(struct.pack("<Q", len(text)) + text)
+    with pytest.raises(warpcrypt.FormatError, match="not JSON"):
+        ws.load_file(tmp_path / "f", framework="np")
+
+
+def test_a_wrong_master_key_is_refused(sealed, keys):
+    enc, sign = keys["keys"]
+    other = {**enc, "k": base64.b64encode(os.urandom(32)).decode()}
+    with pytest.raises(warpcrypt.InvalidTag, match="data key does not unwrap"):
+        ws.load_file(sealed, keys=[other, sign], framework="np")
+    with pytest.raises(Exception):
+        ct_load(sealed, {"keys": [other, sign]})
+
+
+def test_a_file_signed_by_another_key_is_refused(tmp_path, keys):
+    enc, sign = keys["keys"]
+    forger = ws.generate_keys(sign_kid="signer-1")["keys"][1]  # same kid, another key
+    ws.save_file(tensors(), tmp_path / "f.safetensors", keys=[enc, forger])
+    both_refuse(tmp_path / "f.safetensors", keys, warpcrypt.InvalidSignature, "signature does not verify")
+
+
+def test_keys_the_header_names_must_be_among_the_callers(sealed, keys):
+    enc, sign = keys["keys"]
+    with pytest.raises(warpcrypt.InvalidKey, match="no signature key 'signer-1'"):
+        ws.load_file(sealed, keys=[enc, {**sign, "kid": "someone-else"}], framework="np")
+    with pytest.raises(warpcrypt.InvalidKey, match="no master key 'master-1'"):
+        ws.load_file(sealed, keys=[{**enc, "kid": "x"}, sign], framework="np")
+
+
+def test_a_policy_other_than_allow_all_is_refused_not_ignored(tmp_path, keys):
+    """cryptotensors enforces a Rego access policy; warpcrypt runs no Rego,
+    so it refuses any policy but the default rather than skip it."""
+    ct_save(tensors(), tmp_path / "c.safetensors", keys, policy={"local": "package model\nallow = false"})
+    with pytest.raises(warpcrypt.Unsupported, match="access policy"):
+        ws.load_file(tmp_path / "c.safetensors", keys=keys, framework="np")
+    with pytest.raises(Exception, match="[Pp]olicy"):
+        ct_load(tmp_path / "c.safetensors", keys)
+
+
+def test_a_nonce_counter_that_would_wrap_is_refused(tmp_path, keys):
+    """The reference refuses chunk nonces whose counter passes 2^32 - 1;
+    so does warpcrypt, and its writer never picks such a base."""
+    with pytest.raises(warpcrypt.FormatError, match="overflow the nonce counter"):
+        ct.chunk_nonces(b"\0" * 8 + b"\xff\xff\xff\xfe", 3, "tensor 't'")
+    assert ct.chunk_nonces(b"\0" * 8 + b"\xff\xff\xff\xfe", 2, "")[1][-4:] == b"\xff\xff\xff\xff"
+    for _ in range(200):
+        sealing = ct.new_sealing("aes256gcm", 2**20 * 64, 64)
+        assert int.from_bytes(sealing.nonces[-1][8:], "big") <= 0xFFFFFFFF
+
+
+def test_save_refuses_bad_arguments_before_writing(tmp_path, keys):
+    enc, sign = keys["keys"]
+    target = tmp_path / "never.safetensors"
+    cases = [
+        (dict(keys=[enc]), warpcrypt.InvalidArgument, "exactly one master key"),
+        (dict(keys=[enc, {k: v for k, v in sign.items() if k != "d"}]), warpcrypt.InvalidKey, "no 'd'"),
+        (dict(keys=keys, metadata={"__signature__": "x"}), warpcrypt.InvalidArgument, "may not set __signature__"),
+        (dict(keys=keys, encrypt=["nope"]), warpcrypt.InvalidArgument, "'nope'"),
+        (dict(keys=keys, version="3"), warpcrypt.InvalidArgument, "version"),
+        (dict(keys=keys, chunk_size=100), warpcrypt.InvalidArgument, "multiple of 64"),
+        (dict(keys=[{**enc, "k": base64.b64encode(b"short").decode()}, sign]), warpcrypt.InvalidKey, "32-byte key"),
+        (dict(keys=[{**enc, "alg": "rot13"}, sign]), warpcrypt.Unsupported, "unknown encryption algorithm"),
+    ]
+    for arguments, error, match in cases:
+        with pytest.raises(error, match=match):
+            ws.save_file(tensors(), target, **arguments)
+        assert not target.exists()
+    with pytest.raises(warpcrypt.InvalidArgument, match="big-endian|little-endian"):
+        ws.save_file({"t": np.arange(3, dtype=">i4")}, target, keys=keys)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_save_leaves_the_old_file(tmp_path, keys):
+    target = tmp_path / "m.safetensors"
+    target.write_bytes(b"old")
+    with pytest.raises(warpcrypt.InvalidArgument):
+        ws.save_file({"t": object()}, target, keys=keys)
+    assert target.read_bytes() == b"old"
+    assert sorted(os.listdir(tmp_path)) == ["m.safetensors"]
+
+
+def test_secrets_stay_out_of_reprs(keys):
+    key_set = ct.KeySet(keys)
+    text = repr(key_set)
+    for jwk in keys["keys"]:
+        for member in ("k", "d"):
+            if member in jwk:
+                assert jwk[member] not in text
+    sealing = ct.new_sealing("aes256gcm", 10, 64)
+    assert sealing.data_key.hex() not in repr(sealing) and repr(sealing.data_key) not in repr(sealing)
+
+
+def test_torch_tensors_round_trip_on_the_cpu(tmp_path, keys):
+    torch = pytest.importorskip("torch")
+    data = {"w": torch.randn(33, 7, dtype=torch.bfloat16), "i": torch.arange(10), "e": torch.empty(0, 2)}
+    ws.save_file(data, tmp_path / "t.safetensors", keys=keys, chunk_size=64)
+    got = ws.load_file(tmp_path / "t.safetensors", keys=keys)
+    assert all(torch.equal(got[k], data[k]) and got[k].dtype == data[k].dtype for k in data)
+
+
+def test_cryptotensors_files_with_tensors_in_the_clear(tmp_path, keys):
+    data = tensors()
+    ct_save(data, tmp_path / "c.safetensors", keys, tensors=["bias", "weight"])
+    with ws.safe_open(tmp_path / "c.safetensors", "np", keys=keys) as f:
+        assert [name for name in f.keys() if f.encrypted(name)] == ["bias", "weight"]
+    same(ws.load_file(tmp_path / "c.safetensors", keys=keys, framework="np"), data)
+
+
+# ---------------------------------------------------------------- on the GPU
+
+
+@pytest.fixture
+def cuda():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available() or not warpcrypt.devices():
+        pytest.skip("no CUDA device (or PyTorch without CUDA): GPU safetensors tests skipped")
+    return torch
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Pieces of 1 KiB: a test file crosses every pinned slot many times."""
+    monkeypatch.setattr(ws, "PIECE_BYTES", 1024)
+
+
+@pytest.mark.parametrize("version, chunk_size", [("2", 256), ("2", ct.DEFAULT_CHUNK_SIZE), ("1", 256)])
+def test_gpu_load_matches_the_cpu_load(tmp_path, keys, cuda, small_pieces, version, chunk_size):
+    torch = cuda
+    data = {"w": torch.randn(300, 41, dtype=torch.bfloat16), "b": torch.randn(7), "e": torch.empty(0),
+            "i": torch.arange(5000)}
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, version=version, chunk_size=chunk_size,
+                 encrypt=["w", "e", "i"])
+    got = ws.load_file(tmp_path / "m.safetensors", device="cuda:0", keys=keys)
+    for name, tensor in data.items():
+        assert got[name].device.type == "cuda" and torch.equal(got[name].cpu(), tensor), name
+    np_data = {k: v.float().numpy() if v.dtype == torch.bfloat16 else v.numpy() for k, v in data.items()}
+    assert np.array_equal(ct_load(tmp_path / "m.safetensors", keys)["i"], np_data["i"])
+
+
+def test_gpu_device_map_splits_one_load(tmp_path, keys, cuda, small_pieces):
+    torch = cuda
+    data = {"layer.0.w": torch.randn(100, 10), "layer.1.w": torch.randn(100, 10), "head": torch.randn(3)}
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, chunk_size=128)
+    last = f"cuda:{torch.cuda.device_count() - 1}"
+    got = ws.load_file(tmp_path / "m.safetensors", device={"layer.0.": "cuda:0", "layer.1.": last, "": "cpu"},
+                       keys=keys)
+    assert str(got["layer.0.w"].device) == "cuda:0" and str(got["layer.1.w"].device) == last
+    assert got["head"].device.type == "cpu"
+    assert all(torch.equal(got[k].cpu(), data[k]) for k in data)
+    with pytest.raises(warpcrypt.InvalidArgument, match="places no prefix of tensor 'head'"):
+        ws.load_file(tmp_path / "m.safetensors", device={"layer.": "cuda:0"}, keys=keys)
+
+
+@pytest.mark.parametrize("version", ["2", "1"])
+def test_gpu_load_refuses_a_changed_chunk(tmp_path, keys, cuda, small_pieces, version):
+    torch = cuda
+    ws.save_file({"w": torch.randn(4096), "b": torch.randn(10)}, tmp_path / "m.safetensors", keys=keys,
+                 chunk_size=256, version=version)
+    n, header = header_of(tmp_path / "m.safetensors")
+    flip(tmp_path / "m.safetensors", 8 + n + header["w"]["data_offsets"][0] + 5000)
+    expected = r"tensor 'w', chunk 19 " if version == "2" else r"tensor 'w' does not"
+    with pytest.raises(warpcrypt.InvalidTag, match=expected):
+        ws.load_file(tmp_path / "m.safetensors", device="cuda:0", keys=keys)
+
+
+@pytest.mark.parametrize("version", ["2", "1"])
+def test_gpu_save_opens_in_cryptotensors(tmp_path, keys, cuda, small_pieces, version):
+    torch = cuda
+    data = {"w": torch.randn(1000, 3, device="cuda:0"), "e": torch.empty(0, device="cuda:0"),
+            "h": torch.randn(5, dtype=torch.float16, device="cuda:0"), "c": torch.arange(9)}
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, chunk_size=512, version=version)
+    got = ct_load(tmp_path / "m.safetensors", keys)
+    for name, tensor in data.items():
+        assert np.array_equal(got[name], tensor.cpu().numpy()), name
+    back = ws.load_file(tmp_path / "m.safetensors", device="cuda:0", keys=keys)
+    assert all(torch.equal(back[k], data[k].to("cuda:0")) for k in data)
