@@ -3,7 +3,7 @@
 # GPU machine) what that machine lacks and cannot download: libsodium, CLI11
 # (the CLI's argument parser, header-only) and the reference `age` as Debian
 # packages, the NIST/RFC vector files from cryptography-vectors, wheels of
-# Dask, Zarr, pyca/cryptography and pyrage, and an archive of the committed
+# Dask, Zarr, pyca/cryptography, pyrage and cryptotensors, and an archive of the committed
 # tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,17 +14,19 @@ vectors=$(.venv/bin/python -c 'import cryptography_vectors, os; print(os.path.di
 rm -rf .deps/vectors && mkdir -p .deps/vectors/cryptography_vectors/ciphers/AES
 cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR,GCM} .deps/vectors/cryptography_vectors/ciphers/AES/
 cp -r "$vectors"/ciphers/ChaCha20 .deps/vectors/cryptography_vectors/ciphers/
-mkdir -p .deps/vectors/cryptography_vectors/KDF
+mkdir -p .deps/vectors/cryptography_vectors/KDF .deps/vectors/cryptography_vectors/asymmetric
 cp "$vectors"/KDF/rfc-5869-HKDF-SHA{1,256}.txt .deps/vectors/cryptography_vectors/KDF/
+cp -r "$vectors"/asymmetric/Ed25519 .deps/vectors/cryptography_vectors/asymmetric/
 # Dask, distributed and zarr for the GPU machine's Python 3.12, which lacks
 # them: its Dask, Zarr and CuPy-chunk tests run on them; pyca/cryptography
 # and pyrage, the independent implementations the differential, sealed-file
-# and age tests check against (gpu-check.sh installs only what that machine
-# does not already have).
+# and age tests check against, and cryptotensors, the reference the
+# encrypted-safetensors tests and benchmark compare with (gpu-check.sh
+# installs only what that machine does not already have).
 rm -rf .deps/wheels
 .venv/bin/python -m pip download -q --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
   --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 --platform any -d .deps/wheels \
-  dask distributed zarr numcodecs cryptography pyrage
+  dask distributed zarr numcodecs cryptography pyrage cryptotensors
 # The committed tree, for a run that must test exactly what was committed:
 # the GPU machine's copy of .git can lag behind this checkout. There:
 #   mkdir -p /tmp/wc && tar -xf .deps/head.tar -C /tmp/wc && cp -r .deps /tmp/wc/ && cd /tmp/wc && scripts/gpu-check.sh ...

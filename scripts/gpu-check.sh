@@ -28,6 +28,11 @@
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, bench/python_overhead.py (JSON in python-overhead.log)
 #             and bench/checkpoint_bench.py on 4 GiB (python-checkpoint.log)
+#   safetensors  warpcrypt.safetensors on the GPU: its tests (against
+#             cryptotensors), then their GPU cases under compute-sanitizer
+#             memcheck
+#   safetensors-bench  bench/safetensors_bench.py on 8 and 32 GiB in /dev/shm
+#             (safetensors-bench.json)
 #   cli       the CLI tests (tests/cli) on build-gpu's CLI: their GPU and
 #             hybrid cases run only where there is a device
 #   age       `warpcrypt age` against the reference `age` on 1 GiB in
@@ -204,7 +209,7 @@ fi
 # the CLI tests, the Dask tests and the benchmarks run.
 export PATH="$deps/usr/bin:$PATH"
 export WARPCRYPT_CLI="$PWD/build-gpu/warpcrypt"
-if want python || want cli; then
+if want python || want cli || want safetensors || want safetensors-bench; then
   # The package, built from this checkout with what the machine has
   # (nanobind, scikit-build-core): no network, so no build isolation and no
   # dependencies. It links build-gpu's library as built, kernels included.
@@ -239,6 +244,17 @@ if want python; then
   step python-example-memmap python3 examples/encrypt_memmap.py --size-mib 1024
   step python-overhead python3 bench/python_overhead.py
   step python-checkpoint python3 bench/checkpoint_bench.py --gib 4 --dir /dev/shm --repeats 3
+fi
+if want safetensors; then
+  step safetensors-tests python3 -m pytest tests/python/test_safetensors.py -q -rs
+  # PyTorch's allocator hands out pieces of larger blocks, so memcheck sees
+  # an access past a tensor only where it leaves the block.
+  step safetensors-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
+    python3 -m pytest tests/python/test_safetensors.py -q -k gpu
+fi
+if want safetensors-bench; then
+  step safetensors-bench python3 bench/safetensors_bench.py --gib 8 --gib 32 --dir /dev/shm \
+    --repeats "${SAFETENSORS_REPEATS:-3}" --json "$out/safetensors-bench.json"
 fi
 if want hybrid; then
   step hybrid bench/hybrid_bounds.sh build-gpu/warpcrypt build-gpu/bench/gpu/warpcrypt_start_bench

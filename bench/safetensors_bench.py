@@ -1,0 +1,156 @@
+"""Encrypted safetensors against plain safetensors and cryptotensors, in one
+run on one machine: loading a model from the page cache (/dev/shm) to a
+GPU and to the CPU, and saving one from GPU tensors.
+
+    python3 bench/safetensors_bench.py --gib 8 --gib 32 --dir /dev/shm --repeats 3 --json out.json
+
+Each model is bf16 weights in 32 tensors of equal size. For each size the
+encrypted file (warpcrypt.safetensors, AES-256-GCM, 2 MiB chunks) and the
+plain file (safetensors) are written, then each loader runs `--repeats`
+times in turns and the best time is kept; every load is checked against
+the weights' checksums. Loads to a GPU end with the data on the device and
+the device synchronized. Rows:
+
+- safetensors: ``safetensors.torch.load_file`` of the plain file;
+- cryptotensors: ``cryptotensors.torch.load_file`` of the encrypted file
+  (its own key provider; skipped past --ct-max-gib, and where the package
+  is missing);
+- warpcrypt: ``warpcrypt.safetensors.load_file`` of the encrypted file;
+- warpcrypt, no decryption: the same loader on the plain file, which is
+  the same pipeline with the decryption left out;
+- the saves: warpcrypt from the GPU tensors, safetensors (which copies them
+  to the host first), cryptotensors from host tensors.
+Only one of the two files of a size is on /dev/shm while the other is
+measured, so 32 GiB fits a 64 GiB tmpfs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import subprocess
+import time
+
+import torch
+
+import warpcrypt
+import warpcrypt.safetensors as ws
+
+TENSORS = 32
+
+
+def model(gib: float) -> dict[str, torch.Tensor]:
+    per_tensor = int(gib * 2**30) // TENSORS // 2
+    generator = torch.Generator(device="cuda:0").manual_seed(0)
+    return {f"layer.{i}.weight": torch.randn(per_tensor, dtype=torch.bfloat16, device="cuda:0", generator=generator)
+            for i in range(TENSORS)}
+
+
+def checksums(tensors: dict[str, torch.Tensor]) -> dict[str, float]:
+    return {name: float(t.to("cuda:0").view(torch.int16).to(torch.int64).sum()) for name, t in tensors.items()}
+
+
+def best(repeats: int, run, check) -> float:
+    times = []
+    for _ in range(repeats):
+        gc.collect()
+        torch.cuda.empty_cache()
+        start = time.perf_counter()
+        result = run()
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+        check(result)
+        del result
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--gib", type=float, action="append", help="model sizes (default: 8)")
+    parser.add_argument("--dir", default="/dev/shm")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ct-max-gib", type=float, default=8, help="largest size cryptotensors runs on")
+    parser.add_argument("--cpu-max-gib", type=float, default=8, help="largest size the CPU loads run on")
+    parser.add_argument("--json", help="write the rows here too")
+    args = parser.parse_args()
+    try:
+        import cryptotensors
+        import cryptotensors.torch
+    except ImportError:
+        cryptotensors = None
+    import safetensors.torch
+
+    keys = ws.generate_keys(enc_kid="bench-master", sign_kid="bench-signer")
+    if cryptotensors is not None:
+        cryptotensors.register_direct_key_provider(keys=keys["keys"])
+    enc, sign = keys["keys"]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rows = []
+
+    def row(size: float, operation: str, seconds: float) -> None:
+        entry = {"gib": size, "operation": operation, "seconds": round(seconds, 4),
+                 "gb_per_s": round(size * 2**30 / seconds / 1e9, 2), "device": torch.cuda.get_device_name(0),
+                 "gpus": torch.cuda.device_count(), "cores": os.cpu_count(), "commit": commit,
+                 "date": time.strftime("%Y-%m-%d"), "host": platform.node()}
+        rows.append(entry)
+        print(f"{size:6g} GiB  {operation:<44} {seconds:8.3f} s  {entry['gb_per_s']:7.2f} GB/s", flush=True)
+
+    for size in args.gib or [8.0]:
+        weights = model(size)
+        sums = checksums(weights)
+
+        def check(loaded: dict[str, torch.Tensor]) -> None:
+            if checksums(loaded) != sums:
+                raise SystemExit(f"a load of {size} GiB came back different")
+
+        encrypted = os.path.join(args.dir, f"bench-{size:g}.encrypted.safetensors")
+        plain = os.path.join(args.dir, f"bench-{size:g}.plain.safetensors")
+        # The encrypted file: saved from the GPU, then loaded.
+        row(size, "save: warpcrypt from GPU tensors", best(args.repeats, lambda: ws.save_file(weights, encrypted, keys=keys),
+                                                           lambda _: None))
+        load_gpu = best(args.repeats, lambda: ws.load_file(encrypted, device="cuda:0", keys=keys), check)
+        row(size, "load to cuda:0: warpcrypt", load_gpu)
+        if torch.cuda.device_count() > 1:
+            half = TENSORS // 2
+            device_map = {f"layer.{i}.": f"cuda:{i // half}" for i in range(TENSORS)}
+            row(size, "load to cuda:0 and cuda:1: warpcrypt",
+                best(args.repeats, lambda: ws.load_file(encrypted, device=device_map, keys=keys), check))
+        if size <= args.cpu_max_gib:
+            row(size, "load to cpu: warpcrypt",
+                best(args.repeats, lambda: ws.load_file(encrypted, device="cpu", keys=keys), check))
+        if cryptotensors is not None and size <= args.ct_max_gib:
+            row(size, "load to cuda:0: cryptotensors",
+                best(args.repeats, lambda: cryptotensors.torch.load_file(encrypted, device="cuda:0"), check))
+            if size <= args.cpu_max_gib:
+                row(size, "load to cpu: cryptotensors",
+                    best(args.repeats, lambda: cryptotensors.torch.load_file(encrypted, device="cpu"), check))
+        os.unlink(encrypted)
+        # The plain file.
+        row(size, "save: safetensors from GPU tensors",
+            best(1, lambda: safetensors.torch.save_file(weights, plain), lambda _: None))
+        row(size, "load to cuda:0: safetensors",
+            best(args.repeats, lambda: safetensors.torch.load_file(plain, device="cuda:0"), check))
+        row(size, "load to cuda:0: warpcrypt, no decryption (plain file)",
+            best(args.repeats, lambda: ws.load_file(plain, device="cuda:0"), check))
+        if size <= args.cpu_max_gib:
+            row(size, "load to cpu: safetensors",
+                best(args.repeats, lambda: safetensors.torch.load_file(plain, device="cpu"), check))
+        os.unlink(plain)
+        if cryptotensors is not None and size <= args.ct_max_gib:
+            host = {name: t.cpu() for name, t in weights.items()}
+            row(size, "save: cryptotensors from host tensors",
+                best(1, lambda: cryptotensors.torch.save_file(host, encrypted, config={"enc_key": enc, "sign_key": sign}),
+                     lambda _: None))
+            del host
+            os.unlink(encrypted)
+        del weights
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"warpcrypt": warpcrypt.__version__, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
