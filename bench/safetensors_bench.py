@@ -22,6 +22,11 @@ the device synchronized. Rows:
   to the host first), cryptotensors from host tensors.
 Only one of the two files of a size is on /dev/shm while the other is
 measured, so 32 GiB fits a 64 GiB tmpfs.
+
+``--cpu-only`` (a machine without a GPU or PyTorch) compares the NumPy
+loaders instead, on float16 weights: ``safetensors.numpy.load_file``,
+``cryptotensors.numpy.load_file`` and warpcrypt's, each returning arrays in
+memory, checked against the weights.
 """
 
 from __future__ import annotations
@@ -34,10 +39,15 @@ import platform
 import subprocess
 import time
 
-import torch
+import numpy as np
 
 import warpcrypt
 import warpcrypt.safetensors as ws
+
+try:
+    import torch
+except ImportError:
+    torch = None
 
 TENSORS = 32
 
@@ -75,7 +85,11 @@ def main() -> None:
     parser.add_argument("--ct-max-gib", type=float, default=8, help="largest size cryptotensors runs on")
     parser.add_argument("--cpu-max-gib", type=float, default=8, help="largest size the CPU loads run on")
     parser.add_argument("--json", help="write the rows here too")
+    parser.add_argument("--cpu-only", action="store_true", help="the NumPy loaders on the CPU (no GPU needed)")
     args = parser.parse_args()
+    if args.cpu_only:
+        cpu_only(args)
+        return
     try:
         import cryptotensors
         import cryptotensors.torch
@@ -147,6 +161,63 @@ def main() -> None:
             del host
             os.unlink(encrypted)
         del weights
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"warpcrypt": warpcrypt.__version__, "rows": rows}, f, indent=1)
+
+
+def cpu_only(args: argparse.Namespace) -> None:
+    try:
+        import cryptotensors
+        import cryptotensors.numpy
+    except ImportError:
+        cryptotensors = None
+    import safetensors.numpy
+
+    keys = ws.generate_keys(enc_kid="bench-master", sign_kid="bench-signer")
+    if cryptotensors is not None:
+        cryptotensors.register_direct_key_provider(keys=keys["keys"])
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    rows = []
+    for size in args.gib or [1.0]:
+        per_tensor = int(size * 2**30) // TENSORS // 2
+        rng = np.random.default_rng(0)
+        weights = {f"layer.{i}.weight": rng.integers(0, 2**16, per_tensor, dtype=np.uint16).view(np.float16)
+                   for i in range(TENSORS)}
+
+        def check(loaded: dict) -> None:
+            if any(not np.array_equal(loaded[k].view(np.uint16), weights[k].view(np.uint16)) for k in weights):
+                raise SystemExit("a load came back different")
+
+        def timed(label: str, run, repeats: int = args.repeats) -> None:
+            times = []
+            for _ in range(repeats):
+                gc.collect()
+                start = time.perf_counter()
+                result = run()
+                times.append(time.perf_counter() - start)
+                check(result)
+                del result
+            seconds = min(times)
+            rows.append({"gib": size, "operation": label, "seconds": round(seconds, 4),
+                         "gb_per_s": round(size * 2**30 / seconds / 1e9, 2), "device": "cpu",
+                         "cores": os.cpu_count(), "commit": commit, "date": time.strftime("%Y-%m-%d"),
+                         "host": platform.node()})
+            print(f"{size:6g} GiB  {label:<44} {seconds:8.3f} s  {rows[-1]['gb_per_s']:7.2f} GB/s", flush=True)
+
+        encrypted = os.path.join(args.dir, f"bench-{size:g}.encrypted.safetensors")
+        plain = os.path.join(args.dir, f"bench-{size:g}.plain.safetensors")
+        ws.save_file(weights, encrypted, keys=keys)
+        safetensors.numpy.save_file(weights, plain)
+        for _ in range(2):  # in turns, twice, so neither loader always runs first
+            timed("load to cpu (numpy): safetensors, plain file", lambda: safetensors.numpy.load_file(plain))
+            timed("load to cpu (numpy): warpcrypt, no decryption", lambda: ws.load_file(plain, framework="np"))
+            timed("load to cpu (numpy): warpcrypt",
+                  lambda: ws.load_file(encrypted, keys=keys, framework="np"))
+            if cryptotensors is not None:
+                timed("load to cpu (numpy): cryptotensors", lambda: cryptotensors.numpy.load_file(encrypted))
+        os.unlink(encrypted)
+        os.unlink(plain)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"warpcrypt": warpcrypt.__version__, "rows": rows}, f, indent=1)

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import errno
+import mmap
 import os
 import sys
 import threading
@@ -45,7 +47,11 @@ DeviceSpec = Union[str, int, Any]
 # system call and a copy launch cost nothing beside it, small enough that a
 # few slots in flight keep every stage busy.
 PIECE_BYTES = 32 * 1024 * 1024
-GPU_SLOTS = 8
+# Pinned slots per device, twice the pieces in flight at once: a slot comes
+# back to the readers only once the copy queued behind it half a round ago
+# has long finished, so the copy engine never waits on a refill.
+GPU_SLOTS = 16
+IN_FLIGHT = GPU_SLOTS // 2
 
 
 def _readers() -> int:
@@ -332,7 +338,7 @@ class _GpuLoader:
         slot = 0
         for job in jobs:
             for piece in _pieces(job.entry, job.sealing, split_one_message=True):
-                if len(pending) == GPU_SLOTS:
+                if len(pending) == IN_FLIGHT:
                     self._issue(*pending.popleft(), tags, verdicts, first_verdict)
                 if self.copied[slot] is not None:
                     self.copied[slot].synchronize()
@@ -616,11 +622,60 @@ def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, met
     length = len(header(None))
     base = ct.LENGTH_BYTES + length
     with _output(filename) as stream:
-        fd = stream.fileno()
-        _write_tensors(fd, base, sources)
-        final = header(signer.secret)
-        assert len(final) == length, "the header's length changed with its contents"
-        _write_at(fd, memoryview(length.to_bytes(8, "little") + final), 0)
+        with _MappedFile(stream.fileno(), base + (entries[-1].end if entries else 0)) as out:
+            _write_tensors(out, base, sources)
+            final = header(signer.secret)
+            assert len(final) == length, "the header's length changed with its contents"
+            out.write(0, memoryview(length.to_bytes(8, "little") + final))
+
+
+class _MappedFile:
+    """The file being written, sized up front and mapped, so that many
+    threads fill it at once: pwrite to one file cannot do that, since each
+    write holds the file's lock. Its blocks are reserved first
+    (posix_fallocate), so a full disk is an OSError here rather than a
+    SIGBUS on a mapped page later; a filesystem that cannot reserve them is
+    written with pwrite instead."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.map, self.view = fd, None, None
+        try:
+            if size:
+                os.posix_fallocate(fd, 0, size)
+        except OSError as error:
+            if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                raise
+            return
+        if size:
+            self.map = mmap.mmap(fd, size)
+            self.view = memoryview(self.map)
+
+    def __enter__(self) -> _MappedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.view is not None:
+            assert self.map is not None
+            try:
+                self.view.release()
+                self.map.close()
+            except BufferError:
+                # A failure's traceback still holds a piece of the map; the
+                # file is being discarded, and the map goes with the last
+                # reference.
+                if exc[0] is None:
+                    raise
+
+    def region(self, offset: int, length: int) -> memoryview | None:
+        """The file's bytes [offset, offset + length) to write into, or None
+        where the file is not mapped."""
+        return None if self.view is None else self.view[offset:offset + length]
+
+    def write(self, offset: int, data: memoryview) -> None:
+        if self.view is None:
+            _write_at(self.fd, data, offset)
+        else:
+            self.view[offset:offset + len(data)] = data
 
 
 def _write_at(fd: int, view: memoryview, offset: int) -> None:
@@ -629,9 +684,10 @@ def _write_at(fd: int, view: memoryview, offset: int) -> None:
         view, offset = view[written:], offset + written
 
 
-def _write_tensors(fd: int, base: int, sources: Sequence[_Source]) -> None:
+def _write_tensors(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None:
     """Encrypts and writes each tensor at its offset: host tensors in pieces
-    on every core, CUDA tensors on their device, then through pinned memory."""
+    on every core, sealed straight into the file where it is mapped; CUDA
+    tensors on their device, then through pinned memory."""
     host = [s for s in sources if not _on_cuda(s.tensor)]
     cuda = [s for s in sources if _on_cuda(s.tensor)]
     plaintext = {id(s): s.framework.host_bytes(s.tensor) for s in host}  # type: ignore[attr-defined]
@@ -641,81 +697,89 @@ def _write_tensors(fd: int, base: int, sources: Sequence[_Source]) -> None:
         offset = base + source.entry.start + piece.start
         sealing = source.sealing
         if sealing is None:
-            _write_at(fd, data[piece.start:piece.end], offset)
+            _write_at(out.fd, data[piece.start:piece.end], offset)
             return
-        out = memoryview(bytearray(piece.end - piece.start))
+        region = out.region(offset, piece.end - piece.start)
+        target = region if region is not None else memoryview(bytearray(piece.end - piece.start))
         tags = memoryview(sealing.tags)
         for index, first, last in piece.messages:
             sealing.aead.encrypt_into(sealing.nonces[index], data[first:last], None,
-                                      out[first - piece.start:last - piece.start],
+                                      target[first - piece.start:last - piece.start],
                                       tag=tags[ct.TAG_BYTES * index:ct.TAG_BYTES * (index + 1)])
-        _write_at(fd, out, offset)
+        if region is None:
+            _write_at(out.fd, target, offset)
 
     _run_all(write_piece, [(source, piece) for source in host
                            for piece in _pieces(source.entry, source.sealing, split_one_message=False)])
     if cuda:
-        _write_cuda(fd, base, cuda)
+        _write_cuda(out, base, cuda)
 
 
 def _on_cuda(tensor: Any) -> bool:
     return bool(getattr(tensor, "is_cuda", False))
 
 
-def _write_cuda(fd: int, base: int, sources: Sequence[_Source]) -> None:
-    """CUDA tensors: each piece is encrypted on the tensor's device into a
-    device buffer, copied to a pinned slot and written by the readers'
-    pool; a slot is refilled once its write is done."""
+def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None:
+    """CUDA tensors: each is encrypted on its device, then copied a piece at
+    a time to a pinned slot, which a pool thread copies into the file once
+    the copy is done; a slot is refilled once its write has finished."""
     torch = sys.modules["torch"]
-    slots_by_device: dict[Any, tuple[list[Any], list[Any]]] = {}
+    target = None if out.map is None else torch.frombuffer(out.map, dtype=torch.uint8)
+    slots: dict[Any, list[Any]] = {}
+    busy: dict[Any, list[concurrent.futures.Future[None] | None]] = {}
+    next_slot: dict[Any, int] = {}
+
+    def write_after(event: Any, slot: Any, length: int, offset: int) -> None:
+        event.synchronize()
+        if target is None:
+            _write_at(out.fd, memoryview(slot.numpy())[:length], offset)
+        else:
+            target[offset:offset + length].copy_(slot[:length])
+
     with concurrent.futures.ThreadPoolExecutor(_readers()) as pool:
         writes: list[concurrent.futures.Future[None]] = []
         for source in sources:
             device = source.tensor.device
-            if device not in slots_by_device:
-                pinned = [torch.empty(PIECE_BYTES, dtype=torch.uint8, pin_memory=True) for _ in range(GPU_SLOTS)]
-                slots_by_device[device] = (pinned, [None] * GPU_SLOTS)
-        slot_of = {device: 0 for device in slots_by_device}
-        for source in sources:
-            device = source.tensor.device
-            pinned, busy = slots_by_device[device]
+            if device not in slots:
+                slots[device] = [torch.empty(PIECE_BYTES, dtype=torch.uint8, pin_memory=True)
+                                 for _ in range(GPU_SLOTS)]
+                busy[device], next_slot[device] = [None] * GPU_SLOTS, 0
             flat = source.tensor.detach().contiguous().reshape(-1).view(torch.uint8)
             sealing = source.sealing
             stream = torch.cuda.current_stream(device)
+            device_tags = None
             if sealing is not None:
-                sealed = torch.empty_like(flat)
-                device_tags = torch.empty(len(sealing.tags), dtype=torch.uint8, device=device)
                 messages = sealing.messages(source.entry.nbytes)
-                nonces = sealing.nonces[:len(messages)]
                 if source.entry.nbytes:
+                    sealed = torch.empty_like(flat)
+                    device_tags = torch.empty(len(sealing.tags), dtype=torch.uint8, device=device)
                     sealing.aead.encrypt_batch(
-                        nonces, [flat[s:e] for s, e in messages], bufs=[sealed[s:e] for s, e in messages],
+                        sealing.nonces, [flat[s:e] for s, e in messages], bufs=[sealed[s:e] for s, e in messages],
                         tags=[device_tags[ct.TAG_BYTES * i:ct.TAG_BYTES * (i + 1)] for i in range(len(messages))],
                         stream=stream)
+                    flat = sealed
                 elif messages:  # an empty tensor's one empty message, sealed on the host
-                    sealing.tags[:] = sealing.aead.encrypt(nonces[0], b"", None)
-                flat = sealed
+                    sealing.tags[:] = sealing.aead.encrypt(sealing.nonces[0], b"", None)
             for start in range(0, source.entry.nbytes, PIECE_BYTES):
-                end = min(start + PIECE_BYTES, source.entry.nbytes)
-                slot = slot_of[device]
-                slot_of[device] = (slot + 1) % GPU_SLOTS
-                if busy[slot] is not None:
-                    busy[slot].result()
+                length = min(PIECE_BYTES, source.entry.nbytes - start)
+                slot = next_slot[device]
+                next_slot[device] = (slot + 1) % GPU_SLOTS
+                waiting = busy[device][slot]
+                if waiting is not None:
+                    waiting.result()
+                pinned = slots[device][slot]
                 with torch.cuda.stream(stream):
-                    pinned[slot][:end - start].copy_(flat[start:end], non_blocking=True)
+                    pinned[:length].copy_(flat[start:start + length], non_blocking=True)
                     event = torch.cuda.Event()
                     event.record(stream)
-                view = memoryview(pinned[slot].numpy())[:end - start]
-                busy[slot] = pool.submit(_write_after, event, fd, view, base + source.entry.start + start)
-                writes.append(busy[slot])
-            if sealing is not None and source.entry.nbytes:
+                busy[device][slot] = pool.submit(write_after, event, pinned, length, base + source.entry.start + start)
+                writes.append(busy[device][slot])
+            if device_tags is not None:
+                assert sealing is not None
                 sealing.tags[:] = bytes(device_tags.cpu().numpy())
         for write in writes:
             write.result()
-
-
-def _write_after(event: Any, fd: int, view: memoryview, offset: int) -> None:
-    event.synchronize()
-    _write_at(fd, view, offset)
+    del target
 
 
 # ---------------------------------------------------------------- rewrapping

@@ -536,3 +536,49 @@ def test_gpu_save_opens_in_cryptotensors(tmp_path, keys, cuda, small_pieces, ver
         assert np.array_equal(got[name], tensor.cpu().numpy()), name
     back = ws.load_file(tmp_path / "m.safetensors", device="cuda:0", keys=keys)
     assert all(torch.equal(back[k], data[k].to("cuda:0")) for k in data)
+
+
+# ---------------------------------------------------------------- the writer's file
+
+
+def test_a_filesystem_that_cannot_reserve_blocks_is_written_with_pwrite(tmp_path, keys, monkeypatch):
+    def unsupported(fd, offset, length):
+        raise OSError(95, "Operation not supported")
+
+    monkeypatch.setattr(ws.os, "posix_fallocate", unsupported)
+    ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys, chunk_size=128)
+    same(ct_load(tmp_path / "m.safetensors", keys), tensors())
+
+
+def test_a_full_disk_is_one_error_and_leaves_no_file(tmp_path, keys, monkeypatch):
+    def full(fd, offset, length):
+        raise OSError(28, "No space left on device")
+
+    (tmp_path / "m.safetensors").write_bytes(b"the old model")
+    monkeypatch.setattr(ws.os, "posix_fallocate", full)
+    with pytest.raises(OSError, match="No space left"):
+        ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys)
+    assert sorted(os.listdir(tmp_path)) == ["m.safetensors"]
+    assert (tmp_path / "m.safetensors").read_bytes() == b"the old model"
+
+
+def test_a_file_size_limit_is_an_error_not_a_signal(tmp_path, keys):
+    """Under RLIMIT_FSIZE the blocks cannot be reserved: EFBIG before any
+    page is mapped, so no SIGBUS or SIGXFSZ ends the process."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import resource, signal, numpy as np, warpcrypt, warpcrypt.safetensors as ws
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
+        try:
+            ws.save_file({{"w": np.zeros(1 << 20, np.float32)}}, {str(tmp_path / "m.safetensors")!r}, keys={keys!r})
+        except OSError as error:
+            print("refused:", error.errno)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("refused: 27"), result.stdout
+    assert os.listdir(tmp_path) == []
