@@ -63,6 +63,15 @@ def checksums(tensors: dict[str, torch.Tensor]) -> dict[str, float]:
     return {name: float(t.to("cuda:0").view(torch.int16).to(torch.int64).sum()) for name, t in tensors.items()}
 
 
+def reserve(path: str, size: int) -> None:
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
 def best(repeats: int, run, check) -> float:
     times = []
     for _ in range(repeats):
@@ -125,6 +134,10 @@ def main() -> None:
         # The encrypted file: saved from the GPU, then loaded.
         row(size, "save: warpcrypt from GPU tensors", best(args.repeats, lambda: ws.save_file(weights, encrypted, keys=keys),
                                                            lambda _: None))
+        # What bounds the save: the writer reserves the file's blocks first
+        # (posix_fallocate, one thread: tmpfs allocates and zeroes each page).
+        row(size, "bound: posix_fallocate of that size alone", best(args.repeats, lambda: reserve(encrypted + ".bound",
+                                                                   os.path.getsize(encrypted)), lambda _: None))
         load_gpu = best(args.repeats, lambda: ws.load_file(encrypted, device="cuda:0", keys=keys), check)
         row(size, "load to cuda:0: warpcrypt", load_gpu)
         if torch.cuda.device_count() > 1:

@@ -44,18 +44,23 @@ Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None]
 DeviceSpec = Union[str, int, Any]
 
 # A reader's and a GPU staging slot's unit of work: large enough that a
-# system call and a copy launch cost nothing beside it, small enough that a
-# few slots in flight keep every stage busy.
-PIECE_BYTES = 32 * 1024 * 1024
-# Pinned slots per device, twice the pieces in flight at once: a slot comes
-# back to the readers only once the copy queued behind it half a round ago
-# has long finished, so the copy engine never waits on a refill.
-GPU_SLOTS = 16
-IN_FLIGHT = GPU_SLOTS // 2
+# system call and a copy launch cost nothing beside it, small enough that
+# every reader has one in flight.
+PIECE_BYTES = 16 * 1024 * 1024
 
 
 def _readers() -> int:
+    """Threads that read (and on the CPU, decrypt) at once: a read from the
+    page cache is a copy by the kernel, a few GB/s per thread, so it takes
+    many of them to keep up with a GPU's copy engine."""
     return min(16, os.cpu_count() or 1)
+
+
+def _gpu_slots() -> int:
+    """Pinned slots per device: twice the pieces in flight, so a slot comes
+    back to the readers only once the copy queued behind it half a round
+    ago has long finished, and the copy engine never waits on a refill."""
+    return 2 * _readers()
 
 
 # ---------------------------------------------------------------- frameworks
@@ -316,9 +321,9 @@ class _GpuLoader:
         self.torch, self.device, self.pool = torch, device, pool
         self.copy_stream = torch.cuda.Stream(device)
         self.open_stream = torch.cuda.Stream(device)
-        self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True) for _ in range(GPU_SLOTS)]
+        self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True) for _ in range(_gpu_slots())]
         self.views = [memoryview(slot.numpy()) for slot in self.slots]
-        self.copied: list[Any] = [None] * GPU_SLOTS
+        self.copied: list[Any] = [None] * len(self.slots)
 
     def load(self, fd: int, base: int, jobs: Sequence[_Job]) -> None:
         torch = self.torch
@@ -338,14 +343,14 @@ class _GpuLoader:
         slot = 0
         for job in jobs:
             for piece in _pieces(job.entry, job.sealing, split_one_message=True):
-                if len(pending) == IN_FLIGHT:
+                if len(pending) == _readers():
                     self._issue(*pending.popleft(), tags, verdicts, first_verdict)
                 if self.copied[slot] is not None:
                     self.copied[slot].synchronize()
                 future = self.pool.submit(_read_into, fd, self.views[slot][:piece.end - piece.start],
                                           base + job.entry.start + piece.start)
                 pending.append((future, slot, job, piece))
-                slot = (slot + 1) % GPU_SLOTS
+                slot = (slot + 1) % len(self.slots)
         while pending:
             self._issue(*pending.popleft(), tags, verdicts, first_verdict)
         self.open_stream.synchronize()
@@ -742,8 +747,8 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
             device = source.tensor.device
             if device not in slots:
                 slots[device] = [torch.empty(PIECE_BYTES, dtype=torch.uint8, pin_memory=True)
-                                 for _ in range(GPU_SLOTS)]
-                busy[device], next_slot[device] = [None] * GPU_SLOTS, 0
+                                 for _ in range(_gpu_slots())]
+                busy[device], next_slot[device] = [None] * len(slots[device]), 0
             flat = source.tensor.detach().contiguous().reshape(-1).view(torch.uint8)
             sealing = source.sealing
             stream = torch.cuda.current_stream(device)
@@ -763,7 +768,7 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
             for start in range(0, source.entry.nbytes, PIECE_BYTES):
                 length = min(PIECE_BYTES, source.entry.nbytes - start)
                 slot = next_slot[device]
-                next_slot[device] = (slot + 1) % GPU_SLOTS
+                next_slot[device] = (slot + 1) % len(slots[device])
                 waiting = busy[device][slot]
                 if waiting is not None:
                     waiting.result()

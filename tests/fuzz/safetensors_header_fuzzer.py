@@ -23,7 +23,6 @@ import json
 import os
 import struct
 import sys
-import tempfile
 from pathlib import Path
 
 import atheris
@@ -42,8 +41,10 @@ KEYS = {"keys": [
 ]}
 DOCUMENTED = (warpcrypt.FormatError, warpcrypt.InvalidTag, warpcrypt.InvalidArgument, warpcrypt.InvalidKey,
               warpcrypt.Unsupported)
-PATH = os.path.join(tempfile.mkdtemp(prefix="safetensors-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None),
-                    "input.safetensors")
+# Each input is a file in memory, opened by path through /proc, so a run
+# leaves nothing behind however it ends.
+INPUT = os.memfd_create("safetensors-fuzz-input")
+PATH = f"/proc/self/fd/{INPUT}"
 
 
 def signed(data: bytes) -> bytes:
@@ -68,8 +69,8 @@ def one_input(data: bytes) -> None:
     mode, body = data[0] % 3, data[1:]
     if mode == 2:
         body = signed(body)
-    with open(PATH, "wb") as f:
-        f.write(body)
+    os.ftruncate(INPUT, 0)
+    os.pwrite(INPUT, body, 0)
     try:
         loaded = ws.load_file(PATH, keys=None if mode == 0 else KEYS, framework="np")
     except DOCUMENTED:
@@ -83,9 +84,11 @@ def write_seeds(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     tensors = {"w": np.arange(40, dtype=np.float32), "b": np.arange(3, dtype=np.int64), "e": np.zeros(0, np.uint8)}
     for version, chunk_size in (("2", 64), ("1", 64)):
-        ws.save_file(tensors, PATH, keys=KEYS, version=version, chunk_size=chunk_size, encrypt=["w", "e"],
+        seed_file = folder / "seed.safetensors"
+        ws.save_file(tensors, seed_file, keys=KEYS, version=version, chunk_size=chunk_size, encrypt=["w", "e"],
                      metadata={"seed": version})
-        body = Path(PATH).read_bytes()
+        body = seed_file.read_bytes()
+        seed_file.unlink()
         (folder / f"signed_v{version}").write_bytes(b"\1" + body)
         (folder / f"resigned_v{version}").write_bytes(b"\2" + body)
     header = json.dumps({"__metadata__": {"a": "b"}, "t": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}})
