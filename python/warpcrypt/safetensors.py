@@ -313,9 +313,9 @@ def _run_all(work: Callable[..., None], tasks: Sequence[tuple[Any, ...]]) -> Non
 
 class _GpuLoader:
     """The path to one CUDA device: readers fill pinned slots, a copy stream
-    moves each slot into the tensor's allocation, and a second stream opens
-    the chunks that arrived, in place, recording each chunk's verdict on the
-    device; the verdicts are read once, at the end."""
+    moves each slot into the tensor's allocation, and once a tensor has
+    arrived a second stream opens its chunks in place, recording each
+    chunk's verdict on the device; the verdicts are read once, at the end."""
 
     def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, slot_bytes: int) -> None:
         self.torch, self.device, self.pool = torch, device, pool
@@ -368,26 +368,25 @@ class _GpuLoader:
     def _issue(self, future: concurrent.futures.Future[None], slot: int, job: _Job, piece: _Piece, tags: Any,
                verdicts: Any, first_verdict: Mapping[str, int]) -> None:
         torch = self.torch
-        start, end, opened = piece.start, piece.end, piece.messages
         future.result()
         with torch.cuda.stream(self.copy_stream):
-            job.array[start:end].copy_(self.slots[slot][:end - start], non_blocking=True)
+            job.array[piece.start:piece.end].copy_(self.slots[slot][:piece.end - piece.start], non_blocking=True)
             event = torch.cuda.Event()
             event.record(self.copy_stream)
         self.copied[slot] = event
-        if not opened:
-            return
         sealing = job.sealing
-        assert sealing is not None
+        if sealing is None or piece.end != job.entry.nbytes:
+            return
+        # The tensor's last piece is queued: all its messages are opened in
+        # one call, behind it. A call per piece would cost the issuing
+        # thread more than the kernels take.
+        messages = sealing.messages(job.entry.nbytes)
         self.open_stream.wait_event(event)
         first = first_verdict[job.entry.name]
-        tag_base = ct.TAG_BYTES * first
-        messages = [job.array[s:e] for _, s, e in opened]
-        tag_views = [tags[tag_base + ct.TAG_BYTES * i:tag_base + ct.TAG_BYTES * (i + 1)] for i, _, _ in opened]
-        low = first + opened[0][0]
-        sealing.aead.decrypt_batch([sealing.nonces[i] for i, _, _ in opened], messages, bufs=messages,
-                                   tags=tag_views, stream=self.open_stream,
-                                   verified=verdicts[low:low + len(opened)])
+        views = [job.array[s:e] for s, e in messages]
+        tag_views = [tags[ct.TAG_BYTES * (first + i):ct.TAG_BYTES * (first + i + 1)] for i in range(len(messages))]
+        sealing.aead.decrypt_batch(sealing.nonces, views, bufs=views, tags=tag_views, stream=self.open_stream,
+                                   verified=verdicts[first:first + len(messages)])
 
 
 def _load(file: _File, names: Sequence[str], framework: _Framework, place: Callable[[str], Any]) -> dict[str, Any]:
