@@ -400,7 +400,7 @@ class Sealing:
     data_key: bytes = field(repr=False)
     aead: Aead = field(repr=False)
     nonces: list[bytes]
-    tags: bytes | bytearray  # 16 bytes per message, in order (filled in as a writer seals)
+    tags: bytearray  # 16 bytes per message, in order (filled in as a writer seals)
     chunk_size: int | None  # None: the whole tensor is one message (version 1)
 
     def messages(self, nbytes: int) -> list[tuple[int, int]]:
@@ -477,15 +477,7 @@ def _sealing(name: str, sealed: object, nbytes: int, master: Aead, alg: str, chu
     if not isinstance(sealed, dict) or set(sealed) != set(fields):
         found = sorted(sealed) if isinstance(sealed, dict) else type(sealed).__name__
         raise FormatError(f"{where}: its __encryption__ entry holds {found}, not {list(fields)}")
-    raw = {}
-    for key in fields:
-        value = sealed[key]
-        try:
-            raw[key] = base64.b64decode(value, validate=True) if isinstance(value, str) else None
-        except (binascii.Error, ValueError):
-            raw[key] = None
-        if raw[key] is None:
-            raise FormatError(f"{where}: {key} is not base64")
+    raw = {key: _b64_field(sealed[key], f"{where}: {key}") for key in fields}
     _check_length(where, "key_iv", raw["key_iv"], NONCE_BYTES)
     _check_length(where, "key_tag", raw["key_tag"], TAG_BYTES)
     try:
@@ -496,14 +488,14 @@ def _sealing(name: str, sealed: object, nbytes: int, master: Aead, alg: str, chu
     aead = make_aead(alg, data_key)
     if chunk_size is None:
         if nbytes == 0 and not raw["iv"] and not raw["tag"]:
-            return Sealing(data_key, aead, [], b"", None)  # the reference writes an empty tensor unencrypted
+            return Sealing(data_key, aead, [], bytearray(), None)  # the reference writes an empty tensor unencrypted
         _check_length(where, "iv", raw["iv"], NONCE_BYTES)
         _check_length(where, "tag", raw["tag"], TAG_BYTES)
-        return Sealing(data_key, aead, [raw["iv"]], raw["tag"], None)
+        return Sealing(data_key, aead, [raw["iv"]], bytearray(raw["tag"]), None)
     _check_length(where, "base_iv", raw["base_iv"], NONCE_BYTES)
     count = max(1, -(-nbytes // chunk_size))
     _check_length(where, "tags", raw["tags"], count * TAG_BYTES)
-    return Sealing(data_key, aead, chunk_nonces(raw["base_iv"], count, where), raw["tags"], chunk_size)
+    return Sealing(data_key, aead, chunk_nonces(raw["base_iv"], count, where), bytearray(raw["tags"]), chunk_size)
 
 
 def chunk_nonces(base: bytes, count: int, where: str) -> list[bytes]:
@@ -676,6 +668,15 @@ def _read_exactly(stream: IO[bytes], size: int, file_size: int) -> bytes:
     return data
 
 
-def _b64(data: bytes) -> str:
+def _b64_field(value: object, what: str) -> bytes:
+    if isinstance(value, str):
+        try:
+            return base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            pass
+    raise FormatError(f"{what} is not base64")
+
+
+def _b64(data: bytes | bytearray) -> str:
     return base64.b64encode(data).decode()
 

@@ -285,13 +285,19 @@ def version() -> str: ...
 def backend_values() -> dict[str, int]:
     """Backend name -> wc_backend value."""
 
-def ed25519_public_key(seed: object) -> bytes: ...
-def ed25519_sign(seed: object, message: object) -> bytes: ...
-def ed25519_verify(public_key: object, signature: object, message: object) -> bool: ...
 def hkdf(digest: str, secret: object, salt: object, info: object, length: int) -> bytes:
     """
     HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "sha256". An empty salt stands for a digest's length of zero bytes.
     """
+
+def ed25519_public_key(seed: object) -> bytes:
+    """The Ed25519 public key of a 32-byte seed."""
+
+def ed25519_sign(seed: object, message: object) -> bytes:
+    """An Ed25519 signature (64 bytes)."""
+
+def ed25519_verify(public_key: object, signature: object, message: object) -> bool:
+    """Whether `signature` is a valid Ed25519 signature of `message`."""
 
 def default_threads() -> int:
     """What threads=0 means: the usable CPUs (affinity, cgroup quota)."""

@@ -106,7 +106,8 @@ class _Numpy(_Framework):
         return self.np.empty(nbytes, dtype=self.np.uint8)
 
     def host_view(self, array: Any) -> memoryview:
-        return memoryview(array)
+        view: memoryview = array.data
+        return view
 
     def finish(self, array: Any, dtype: str, shape: tuple[int, ...]) -> Any:
         if dtype not in self._DTYPES:
@@ -127,7 +128,8 @@ class _Numpy(_Framework):
         return name, tuple(tensor.shape)
 
     def host_bytes(self, tensor: Any) -> memoryview:
-        return memoryview(self.np.ascontiguousarray(tensor).reshape(-1).view(self.np.uint8))
+        view: memoryview = self.np.ascontiguousarray(tensor).reshape(-1).view(self.np.uint8).data
+        return view
 
 
 class _Torch(_Framework):
@@ -776,8 +778,9 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
                     pinned[:length].copy_(flat[start:start + length], non_blocking=True)
                     event = torch.cuda.Event()
                     event.record(stream)
-                busy[device][slot] = pool.submit(write_after, event, pinned, length, base + source.entry.start + start)
-                writes.append(busy[device][slot])
+                write = pool.submit(write_after, event, pinned, length, base + source.entry.start + start)
+                busy[device][slot] = write
+                writes.append(write)
             if device_tags is not None:
                 assert sealing is not None
                 sealing.tags[:] = bytes(device_tags.cpu().numpy())
