@@ -148,14 +148,7 @@ def read_file(stream: IO[bytes], file_size: int, keys: KeySet | None) -> tuple[H
     size. A plain file is refused when keys are given, so that a stripped
     file cannot pass for a verified one; an encrypted one when they are not.
     """
-    prefix = _read_exactly(stream, LENGTH_BYTES, file_size)
-    (length,) = struct.unpack("<Q", prefix)
-    if length > MAX_HEADER_BYTES:
-        raise FormatError(f"a header of {length} bytes is over the limit of {MAX_HEADER_BYTES} bytes")
-    if length > file_size - LENGTH_BYTES:
-        raise FormatError(f"truncated: the header is {length} bytes, but only {file_size - LENGTH_BYTES} "
-                          "bytes follow its length")
-    header = parse_header(_read_exactly(stream, length, file_size))
+    header = parse_header(_read_exactly(stream, _read_length(stream, file_size), file_size))
     if header.encrypted:
         if keys is None:
             raise InvalidArgument("the file is encrypted (CryptoTensors): pass keys=")
@@ -165,6 +158,16 @@ def read_file(stream: IO[bytes], file_size: int, keys: KeySet | None) -> tuple[H
                           "to load a plain safetensors file")
     check_layout(header, file_size)
     return header, (read_crypto(header, keys, sign) if header.encrypted and keys is not None else None)
+
+
+def read_unverified(stream: IO[bytes], file_size: int) -> Header:
+    """The header's syntax and layout, its signature NOT checked: for
+    showing what a file claims (warpcrypt-tensors inspect without keys),
+    never for loading it."""
+    length = _read_length(stream, file_size)
+    header = parse_header(_read_exactly(stream, length, file_size))
+    check_layout(header, file_size)
+    return header
 
 
 def parse_header(text: bytes) -> Header:
@@ -659,6 +662,17 @@ def _check_policy(text: str) -> None:
 def _check_length(where: str, name: str, value: bytes, size: int) -> None:
     if len(value) != size:
         raise FormatError(f"{where}: {name} is {len(value)} bytes, not {size}")
+
+
+def _read_length(stream: IO[bytes], file_size: int) -> int:
+    """The header's length, checked against the limit and the file's size."""
+    (length,) = struct.unpack("<Q", _read_exactly(stream, LENGTH_BYTES, file_size))
+    if length > MAX_HEADER_BYTES:
+        raise FormatError(f"a header of {length} bytes is over the limit of {MAX_HEADER_BYTES} bytes")
+    if length > file_size - LENGTH_BYTES:
+        raise FormatError(f"truncated: the header is {length} bytes, but only {file_size - LENGTH_BYTES} "
+                          "bytes follow its length")
+    return int(length)
 
 
 def _read_exactly(stream: IO[bytes], size: int, file_size: int) -> bytes:

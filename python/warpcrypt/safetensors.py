@@ -24,12 +24,13 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import errno
+import math
 import mmap
 import os
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 from warpcrypt import _cryptotensors as ct
@@ -37,7 +38,7 @@ from warpcrypt._cryptotensors import Entry, KeySet, Sealing, generate_keys
 from warpcrypt._files import _output
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsupported
 
-__all__ = ["generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
+__all__ = ["RawTensor", "generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None]
@@ -181,12 +182,59 @@ class _Torch(_Framework):
         return memoryview(flat.numpy())
 
 
+@dataclass(frozen=True)
+class RawTensor:
+    """A tensor as the file holds it, with no tensor library: its
+    safetensors dtype name ("BF16", "F32", ...), its shape and its bytes.
+    ``framework="raw"`` loads these; :func:`save_file` writes them."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    data: bytes | bytearray | memoryview = field(repr=False)
+
+
+class _Raw(_Framework):
+    name = "raw"
+
+    def empty(self, nbytes: int, device: Any) -> Any:
+        return bytearray(nbytes)
+
+    def host_view(self, array: Any) -> memoryview:
+        return memoryview(array)
+
+    def finish(self, array: Any, dtype: str, shape: tuple[int, ...]) -> Any:
+        return RawTensor(dtype, shape, array)
+
+    def device(self, spec: DeviceSpec) -> Any:
+        if spec not in ("cpu", None):
+            raise InvalidArgument(f"raw tensors live on the CPU, not on {spec!r}")
+        return "cpu"
+
+    def describe(self, tensor: Any) -> tuple[str, tuple[int, ...]] | None:
+        if not isinstance(tensor, RawTensor):
+            return None
+        if tensor.dtype not in ct.DTYPE_BITS:
+            raise InvalidArgument(f"unknown safetensors dtype {tensor.dtype!r}")
+        bits = ct.DTYPE_BITS[tensor.dtype] * math.prod(tensor.shape)
+        held = memoryview(tensor.data).nbytes
+        if bits != 8 * held:
+            raise InvalidArgument(f"a {tensor.dtype} tensor of shape {list(tensor.shape)} is {bits / 8:g} bytes, "
+                                  f"not the {held} given")
+        return tensor.dtype, tuple(tensor.shape)
+
+    def host_bytes(self, tensor: Any) -> memoryview:
+        return memoryview(tensor.data).cast("B")
+
+
 def _framework(name: str) -> _Framework:
     if name in ("pt", "torch", "pytorch"):
         return _Torch()
     if name in ("np", "numpy"):
         return _Numpy()
-    raise InvalidArgument(f"framework {name!r}: warpcrypt.safetensors serves 'pt' (PyTorch) and 'np' (NumPy)")
+    if name == "raw":
+        return _Raw()
+    raise InvalidArgument(f"framework {name!r}: warpcrypt.safetensors serves 'pt' (PyTorch), 'np' (NumPy) "
+                          "and 'raw' (RawTensor)")
 
 
 # ---------------------------------------------------------------- an open file
@@ -557,10 +605,10 @@ def _frameworks_of(tensors: Mapping[str, Any]) -> dict[str, _Framework]:
     for name, tensor in tensors.items():
         if not isinstance(name, str):
             raise InvalidArgument(f"tensor names are strings, not {type(name).__name__}")
-        module = type(tensor).__module__.partition(".")[0]
-        if module not in ("numpy", "torch"):
-            raise InvalidArgument(f"tensor {name!r} is a {type(tensor).__name__}: save_file takes NumPy arrays "
-                                  "and PyTorch tensors")
+        module = "raw" if isinstance(tensor, RawTensor) else type(tensor).__module__.partition(".")[0]
+        if module not in ("numpy", "torch", "raw"):
+            raise InvalidArgument(f"tensor {name!r} is a {type(tensor).__name__}: save_file takes NumPy arrays, "
+                                  "PyTorch tensors and RawTensor")
         if module not in cached:
             cached[module] = _framework(module)
         found[name] = cached[module]
@@ -570,12 +618,14 @@ def _frameworks_of(tensors: Mapping[str, Any]) -> dict[str, _Framework]:
 def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, metadata: Mapping[str, str] | None = None,
               encrypt: Sequence[str] | None = None, version: str = "2",
               chunk_size: int = ct.DEFAULT_CHUNK_SIZE) -> None:
-    """Writes `tensors` (NumPy arrays or PyTorch tensors, on the CPU or on
-    CUDA devices) to `filename` as a CryptoTensors file, atomically.
+    """Writes `tensors` (NumPy arrays, PyTorch tensors on the CPU or on
+    CUDA devices, or :class:`RawTensor`) to `filename` as a CryptoTensors
+    file, atomically.
 
     `keys`: exactly one master key (its ``alg`` picks the AEAD:
     aes256gcm, the default, aes128gcm or chacha20poly1305) and one signing
-    key with its private part ``d``, as :func:`generate_keys` makes them.
+    key with its private part ``d``, as :func:`generate_keys` makes them;
+    ``keys=None``, given explicitly, writes a plain safetensors file.
     `encrypt`: the names to encrypt (default: all); the others are written
     in the clear, unauthenticated. `version` "2" (chunks of `chunk_size`
     bytes, each authenticated on its own) or "1" (one message a tensor).
@@ -586,23 +636,27 @@ def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, met
         raise InvalidArgument(f"version must be one of {', '.join(ct.VERSIONS)}, not {version!r}")
     if type(chunk_size) is not int or chunk_size <= 0 or chunk_size % 64:
         raise InvalidArgument(f"chunk_size must be a positive multiple of 64, not {chunk_size!r}")
-    chunks = chunk_size if version == "2" else None
-    master_jwk, signer = KeySet(keys).writing_keys() if keys is not None else (None, None)
-    if master_jwk is None or signer is None:
-        raise InvalidArgument("save_file needs keys= (warpcrypt.safetensors.generate_keys() makes a set)")
-    assert master_jwk.secret is not None and signer.secret is not None
-    alg = master_jwk.name.alg or "aes256gcm"
-    master = ct.make_aead(alg, master_jwk.secret)
     user_metadata = ct.check_user_metadata(metadata)
     frameworks = _frameworks_of(tensors)
     described = {name: frameworks[name].describe(tensor) for name, tensor in tensors.items()}
     entries = ct.layout((name, *described[name]) for name in tensors)  # type: ignore[misc]
+    if keys is None:
+        if encrypt is not None:
+            raise InvalidArgument("encrypt names tensors to encrypt, but keys=None writes a plain file")
+        sources = [_Source(entry, tensors[entry.name], frameworks[entry.name], None) for entry in entries]
+        _write_file(filename, entries, sources, lambda: ct.header_bytes(entries, user_metadata))
+        return
+    master_jwk, signer = KeySet(keys).writing_keys()
+    assert master_jwk.secret is not None and signer.secret is not None
+    alg = master_jwk.name.alg or "aes256gcm"
+    master = ct.make_aead(alg, master_jwk.secret)
     chosen = set(tensors) if encrypt is None else set(encrypt)
     unknown = sorted(chosen - set(tensors))
     if unknown:
         raise InvalidArgument(f"encrypt names tensors that are not given: {', '.join(map(repr, unknown))}")
     if not chosen:
-        raise InvalidArgument("encrypt names no tensor; write a plain file with the safetensors package")
+        raise InvalidArgument("encrypt names no tensor: pass keys=None to write a plain file")
+    chunks = chunk_size if version == "2" else None
     sources, wrapped = [], {}
     for entry in entries:
         sealing = None
@@ -611,26 +665,29 @@ def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, met
             wrapped[entry.name] = ct.wrap_key(master, sealing.data_key)
         sources.append(_Source(entry, tensors[entry.name], frameworks[entry.name], sealing))
     enc_name = ct.KeyName("oct", alg, master_jwk.name.kid, master_jwk.name.jku)
+    seed = signer.secret
 
-    def header(signature_seed: bytes | None) -> bytes:
+    def signed_header() -> bytes:
         crypto = ct.crypto_metadata(version, chunks, enc_name, signer.name,
                                     {s.entry.name: ct.encryption_entry(s.sealing, wrapped[s.entry.name])
                                      for s in sources if s.sealing is not None})
-        described_metadata = {**(user_metadata or {}), **crypto}
-        if signature_seed is None:  # the length only: a signature's base64 is always 88 characters
-            signed = {**described_metadata, "__signature__": "=" * 88}
-        else:
-            signed = ct.sign_header(entries, described_metadata, signature_seed)
-        return ct.header_bytes(entries, signed)
+        return ct.header_bytes(entries, ct.sign_header(entries, {**(user_metadata or {}), **crypto}, seed))
 
-    # Every field of the header has a fixed length, so its length is known
-    # before the tags are: the data goes first, the header last.
-    length = len(header(None))
+    _write_file(filename, entries, sources, signed_header)
+
+
+def _write_file(filename: PathLike, entries: Sequence[Entry], sources: Sequence[_Source],
+                header: Callable[[], bytes]) -> None:
+    """Writes the tensors, then the header that `header` makes once they
+    are sealed (it holds their tags). Every field of a header has a fixed
+    length, tags and signature included, so its length is known before its
+    contents: it is made once first, with the tags still zero, for that."""
+    length = len(header())
     base = ct.LENGTH_BYTES + length
     with _output(filename) as stream:
         with _MappedFile(stream.fileno(), base + (entries[-1].end if entries else 0)) as out:
             _write_tensors(out, base, sources)
-            final = header(signer.secret)
+            final = header()
             assert len(final) == length, "the header's length changed with its contents"
             out.write(0, memoryview(length.to_bytes(8, "little") + final))
 

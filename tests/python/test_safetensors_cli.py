@@ -1,0 +1,110 @@
+"""warpcrypt-tensors, the command line of warpcrypt.safetensors: every
+command on real files, against safetensors and cryptotensors, and each
+failure as one line and the `warpcrypt` CLI's exit status kinds."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+safetensors_numpy = pytest.importorskip("safetensors.numpy")
+cryptotensors = pytest.importorskip("cryptotensors", reason="the cryptotensors package is not installed")
+import cryptotensors.numpy  # noqa: E402
+
+WEIGHTS = {"w": np.arange(600, dtype=np.float32).reshape(20, 30), "b": np.ones(7, np.int64), "e": np.zeros(0, np.uint8)}
+
+
+def tensors_cli(*args, check=True):
+    result = subprocess.run([sys.executable, "-m", "warpcrypt._tensors_cli", *map(str, args)], capture_output=True,
+                            text=True, timeout=120)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.fixture
+def files(tmp_path):
+    tensors_cli("keygen", tmp_path / "keys.json", "--enc-kid", "m", "--sign-kid", "s")
+    safetensors_numpy.save_file(WEIGHTS, str(tmp_path / "plain.safetensors"), metadata={"model": "tiny"})
+    return tmp_path
+
+
+def test_keygen_writes_a_key_set_only_its_owner_reads_and_never_over_another(files):
+    keys = files / "keys.json"
+    assert stat.S_IMODE(os.stat(keys).st_mode) == 0o600
+    assert [k["kty"] for k in json.loads(keys.read_text())["keys"]] == ["oct", "okp"]
+    before = keys.read_bytes()
+    result = tensors_cli("keygen", keys, check=False)
+    assert result.returncode == 3 and result.stderr.count("\n") == 1 and "exists" in result.stderr
+    assert keys.read_bytes() == before
+
+
+def test_encrypt_inspect_decrypt_round_trip(files):
+    tensors_cli("encrypt", files / "plain.safetensors", files / "enc.safetensors", "--keys", files / "keys.json",
+                "--chunk-size", "256")
+    keys = json.loads((files / "keys.json").read_text())
+    enc, sign = keys["keys"]
+    with cryptotensors.safe_open(str(files / "enc.safetensors"), framework="np",
+                                 config={"enc_key": enc, "sign_key": sign}) as f:
+        assert all(np.array_equal(f.get_tensor(name), WEIGHTS[name]) for name in WEIGHTS)
+    shown = json.loads(tensors_cli("inspect", files / "enc.safetensors", "--keys", files / "keys.json",
+                                   "--json").stdout)
+    assert shown["verified"] and shown["format"] == "CryptoTensors version 2" and shown["chunk_size"] == 256
+    assert shown["metadata"] == {"model": "tiny"}
+    assert {t["name"]: t["encrypted"] for t in shown["tensors"]} == {"w": True, "b": True, "e": True}
+    unverified = tensors_cli("inspect", files / "enc.safetensors").stdout
+    assert "NOT verified" in unverified
+    tensors_cli("decrypt", files / "enc.safetensors", files / "back.safetensors", "--keys", files / "keys.json")
+    back = safetensors_numpy.load_file(str(files / "back.safetensors"))
+    assert all(np.array_equal(back[name], WEIGHTS[name]) for name in WEIGHTS)
+
+
+def test_encrypt_some_tensors_and_rewrap(files):
+    tensors_cli("encrypt", files / "plain.safetensors", files / "enc.safetensors", "--keys", files / "keys.json",
+                "--tensors", "w", "--version", "1")
+    shown = json.loads(tensors_cli("inspect", files / "enc.safetensors", "--keys", files / "keys.json",
+                                   "--json").stdout)
+    assert {t["name"]: t["encrypted"] for t in shown["tensors"]} == {"w": True, "b": False, "e": False}
+    tensors_cli("keygen", files / "new.json", "--enc-kid", "m2", "--sign-kid", "s2")
+    tensors_cli("rewrap", files / "enc.safetensors", "--keys", files / "keys.json", "--new-keys", files / "new.json")
+    refused = tensors_cli("inspect", files / "enc.safetensors", "--keys", files / "keys.json", check=False)
+    assert refused.returncode == 2 and "no signature key 's2'" in refused.stderr
+    shown = json.loads(tensors_cli("inspect", files / "enc.safetensors", "--keys", files / "new.json",
+                                   "--json").stdout)
+    assert shown["master_key"]["kid"] == "m2" and shown["verified"]
+
+
+@pytest.mark.parametrize("damage, status, words", [
+    ("flip", 4, "does not authenticate"),
+    ("truncate", 4, "truncated"),
+    ("missing", 3, "No such file"),
+])
+def test_failures_are_one_line_and_an_exit_status(files, damage, status, words):
+    tensors_cli("encrypt", files / "plain.safetensors", files / "enc.safetensors", "--keys", files / "keys.json")
+    target = files / "enc.safetensors"
+    raw = bytearray(target.read_bytes())
+    if damage == "flip":
+        raw[-10] ^= 1
+        target.write_bytes(raw)
+    elif damage == "truncate":
+        target.write_bytes(raw[:-3])
+    else:
+        target.unlink()
+    result = tensors_cli("decrypt", target, files / "out.safetensors", "--keys", files / "keys.json", check=False)
+    assert result.returncode == status, result.stderr
+    assert result.stderr.count("\n") == 1 and words in result.stderr and "Traceback" not in result.stderr
+    assert not (files / "out.safetensors").exists()
+    secret = json.loads((files / "keys.json").read_text())["keys"][0]["k"]
+    assert secret not in result.stderr and secret not in result.stdout
+
+
+def test_a_keys_file_that_is_not_json(files):
+    (files / "bad.json").write_text("{not json")
+    result = tensors_cli("encrypt", files / "plain.safetensors", files / "o", "--keys", files / "bad.json", check=False)
+    assert result.returncode == 2 and "is not JSON" in result.stderr
