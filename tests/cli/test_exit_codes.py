@@ -1,5 +1,5 @@
 """Exit statuses by the kind of failure (docs/cli.md: 1 failure, 2 usage,
-3 I/O, 4 authentication, 5 no device), --json on enc, seal and open, and no
+3 I/O, 4 authentication, 5 no device), --json on enc, seal, open and age, and no
 silent fallback to the CPU: a device that is not there is an error that says
 how to run on the CPU."""
 
@@ -17,10 +17,16 @@ CTR = ["-aes-128-ctr", "-K", KEY, "-iv", KEY]
 
 @pytest.fixture
 def files(workdir, run_cli):
-    """A plaintext, its CBC encryption, and a file sealed with a passphrase."""
+    """A plaintext, its CBC encryption, a file sealed with a passphrase, an
+    age identity and the plaintext encrypted to it."""
     (workdir / "p").write_bytes(random_bytes(20000, "exit-codes"))
     run_cli("enc", "-aes-128-cbc", "-K", KEY, "-iv", KEY, "-in", "p", "-out", "cbc", cwd=workdir).check()
     run_cli("seal", "-pass", "pass:right", "-iter", "1", "-in", "p", "-out", "s", cwd=workdir).check()
+    run_cli("age-keygen", "-o", "id", cwd=workdir).check()
+    recipient = run_cli("age-keygen", "-y", "id", cwd=workdir).check().stdout.decode().strip()
+    run_cli("age", "-r", recipient, "-o", "a", "p", cwd=workdir).check()
+    (workdir / "recipient").write_text(recipient + "\n")
+    run_cli("age-keygen", "-o", "other-id", cwd=workdir).check()
     return workdir
 
 
@@ -132,13 +138,15 @@ def json_line(result) -> dict:
 
 
 @pytest.mark.parametrize("args, command", [
-    (["enc", *CTR, "-in", "p"], "enc"),
-    (["enc", *CTR, "-a", "-in", "p"], "enc"),
-    (["seal", "-pass", "pass:x", "-iter", "1", "-in", "p"], "seal"),
-    (["open", "-pass", "pass:right", "-in", "s"], "open"),
-])
+    (["enc", *CTR, "-in", "p", "-out", "x"], "enc"),
+    (["enc", *CTR, "-a", "-in", "p", "-out", "x"], "enc"),
+    (["seal", "-pass", "pass:x", "-iter", "1", "-in", "p", "-out", "x"], "seal"),
+    (["open", "-pass", "pass:right", "-in", "s", "-out", "x"], "open"),
+    (["age", "-R", "recipient", "-o", "x", "p"], "age"),
+    (["age", "-d", "-i", "id", "-o", "x", "a"], "age"),
+], ids=["enc", "enc-base64", "seal", "open", "age-encrypt", "age-decrypt"])
 def test_json_reports_the_run(args, command, files, run_cli):
-    result = run_cli(*args, "-out", "x", "--json", cwd=files).check()
+    result = run_cli(*args, "--json", cwd=files).check()
     report = json_line(result)
     assert report["command"] == command and report["ok"] is True
     assert report["bytes_out"] == (files / "x").stat().st_size
@@ -148,22 +156,40 @@ def test_json_reports_the_run(args, command, files, run_cli):
 
 
 @pytest.mark.parametrize("args, kind, status", [
-    (["open", "-pass", "pass:wrong", "-in", "s"], "auth", 4),
-    (["enc", *CTR, "-in", "missing"], "io", 3),
-    (["enc", *CTR, "-in", "p", "--backend", "hybrid"], "no_device", 5),
-    (["seal", "-pass", "pass:x", "-keyfile", "p", "-in", "p"], "usage", 2),
-])
+    (["open", "-pass", "pass:wrong", "-in", "s", "-out", "x"], "auth", 4),
+    (["enc", *CTR, "-in", "missing", "-out", "x"], "io", 3),
+    (["enc", *CTR, "-in", "p", "--backend", "hybrid", "-out", "x"], "no_device", 5),
+    (["seal", "-pass", "pass:x", "-keyfile", "p", "-in", "p", "-out", "x"], "usage", 2),
+    (["age", "-d", "-i", "other-id", "-o", "x", "a"], "auth", 4),
+    (["age", "-d", "-i", "id", "-o", "x", "missing"], "io", 3),
+    (["age", "-r", "age1notakey", "-o", "x", "p"], "usage", 2),
+    (["age", "-R", "recipient", "--backend", "gpu", "-o", "x", "p"], "no_device", 5),
+], ids=["open-auth", "enc-io", "enc-no-device", "seal-usage", "age-auth", "age-io", "age-usage", "age-no-device"])
 def test_json_reports_the_failure(args, kind, status, files, run_cli, cuda_device_present):
     if kind == "no_device" and cuda_device_present:
         pytest.skip("a CUDA device is present")
-    result = run_cli(*args, "-out", "x", "--json", cwd=files)
+    result = run_cli(*args, "--json", cwd=files)
     assert result.returncode == status
     report = json_line(result)
     assert report["ok"] is False and report["kind"] == kind and report["exit"] == status
     assert report["message"] and "right" not in report["message"]
 
 
-def test_json_needs_the_data_elsewhere(files, run_cli):
-    result = run_cli("enc", *CTR, "-in", "p", "--json", cwd=files)
+@pytest.mark.parametrize("args, option", [(["enc", *CTR, "-in", "p"], "-out"),
+                                          (["age", "-R", "recipient", "-a", "p"], "-o")], ids=["enc", "age"])
+def test_json_needs_the_data_elsewhere(args, option, files, run_cli):
+    result = run_cli(*args, "--json", cwd=files)
     assert result.returncode == 2
-    assert "name the output file with -out" in json_line(result)["message"]
+    assert f"name the output file with {option}" in json_line(result)["message"]
+    assert not (files / "x").exists()
+
+
+def test_age_shows_progress_in_bytes_and_quiet_hides_it(files, run_cli):
+    (files / "big").write_bytes(random_bytes(8 << 20, "age-progress"))
+    shown = run_cli("age", "--progress", "-R", "recipient", "-o", "big.age", "big", cwd=files).check()
+    assert "100%" in shown.stderr_text and "0.01/0.01 GB" in shown.stderr_text, shown.describe()
+    opened = run_cli("age", "-d", "--progress", "-i", "id", "-o", "back", "big.age", cwd=files).check()
+    assert "GB" in opened.stderr_text, opened.describe()
+    assert (files / "back").read_bytes() == (files / "big").read_bytes()
+    quiet = run_cli("age", "--progress", "-q", "-R", "recipient", "-o", "q.age", "big", cwd=files).check()
+    assert quiet.stderr == b"", quiet.describe()

@@ -1,15 +1,12 @@
 // `warpcrypt age` and `warpcrypt age-keygen`: age v1 files with the flags
 // of `age` and `age-keygen`, through the library's wc_age_* calls, which
 // run the payload on the engine's workers.
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <termios.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +17,10 @@
 #include "command_line.h"
 #include "commands.h"
 #include "file_io.h"
+#include "json_report.h"
 #include "key_setup.h"
+#include "progress.h"
+#include "terminal.h"
 
 namespace warpcrypt::cli {
 namespace {
@@ -43,6 +43,9 @@ struct AgeOptions {
   unsigned threads = 0;
   EngineFlags engine;  // --window, --streams and --devices
   bool verbose = false;
+  bool quiet = false;
+  bool progress = false;
+  bool json = false;
 };
 
 struct KeygenOptions {
@@ -67,45 +70,14 @@ void read_key_file(const std::optional<std::string> &path, KeyText *out) {
   if (out->text.size() > kMaxKeyFile) throw CliError(file.display_name() + ": too large for a key file");
 }
 
-// The passphrase from the terminal, echo off, as age asks for it.
-void prompt_passphrase(const char *prompt, Passphrase *out) {
-  const int tty = ::open("/dev/tty", O_RDWR | O_CLOEXEC);
-  if (tty < 0) throw CliError("no terminal to read a passphrase from: use -pass (pass:, env:, file:, fd:)");
-  termios saved{};
-  const bool is_terminal = tcgetattr(tty, &saved) == 0;
-  if (is_terminal) {
-    termios quiet = saved;
-    quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    tcsetattr(tty, TCSAFLUSH, &quiet);
-  }
-  (void)!write(tty, prompt, std::strlen(prompt));
-  bool ended = false;
-  for (char c = 0; !ended;) {
-    const ssize_t n = read(tty, &c, 1);
-    if (n < 0 && errno == EINTR) continue;
-    ended = n <= 0 || c == '\n';
-    if (!ended && c != '\r') out->push_back(c);
-  }
-  if (is_terminal) tcsetattr(tty, TCSAFLUSH, &saved);
-  (void)!write(tty, "\n", 1);
-  close(tty);
-}
-
+// The passphrase from -pass, or asked on the terminal as every command
+// asks (twice when encrypting).
 void read_age_passphrase(const AgeOptions &o, bool confirm, Passphrase *out) {
-  if (o.pass_source) {
-    read_passphrase(o.pass_source->value, out);
-  } else {
-    prompt_passphrase("Enter passphrase: ", out);
-    if (confirm) {
-      Passphrase again;
-      prompt_passphrase("Confirm passphrase: ", &again);
-      const auto a = out->bytes();
-      const auto b = again.bytes();
-      if (a.size() != b.size() || std::memcmp(a.data(), b.data(), a.size()) != 0) {
-        throw CliError("the passphrases do not match");
-      }
-    }
+  if (!o.pass_source) {
+    ask_passphrase("Enter passphrase:", confirm, "use -pass (pass:, env:, file:, fd:)", out);
+    return;
   }
+  read_passphrase(o.pass_source->value, out);
   if (out->empty()) throw CliError("refusing an empty passphrase: anyone could decrypt the file");
 }
 
@@ -127,12 +99,25 @@ void add_keys(Keys *keys, const std::string &text, const std::string &where, Add
 }
 
 void report(const AgeOptions &o, const wc_job &job) {
-  if (!o.verbose) return;
+  if (o.json) print_json_result("age", job.bytes_in, job.bytes_out, job);
+  if (!o.verbose || o.quiet) return;
   const uint64_t plaintext = o.decrypt ? job.bytes_out : job.bytes_in;
   std::fprintf(stderr, "warpcrypt: age %s: %llu plaintext bytes, %.3f s, %.2f GB/s\n",
                o.decrypt ? "decrypted" : "encrypted", static_cast<unsigned long long>(plaintext), job.seconds,
                job.seconds > 0 ? static_cast<double>(plaintext) / job.seconds / 1e9 : 0.0);
 }
+
+// Runs the library's call with the progress bar on the job, as seal and
+// open do.
+wc_status run_with_progress(const AgeOptions &o, const std::function<wc_status(wc_job *)> &run, wc_job *job) {
+  ProgressBar progress(progress_wanted(o.progress, o.quiet), "age");
+  progress.attach(job);
+  const wc_status status = run(job);
+  progress.finish();
+  return status;
+}
+
+bool writes_stdout(const AgeOptions &o) { return !o.out_path || *o.out_path == "-"; }
 
 int encrypt(const AgeOptions &o) {
   if (o.offset || o.length) throw CliError("--offset and --length are for -d");
@@ -140,6 +125,7 @@ int encrypt(const AgeOptions &o) {
   const bool to_keys = !o.recipients.empty() || !o.recipient_files.empty();
   if (o.passphrase && to_keys) throw CliError("-p cannot be combined with -r or -R");
   if (!o.passphrase && !to_keys && !o.pass_source) throw CliError("give recipients with -r or -R, or -p");
+  check_json_output(o.json, writes_stdout(o), "-o");
   if (!o.out_path && !o.armor && isatty(STDOUT_FILENO)) {
     throw CliError("refusing to write binary output to a terminal: use -a or -o");
   }
@@ -166,7 +152,9 @@ int encrypt(const AgeOptions &o) {
   const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
-  const wc_status status = wc_age_encrypt_fd(&options, raw, o.armor ? 1 : 0, &job, output.fd(), input.fd());
+  const wc_status status = run_with_progress(
+      o, [&](wc_job *running) { return wc_age_encrypt_fd(&options, raw, o.armor ? 1 : 0, running, output.fd(), input.fd()); },
+      &job);
   if (status != WC_OK) fail(o, status, job);
   output.commit();
   report(o, job);
@@ -176,6 +164,7 @@ int encrypt(const AgeOptions &o) {
 int decrypt(const AgeOptions &o) {
   if (!o.recipients.empty() || !o.recipient_files.empty()) throw CliError("-r and -R are for encrypting");
   if (o.armor) throw CliError("-a is for encrypting: -d reads armored files as they are");
+  check_json_output(o.json, writes_stdout(o), "-o");
   wc_age_identities *raw = nullptr;
   if (wc_age_identities_new(&raw) != WC_OK) throw CliError("out of memory");
   std::unique_ptr<wc_age_identities, decltype(&wc_age_identities_free)> identities(raw, wc_age_identities_free);
@@ -199,8 +188,13 @@ int decrypt(const AgeOptions &o) {
   const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
-  const wc_status status = wc_age_decrypt_fd(&options, raw, o.offset.value_or(0), o.length.value_or(UINT64_MAX),
-                                             &job, output.fd(), input.fd());
+  const wc_status status = run_with_progress(
+      o,
+      [&](wc_job *running) {
+        return wc_age_decrypt_fd(&options, raw, o.offset.value_or(0), o.length.value_or(UINT64_MAX), running,
+                                 output.fd(), input.fd());
+      },
+      &job);
   if (status != WC_OK) fail(o, status, job);
   output.commit();
   report(o, job);
@@ -248,11 +242,17 @@ void add_age(CommandLine &command_line) {
   add_window_option(command, o->engine);
   add_device_options(command, o->engine);
   command.add_flag("-v", "verbose: a summary line", [o] { o->verbose = true; });
+  command.add_flag("--progress", "a progress bar on stderr (default: when it is a terminal)",
+                   [o] { o->progress = true; });
+  command.add_flag("-q", "quiet: no summary line, no progress bar", [o] { o->quiet = true; });
+  command.add_flag("--json", "one line of JSON on stdout at the end: bytes, seconds, backends, or the failure "
+                   "(needs -o)",
+                   [o] { o->json = true; });
   command.add_positional("INPUT", "the file to read (default stdin)",
                          [o](const std::string &path) { o->in_path = path; });
   command.set_footer("Files are byte-compatible with age and rage. Decrypting writes only authenticated "
                      "bytes; a failure leaves no output file.");
-  command.set_run([o] { return o->decrypt ? decrypt(*o) : encrypt(*o); });
+  command.set_run([o] { return run_reporting("age", o->json, [&] { return o->decrypt ? decrypt(*o) : encrypt(*o); }); });
 }
 
 // The identity file age-keygen writes: when, the public key, the secret.

@@ -142,7 +142,7 @@ int run_enc(EncOptions options) {
   if (options.cipher == nullptr && !options.no_cipher && !options.base64) {
     throw CliError("no cipher given: use -<cipher> or -c <cipher> (see -list), or -none to copy the input");
   }
-  check_json_output(options.json, writes_stdout(options.out_path));
+  check_json_output(options.json, writes_stdout(options.out_path), "-out");
   // -nopad runs the cipher's unpadded twin, wherever it stood on the line.
   if (!options.padding && options.cipher != nullptr) options.cipher = wc_cipher_unpadded(options.cipher);
   if (options.verbose) std::fprintf(stderr, "bufsize=%llu\n", static_cast<unsigned long long>(options.bufsize));

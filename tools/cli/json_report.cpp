@@ -51,8 +51,10 @@ int run_reporting(const char *command, bool json, const std::function<int()> &bo
   }
 }
 
-void check_json_output(bool json, bool data_to_stdout) {
-  if (json && data_to_stdout) throw CliError("--json writes to standard output: name the output file with -out");
+void check_json_output(bool json, bool data_to_stdout, const char *output_option) {
+  if (json && data_to_stdout) {
+    throw CliError(std::string("--json writes to standard output: name the output file with ") + output_option);
+  }
 }
 
 }  // namespace warpcrypt::cli

@@ -1,4 +1,4 @@
-// --json on enc, seal and open: the run's result as one line of JSON on
+// --json on enc, seal, open and age: the run's result as one line of JSON on
 // standard output, in place of the summary line or the error line.
 #pragma once
 
@@ -19,7 +19,8 @@ void print_json_result(const char *command, uint64_t bytes_in, uint64_t bytes_ou
 // and its kind's exit status; without, it propagates to main().
 int run_reporting(const char *command, bool json, const std::function<int()> &body);
 
-// --json shares standard output with nothing: it needs the data elsewhere.
-void check_json_output(bool json, bool data_to_stdout);
+// --json shares standard output with nothing: it needs the data elsewhere,
+// in the file the command's `output_option` names (-out, or age's -o).
+void check_json_output(bool json, bool data_to_stdout, const char *output_option);
 
 }  // namespace warpcrypt::cli

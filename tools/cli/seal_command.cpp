@@ -96,7 +96,7 @@ void report(const SealOptions &o, const wc_aead *aead, uint64_t chunks, const wc
 void check_invocation(const SealOptions &o) {
   if (o.pass_source && o.key_file) throw CliError("give one of -pass and -keyfile, not both");
   const bool to_stdout = !o.out_path || *o.out_path == "-";
-  check_json_output(o.json, to_stdout);
+  check_json_output(o.json, to_stdout, "-out");
   // As age does: sealed bytes on a terminal help no one and may upset it.
   if (o.sealing && to_stdout && !o.force && isatty(STDOUT_FILENO)) {
     throw CliError("refusing to write sealed binary data to a terminal: use -out FILE, a pipe, or -f");
