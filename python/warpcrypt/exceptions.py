@@ -6,11 +6,31 @@ pyca/cryptography raises ``ValueError`` for the same mistakes. Each class's
 ``status`` is the C library's ``wc_status`` it stands for: :class:`Status`
 holds the library's statuses under the library's names (wc_status_name).
 Wrong argument types raise ``TypeError``, as everywhere in Python.
+
+Where pyca/cryptography is installed, the exceptions both libraries have
+also derive from pyca's: ``InvalidTag``, ``InvalidSignature`` and
+``AlreadyFinalized``, so code moved from pyca to warpcrypt keeps catching
+them. (pyca's own ``InvalidKey`` means a failed key verification, not a key
+of the wrong length, so warpcrypt's is not one.)
 """
 
 from __future__ import annotations
 
+import importlib
+
 from warpcrypt._native import Status
+
+
+def _pyca(name: str) -> tuple[type[Exception], ...]:
+    """pyca/cryptography's exception of this name, where it is installed,
+    as a second base: code written for pyca (``except
+    cryptography.exceptions.InvalidTag``) then catches warpcrypt's too."""
+    try:
+        module = importlib.import_module("cryptography.exceptions")
+    except ImportError:
+        return ()
+    base = getattr(module, name, None)
+    return (base,) if isinstance(base, type) and issubclass(base, Exception) else ()
 
 __all__ = [
     "Error",
@@ -117,7 +137,7 @@ class BackendUnavailable(Error):
     status = Status.BACKEND_UNAVAILABLE
 
 
-class AlreadyFinalized(Error):
+class AlreadyFinalized(Error, *_pyca("AlreadyFinalized")):  # type: ignore[misc]
     """A cipher context used after ``finalize()``, or after one of its calls
     failed. Make a new one."""
 
@@ -180,14 +200,14 @@ class Cancelled(Error):
     status = Status.CANCELLED
 
 
-class InvalidTag(Error):
+class InvalidTag(Error, *_pyca("InvalidTag")):  # type: ignore[misc]
     """AEAD: the tag does not match, so the ciphertext, its associated data or
     the key is not what was sealed. No plaintext is released."""
 
     status = Status.AUTH
 
 
-class InvalidSignature(InvalidTag):
+class InvalidSignature(InvalidTag, *_pyca("InvalidSignature")):  # type: ignore[misc]
     """A signed header's signature does not verify under the caller's key
     (CryptoTensors files, warpcrypt.safetensors): the header was changed, or
     another key signed it. Nothing in the header is used."""

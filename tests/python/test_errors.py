@@ -104,3 +104,40 @@ def test_a_short_aead_buffer_says_what_pyca_says():
             aead.encrypt_into(bytes(12), b"x" * 10, None, bytearray(5))
         messages.append(str(raised.value))
     assert messages == ["buffer must be 26 bytes"] * 2
+
+
+# Code moved from pyca/cryptography to warpcrypt keeps its except clauses.
+def test_pyca_except_clauses_catch_warpcrypts_shared_exceptions():
+    exceptions = pytest.importorskip("cryptography.exceptions")
+    with pytest.raises(exceptions.InvalidTag):
+        AESGCM(bytes(32)).decrypt(bytes(12), bytes(20), None)
+    with pytest.raises(exceptions.InvalidTag):
+        ChaCha20Poly1305(bytes(32)).decrypt(bytes(12), bytes(20), b"aad")
+    encryptor = Cipher(algorithms.AES(bytes(16)), modes.CTR(bytes(16))).encryptor()
+    encryptor.finalize()
+    with pytest.raises(exceptions.AlreadyFinalized):
+        encryptor.update(b"more")
+    assert issubclass(warpcrypt.InvalidSignature, exceptions.InvalidSignature)
+    assert issubclass(warpcrypt.InvalidSignature, warpcrypt.InvalidTag)
+    # pyca's InvalidKey is a failed key verification, not a wrong length.
+    assert not issubclass(warpcrypt.InvalidKey, exceptions.InvalidKey)
+    # Each status still maps to warpcrypt's own class.
+    assert warpcrypt.exceptions._BY_STATUS[warpcrypt.Status.AUTH] is warpcrypt.InvalidTag
+
+
+def test_without_pyca_the_exceptions_stand_alone():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.modules['cryptography'] = None\n"
+        "import warpcrypt\n"
+        "from warpcrypt.aead import AESGCM\n"
+        "assert warpcrypt.InvalidTag.__mro__[1:] == (warpcrypt.Error, Exception, BaseException, object)\n"
+        "try:\n"
+        "    AESGCM(bytes(32)).decrypt(bytes(12), bytes(20), None)\n"
+        "except warpcrypt.InvalidTag:\n"
+        "    print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.stdout == "ok\n", result.stderr
