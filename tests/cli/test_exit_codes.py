@@ -137,20 +137,20 @@ def json_line(result) -> dict:
     return json.loads(lines[0])
 
 
-@pytest.mark.parametrize("args, command", [
-    (["enc", *CTR, "-in", "p", "-out", "x"], "enc"),
-    (["enc", *CTR, "-a", "-in", "p", "-out", "x"], "enc"),
-    (["seal", "-pass", "pass:x", "-iter", "1", "-in", "p", "-out", "x"], "seal"),
-    (["open", "-pass", "pass:right", "-in", "s", "-out", "x"], "open"),
-    (["age", "-R", "recipient", "-o", "x", "p"], "age"),
-    (["age", "-d", "-i", "id", "-o", "x", "a"], "age"),
+@pytest.mark.parametrize("args, command, source", [
+    (["enc", *CTR, "-in", "p", "-out", "x"], "enc", "p"),
+    (["enc", *CTR, "-a", "-in", "p", "-out", "x"], "enc", "p"),
+    (["seal", "-pass", "pass:x", "-iter", "1", "-in", "p", "-out", "x"], "seal", "p"),
+    (["open", "-pass", "pass:right", "-in", "s", "-out", "x"], "open", "s"),
+    (["age", "-R", "recipient", "-o", "x", "p"], "age", "p"),
+    (["age", "-d", "-i", "id", "-o", "x", "a"], "age", "a"),
 ], ids=["enc", "enc-base64", "seal", "open", "age-encrypt", "age-decrypt"])
-def test_json_reports_the_run(args, command, files, run_cli):
+def test_json_reports_the_run(args, command, source, files, run_cli):
     result = run_cli(*args, "--json", cwd=files).check()
     report = json_line(result)
     assert report["command"] == command and report["ok"] is True
     assert report["bytes_out"] == (files / "x").stat().st_size
-    assert report["bytes_in"] == (files / args[-1]).stat().st_size
+    assert report["bytes_in"] == (files / source).stat().st_size
     assert report["cpu_bytes"] + report["gpu_bytes"] > 0 and report["seconds"] >= 0
     assert result.stderr == b""
 

@@ -1,9 +1,11 @@
 // `warpcrypt age` and `warpcrypt age-keygen`: age v1 files with the flags
 // of `age` and `age-keygen`, through the library's wc_age_* calls, which
 // run the payload on the engine's workers.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 #include <functional>
