@@ -1,14 +1,24 @@
 # Which GPUs the CUDA code is compiled for, unless CMAKE_CUDA_ARCHITECTURES is
-# given. Every architecture costs a full compile of every kernel, so a machine
-# with GPUs builds for those GPUs alone; a machine without one (a build or CI
-# host, a release build) gets the release list.
-#
-# The release list: real code for Turing (sm_75, the T4), Ampere, Ada and
-# Hopper, and compute_90 PTX that the driver compiles for newer GPUs.
+# given. Every architecture costs a full compile of every kernel, so:
+# - a machine with GPUs builds for those GPUs alone (real code, from
+#   nvidia-smi's compute capabilities);
+# - a machine without one (a development or CI host) builds once, PTX for
+#   compute_75, which the driver compiles at load time for any GPU from
+#   Turing on: it runs everywhere, without Hopper's own instructions;
+# - a release (-DWARPCRYPT_CUDA_RELEASE=ON, as the wheel is built) gets the
+#   release list: real code for Turing (sm_75, the T4), Ampere, Ada and
+#   Hopper, and compute_90 PTX that the driver compiles for newer GPUs.
 set(WARPCRYPT_CUDA_RELEASE_ARCHITECTURES "75-real;80-real;86-real;89-real;90")
+set(WARPCRYPT_CUDA_PORTABLE_ARCHITECTURES "75-virtual")
+option(WARPCRYPT_CUDA_RELEASE "Compile the CUDA code for the release list of GPUs (the wheel's)" OFF)
 
 function(warpcrypt_choose_cuda_architectures)
   if(DEFINED CMAKE_CUDA_ARCHITECTURES)
+    return()
+  endif()
+  if(WARPCRYPT_CUDA_RELEASE)
+    set(CMAKE_CUDA_ARCHITECTURES "${WARPCRYPT_CUDA_RELEASE_ARCHITECTURES}" CACHE STRING "CUDA architectures to build for")
+    message(STATUS "warpcrypt: CUDA architectures ${WARPCRYPT_CUDA_RELEASE_ARCHITECTURES} (the release list)")
     return()
   endif()
   # nvidia-smi prints one compute capability per GPU ("9.0"). CMake's own
@@ -30,11 +40,12 @@ function(warpcrypt_choose_cuda_architectures)
   if(detected)
     set(origin "the GPUs present (nvidia-smi)")
   else()
-    set(detected "${WARPCRYPT_CUDA_RELEASE_ARCHITECTURES}")
-    set(origin "no GPU found: the release list")
+    set(detected "${WARPCRYPT_CUDA_PORTABLE_ARCHITECTURES}")
+    set(origin "no GPU found: one portable build, PTX the driver compiles for any GPU from Turing on; \
+-DWARPCRYPT_CUDA_RELEASE=ON builds the release list")
   endif()
   set(CMAKE_CUDA_ARCHITECTURES "${detected}" CACHE STRING
-      "CUDA architectures to build for (default: the GPUs present, else the release list)")
+      "CUDA architectures to build for (default: the GPUs present, else one portable PTX build)")
   message(STATUS "warpcrypt: CUDA architectures ${detected} (${origin})")
 endfunction()
 warpcrypt_choose_cuda_architectures()

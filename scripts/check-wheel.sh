@@ -13,7 +13,7 @@
 # the stable ABI (cp312-abi3, one wheel for 3.12 and later) and once per
 # older Python, for the release architectures (cmake/cuda_architectures.cmake),
 # then repaired the same way:
-#   pip wheel --no-deps -w dist -C cmake.define.WARPCRYPT_CUDA=ON ./python
+#   pip wheel --no-deps -w dist -C cmake.define.WARPCRYPT_CUDA=ON -C cmake.define.WARPCRYPT_CUDA_RELEASE=ON ./python
 #   auditwheel repair -w wheelhouse dist/warpcrypt-*.whl
 set -euo pipefail
 cd "$(dirname "$0")/.."
