@@ -6,7 +6,7 @@ breaks the dependency rule of docs/architecture.md:
 
 A layer may include its own folder and the folders below it; a backend only
 core; nothing includes a backend (everything reaches them through the
-tables of core/backends.h); the CLI and the Python binding only the public
+tables of core/backend_tables.h); the CLI and the Python binding only the public
 headers of include/. Prints every violation as `file:line: rule` and exits 1
 if there is any; prints the layer graph it found with --graph.
 """
@@ -49,7 +49,7 @@ def layer_of(path: str) -> str | None:
 
 
 def included_layer(include: str, including: Path) -> str:
-    """`core/backend.h` is core, `backends/cpu/kdf.h` is cpu; a bare name is
+    """`core/cipher_backend.h` is core, `backends/cpu/kdf.h` is cpu; a bare name is
     the including file's folder."""
     if include.startswith(PUBLIC):
         return "public"
@@ -84,7 +84,7 @@ def violation(layer: str, target: str) -> str | None:
     if target in allowed:
         return None
     if target in ("cpu", "cuda"):
-        return "nothing includes a backend: call it through core/backends.h"
+        return "nothing includes a backend: call it through core/backend_tables.h"
     return f"{layer} may include only {', '.join(sorted(allowed))}"
 
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/aead_registry.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "age/age_armor.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 #include "engine/memory_file.h"
 

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/aead_registry.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {

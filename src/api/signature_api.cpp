@@ -1,7 +1,7 @@
 // The C API's Ed25519 signatures: argument checks, then the CPU backend.
 #include <span>
 
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "warpcrypt/keys.h"
 
 extern "C" {

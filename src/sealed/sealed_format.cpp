@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "core/aead_registry.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::sealed {

@@ -1,5 +1,5 @@
-// The CPU backend's table (core/backends.h).
-#include "core/backends.h"
+// The CPU backend's table (core/backend_tables.h).
+#include "core/backend_tables.h"
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/evp_aead.h"
 #include "backends/cpu/kdf.h"

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/aead_backend.h"
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt {
 

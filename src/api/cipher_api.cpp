@@ -9,7 +9,7 @@
 #include "engine/backend_policy.h"
 #include "core/random_access.h"
 #include "core/stream_state.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "engine/jobs.h"
 
 using warpcrypt::key_material;
