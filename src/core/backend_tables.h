@@ -33,6 +33,8 @@ struct CpuBackend {
   // One AEAD message piece by piece (nullptr if OpenSSL refuses it).
   std::unique_ptr<AeadStream> (*make_aead_stream)(const wc_aead &aead, wc_direction direction,
                                                   std::span<const uint8_t> key, std::span<const uint8_t> nonce);
+  // The OpenSSL the backend runs on, as OpenSSL_version names it.
+  const char *(*openssl_version)();
 };
 
 struct CudaBackend {

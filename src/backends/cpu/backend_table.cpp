@@ -10,6 +10,7 @@ const CpuBackend kCpuBackend = {
     .make_lane = cpu::make_lane,
     .make_aead = cpu::make_evp_aead,
     .make_aead_stream = cpu::make_evp_aead_stream,
+    .openssl_version = cpu::openssl_version,
 };
 
 }  // namespace warpcrypt

@@ -16,4 +16,7 @@ wc_status make_cipher(BackendCipher *out, const wc_cipher &cipher, wc_direction 
 std::unique_ptr<Lane> make_lane(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
                                 size_t capacity);
 
+// "OpenSSL 3.0.13 30 Jan 2024": the library loaded, not the headers built against.
+const char *openssl_version();
+
 }  // namespace warpcrypt::cpu
