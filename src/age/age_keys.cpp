@@ -361,8 +361,9 @@ wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileK
     if (recipient.work_factor < 1 || recipient.work_factor > kMaxWorkFactor) return WC_ERR_INVALID_ARGUMENT;
     std::array<uint8_t, kScryptSaltLen> salt{};
     status = crypto.random->fill(salt);
-    if (status == WC_OK)
+    if (status == WC_OK) {
       status = scrypt_wrap_key(crypto, recipient.passphrase, salt, recipient.work_factor, &key, detail);
+    }
     stanza->type = "scrypt";
     stanza->args = {encode_base64(salt), std::to_string(recipient.work_factor)};
   }

@@ -4,8 +4,8 @@
 // whose entries answer WC_ERR_NO_DEVICE). Core, the engine, the formats and
 // the API call through these tables and include no backend header, so the
 // dependencies point one way: every layer down to core, every backend up to
-// core only. The host primitives (random bytes, KDFs, HMAC, X25519) are no
-// compute backend's: they are core/host_crypto.h's provider.
+// core only. The host primitives (random bytes, the KDFs, HMAC, X25519,
+// Ed25519) are no compute backend's: they are core/host_crypto.h's provider.
 #pragma once
 
 #include <cstdint>
