@@ -6,9 +6,19 @@ breaks the dependency rule of docs/architecture.md:
 
 A layer may include its own folder and the folders below it; a backend only
 core; nothing includes a backend (everything reaches them through the
-tables of core/backends.h); the CLI and the Python binding only the public
-headers of include/. Prints every violation as `file:line: rule` and exits 1
-if there is any; prints the layer graph it found with --graph.
+tables of core/backend_tables.h); the CLI and the Python binding only the public
+headers of include/. Two rules keep who reaches what:
+
+- third-party headers: OpenSSL and libsodium only in backends/cpu (the CPU
+  backend and the host-crypto provider), CUDA's only in backends/cuda,
+  CLI11 only in the CLI and nanobind only in the Python binding, but for
+  the files THIRD_PARTY_EXCEPTIONS names, each with its reason;
+- tables: only the api and the engine name kCudaBackend (placement is
+  theirs), and only the api names kHostCrypto (the formats take their
+  HostCrypto, and so their randomness, from it).
+
+Prints every violation as `file:line: rule` and exits 1 if there is any;
+prints the layer graph it found with --graph.
 """
 
 from __future__ import annotations
@@ -21,6 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+ANGLE_INCLUDE = re.compile(r"^\s*#\s*include\s+<([^>]+)>", re.MULTILINE)
+COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 # What each layer of src/ may include, besides the public header.
 ALLOWED = {
@@ -33,6 +45,59 @@ ALLOWED = {
     "cuda": {"cuda", "core"},
 }
 PUBLIC = "warpcrypt/"
+CLIENTS = ("cli", "python")
+
+# The third-party libraries a layer may or may not include, by how their
+# headers are named; any other <...> header is the C++ library's or the
+# system's.
+THIRD_PARTY = {
+    "OpenSSL": re.compile(r"openssl/"),
+    "libsodium": re.compile(r"sodium(\.h$|/)"),
+    "CUDA": re.compile(r"(cuda|cub/|thrust/|nvrtc|curand|cooperative_groups|nvml)"),
+    "CLI11": re.compile(r"CLI/"),
+    "nanobind": re.compile(r"nanobind/"),
+}
+THIRD_PARTY_ALLOWED = {
+    "cpu": {"OpenSSL", "libsodium"},
+    "cuda": {"CUDA"},
+    "cli": {"CLI11"},
+    "python": {"nanobind"},
+}
+FOLDER = {"cpu": "src/backends/cpu", "cuda": "src/backends/cuda", "cli": "tools", "python": "python/src"}
+# Files that still include a library their layer may not, each with the
+# reason. An entry that no longer matches an include fails the check too, so
+# the list only shrinks.
+THIRD_PARTY_EXCEPTIONS = {
+    ("src/core/secret_bytes.h", "OpenSSL"):
+        "secure_wipe and the constant-time compare are OPENSSL_cleanse and CRYPTO_memcmp, "
+        "inline in every layer; a call through a table per wipe would buy nothing",
+    ("src/backends/cuda/aead_gpu.cu", "OpenSSL"):
+        "the GPU AEAD computes the one block the host needs before a launch (GCM's H, "
+        "ChaCha20-Poly1305's one-time key) with EVP; a backend may not call the CPU backend",
+    ("tools/cli/base64_pipe.cpp", "OpenSSL"):
+        "`enc -a` is OpenSSL's base64 (EVP_Encode*/EVP_Decode*), line for line `openssl enc -a`; "
+        "it belongs in the C API, which has no base64 stream yet",
+    ("tools/cli/terminal.cpp", "OpenSSL"):
+        "the passphrase prompt is OpenSSL's UI_UTIL_read_pw_string (no echo, the controlling "
+        "terminal); the C API has no terminal prompt",
+    ("tools/cli/speed_device.cu", "CUDA"):
+        "`speed` on device memory allocates its buffer and times the C API's device calls "
+        "with CUDA events, as `openssl speed` times its own loop",
+    ("python/src/device.cpp", "CUDA"):
+        "orders the library's work after a producer's stream and checks device pointers; "
+        "issue 35 (keyed contexts) moves that ordering into the C API",
+    ("python/src/baseline.cpp", "CUDA"):
+        "times the C API with CUDA events, the baseline bench/python_overhead.py compares "
+        "the binding against",
+}
+
+# Which layers may name a table, besides core, which declares it, and the
+# backend that defines it.
+TABLE_USERS = {
+    "kCudaBackend": ({"api", "engine"}, "cuda", "placement is the api's and the engine's"),
+    "kHostCrypto": ({"api"}, "cpu", "the formats take their HostCrypto, and so their randomness, from the api"),
+}
+TABLE_NAME = re.compile(r"\b(" + "|".join(TABLE_USERS) + r")\b")
 SOURCE_SUFFIXES = {".h", ".cpp", ".cu", ".cuh"}
 
 
@@ -43,13 +108,15 @@ def layer_of(path: str) -> str | None:
         return parts[2]
     if parts[0] == "src" and len(parts) > 2:
         return parts[1]
-    if parts[0] in ("tools", "python"):
-        return "client"
+    if parts[0] == "tools":
+        return "cli"
+    if parts[0] == "python":
+        return "python"
     return None
 
 
-def included_layer(include: str, including: Path) -> str:
-    """`core/backend.h` is core, `backends/cpu/kdf.h` is cpu; a bare name is
+def included_layer(include: str) -> str:
+    """`core/cipher_backend.h` is core, `backends/cpu/kdf.h` is cpu; a bare name is
     the including file's folder."""
     if include.startswith(PUBLIC):
         return "public"
@@ -60,23 +127,58 @@ def included_layer(include: str, including: Path) -> str:
     return "same folder"
 
 
-def edges():
+def sources():
     for folder in ("src", "tools", "python/src"):
         for path in sorted((ROOT / folder).rglob("*")):
-            if path.suffix not in SOURCE_SUFFIXES:
+            if path.suffix in SOURCE_SUFFIXES:
+                yield path.relative_to(ROOT).as_posix(), path.read_text(errors="replace")
+
+
+def line_of(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def edges():
+    for name, text in sources():
+        layer = layer_of(name)
+        for match in INCLUDE.finditer(text):
+            yield name, line_of(text, match.start()), layer, included_layer(match.group(1)), match.group(1)
+
+
+def third_party_failures(used_exceptions: set):
+    for name, text in sources():
+        layer = layer_of(name)
+        for match in ANGLE_INCLUDE.finditer(text):
+            header = match.group(1)
+            library = next((lib for lib, pattern in THIRD_PARTY.items() if pattern.match(header)), None)
+            if library is None or library in THIRD_PARTY_ALLOWED.get(layer, set()):
                 continue
-            name = path.relative_to(ROOT).as_posix()
-            layer = layer_of(name)
-            text = path.read_text(errors="replace")
-            for match in INCLUDE.finditer(text):
-                line = text.count("\n", 0, match.start()) + 1
-                yield name, line, layer, included_layer(match.group(1), path), match.group(1)
+            if (name, library) in THIRD_PARTY_EXCEPTIONS:
+                used_exceptions.add((name, library))
+                continue
+            owners = sorted(FOLDER[where] for where, libs in THIRD_PARTY_ALLOWED.items() if library in libs)
+            yield f"{name}:{line_of(text, match.start())}: #include <{header}>: {library} belongs to " + \
+                f"{', '.join(owners)} only (or an entry, with its reason, in THIRD_PARTY_EXCEPTIONS)"
+
+
+def table_failures():
+    for name, text in sources():
+        layer = layer_of(name)
+        # Blank the comments out, keeping their newlines, so a line number
+        # still points at the code.
+        code = COMMENT.sub(lambda comment: re.sub(r"[^\n]", " ", comment.group(0)), text)
+        for match in TABLE_NAME.finditer(code):
+            users, definer, why = TABLE_USERS[match.group(1)]
+            if layer in users or layer in ("core", definer):
+                continue
+            yield f"{name}:{line_of(code, match.start())}: {match.group(1)}: only " + \
+                f"{', '.join(sorted(users))} may name it: {why}"
 
 
 def violation(layer: str, target: str) -> str | None:
     if target in ("public", "same folder"):
         return None
-    if layer == "client":
+    if layer in CLIENTS:
         return "the CLI and the Python binding see only include/warpcrypt"
     allowed = ALLOWED.get(layer)
     if allowed is None:
@@ -84,7 +186,7 @@ def violation(layer: str, target: str) -> str | None:
     if target in allowed:
         return None
     if target in ("cpu", "cuda"):
-        return "nothing includes a backend: call it through core/backends.h"
+        return "nothing includes a backend: call it through core/backend_tables.h"
     return f"{layer} may include only {', '.join(sorted(allowed))}"
 
 
@@ -100,13 +202,19 @@ def main() -> int:
         why = violation(layer, target) if layer is not None else None
         if why:
             failures.append(f"{name}:{line}: #include \"{include}\": {why}")
+    used_exceptions: set = set()
+    failures.extend(third_party_failures(used_exceptions))
+    for name, library in sorted(set(THIRD_PARTY_EXCEPTIONS) - used_exceptions):
+        failures.append(f"{name}: THIRD_PARTY_EXCEPTIONS lets it include {library}, which it no longer does: "
+                        "remove the entry")
+    failures.extend(table_failures())
     if args.graph:
         for (source, target), count in sorted(graph.items()):
             print(f"{source:>7} -> {target:<7} {count}")
     for failure in failures:
         print(failure)
     if failures:
-        print(f"check-includes: {len(failures)} include(s) break the dependency rule (docs/architecture.md)")
+        print(f"check-includes: {len(failures)} line(s) break the dependency rule (docs/architecture.md)")
         return 1
     print("check-includes: every include follows the dependency rule")
     return 0

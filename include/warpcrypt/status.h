@@ -97,6 +97,9 @@ WC_API const char *wc_status_kind_name(wc_status_kind kind);
 
 /* Version string, "MAJOR.MINOR.PATCH". */
 WC_API const char *wc_version(void);
+/* The OpenSSL the library runs on, as OpenSSL names it: "OpenSSL 3.0.13
+ * 30 Jan 2024". */
+WC_API const char *wc_openssl_version(void);
 
 #ifdef __cplusplus
 }

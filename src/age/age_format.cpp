@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/aead_registry.h"
-#include "core/backends.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {
@@ -45,8 +44,9 @@ std::vector<std::string_view> split_words(std::string_view line) {
   return words;
 }
 
-wc_status derive(const FileKey &file_key, std::span<const uint8_t> salt, std::string_view info, DerivedKey *key) {
-  return kCpuBackend.hkdf(key->bytes, "sha256", file_key.bytes, salt, bytes_of(info));
+wc_status derive(const HostCrypto &crypto, const FileKey &file_key, std::span<const uint8_t> salt,
+                 std::string_view info, DerivedKey *key) {
+  return crypto.hkdf(key->bytes, "sha256", file_key.bytes, salt, bytes_of(info));
 }
 
 }  // namespace
@@ -91,8 +91,8 @@ std::optional<std::vector<uint8_t>> decode_base64(std::string_view text) {
   return out;
 }
 
-wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_key, std::string *out,
-                        const char **detail) {
+wc_status encode_header(const HostCrypto &crypto, const std::vector<Stanza> &stanzas, const FileKey &file_key,
+                        std::string *out, const char **detail) {
   std::string text(kVersionLine);
   text += '\n';
   for (const Stanza &stanza : stanzas) {
@@ -112,7 +112,7 @@ wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_
   }
   text += kFooterPrefix;
   std::array<uint8_t, kMacLen> mac{};
-  const wc_status status = header_mac(text, file_key, &mac);
+  const wc_status status = header_mac(crypto, text, file_key, &mac);
   if (status != WC_OK) return status;
   text += ' ' + encode_base64(mac) + '\n';
   if (text.size() > kMaxHeaderLen) {
@@ -209,16 +209,17 @@ wc_status parse_header(std::string_view bytes, Header *header, bool *need_more, 
   }
 }
 
-wc_status header_mac(std::string_view mac_input, const FileKey &file_key, std::array<uint8_t, kMacLen> *mac) {
+wc_status header_mac(const HostCrypto &crypto, std::string_view mac_input, const FileKey &file_key,
+                     std::array<uint8_t, kMacLen> *mac) {
   DerivedKey key;
-  const wc_status status = derive(file_key, {}, "header", &key);
+  const wc_status status = derive(crypto, file_key, {}, "header", &key);
   if (status != WC_OK) return status;
-  return kCpuBackend.hmac(*mac, "sha256", key.bytes, bytes_of(mac_input));
+  return crypto.hmac(*mac, "sha256", key.bytes, bytes_of(mac_input));
 }
 
-wc_status check_mac(const Header &header, const FileKey &file_key, const char **detail) {
+wc_status check_mac(const HostCrypto &crypto, const Header &header, const FileKey &file_key, const char **detail) {
   std::array<uint8_t, kMacLen> expected{};
-  const wc_status status = header_mac(header.mac_input, file_key, &expected);
+  const wc_status status = header_mac(crypto, header.mac_input, file_key, &expected);
   if (status != WC_OK) return status;
   if (CRYPTO_memcmp(expected.data(), header.mac.data(), kMacLen) != 0) {
     *detail = "the age header's MAC does not match: the header was changed";
@@ -227,8 +228,9 @@ wc_status check_mac(const Header &header, const FileKey &file_key, const char **
   return WC_OK;
 }
 
-wc_status payload_key(const FileKey &file_key, std::span<const uint8_t, kNonceLen> nonce, DerivedKey *key) {
-  return derive(file_key, nonce, "payload", key);
+wc_status payload_key(const HostCrypto &crypto, const FileKey &file_key, std::span<const uint8_t, kNonceLen> nonce,
+                      DerivedKey *key) {
+  return derive(crypto, file_key, nonce, "payload", key);
 }
 
 engine::StreamShape payload_shape(uint64_t body_offset) {

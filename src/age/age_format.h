@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/host_crypto.h"
 #include "engine/aead_stream.h"
 #include "warpcrypt/warpcrypt.h"
 
@@ -86,8 +87,8 @@ struct Header {
 // The header for `stanzas`, its MAC under `file_key`, as it is written.
 // WC_ERR_INVALID_ARGUMENT (and *detail) when it would be longer than
 // kMaxHeaderLen, which no reader of this library would accept.
-wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_key, std::string *out,
-                        const char **detail);
+wc_status encode_header(const HostCrypto &crypto, const std::vector<Stanza> &stanzas, const FileKey &file_key,
+                        std::string *out, const char **detail);
 
 // Parses a header from the start of `bytes`. WC_OK with *header when it is
 // complete and valid; WC_ERR_FORMAT with *detail naming the broken rule;
@@ -97,14 +98,16 @@ wc_status encode_header(const std::vector<Stanza> &stanzas, const FileKey &file_
 wc_status parse_header(std::string_view bytes, Header *header, bool *need_more, const char **detail);
 
 // The MAC the header should carry under `file_key`.
-wc_status header_mac(std::string_view mac_input, const FileKey &file_key, std::array<uint8_t, kMacLen> *mac);
+wc_status header_mac(const HostCrypto &crypto, std::string_view mac_input, const FileKey &file_key,
+                     std::array<uint8_t, kMacLen> *mac);
 // WC_ERR_AUTH (and *detail) unless the header's MAC is the file key's.
-wc_status check_mac(const Header &header, const FileKey &file_key, const char **detail);
+wc_status check_mac(const HostCrypto &crypto, const Header &header, const FileKey &file_key, const char **detail);
 
 // ---- payload --------------------------------------------------------------
 
 // HKDF-SHA-256(file key, salt = nonce, info = "payload").
-wc_status payload_key(const FileKey &file_key, std::span<const uint8_t, kNonceLen> nonce, DerivedKey *key);
+wc_status payload_key(const HostCrypto &crypto, const FileKey &file_key, std::span<const uint8_t, kNonceLen> nonce,
+                      DerivedKey *key);
 
 // The payload as the engine's STREAM: ChaCha20-Poly1305, 64 KiB chunks,
 // nonce = 11-byte big-endian counter || last flag, no associated data,

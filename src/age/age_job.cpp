@@ -5,7 +5,6 @@
 #include <string>
 
 #include "age/age_armor.h"
-#include "core/backends.h"
 #include "core/secret_bytes.h"
 #include "engine/memory_file.h"
 
@@ -83,21 +82,21 @@ wc_status pump(const Endpoint &in, uint64_t *consumed, JobMonitor &monitor, Step
   }
 }
 
-wc_status encrypt_binary(const wc_options &options, std::span<const Recipient> recipients, const Endpoint &out,
-                         const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
+wc_status encrypt_binary(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
+                         const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   FileKey file_key;
   std::vector<Stanza> stanzas(recipients.size());
   const char *detail = nullptr;
-  wc_status status = kCpuBackend.random_bytes(file_key.bytes);
+  wc_status status = crypto.random->fill(file_key.bytes);
   for (size_t i = 0; status == WC_OK && i < recipients.size(); ++i) {
-    status = wrap(recipients[i], file_key, &stanzas[i], &detail);
+    status = wrap(crypto, recipients[i], file_key, &stanzas[i], &detail);
   }
   std::string header;
-  if (status == WC_OK) status = encode_header(stanzas, file_key, &header, &detail);
+  if (status == WC_OK) status = encode_header(crypto, stanzas, file_key, &header, &detail);
   std::array<uint8_t, kNonceLen> nonce{};
-  if (status == WC_OK) status = kCpuBackend.random_bytes(nonce);
+  if (status == WC_OK) status = crypto.random->fill(nonce);
   DerivedKey key;
-  if (status == WC_OK) status = payload_key(file_key, nonce, &key);
+  if (status == WC_OK) status = payload_key(crypto, file_key, nonce, &key);
   if (status != WC_OK) return fail(monitor, status, detail);
   header.append(nonce.begin(), nonce.end());
   if (!engine::write_at(out, reinterpret_cast<const uint8_t *>(header.data()), header.size(), 0)) {
@@ -107,9 +106,9 @@ wc_status encrypt_binary(const wc_options &options, std::span<const Recipient> r
   return engine::seal_stream(options, payload_shape(header.size()), key.bytes, out, in, monitor, totals);
 }
 
-wc_status decrypt_binary(const wc_options &options, std::span<const Identity> identities, uint64_t offset,
-                         uint64_t length, std::string header_bytes, const Endpoint &out, const Endpoint &in,
-                         JobMonitor &monitor, JobTotals *totals) {
+wc_status decrypt_binary(const HostCrypto &crypto, const wc_options &options, std::span<const Identity> identities,
+                         uint64_t offset, uint64_t length, std::string header_bytes, const Endpoint &out,
+                         const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   Header header;
   wc_status status = read_header(in, &header_bytes, &header, monitor);
   if (status != WC_OK) return status;
@@ -125,10 +124,10 @@ wc_status decrypt_binary(const wc_options &options, std::span<const Identity> id
   totals->bytes_in = header.encoded_len + kNonceLen;
   FileKey file_key;
   const char *detail = nullptr;
-  status = unwrap_file_key(header, identities, &file_key, &detail);
+  status = unwrap_file_key(crypto, header, identities, &file_key, &detail);
   if (status != WC_OK) return fail(monitor, status, detail);
   DerivedKey key;
-  status = payload_key(file_key, nonce, &key);
+  status = payload_key(crypto, file_key, nonce, &key);
   if (status != WC_OK) return status;
   return engine::open_stream(options, payload_shape(header.encoded_len + kNonceLen), key.bytes, offset, length, out,
                              in, monitor, totals);
@@ -136,8 +135,8 @@ wc_status decrypt_binary(const wc_options &options, std::span<const Identity> id
 
 }  // namespace
 
-wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> recipients, bool armor, int out_fd,
-                         int in_fd, JobMonitor &monitor, JobTotals *totals) {
+wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
+                         bool armor, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   if (recipients.empty()) return fail(monitor, WC_ERR_INVALID_ARGUMENT, "an age file needs at least one recipient");
   const bool passphrase = std::any_of(recipients.begin(), recipients.end(),
                                       [](const Recipient &r) { return r.type == KeyType::scrypt; });
@@ -149,7 +148,7 @@ wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> r
   if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   if (!armor) {
-    const wc_status status = encrypt_binary(options, recipients, out, in, monitor, totals);
+    const wc_status status = encrypt_binary(crypto, options, recipients, out, in, monitor, totals);
     engine::settle_offsets(in, out, *totals);
     return status;
   }
@@ -158,7 +157,8 @@ wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> r
   Endpoint middle;
   if (binary.fd() < 0 || engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   JobTotals sealed;
-  if (const wc_status status = encrypt_binary(options, recipients, middle, in, monitor, &sealed); status != WC_OK) {
+  if (const wc_status status = encrypt_binary(crypto, options, recipients, middle, in, monitor, &sealed);
+      status != WC_OK) {
     return status;
   }
   if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
@@ -181,8 +181,9 @@ wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> r
   return monitor.status();
 }
 
-wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> identities, uint64_t offset,
-                         uint64_t length, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
+wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Identity> identities,
+                         uint64_t offset, uint64_t length, int out_fd, int in_fd, JobMonitor &monitor,
+                         JobTotals *totals) {
   if (identities.empty()) return fail(monitor, WC_ERR_INVALID_ARGUMENT, "decrypting needs at least one identity");
   Endpoint in;
   Endpoint out;
@@ -204,7 +205,7 @@ wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> id
     if (byte != ' ' && byte != '\t' && byte != '\r' && byte != '\n') break;
   }
   if (!looks_armored(start)) {
-    const wc_status status = decrypt_binary(options, identities, offset, length,
+    const wc_status status = decrypt_binary(crypto, options, identities, offset, length,
                                             in.seekable ? std::string() : start, out, in, monitor, totals);
     engine::settle_offsets(in, out, *totals);
     return status;
@@ -231,7 +232,7 @@ wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> id
   if (status != WC_OK) return status;
   if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   JobTotals opened;
-  status = decrypt_binary(options, identities, offset, length, std::string(), out, middle, monitor, &opened);
+  status = decrypt_binary(crypto, options, identities, offset, length, std::string(), out, middle, monitor, &opened);
   totals->bytes_in = consumed;
   totals->bytes_out = opened.bytes_out;
   engine::settle_offsets(in, out, *totals);

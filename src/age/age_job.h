@@ -16,17 +16,18 @@
 namespace warpcrypt::age {
 
 // Encrypts from in_fd's offset to its end to every recipient, writing the
-// file (armored when `armor`) at out_fd's offset. An scrypt recipient must
+// file (armored when `armor`) at out_fd's offset; the file key and the
+// payload nonce come from crypto's random source. An scrypt recipient must
 // be the only one.
-wc_status run_encrypt_fd(const wc_options &options, std::span<const Recipient> recipients, bool armor, int out_fd,
-                         int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
+wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
+                         bool armor, int out_fd, int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
 
 // Decrypts the age file (binary or armored) read from in_fd's offset,
 // writing plaintext [offset, offset + length) at out_fd's offset; anything
 // but the whole file needs a regular input file. Only authenticated chunks
 // are written.
-wc_status run_decrypt_fd(const wc_options &options, std::span<const Identity> identities, uint64_t offset,
-                         uint64_t length, int out_fd, int in_fd, engine::JobMonitor &monitor,
+wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Identity> identities,
+                         uint64_t offset, uint64_t length, int out_fd, int in_fd, engine::JobMonitor &monitor,
                          engine::JobTotals *totals);
 
 }  // namespace warpcrypt::age

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "core/aead_registry.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {
@@ -99,21 +99,22 @@ wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_
   return status != WC_OK ? status : result;
 }
 
-wc_status x25519_wrap_key(std::span<const uint8_t, 32> shared, std::span<const uint8_t, 32> ephemeral_share,
-                          std::span<const uint8_t, 32> recipient, DerivedKey *key) {
+wc_status x25519_wrap_key(const HostCrypto &crypto, std::span<const uint8_t, 32> shared,
+                          std::span<const uint8_t, 32> ephemeral_share, std::span<const uint8_t, 32> recipient,
+                          DerivedKey *key) {
   std::array<uint8_t, 64> salt{};
   std::copy(ephemeral_share.begin(), ephemeral_share.end(), salt.begin());
   std::copy(recipient.begin(), recipient.end(), salt.begin() + 32);
-  return kCpuBackend.hkdf(key->bytes, "sha256", shared, salt, bytes_of(kX25519Label));
+  return crypto.hkdf(key->bytes, "sha256", shared, salt, bytes_of(kX25519Label));
 }
 
 // scrypt's wrap key; where its memory cannot be allocated, encrypting and
 // decrypting alike say so.
-wc_status scrypt_wrap_key(std::span<const uint8_t> passphrase, std::span<const uint8_t> salt, unsigned work_factor,
-                          DerivedKey *key, const char **detail) {
+wc_status scrypt_wrap_key(const HostCrypto &crypto, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
+                          unsigned work_factor, DerivedKey *key, const char **detail) {
   std::vector<uint8_t> labelled(kScryptLabel.begin(), kScryptLabel.end());
   labelled.insert(labelled.end(), salt.begin(), salt.end());
-  const wc_status status = kCpuBackend.scrypt(key->bytes, passphrase, labelled, work_factor);
+  const wc_status status = crypto.scrypt(key->bytes, passphrase, labelled, work_factor);
   if (status == WC_ERR_OUT_OF_MEMORY) {
     *detail = "scrypt cannot allocate the memory its work factor needs (1 KiB times 2 to the work factor)";
   }
@@ -125,8 +126,8 @@ wc_status scrypt_wrap_key(std::span<const uint8_t> passphrase, std::span<const u
 // or a key that does not open it); WC_ERR_FORMAT for a malformed stanza of
 // the identity's type. `own_public` is an X25519 identity's public key,
 // computed once for all the stanzas it tries.
-wc_status try_unwrap(const Identity &identity, std::span<const uint8_t, 32> own_public, const Stanza &stanza,
-                     FileKey *file_key, const char **detail) {
+wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::span<const uint8_t, 32> own_public,
+                     const Stanza &stanza, FileKey *file_key, const char **detail) {
   auto bad = [detail](const char *why) {
     *detail = why;
     return WC_ERR_FORMAT;
@@ -140,11 +141,12 @@ wc_status try_unwrap(const Identity &identity, std::span<const uint8_t, 32> own_
     }
     if (stanza.body.size() != kWrappedKeyLen) return bad("malformed X25519 stanza: the body is not 32 bytes");
     std::array<uint8_t, 32> shared{};
-    if (kCpuBackend.x25519(shared, identity.secret_key, *share) != WC_OK) {
+    if (crypto.x25519(shared, identity.secret_key, *share) != WC_OK) {
       return bad("malformed X25519 stanza: the ephemeral share is a low-order point (all-zero shared secret)");
     }
     DerivedKey key;
-    wc_status status = x25519_wrap_key(shared, std::span<const uint8_t, 32>(share->data(), 32), own_public, &key);
+    wc_status status =
+        x25519_wrap_key(crypto, shared, std::span<const uint8_t, 32>(share->data(), 32), own_public, &key);
     secure_wipe(shared.data(), shared.size());
     if (status != WC_OK) return status;
     status = open_file_key(key.bytes, stanza.body, file_key);
@@ -168,7 +170,7 @@ wc_status try_unwrap(const Identity &identity, std::span<const uint8_t, 32> own_
   }
   if (stanza.body.size() != kWrappedKeyLen) return bad("malformed scrypt stanza: the body is not 32 bytes");
   DerivedKey key;
-  wc_status status = scrypt_wrap_key(identity.passphrase, *salt, work_factor, &key, detail);
+  wc_status status = scrypt_wrap_key(crypto, identity.passphrase, *salt, work_factor, &key, detail);
   if (status != WC_OK) return status;
   status = open_file_key(key.bytes, stanza.body, file_key);
   return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
@@ -256,15 +258,15 @@ Identity::~Identity() {
   secure_wipe(passphrase.data(), passphrase.size());
 }
 
-wc_status generate_identity(Identity *identity) {
+wc_status generate_identity(const HostCrypto &crypto, Identity *identity) {
   identity->type = KeyType::x25519;
-  return kCpuBackend.random_bytes(identity->secret_key);
+  return crypto.random->fill(identity->secret_key);
 }
 
-wc_status recipient_of(const Identity &identity, Recipient *recipient) {
+wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient) {
   if (identity.type != KeyType::x25519) return WC_ERR_INVALID_ARGUMENT;
   recipient->type = KeyType::x25519;
-  return kCpuBackend.x25519(recipient->public_key, identity.secret_key, {});
+  return crypto.x25519(recipient->public_key, identity.secret_key, {});
 }
 
 wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail) {
@@ -333,7 +335,8 @@ std::string format_recipient(const Recipient &recipient) {
 
 std::string format_identity(const Identity &identity) { return encode_bech32(kIdentityHrp, identity.secret_key); }
 
-wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza, const char **detail) {
+wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
+               const char **detail) {
   std::array<uint8_t, kWrappedKeyLen> wrapped{};
   DerivedKey key;
   wc_status status = WC_OK;
@@ -341,15 +344,15 @@ wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stan
     std::array<uint8_t, 32> ephemeral{};
     std::array<uint8_t, 32> share{};
     std::array<uint8_t, 32> shared{};
-    status = kCpuBackend.random_bytes(ephemeral);
-    if (status == WC_OK) status = kCpuBackend.x25519(share, ephemeral, {});
+    status = crypto.random->fill(ephemeral);
+    if (status == WC_OK) status = crypto.x25519(share, ephemeral, {});
     // With the share computed, the shared secret fails only where the
     // recipient is a point of small order (libsodium refuses those).
-    if (status == WC_OK && kCpuBackend.x25519(shared, ephemeral, recipient.public_key) != WC_OK) {
+    if (status == WC_OK && crypto.x25519(shared, ephemeral, recipient.public_key) != WC_OK) {
       *detail = "an X25519 recipient is a low-order point, which no identity can open (age refuses it too)";
       status = WC_ERR_INVALID_ARGUMENT;
     }
-    if (status == WC_OK) status = x25519_wrap_key(shared, share, recipient.public_key, &key);
+    if (status == WC_OK) status = x25519_wrap_key(crypto, shared, share, recipient.public_key, &key);
     secure_wipe(ephemeral.data(), ephemeral.size());
     secure_wipe(shared.data(), shared.size());
     stanza->type = "X25519";
@@ -357,8 +360,10 @@ wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stan
   } else {
     if (recipient.work_factor < 1 || recipient.work_factor > kMaxWorkFactor) return WC_ERR_INVALID_ARGUMENT;
     std::array<uint8_t, kScryptSaltLen> salt{};
-    status = kCpuBackend.random_bytes(salt);
-    if (status == WC_OK) status = scrypt_wrap_key(recipient.passphrase, salt, recipient.work_factor, &key, detail);
+    status = crypto.random->fill(salt);
+    if (status == WC_OK) {
+      status = scrypt_wrap_key(crypto, recipient.passphrase, salt, recipient.work_factor, &key, detail);
+    }
     stanza->type = "scrypt";
     stanza->args = {encode_base64(salt), std::to_string(recipient.work_factor)};
   }
@@ -368,8 +373,8 @@ wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stan
   return WC_OK;
 }
 
-wc_status unwrap_file_key(const Header &header, std::span<const Identity> identities, FileKey *file_key,
-                          const char **detail) {
+wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::span<const Identity> identities,
+                          FileKey *file_key, const char **detail) {
   const auto is_scrypt = [](const Stanza &stanza) { return stanza.type == "scrypt"; };
   const bool passphrase_file = std::any_of(header.stanzas.begin(), header.stanzas.end(), is_scrypt);
   if (passphrase_file && header.stanzas.size() != 1) {
@@ -379,13 +384,13 @@ wc_status unwrap_file_key(const Header &header, std::span<const Identity> identi
   for (const Identity &identity : identities) {
     std::array<uint8_t, 32> own_public{};
     if (identity.type == KeyType::x25519) {
-      if (const wc_status status = kCpuBackend.x25519(own_public, identity.secret_key, {}); status != WC_OK) {
+      if (const wc_status status = crypto.x25519(own_public, identity.secret_key, {}); status != WC_OK) {
         return status;
       }
     }
     for (const Stanza &stanza : header.stanzas) {
-      const wc_status status = try_unwrap(identity, own_public, stanza, file_key, detail);
-      if (status == WC_OK) return check_mac(header, *file_key, detail);
+      const wc_status status = try_unwrap(crypto, identity, own_public, stanza, file_key, detail);
+      if (status == WC_OK) return check_mac(crypto, header, *file_key, detail);
       if (status != WC_ERR_NO_IDENTITY) return status;
     }
   }

@@ -58,10 +58,10 @@ struct Identity {
   ~Identity();
 };
 
-// A fresh X25519 identity from the CSPRNG.
-wc_status generate_identity(Identity *identity);
+// A fresh X25519 identity from crypto's random source.
+wc_status generate_identity(const HostCrypto &crypto, Identity *identity);
 // The recipient an X25519 identity opens files for.
-wc_status recipient_of(const Identity &identity, Recipient *recipient);
+wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
 
 // "age1..." to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
 // defines and this build does not run; WC_ERR_FORMAT for anything else that
@@ -84,7 +84,8 @@ std::string format_identity(const Identity &identity);     // X25519 only
 // recipient that is a low-order point (WC_ERR_INVALID_ARGUMENT: no identity
 // could open its stanza) and reports scrypt's memory it cannot allocate
 // (WC_ERR_OUT_OF_MEMORY); *detail says which.
-wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stanza, const char **detail);
+wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
+               const char **detail);
 
 // The file key from the header with the first identity that opens one of
 // its stanzas, the header's MAC checked under it. Refuses an scrypt stanza
@@ -92,7 +93,7 @@ wc_status wrap(const Recipient &recipient, const FileKey &file_key, Stanza *stan
 // identity reads (WC_ERR_FORMAT), an scrypt work factor above the
 // identity's limit (WC_ERR_FORMAT); none opening is WC_ERR_NO_IDENTITY, a
 // MAC that does not match WC_ERR_AUTH. *detail says which.
-wc_status unwrap_file_key(const Header &header, std::span<const Identity> identities, FileKey *file_key,
-                          const char **detail);
+wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::span<const Identity> identities,
+                          FileKey *file_key, const char **detail);
 
 }  // namespace warpcrypt::age

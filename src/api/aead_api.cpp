@@ -9,7 +9,7 @@
 
 #include "api/arguments.h"
 #include "core/aead_backend.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/memory_ranges.h"
 #include "engine/backend_policy.h"
 

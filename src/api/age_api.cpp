@@ -9,6 +9,7 @@
 
 #include "age/age_job.h"
 #include "api/arguments.h"
+#include "core/host_crypto.h"
 #include "core/secret_bytes.h"
 #include "engine/fd_io.h"
 #include "engine/jobs.h"
@@ -24,6 +25,7 @@ struct wc_age_identities {
 namespace {
 
 namespace age = warpcrypt::age;
+using warpcrypt::kHostCrypto;
 using warpcrypt::engine::JobMonitor;
 using warpcrypt::engine::JobTotals;
 
@@ -147,7 +149,7 @@ wc_status wc_age_identities_generate(wc_age_identities *identities) {
   if (identities == nullptr) return WC_ERR_INVALID_ARGUMENT;
   try {
     age::Identity identity;
-    const wc_status status = age::generate_identity(&identity);
+    const wc_status status = age::generate_identity(kHostCrypto, &identity);
     if (status != WC_OK) return status;
     identities->keys.push_back(std::move(identity));
   } catch (const std::bad_alloc &) {
@@ -193,7 +195,7 @@ wc_status wc_age_identity_format(const wc_age_identities *identities, size_t ind
 wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t index, char *out, size_t out_cap) {
   if (!x25519_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
   age::Recipient recipient;
-  const wc_status status = age::recipient_of(identities->keys[index], &recipient);
+  const wc_status status = age::recipient_of(kHostCrypto, identities->keys[index], &recipient);
   if (status != WC_OK) return status;
   return copy_key(age::format_recipient(recipient), out, out_cap);
 }
@@ -205,8 +207,8 @@ wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *
   const bool valid = recipients != nullptr && out_fd >= 0 && in_fd >= 0;
   return warpcrypt::engine::run_monitored(
       job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
-        return age::run_encrypt_fd(warpcrypt::options_or_default(options), recipients->keys, armor != 0, out_fd,
-                                   in_fd, monitor, &totals);
+        return age::run_encrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), recipients->keys, armor != 0,
+                                   out_fd, in_fd, monitor, &totals);
       });
 }
 
@@ -215,8 +217,8 @@ wc_status wc_age_decrypt_fd(const wc_options *options, const wc_age_identities *
   const bool valid = range_valid(identities) && out_fd >= 0 && in_fd >= 0;
   return warpcrypt::engine::run_monitored(
       job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
-        return age::run_decrypt_fd(warpcrypt::options_or_default(options), identities->keys, offset, length, out_fd,
-                                   in_fd, monitor, &totals);
+        return age::run_decrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), identities->keys, offset,
+                                   length, out_fd, in_fd, monitor, &totals);
       });
 }
 
@@ -226,8 +228,8 @@ wc_status wc_age_encrypt_file(const wc_options *options, const wc_age_recipients
   return warpcrypt::engine::run_monitored(
       job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
         return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-          return age::run_encrypt_fd(warpcrypt::options_or_default(options), recipients->keys, armor != 0, out_fd,
-                                     in_fd, monitor, &totals);
+          return age::run_encrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), recipients->keys, armor != 0,
+                                     out_fd, in_fd, monitor, &totals);
         });
       });
 }
@@ -238,8 +240,8 @@ wc_status wc_age_decrypt_file(const wc_options *options, const wc_age_identities
   return warpcrypt::engine::run_monitored(
       job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
         return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-          return age::run_decrypt_fd(warpcrypt::options_or_default(options), identities->keys, offset, length,
-                                     out_fd, in_fd, monitor, &totals);
+          return age::run_decrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), identities->keys, offset,
+                                     length, out_fd, in_fd, monitor, &totals);
         });
       });
 }
@@ -249,7 +251,7 @@ wc_status wc_age_encrypt_buffer(const wc_options *options, const wc_age_recipien
                                 size_t in_len) {
   return run_buffer(job, recipients != nullptr, out, out_cap, out_len, in, in_len,
                     [&](JobMonitor &monitor, JobTotals &totals, int out_fd, int in_fd) {
-                      return age::run_encrypt_fd(warpcrypt::options_or_default(options), recipients->keys,
+                      return age::run_encrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), recipients->keys,
                                                  armor != 0, out_fd, in_fd, monitor, &totals);
                     });
 }
@@ -259,8 +261,8 @@ wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identiti
                                 const uint8_t *in, size_t in_len) {
   return run_buffer(job, range_valid(identities), out, out_cap, out_len, in, in_len,
                     [&](JobMonitor &monitor, JobTotals &totals, int out_fd, int in_fd) {
-                      return age::run_decrypt_fd(warpcrypt::options_or_default(options), identities->keys, offset,
-                                                 length, out_fd, in_fd, monitor, &totals);
+                      return age::run_decrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), identities->keys,
+                                                 offset, length, out_fd, in_fd, monitor, &totals);
                     });
 }
 

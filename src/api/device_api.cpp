@@ -6,7 +6,7 @@
 
 #include "api/arguments.h"
 #include "core/aead_registry.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/cipher_registry.h"
 #include "core/stream_state.h"
 

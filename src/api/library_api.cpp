@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/aead_registry.h"
+#include "core/backend_tables.h"
 #include "core/cipher_registry.h"
 #include "core/cpu_budget.h"
 #include "core/secret_bytes.h"
@@ -94,6 +95,8 @@ const char *wc_version(void) {
   return WC_STRINGIFY(WARPCRYPT_VERSION_MAJOR) "." WC_STRINGIFY(WARPCRYPT_VERSION_MINOR) "." WC_STRINGIFY(
       WARPCRYPT_VERSION_PATCH);
 }
+
+const char *wc_openssl_version(void) { return warpcrypt::kCpuBackend.openssl_version(); }
 
 const char *wc_backend_name(wc_backend backend) {
   const char *name = backend_name(backend);

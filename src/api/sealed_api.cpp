@@ -6,6 +6,7 @@
 #include <span>
 
 #include "api/arguments.h"
+#include "core/host_crypto.h"
 #include "engine/backend_policy.h"
 #include "engine/jobs.h"
 #include "sealed/sealed_job.h"
@@ -19,6 +20,7 @@ struct wc_sealed_stream {
 
 namespace {
 
+using warpcrypt::kHostCrypto;
 using warpcrypt::engine::JobMonitor;
 using warpcrypt::engine::JobTotals;
 namespace engine = warpcrypt::engine;
@@ -38,7 +40,7 @@ wc_status seal_header(const wc_seal_params *params, size_t secret_len, JobMonito
   wc_seal_params defaults;
   wc_seal_params_init(&defaults);
   const char *detail = nullptr;
-  wc_status status = sealed::make_header(params != nullptr ? *params : defaults, header, &detail);
+  wc_status status = sealed::make_header(kHostCrypto, params != nullptr ? *params : defaults, header, &detail);
   if (status == WC_OK && header->key_source == WC_SEAL_PASSPHRASE && secret_len == 0) {
     status = WC_ERR_INVALID_ARGUMENT;
     detail = "refusing an empty passphrase: anyone could open the file";
@@ -61,7 +63,7 @@ bool open_params(const wc_open_params *given, wc_open_params *params) {
 wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> stream, const wc_options *options,
                       std::span<const uint8_t> secret) {
   sealed::FileKey key;
-  wc_status status = sealed::derive_file_key(stream->header, secret, &key);
+  wc_status status = sealed::derive_file_key(kHostCrypto, stream->header, secret, &key);
   if (status != WC_OK) return status;
   wc_options one_thread = warpcrypt::options_or_default(options);
   one_thread.threads = 1;
@@ -145,8 +147,8 @@ wc_status wc_seal_fd(const wc_options *options, const wc_seal_params *params, wc
     sealed::Header header;
     const wc_status status = seal_header(params, secret_len, monitor, &header);
     if (status != WC_OK) return status;
-    return sealed::run_seal_fd(warpcrypt::options_or_default(options), header, {secret, secret_len}, out_fd, in_fd,
-                               monitor, &totals);
+    return sealed::run_seal_fd(kHostCrypto, warpcrypt::options_or_default(options), header, {secret, secret_len},
+                               out_fd, in_fd, monitor, &totals);
   });
 }
 
@@ -155,8 +157,8 @@ wc_status wc_open_fd(const wc_options *options, const wc_open_params *params, wc
   wc_open_params checked{};
   const bool valid = open_params(params, &checked) && out_fd >= 0 && in_fd >= 0 && secret_valid(secret, secret_len);
   return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
-    return sealed::run_open_fd(warpcrypt::options_or_default(options), checked, key_source, {secret, secret_len},
-                               out_fd, in_fd, monitor, &totals);
+    return sealed::run_open_fd(kHostCrypto, warpcrypt::options_or_default(options), checked, key_source,
+                               {secret, secret_len}, out_fd, in_fd, monitor, &totals);
   });
 }
 
@@ -168,8 +170,8 @@ wc_status wc_seal_file(const wc_options *options, const wc_seal_params *params, 
     const wc_status status = seal_header(params, secret_len, monitor, &header);
     if (status != WC_OK) return status;
     return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-      return sealed::run_seal_fd(warpcrypt::options_or_default(options), header, {secret, secret_len}, out_fd, in_fd,
-                                 monitor, &totals);
+      return sealed::run_seal_fd(kHostCrypto, warpcrypt::options_or_default(options), header, {secret, secret_len},
+                                 out_fd, in_fd, monitor, &totals);
     });
   });
 }
@@ -181,8 +183,8 @@ wc_status wc_open_file(const wc_options *options, const wc_open_params *params, 
       open_params(params, &checked) && out_path != nullptr && in_path != nullptr && secret_valid(secret, secret_len);
   return run_job(job, valid, [&](JobMonitor &monitor, JobTotals &totals) {
     return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-      return sealed::run_open_fd(warpcrypt::options_or_default(options), checked, key_source, {secret, secret_len},
-                                 out_fd, in_fd, monitor, &totals);
+      return sealed::run_open_fd(kHostCrypto, warpcrypt::options_or_default(options), checked, key_source,
+                                 {secret, secret_len}, out_fd, in_fd, monitor, &totals);
     });
   });
 }

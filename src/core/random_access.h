@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt {
 

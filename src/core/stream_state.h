@@ -6,7 +6,7 @@
 #include <array>
 #include <memory>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt {
 

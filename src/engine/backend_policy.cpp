@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 #include "core/stream_state.h"
 #include "core/cpu_budget.h"

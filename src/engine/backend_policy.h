@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "core/aead_backend.h"
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 #include "core/stream_state.h"
 
 namespace warpcrypt::engine {

@@ -3,7 +3,7 @@
 
 #include "engine/backend_policy.h"
 #include "core/stream_state.h"
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "engine/jobs.h"
 #include "engine/lane_cipher.h"
 

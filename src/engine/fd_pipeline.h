@@ -4,7 +4,7 @@
 // writes of different chunks overlap.
 #pragma once
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 #include "engine/endpoint.h"
 #include "engine/job_monitor.h"
 

@@ -5,7 +5,7 @@
 
 #include <functional>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 #include "engine/fd_pipeline.h"
 #include "engine/job_monitor.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "engine/lane_scheduler.h"
 
 namespace warpcrypt::engine {

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 #include "engine/job_monitor.h"
 #include "engine/lane_set.h"
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <tuple>
 
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "core/cpu_budget.h"
 
 namespace warpcrypt::engine {

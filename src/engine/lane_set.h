@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 #include "core/secret_bytes.h"
 #include "engine/job_monitor.h"
 #include "engine/lane_scheduler.h"

@@ -7,7 +7,6 @@
 #include <string_view>
 
 #include "core/aead_registry.h"
-#include "core/backends.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::sealed {
@@ -65,7 +64,7 @@ const char *digest_name(Digest digest) {
   return nullptr;
 }
 
-wc_status make_header(const wc_seal_params &params, Header *header, const char **detail) {
+wc_status make_header(const HostCrypto &crypto, const wc_seal_params &params, Header *header, const char **detail) {
   auto invalid = [detail](const char *why) {
     *detail = why;
     return WC_ERR_INVALID_ARGUMENT;
@@ -114,8 +113,7 @@ wc_status make_header(const wc_seal_params &params, Header *header, const char *
     *detail = "the format's KDF digest is sha256 or sha512";
     return WC_ERR_DIGEST;
   }
-  if (kCpuBackend.random_bytes(header->salt) != WC_OK ||
-      kCpuBackend.random_bytes(header->nonce_prefix) != WC_OK) {
+  if (crypto.random->fill(header->salt) != WC_OK || crypto.random->fill(header->nonce_prefix) != WC_OK) {
     return WC_ERR_CRYPTO_LIBRARY;
   }
   return WC_OK;
@@ -218,20 +216,21 @@ engine::StreamShape stream_shape(const Header &header, std::span<const uint8_t, 
 
 FileKey::~FileKey() { secure_wipe(bytes.data(), bytes.size()); }
 
-wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret, FileKey *key) {
+wc_status derive_file_key(const HostCrypto &crypto, const Header &header, std::span<const uint8_t> secret,
+                          FileKey *key) {
   key->len = header.aead->key_len;
   const std::span<uint8_t> out(key->bytes.data(), key->len);
   const char *digest = digest_name(header.digest);
   if (uses_argon2id(header)) {
-    return kCpuBackend.argon2id(out, header.argon2_ops, uint64_t{header.argon2_memory_kib} * kArgon2BlockLen, secret,
-                                header.salt);
+    return crypto.argon2id(out, header.argon2_ops, uint64_t{header.argon2_memory_kib} * kArgon2BlockLen, secret,
+                           header.salt);
   }
   if (header.key_source == WC_SEAL_PASSPHRASE) {
-    return kCpuBackend.pbkdf2(out, digest, header.iterations, secret, header.salt);
+    return crypto.pbkdf2(out, digest, header.iterations, secret, header.salt);
   }
   if (secret.size() != key->len) return WC_ERR_KEY_LEN;
   const std::span<const uint8_t> info(reinterpret_cast<const uint8_t *>(kHkdfInfo), sizeof kHkdfInfo - 1);
-  return kCpuBackend.hkdf(out, digest, secret, header.salt, info);
+  return crypto.hkdf(out, digest, secret, header.salt, info);
 }
 
 wc_status check_kdf_cost(const Header &header, const wc_open_params &params, const char **detail) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include "core/host_crypto.h"
 #include "engine/aead_stream.h"
 #include "warpcrypt/warpcrypt.h"
 
@@ -54,10 +55,10 @@ struct Header {
   uint64_t sealed_chunk_size() const { return chunk_size() + kTagLen; }
 };
 
-// A new file's header from the caller's parameters, with a fresh random
-// salt and nonce prefix. WC_ERR_INVALID_ARGUMENT (and *detail) for a
-// parameter the format cannot hold.
-wc_status make_header(const wc_seal_params &params, Header *header, const char **detail);
+// A new file's header from the caller's parameters, with a fresh salt and
+// nonce prefix from crypto's random source. WC_ERR_INVALID_ARGUMENT (and
+// *detail) for a parameter the format cannot hold.
+wc_status make_header(const HostCrypto &crypto, const wc_seal_params &params, Header *header, const char **detail);
 
 std::array<uint8_t, kHeaderLen> encode(const Header &header);
 // WC_ERR_FORMAT with *detail naming the first field that is not valid.
@@ -86,7 +87,8 @@ struct FileKey {
 // Argon2id(passphrase, salt, ops, memory), PBKDF2-HMAC(passphrase, salt,
 // iterations) or HKDF(key, salt, info), with the header's digest, as long as
 // the AEAD's key. A key of the wrong length is WC_ERR_KEY_LEN.
-wc_status derive_file_key(const Header &header, std::span<const uint8_t> secret, FileKey *key);
+wc_status derive_file_key(const HostCrypto &crypto, const Header &header, std::span<const uint8_t> secret,
+                          FileKey *key);
 
 // What a body of `body_len` bytes (the file after the header) holds;
 // WC_ERR_FORMAT (and *detail) for a body no sealing could have produced.

@@ -33,15 +33,15 @@ wc_status accept_header(const Header &header, const wc_open_params &params, wc_s
   return status;
 }
 
-wc_status run_seal_fd(const wc_options &options, const Header &header, std::span<const uint8_t> secret, int out_fd,
-                      int in_fd, JobMonitor &monitor, JobTotals *totals) {
+wc_status run_seal_fd(const HostCrypto &crypto, const wc_options &options, const Header &header,
+                      std::span<const uint8_t> secret, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
   if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   monitor.set_total(in.size);
   FileKey key;
-  const wc_status status = derive_file_key(header, secret, &key);
+  const wc_status status = derive_file_key(crypto, header, secret, &key);
   if (status != WC_OK) return status;
   const std::array<uint8_t, kHeaderLen> header_bytes = encode(header);
   if (!engine::write_at(out, header_bytes.data(), kHeaderLen, 0)) return monitor.fail_io(WC_IO_OUTPUT, errno);
@@ -52,9 +52,9 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
   return sealed;
 }
 
-wc_status run_open_fd(const wc_options &options, const wc_open_params &params, wc_seal_key_source key_source,
-                      std::span<const uint8_t> secret, int out_fd, int in_fd, JobMonitor &monitor,
-                      JobTotals *totals) {
+wc_status run_open_fd(const HostCrypto &crypto, const wc_options &options, const wc_open_params &params,
+                      wc_seal_key_source key_source, std::span<const uint8_t> secret, int out_fd, int in_fd,
+                      JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
   if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
@@ -74,7 +74,7 @@ wc_status run_open_fd(const wc_options &options, const wc_open_params &params, w
   status = accept_header(header, params, key_source, monitor);
   if (status != WC_OK) return status;
   FileKey key;
-  status = derive_file_key(header, secret, &key);
+  status = derive_file_key(crypto, header, secret, &key);
   if (status != WC_OK) return status;
   status = engine::open_stream(options, stream_shape(header, header_bytes), {key.bytes.data(), key.len},
                                params.offset, params.length, out, in, monitor, totals);

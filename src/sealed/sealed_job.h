@@ -20,8 +20,9 @@ namespace warpcrypt::sealed {
 wc_status read_header(const engine::Endpoint &in, Header *header, std::array<uint8_t, kHeaderLen> *bytes,
                       const char **detail);
 
-wc_status run_seal_fd(const wc_options &options, const Header &header, std::span<const uint8_t> secret, int out_fd,
-                      int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
+wc_status run_seal_fd(const HostCrypto &crypto, const wc_options &options, const Header &header,
+                      std::span<const uint8_t> secret, int out_fd, int in_fd, engine::JobMonitor &monitor,
+                      engine::JobTotals *totals);
 
 // Plaintext [params.offset, params.offset + params.length), cut at the end;
 // the whole file when offset is 0 and length UINT64_MAX (the only range a
@@ -29,9 +30,9 @@ wc_status run_seal_fd(const wc_options &options, const Header &header, std::span
 // be the file's. A header asking for more KDF work than params allow
 // (max_iterations, max_argon2_ops, max_argon2_memory) is refused before the
 // KDF runs.
-wc_status run_open_fd(const wc_options &options, const wc_open_params &params, wc_seal_key_source key_source,
-                      std::span<const uint8_t> secret, int out_fd, int in_fd, engine::JobMonitor &monitor,
-                      engine::JobTotals *totals);
+wc_status run_open_fd(const HostCrypto &crypto, const wc_options &options, const wc_open_params &params,
+                      wc_seal_key_source key_source, std::span<const uint8_t> secret, int out_fd, int in_fd,
+                      engine::JobMonitor &monitor, engine::JobTotals *totals);
 
 // What a reader checks in a header before it runs the KDF: the caller's kind
 // of secret (`key_source`) must be the file's, and the KDF's costs must be

@@ -30,6 +30,7 @@ namespace wctest {
 namespace {
 
 namespace age = warpcrypt::age;
+using warpcrypt::kHostCrypto;
 
 // A key pair made by age-keygen 1.1.1 (the reference implementation).
 constexpr char kIdentity[] = "AGE-SECRET-KEY-1P68L85KF3PPWY32RLLA2PT7Y8DV39X58XKE6SK3GCMV56DGKRPKQWAV6W7";
@@ -163,10 +164,10 @@ Bytes craft(const std::vector<Chunk> &chunks, std::vector<age::Stanza> extra_sta
   const char *detail = nullptr;
   EXPECT_EQ(age::parse_recipient(kRecipient, &recipient, &detail), WC_OK);
   std::vector<age::Stanza> stanzas(1);
-  EXPECT_EQ(age::wrap(recipient, file_key, &stanzas[0], &detail), WC_OK);
+  EXPECT_EQ(age::wrap(kHostCrypto, recipient, file_key, &stanzas[0], &detail), WC_OK);
   stanzas.insert(stanzas.end(), extra_stanzas.begin(), extra_stanzas.end());
   std::string header;
-  EXPECT_EQ(age::encode_header(stanzas, file_key, &header, &detail), WC_OK);
+  EXPECT_EQ(age::encode_header(kHostCrypto, stanzas, file_key, &header, &detail), WC_OK);
   Bytes file = bytes_of(header);
   Bytes nonce(16);
   RAND_bytes(nonce.data(), 16);
@@ -432,13 +433,13 @@ TEST(AgeHeader, EveryHeaderTheWriterAcceptsReadsBack) {
   const char *detail = nullptr;
   auto round_trip = [&](const std::vector<age::Stanza> &stanzas) {
     std::string header;
-    const wc_status written = age::encode_header(stanzas, file_key, &header, &detail);
+    const wc_status written = age::encode_header(kHostCrypto, stanzas, file_key, &header, &detail);
     if (written != WC_OK) return written;
     age::Header parsed;
     bool need_more = false;
     EXPECT_EQ(age::parse_header(header, &parsed, &need_more, &detail), WC_OK) << detail;
     EXPECT_EQ(parsed.encoded_len, header.size());
-    EXPECT_EQ(age::check_mac(parsed, file_key, &detail), WC_OK);
+    EXPECT_EQ(age::check_mac(kHostCrypto, parsed, file_key, &detail), WC_OK);
     EXPECT_EQ(parsed.stanzas.size(), stanzas.size());
     for (size_t i = 0; i < std::min(parsed.stanzas.size(), stanzas.size()); ++i) {
       EXPECT_EQ(parsed.stanzas[i].type, stanzas[i].type);
@@ -462,9 +463,9 @@ TEST(AgeHeader, EveryHeaderTheWriterAcceptsReadsBack) {
   x25519.args = {std::string(43, 'A')};
   x25519.body.assign(32, 1);
   std::string one;
-  ASSERT_EQ(age::encode_header({x25519}, file_key, &one, &detail), WC_OK);
+  ASSERT_EQ(age::encode_header(kHostCrypto, {x25519}, file_key, &one, &detail), WC_OK);
   std::string two;
-  ASSERT_EQ(age::encode_header({x25519, x25519}, file_key, &two, &detail), WC_OK);
+  ASSERT_EQ(age::encode_header(kHostCrypto, {x25519, x25519}, file_key, &two, &detail), WC_OK);
   const size_t per_stanza = two.size() - one.size();
   const size_t most = (age::kMaxHeaderLen - (one.size() - per_stanza)) / per_stanza;
   EXPECT_GT(most, 150000u) << "the limit should hold far more recipients than age users write";
@@ -481,14 +482,14 @@ TEST(AgeHeader, StanzaBodiesEndWithAShortLine) {
   stanzas[0].body.assign(48, 7);
   std::string header;
   const char *detail = nullptr;
-  ASSERT_EQ(age::encode_header(stanzas, file_key, &header, &detail), WC_OK);
+  ASSERT_EQ(age::encode_header(kHostCrypto, stanzas, file_key, &header, &detail), WC_OK);
   const size_t body = header.find('\n', header.find("-> test")) + 1;
   EXPECT_EQ(header.substr(body + 64, 2), "\n\n");
   age::Header parsed;
   bool need_more = false;
   ASSERT_EQ(age::parse_header(header, &parsed, &need_more, &detail), WC_OK);
   EXPECT_EQ(parsed.stanzas[0].body.size(), 48u);
-  EXPECT_EQ(age::check_mac(parsed, file_key, &detail), WC_OK);
+  EXPECT_EQ(age::check_mac(kHostCrypto, parsed, file_key, &detail), WC_OK);
 
   std::string missing_short = header;
   missing_short.erase(body + 64, 1);
@@ -502,7 +503,7 @@ TEST(AgeHeader, StanzaBodiesEndWithAShortLine) {
 
   // A body line with padding, or a short line's unused bits set.
   stanzas[0].body.assign(10, 0);
-  ASSERT_EQ(age::encode_header(stanzas, file_key, &header, &detail), WC_OK);
+  ASSERT_EQ(age::encode_header(kHostCrypto, stanzas, file_key, &header, &detail), WC_OK);
   const std::string line = "AAAAAAAAAAAAAA";
   ASSERT_NE(header.find("\n" + line + "\n"), std::string::npos);
   for (const std::string &bad : {line + "==", line.substr(0, 13) + "B"}) {
@@ -556,7 +557,7 @@ TEST(AgeScrypt, RefusesMalformedWorkFactorsBeforeRunningScrypt) {
     age::FileKey file_key;
     std::string header;
     const char *detail = nullptr;
-    ASSERT_EQ(age::encode_header({scrypt}, file_key, &header, &detail), WC_OK);
+    ASSERT_EQ(age::encode_header(kHostCrypto, {scrypt}, file_key, &header, &detail), WC_OK);
     header.append(16 + 16, '\0');
     Keys keys;
     const Bytes pass = bytes_of("p");

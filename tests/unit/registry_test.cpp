@@ -1,5 +1,7 @@
 // The cipher registry against the tests' own table (support/cipher_table.cpp):
 // every name the header lists is found, in any case, with the right sizes.
+#include <openssl/crypto.h>
+
 #include <cctype>
 #include <optional>
 #include <set>
@@ -91,6 +93,7 @@ TEST(RegistryTest, StatusStringsAndVersion) {
                                        std::to_string(WARPCRYPT_VERSION_MINOR) + "." +
                                        std::to_string(WARPCRYPT_VERSION_PATCH);
   EXPECT_STREQ(wc_version(), expected_version.c_str());
+  EXPECT_STREQ(wc_openssl_version(), OpenSSL_version(OPENSSL_VERSION));
 }
 
 // wc_status_name gives the header's identifiers without WC_ERR_ or WC_, and

@@ -1,7 +1,6 @@
 #include "command_line.h"
 
 #include <CLI/CLI.hpp>
-#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <charconv>
@@ -48,7 +47,7 @@ struct PrintText {
 // `warpcrypt --version`: this program's and the library's version, the
 // OpenSSL it runs on, and CUDA's runtime and driver where it is built in.
 std::string version_text() {
-  std::string text = std::string("warpcrypt ") + wc_version() + "\nOpenSSL: " + OpenSSL_version(OPENSSL_VERSION);
+  std::string text = std::string("warpcrypt ") + wc_version() + "\nOpenSSL: " + wc_openssl_version();
   int runtime = 0;
   int driver = 0;
   auto dotted = [](int version) { return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10); };

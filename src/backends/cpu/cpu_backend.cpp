@@ -1,5 +1,7 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <openssl/crypto.h>
+
 #include <new>
 
 #include "core/secret_bytes.h"
@@ -61,5 +63,7 @@ std::unique_ptr<Lane> make_lane(const wc_cipher &cipher, wc_direction direction,
   if (!random_access) return nullptr;
   return std::make_unique<CpuLane>(std::move(random_access), capacity);
 }
+
+const char *openssl_version() { return OpenSSL_version(OPENSSL_VERSION); }
 
 }  // namespace warpcrypt::cpu

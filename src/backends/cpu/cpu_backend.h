@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt::cpu {
 
@@ -15,5 +15,8 @@ wc_status make_cipher(BackendCipher *out, const wc_cipher &cipher, wc_direction 
 // staging buffer of `capacity` bytes. nullptr if OpenSSL refuses the key.
 std::unique_ptr<Lane> make_lane(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
                                 size_t capacity);
+
+// "OpenSSL 3.0.13 30 Jan 2024": the library loaded, not the headers built against.
+const char *openssl_version();
 
 }  // namespace warpcrypt::cpu

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt::cpu {
 

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt::cpu {
 

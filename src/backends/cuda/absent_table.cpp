@@ -1,7 +1,7 @@
 // The CUDA table of a build without the CUDA backend: there are no devices,
 // and every entry that would use one says so. The api layer has checked the
 // arguments before it gets here, so both builds answer a bad call alike.
-#include "core/backends.h"
+#include "core/backend_tables.h"
 
 namespace warpcrypt {
 namespace {

@@ -1,6 +1,6 @@
-// The CUDA backend's table (core/backends.h). A build without CUDA links
+// The CUDA backend's table (core/backend_tables.h). A build without CUDA links
 // absent_table.cpp in its place.
-#include "core/backends.h"
+#include "core/backend_tables.h"
 #include "backends/cuda/aead_gpu.h"
 #include "backends/cuda/gpu_backend.h"
 

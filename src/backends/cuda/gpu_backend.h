@@ -1,4 +1,4 @@
-// The GPU backend's entries for its table (core/backends.h): device queries,
+// The GPU backend's entries for its table (core/backend_tables.h): device queries,
 // lanes that move host memory through a device, and work on device memory
 // queued on the caller's stream.
 #pragma once
@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt::cuda {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "core/aes_key_schedule.h"
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 #include "backends/cuda/arx_device.cuh"
 
 namespace warpcrypt::cuda {

@@ -1,9 +1,11 @@
 // How everything above the backends reaches them: one table of functions per
 // backend, declared here and defined by the backend itself (backends/cpu/,
 // backends/cuda/; a build without CUDA links backends/cuda/absent_table.cpp,
-// whose entries answer WC_ERR_NO_DEVICE). Core, the engine, the sealed format and the API call
-// through these tables and include no backend header, so the dependencies
-// point one way: every layer down to core, every backend up to core only.
+// whose entries answer WC_ERR_NO_DEVICE). Core, the engine, the formats and
+// the API call through these tables and include no backend header, so the
+// dependencies point one way: every layer down to core, every backend up to
+// core only. The host primitives (random bytes, the KDFs, HMAC, X25519,
+// Ed25519) are no compute backend's: they are core/host_crypto.h's provider.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +14,7 @@
 #include <vector>
 
 #include "core/aead_backend.h"
-#include "core/backend.h"
+#include "core/cipher_backend.h"
 
 namespace warpcrypt {
 
@@ -31,39 +33,8 @@ struct CpuBackend {
   // One AEAD message piece by piece (nullptr if OpenSSL refuses it).
   std::unique_ptr<AeadStream> (*make_aead_stream)(const wc_aead &aead, wc_direction direction,
                                                   std::span<const uint8_t> key, std::span<const uint8_t> nonce);
-  // `openssl enc`'s key and IV from a passphrase, and bytes from the CSPRNG.
-  wc_status (*derive_key_iv)(std::span<uint8_t> key_and_iv, wc_kdf kdf, const char *digest, uint32_t iterations,
-                             std::span<const uint8_t> passphrase, std::span<const uint8_t> salt);
-  // PBKDF2-HMAC and HKDF (RFC 5869) with a named digest, for the formats.
-  wc_status (*pbkdf2)(std::span<uint8_t> out, const char *digest, uint32_t iterations,
-                      std::span<const uint8_t> passphrase, std::span<const uint8_t> salt);
-  wc_status (*hkdf)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> secret,
-                    std::span<const uint8_t> salt, std::span<const uint8_t> info);
-  // Argon2id (libsodium's crypto_pwhash, one lane): `ops` passes over
-  // `memory` bytes, a multiple of 1 KiB.
-  wc_status (*argon2id)(std::span<uint8_t> out, uint32_t ops, uint64_t memory, std::span<const uint8_t> passphrase,
-                        std::span<const uint8_t> salt);
-  wc_status (*random_bytes)(std::span<uint8_t> out);
-  // HMAC with a named digest; `out` is the digest's length.
-  wc_status (*hmac)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> key,
-                    std::span<const uint8_t> message);
-  // scrypt (RFC 7914) with N = 2^log2_n, r = 8 and p = 1, as age uses it;
-  // WC_ERR_OUT_OF_MEMORY where its 2^log2_n KiB cannot be allocated.
-  wc_status (*scrypt)(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
-                      unsigned log2_n);
-  // X25519 (RFC 7748): scalar * point, or scalar * the base point when
-  // `point` is empty. WC_ERR_CRYPTO_LIBRARY for an all-zero result (a
-  // low-order point), which RFC 7748 tells a protocol to refuse.
-  wc_status (*x25519)(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> scalar,
-                      std::span<const uint8_t> point);
-  // Ed25519 (RFC 8032) from a 32-byte seed: its public key, a signature,
-  // and the check of one (WC_ERR_AUTH for a signature that does not verify,
-  // non-canonical encodings and small-order keys included).
-  wc_status (*ed25519_public_key)(std::span<uint8_t, 32> public_key, std::span<const uint8_t, 32> seed);
-  wc_status (*ed25519_sign)(std::span<uint8_t, 64> signature, std::span<const uint8_t> message,
-                            std::span<const uint8_t, 32> seed);
-  wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
-                              std::span<const uint8_t, 32> public_key);
+  // The OpenSSL the backend runs on, as OpenSSL_version names it.
+  const char *(*openssl_version)();
 };
 
 struct CudaBackend {

@@ -9,7 +9,7 @@
 #include "engine/backend_policy.h"
 #include "core/random_access.h"
 #include "core/stream_state.h"
-#include "core/backends.h"
+#include "core/host_crypto.h"
 #include "engine/jobs.h"
 
 using warpcrypt::key_material;
@@ -214,8 +214,8 @@ wc_status wc_derive_key_iv(const wc_cipher *cipher, uint8_t *key, size_t key_len
   }
   uint8_t key_and_iv[WC_MAX_KEY_LEN + WC_MAX_IV_LEN];
   const std::span<uint8_t> derived(key_and_iv, key_len + iv_len);
-  const wc_status status = warpcrypt::kCpuBackend.derive_key_iv(
-      derived, kdf, digest, iterations, {passphrase, passphrase_len}, {salt, salt_len});
+  const wc_status status = warpcrypt::kHostCrypto.derive_key_iv(derived, kdf, digest, iterations,
+                                                                {passphrase, passphrase_len}, {salt, salt_len});
   if (status == WC_OK) {
     std::memcpy(key, key_and_iv, key_len);
     if (iv_len != 0) std::memcpy(iv, key_and_iv + key_len, iv_len);
@@ -234,14 +234,14 @@ wc_status wc_hkdf(const char *digest, uint8_t *out, size_t out_len, const uint8_
     return WC_ERR_INVALID_ARGUMENT;
   }
   const wc_status status =
-      warpcrypt::kCpuBackend.hkdf({out, out_len}, digest, {secret, secret_len}, {salt, salt_len}, {info, info_len});
+      warpcrypt::kHostCrypto.hkdf({out, out_len}, digest, {secret, secret_len}, {salt, salt_len}, {info, info_len});
   if (status != WC_OK) wc_memzero(out, out_len);
   return status;
 }
 
 wc_status wc_random_bytes(uint8_t *out, size_t out_len) {
   if (out == nullptr && out_len != 0) return WC_ERR_INVALID_ARGUMENT;
-  return warpcrypt::kCpuBackend.random_bytes({out, out_len});
+  return warpcrypt::kHostCrypto.random->fill({out, out_len});
 }
 
 }  // extern "C"

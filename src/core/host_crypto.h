@@ -1,0 +1,63 @@
+// Host crypto: the primitives the formats and the API run on the host, a
+// few bytes at a time (random bytes, the KDFs, HMAC, X25519, Ed25519), apart
+// from the compute backends' bulk ciphers (core/backend_tables.h). The
+// formats take a HostCrypto from their caller and never reach kHostCrypto
+// themselves, so a test or a fuzzer hands them a seeded RandomSource and
+// gets the same file every run; the API layer hands them kHostCrypto.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "warpcrypt/warpcrypt.h"
+
+namespace warpcrypt {
+
+// Where keys, nonces, salts and identities come from.
+class RandomSource {
+ public:
+  virtual ~RandomSource() = default;
+  virtual wc_status fill(std::span<uint8_t> out) = 0;
+};
+
+struct HostCrypto {
+  // Every random byte a format or the API draws.
+  RandomSource *random;
+  // `openssl enc`'s key and IV from a passphrase.
+  wc_status (*derive_key_iv)(std::span<uint8_t> key_and_iv, wc_kdf kdf, const char *digest, uint32_t iterations,
+                             std::span<const uint8_t> passphrase, std::span<const uint8_t> salt);
+  // PBKDF2-HMAC and HKDF (RFC 5869) with a named digest, for the formats.
+  wc_status (*pbkdf2)(std::span<uint8_t> out, const char *digest, uint32_t iterations,
+                      std::span<const uint8_t> passphrase, std::span<const uint8_t> salt);
+  wc_status (*hkdf)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> secret,
+                    std::span<const uint8_t> salt, std::span<const uint8_t> info);
+  // Argon2id (libsodium's crypto_pwhash, one lane): `ops` passes over
+  // `memory` bytes, a multiple of 1 KiB.
+  wc_status (*argon2id)(std::span<uint8_t> out, uint32_t ops, uint64_t memory, std::span<const uint8_t> passphrase,
+                        std::span<const uint8_t> salt);
+  // HMAC with a named digest; `out` is the digest's length.
+  wc_status (*hmac)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> key,
+                    std::span<const uint8_t> message);
+  // scrypt (RFC 7914) with N = 2^log2_n, r = 8 and p = 1, as age uses it;
+  // WC_ERR_OUT_OF_MEMORY where its 2^log2_n KiB cannot be allocated.
+  wc_status (*scrypt)(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
+                      unsigned log2_n);
+  // X25519 (RFC 7748): scalar * point, or scalar * the base point when
+  // `point` is empty. WC_ERR_CRYPTO_LIBRARY for an all-zero result (a
+  // low-order point), which RFC 7748 tells a protocol to refuse.
+  wc_status (*x25519)(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> scalar, std::span<const uint8_t> point);
+  // Ed25519 (RFC 8032) from a 32-byte seed: its public key, a signature,
+  // and the check of one (WC_ERR_AUTH for a signature that does not verify,
+  // non-canonical encodings and small-order keys included).
+  wc_status (*ed25519_public_key)(std::span<uint8_t, 32> public_key, std::span<const uint8_t, 32> seed);
+  wc_status (*ed25519_sign)(std::span<uint8_t, 64> signature, std::span<const uint8_t> message,
+                            std::span<const uint8_t, 32> seed);
+  wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
+                              std::span<const uint8_t, 32> public_key);
+};
+
+// The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs and HMAC,
+// libsodium's Argon2id, X25519 and Ed25519 (backends/cpu/host_crypto.cpp).
+extern const HostCrypto kHostCrypto;
+
+}  // namespace warpcrypt
