@@ -61,10 +61,14 @@ bool open_params(const wc_open_params *given, wc_open_params *params) {
 // Derives the stream's file key from `secret` and binds it to the AEAD, one
 // thread per call (a caller that wants parallelism calls from its threads).
 wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> stream, const wc_options *options,
-                      std::span<const uint8_t> secret) {
+                      std::span<const uint8_t> secret, JobMonitor &monitor) {
   sealed::FileKey key;
-  wc_status status = sealed::derive_file_key(kHostCrypto, stream->header, secret, &key);
-  if (status != WC_OK) return status;
+  const char *detail = nullptr;
+  wc_status status = sealed::derive_file_key(kHostCrypto, stream->header, secret, &key, &detail);
+  if (status != WC_OK) {
+    monitor.fail_with_detail(status, detail);
+    return status;
+  }
   wc_options one_thread = warpcrypt::options_or_default(options);
   one_thread.threads = 1;
   status = warpcrypt::engine::make_aead(&stream->cipher, one_thread, *stream->header.aead,
@@ -202,7 +206,7 @@ wc_status wc_sealed_stream_seal_new(wc_sealed_stream **stream, const wc_options 
     if (status != WC_OK) return status;
     made->header_bytes = sealed::encode(made->header);
     std::copy(made->header_bytes.begin(), made->header_bytes.end(), header);
-    return bind_stream(stream, std::move(made), options, {secret, secret_len});
+    return bind_stream(stream, std::move(made), options, {secret, secret_len}, monitor);
   });
 }
 
@@ -230,7 +234,7 @@ wc_status wc_sealed_stream_open_new(wc_sealed_stream **stream, const wc_options 
     }
     status = sealed::accept_header(made->header, checked, key_source, monitor);
     if (status != WC_OK) return status;
-    return bind_stream(stream, std::move(made), options, {secret, secret_len});
+    return bind_stream(stream, std::move(made), options, {secret, secret_len}, monitor);
   });
 }
 

@@ -216,8 +216,23 @@ engine::StreamShape stream_shape(const Header &header, std::span<const uint8_t, 
 
 FileKey::~FileKey() { secure_wipe(bytes.data(), bytes.size()); }
 
+namespace {
+
+// What a key of the wrong length is told, by the length the AEAD takes:
+// static sentences, as a job's detail must be.
+const char *key_length_detail(size_t needed) {
+  switch (needed) {
+    case 16: return "wrong key length: the AEAD takes a 16-byte key";
+    case 24: return "wrong key length: the AEAD takes a 24-byte key";
+    case 32: return "wrong key length: the AEAD takes a 32-byte key";
+    default: return "wrong key length for the AEAD";
+  }
+}
+
+}  // namespace
+
 wc_status derive_file_key(const HostCrypto &crypto, const Header &header, std::span<const uint8_t> secret,
-                          FileKey *key) {
+                          FileKey *key, const char **detail) {
   key->len = header.aead->key_len;
   const std::span<uint8_t> out(key->bytes.data(), key->len);
   const char *digest = digest_name(header.digest);
@@ -228,7 +243,10 @@ wc_status derive_file_key(const HostCrypto &crypto, const Header &header, std::s
   if (header.key_source == WC_SEAL_PASSPHRASE) {
     return crypto.pbkdf2(out, digest, header.iterations, secret, header.salt);
   }
-  if (secret.size() != key->len) return WC_ERR_KEY_LEN;
+  if (secret.size() != key->len) {
+    *detail = key_length_detail(key->len);
+    return WC_ERR_KEY_LEN;
+  }
   const std::span<const uint8_t> info(reinterpret_cast<const uint8_t *>(kHkdfInfo), sizeof kHkdfInfo - 1);
   return crypto.hkdf(out, digest, secret, header.salt, info);
 }

@@ -86,9 +86,10 @@ struct FileKey {
 
 // Argon2id(passphrase, salt, ops, memory), PBKDF2-HMAC(passphrase, salt,
 // iterations) or HKDF(key, salt, info), with the header's digest, as long as
-// the AEAD's key. A key of the wrong length is WC_ERR_KEY_LEN.
+// the AEAD's key. A key of the wrong length is WC_ERR_KEY_LEN, and *detail
+// says the length the AEAD takes.
 wc_status derive_file_key(const HostCrypto &crypto, const Header &header, std::span<const uint8_t> secret,
-                          FileKey *key);
+                          FileKey *key, const char **detail);
 
 // What a body of `body_len` bytes (the file after the header) holds;
 // WC_ERR_FORMAT (and *detail) for a body no sealing could have produced.

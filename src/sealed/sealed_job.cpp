@@ -41,8 +41,12 @@ wc_status run_seal_fd(const HostCrypto &crypto, const wc_options &options, const
   if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   monitor.set_total(in.size);
   FileKey key;
-  const wc_status status = derive_file_key(crypto, header, secret, &key);
-  if (status != WC_OK) return status;
+  const char *detail = nullptr;
+  const wc_status status = derive_file_key(crypto, header, secret, &key, &detail);
+  if (status != WC_OK) {
+    monitor.fail_with_detail(status, detail);
+    return status;
+  }
   const std::array<uint8_t, kHeaderLen> header_bytes = encode(header);
   if (!engine::write_at(out, header_bytes.data(), kHeaderLen, 0)) return monitor.fail_io(WC_IO_OUTPUT, errno);
   totals->bytes_out = kHeaderLen;
@@ -74,8 +78,11 @@ wc_status run_open_fd(const HostCrypto &crypto, const wc_options &options, const
   status = accept_header(header, params, key_source, monitor);
   if (status != WC_OK) return status;
   FileKey key;
-  status = derive_file_key(crypto, header, secret, &key);
-  if (status != WC_OK) return status;
+  status = derive_file_key(crypto, header, secret, &key, &detail);
+  if (status != WC_OK) {
+    monitor.fail_with_detail(status, detail);
+    return status;
+  }
   status = engine::open_stream(options, stream_shape(header, header_bytes), {key.bytes.data(), key.len},
                                params.offset, params.length, out, in, monitor, totals);
   engine::settle_offsets(in, out, *totals);

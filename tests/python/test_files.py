@@ -209,7 +209,7 @@ def test_bad_seal_parameters(files):
         warpcrypt.seal_file(source, target, passphrase="pw", kdf="pbkdf2", digest="md5")
     with pytest.raises(warpcrypt.InvalidArgument, match="PBKDF2's"):
         warpcrypt.seal_file(source, target, passphrase="pw", digest="sha512")
-    with pytest.raises(warpcrypt.InvalidKey):
+    with pytest.raises(warpcrypt.InvalidKey, match="the AEAD takes a 32-byte key"):
         warpcrypt.seal_file(source, target, key=bytes(16))
     with pytest.raises(warpcrypt.UnknownCipher):
         warpcrypt.seal_file(source, target, key=bytes(32), aead="aes-256-ctr")

@@ -175,7 +175,7 @@ def test_writer_refuses_bad_parameters_and_closed_use():
         warpcrypt.SealedWriter(io.BytesIO())
     with pytest.raises(warpcrypt.InvalidArgument):
         warpcrypt.SealedWriter(io.BytesIO(), key=bytes(32), chunk_size=1000)
-    with pytest.raises(warpcrypt.InvalidKey):
+    with pytest.raises(warpcrypt.InvalidKey, match="the AEAD takes a 32-byte key"):
         warpcrypt.SealedWriter(io.BytesIO(), key=bytes(5))
     writer = warpcrypt.SealedWriter(io.BytesIO(), key=bytes(32))
     writer.close()

@@ -304,8 +304,10 @@ TEST(SealedFailures, SecretsOfTheWrongKindOrLengthAreRefused) {
   EXPECT_STREQ(as_passphrase.job.detail, "this file was sealed with a key");
   const JobRun short_key = open_sealed(Io::file, s.sealed, Bytes(16), options);
   EXPECT_EQ(short_key.status, WC_ERR_KEY_LEN);
-  EXPECT_STREQ(short_key.job.message, wc_status_string(WC_ERR_KEY_LEN)) << "without a detail, the status's words";
-  EXPECT_EQ(seal(Io::file, s.plaintext, key_params("aes-256-gcm"), Bytes(16), options).status, WC_ERR_KEY_LEN);
+  EXPECT_STREQ(short_key.job.message, "wrong key length: the AEAD takes a 32-byte key") << "the length it needs";
+  const JobRun sealing_short = seal(Io::file, s.plaintext, key_params("aes-128-gcm"), Bytes(32), options);
+  EXPECT_EQ(sealing_short.status, WC_ERR_KEY_LEN);
+  EXPECT_STREQ(sealing_short.job.message, "wrong key length: the AEAD takes a 16-byte key");
   // A range needs offsets into the input.
   EXPECT_EQ(open_sealed(Io::pipe, s.sealed, s.key, options, 5, 10).status, WC_ERR_INVALID_ARGUMENT);
 }
