@@ -72,18 +72,51 @@ def reserve(path: str, size: int) -> None:
         os.unlink(path)
 
 
-def best(repeats: int, run, check) -> float:
+def best(repeats: int, run, check, on_gpu: bool = True) -> float:
+    """The shortest of `repeats` runs, each checked; on a GPU each ends with
+    the device synchronized and starts with PyTorch's cache emptied."""
     times = []
     for _ in range(repeats):
         gc.collect()
-        torch.cuda.empty_cache()
+        if on_gpu:
+            torch.cuda.empty_cache()
         start = time.perf_counter()
         result = run()
-        torch.cuda.synchronize()
+        if on_gpu:
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
         check(result)
         del result
     return min(times)
+
+
+class Rows:
+    """The run's figures: printed as they come, written as JSON at the end."""
+
+    def __init__(self, machine: dict) -> None:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
+        self.common = {**machine, "cores": os.cpu_count(), "commit": commit.strip(),
+                       "date": time.strftime("%Y-%m-%d"), "host": platform.node()}
+        self.rows: list[dict] = []
+
+    def add(self, size: float, operation: str, seconds: float) -> None:
+        entry = {"gib": size, "operation": operation, "seconds": round(seconds, 4),
+                 "gb_per_s": round(size * 2**30 / seconds / 1e9, 2), **self.common}
+        self.rows.append(entry)
+        print(f"{size:6g} GiB  {operation:<44} {seconds:8.3f} s  {entry['gb_per_s']:7.2f} GB/s", flush=True)
+
+    def write(self, path: str | None) -> None:
+        if path:
+            with open(path, "w") as f:
+                json.dump({"warpcrypt": warpcrypt.__version__, "rows": self.rows}, f, indent=1)
+
+
+def bench_keys(cryptotensors) -> dict:
+    """A key set, also handed to cryptotensors' key provider where it is."""
+    keys = ws.generate_keys(enc_kid="bench-master", sign_kid="bench-signer")
+    if cryptotensors is not None:
+        cryptotensors.register_direct_key_provider(keys=keys["keys"])
+    return keys
 
 
 def main() -> None:
@@ -106,20 +139,10 @@ def main() -> None:
         cryptotensors = None
     import safetensors.torch
 
-    keys = ws.generate_keys(enc_kid="bench-master", sign_kid="bench-signer")
-    if cryptotensors is not None:
-        cryptotensors.register_direct_key_provider(keys=keys["keys"])
+    keys = bench_keys(cryptotensors)
     enc, sign = keys["keys"]
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    rows = []
-
-    def row(size: float, operation: str, seconds: float) -> None:
-        entry = {"gib": size, "operation": operation, "seconds": round(seconds, 4),
-                 "gb_per_s": round(size * 2**30 / seconds / 1e9, 2), "device": torch.cuda.get_device_name(0),
-                 "gpus": torch.cuda.device_count(), "cores": os.cpu_count(), "commit": commit,
-                 "date": time.strftime("%Y-%m-%d"), "host": platform.node()}
-        rows.append(entry)
-        print(f"{size:6g} GiB  {operation:<44} {seconds:8.3f} s  {entry['gb_per_s']:7.2f} GB/s", flush=True)
+    rows = Rows({"device": torch.cuda.get_device_name(0), "gpus": torch.cuda.device_count()})
+    row = rows.add
 
     for size in args.gib or [8.0]:
         weights = model(size)
@@ -174,9 +197,7 @@ def main() -> None:
             del host
             os.unlink(encrypted)
         del weights
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"warpcrypt": warpcrypt.__version__, "rows": rows}, f, indent=1)
+    rows.write(args.json)
 
 
 def cpu_only(args: argparse.Namespace) -> None:
@@ -187,11 +208,8 @@ def cpu_only(args: argparse.Namespace) -> None:
         cryptotensors = None
     import safetensors.numpy
 
-    keys = ws.generate_keys(enc_kid="bench-master", sign_kid="bench-signer")
-    if cryptotensors is not None:
-        cryptotensors.register_direct_key_provider(keys=keys["keys"])
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    rows = []
+    keys = bench_keys(cryptotensors)
+    rows = Rows({"device": "cpu"})
     for size in args.gib or [1.0]:
         per_tensor = int(size * 2**30) // TENSORS // 2
         rng = np.random.default_rng(0)
@@ -202,21 +220,8 @@ def cpu_only(args: argparse.Namespace) -> None:
             if any(not np.array_equal(loaded[k].view(np.uint16), weights[k].view(np.uint16)) for k in weights):
                 raise SystemExit("a load came back different")
 
-        def timed(label: str, run, repeats: int = args.repeats) -> None:
-            times = []
-            for _ in range(repeats):
-                gc.collect()
-                start = time.perf_counter()
-                result = run()
-                times.append(time.perf_counter() - start)
-                check(result)
-                del result
-            seconds = min(times)
-            rows.append({"gib": size, "operation": label, "seconds": round(seconds, 4),
-                         "gb_per_s": round(size * 2**30 / seconds / 1e9, 2), "device": "cpu",
-                         "cores": os.cpu_count(), "commit": commit, "date": time.strftime("%Y-%m-%d"),
-                         "host": platform.node()})
-            print(f"{size:6g} GiB  {label:<44} {seconds:8.3f} s  {rows[-1]['gb_per_s']:7.2f} GB/s", flush=True)
+        def timed(label: str, run) -> None:
+            rows.add(size, label, best(args.repeats, run, check, on_gpu=False))
 
         encrypted = os.path.join(args.dir, f"bench-{size:g}.encrypted.safetensors")
         plain = os.path.join(args.dir, f"bench-{size:g}.plain.safetensors")
@@ -231,9 +236,7 @@ def cpu_only(args: argparse.Namespace) -> None:
                 timed("load to cpu (numpy): cryptotensors", lambda: cryptotensors.numpy.load_file(encrypted))
         os.unlink(encrypted)
         os.unlink(plain)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"warpcrypt": warpcrypt.__version__, "rows": rows}, f, indent=1)
+    rows.write(args.json)
 
 
 if __name__ == "__main__":

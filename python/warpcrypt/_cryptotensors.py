@@ -194,7 +194,7 @@ def check_layout(header: Header, file_size: int) -> None:
         if entry.start != position or entry.end < entry.start:
             raise FormatError(f"tensor {entry.name!r}: data_offsets [{entry.start}, {entry.end}] do not follow the "
                               f"tensor before it, which ends at {position}")
-        bits = DTYPE_BITS[entry.dtype] * math.prod(entry.shape)
+        bits = tensor_bits(entry.dtype, entry.shape)
         if bits % 8 or bits // 8 != entry.nbytes:
             raise FormatError(f"tensor {entry.name!r}: a {entry.dtype} tensor of shape {list(entry.shape)} "
                               f"holds {bits / 8:g} bytes, but its data_offsets give {entry.nbytes}")
@@ -204,6 +204,11 @@ def check_layout(header: Header, file_size: int) -> None:
         raise FormatError(f"truncated: the tensors need {position} bytes of data, the file holds {held}")
     if held > position:
         raise FormatError(f"{held - position} bytes follow the last tensor's data")
+
+
+def tensor_bits(dtype: str, shape: Sequence[int]) -> int:
+    """The bits a tensor of this dtype and shape holds (whole bytes or not)."""
+    return DTYPE_BITS[dtype] * math.prod(shape)
 
 
 def signed_bytes(entries: Sequence[Entry], metadata: Mapping[str, str] | None) -> bytes:
@@ -574,7 +579,7 @@ def layout(tensors: Iterable[tuple[str, str, tuple[int, ...]]]) -> list[Entry]:
     the one before."""
     entries, position = [], 0
     for name, dtype, shape in sorted(tensors, key=lambda t: (-_DTYPE_RANK[t[1]], t[0])):
-        bits = DTYPE_BITS[dtype] * math.prod(shape)
+        bits = tensor_bits(dtype, shape)
         if bits % 8:
             raise InvalidArgument(f"tensor {name!r}: {bits} bits is not whole bytes")
         entries.append(Entry(name, dtype, shape, position, position + bits // 8))

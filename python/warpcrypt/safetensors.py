@@ -24,7 +24,6 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import errno
-import math
 import mmap
 import os
 import sys
@@ -215,7 +214,7 @@ class _Raw(_Framework):
             return None
         if tensor.dtype not in ct.DTYPE_BITS:
             raise InvalidArgument(f"unknown safetensors dtype {tensor.dtype!r}")
-        bits = ct.DTYPE_BITS[tensor.dtype] * math.prod(tensor.shape)
+        bits = ct.tensor_bits(tensor.dtype, tensor.shape)
         held = memoryview(tensor.data).nbytes
         if bits != 8 * held:
             raise InvalidArgument(f"a {tensor.dtype} tensor of shape {list(tensor.shape)} is {bits / 8:g} bytes, "
