@@ -582,3 +582,25 @@ def test_a_file_size_limit_is_an_error_not_a_signal(tmp_path, keys):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("refused: 27"), result.stdout
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("member, value, match", [
+    ("k", "", "takes a 32-byte key, not 0 bytes"),
+    ("d", "", "'d' is 0 bytes, not 32"),
+    ("x", "", "'x' is 0 bytes, not 32"),
+])
+def test_empty_secrets_are_refused(tmp_path, keys, member, value, match):
+    enc, sign = keys["keys"]
+    given = [{**enc, member: value}, sign] if member == "k" else [enc, {**sign, member: value}]
+    with pytest.raises(warpcrypt.InvalidKey, match=match):
+        ws.save_file(tensors(), tmp_path / "m.safetensors", keys=given)
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_output_follows_the_librarys_rules_for_links(tmp_path, keys):
+    """save_file writes through the library's atomic output: a dangling link
+    is refused (not followed into a file the caller never named)."""
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="symlink to a file that does not exist"):
+        ws.save_file(tensors(), tmp_path / "dangling", keys=keys)
+    assert sorted(os.listdir(tmp_path)) == ["dangling"]
