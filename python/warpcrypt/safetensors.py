@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from warpcrypt import _cryptotensors as ct
+from warpcrypt import _native
 from warpcrypt._cryptotensors import Entry, KeySet, Sealing, generate_keys
 from warpcrypt._files import _output
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsupported
@@ -52,8 +53,10 @@ PIECE_BYTES = 16 * 1024 * 1024
 def _readers() -> int:
     """Threads that read (and on the CPU, decrypt) at once: a read from the
     page cache is a copy by the kernel, a few GB/s per thread, so it takes
-    many of them to keep up with a GPU's copy engine."""
-    return min(16, os.cpu_count() or 1)
+    many of them to keep up with a GPU's copy engine. The usable CPUs are
+    the library's count (affinity and cgroup quota included), as every
+    other job's workers are."""
+    return min(16, _native.default_threads())
 
 
 def _gpu_slots() -> int:
