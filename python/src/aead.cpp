@@ -1,7 +1,7 @@
 // warpcrypt.aead's native half. Host memory goes to a wc_aead_key made once
-// per object (wc_aead_key_seal, wc_aead_key_open), GPU arrays to the
-// library's device-pointer calls, queued on the caller's stream as
-// crypt_into queues the ciphers. A tag is either attached after the
+// per object (wc_aead_key_seal, wc_aead_key_open), GPU arrays to a second
+// key made at the first call on one (the wc_aead_key_*_device_async calls),
+// queued on the caller's stream as crypt_into queues the ciphers. A tag is either attached after the
 // ciphertext, as pyca/cryptography lays it out, or detached in an array of
 // its own. encrypt() and decrypt() on bytes, bytearray and memoryview take a
 // short path past the general views; the library checks their arguments,
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -33,6 +34,9 @@ namespace wcpy {
 namespace {
 
 enum class Way { seal, open };
+
+// The nonce of each chunk of crypt_chunks, as the strided batch takes it.
+constexpr size_t kChunkNonceLen = 12;
 
 // An entry of the library's static AEAD table.
 struct AeadInfo {
@@ -373,8 +377,7 @@ class Aead {
       const uintptr_t handle = call.stream();
       call.wait_for_producers(handle);
       nb::gil_scoped_release unlocked;
-      status = wc_aead_seal_batch_device_async(aead_, all.data(), all.size(), tag_len_, key_.data(),
-                                               key_.size(), as_stream(handle));
+      status = on_device(Way::seal, all.data(), all.size(), nullptr, handle);
     }
     if (status != WC_OK) fail_call(status, Way::seal, batch.data(), batch.size(), true, nullptr);
     return batch_results(batch, bufs.has_value());
@@ -400,6 +403,102 @@ class Aead {
     const std::vector<size_t> failed =
         where.on_device ? open_batch_on_device(call, where, batch, all, verdicts) : open_batch_on_host(batch, all);
     return nb::make_tuple(batch_results(batch, bufs.has_value()), failed);
+  }
+
+  // `data` cut into chunks of `chunk_size` bytes (the last one shorter where
+  // the length is not a multiple), each a message of its own with the
+  // 12-byte nonce nonces[12 i:12 i + 12] and the tag tags[t i:t i + t],
+  // worked in place or into buf. On a GPU the full chunks go as one strided
+  // batch and a short last one as a message of its own, so the host does
+  // no work per chunk. Returns the indices of the chunks that failed
+  // authentication; none with `verified`, where the verdicts arrive.
+  std::vector<size_t> crypt_chunks(bool seal, nb::handle nonces, nb::handle data, size_t chunk_size, nb::handle tags,
+                                   nb::handle buf, nb::handle verified, std::optional<uintptr_t> stream,
+                                   nb::handle resolver) const {
+    const Way way = seal ? Way::seal : Way::open;
+    if (chunk_size == 0) throw Failure(WC_ERR_INVALID_ARGUMENT, "chunk_size must be positive");
+    if (wc_aead_nonce_len_valid(aead_, kChunkNonceLen) == 0) {
+      throw Failure(WC_ERR_IV_LEN, name() + " does not take the 12-byte nonces of chunks");
+    }
+    Call call(stream, resolver);
+    const View &out = call.array(given(buf) ? buf : data, Access::write, given(buf) ? "buf" : "data");
+    const View &in = !given(buf) || data.is(buf) ? out : call.array(data, Access::read, "data");
+    const size_t len = in.size();
+    const size_t count = len / chunk_size + (len % chunk_size != 0);
+    if (out.size() < len) {
+      throw Failure(WC_ERR_OUTPUT_TOO_SMALL,
+                    "buf holds " + std::to_string(out.size()) + " bytes; the result needs " + std::to_string(len));
+    }
+    const auto sized = [&](nb::handle object, Access access, const char *role, size_t each) -> const View & {
+      const View &view = call.array(object, access, role);
+      if (view.size() != count * each) {
+        throw Failure(WC_ERR_INVALID_ARGUMENT, std::string(role) + " holds " + std::to_string(view.size()) +
+                                                   " bytes; " + std::to_string(count) + " chunks need " +
+                                                   std::to_string(count * each) + " (" + std::to_string(each) +
+                                                   " each)");
+      }
+      return view;
+    };
+    const View &nonce_bytes = sized(nonces, Access::read, "nonces", kChunkNonceLen);
+    const View &tag_bytes = sized(tags, seal ? Access::write : Access::read, "tags", tag_len_);
+    const View *verdicts = verdict_array(call, verified, count);
+    const Call::Placement where = call.settle();
+    const auto message = [&](size_t i, size_t span) {
+      const size_t at = i * chunk_size;
+      return wc_aead_message{out.data() + at,  in.data() + at, std::min(span, len - at),
+                             nonce_bytes.data() + kChunkNonceLen * i, kChunkNonceLen, nullptr, 0,
+                             tag_bytes.data() + tag_len_ * i};
+    };
+    if (count == 0) return {};
+    if (!where.on_device) {
+      std::vector<wc_aead_message> all(count);
+      for (size_t i = 0; i < count; ++i) all[i] = message(i, chunk_size);
+      std::vector<wc_status> results(count, WC_OK);
+      wc_status status;
+      {
+        nb::gil_scoped_release unlocked;
+        status = !host_key_ ? host_key_status_
+                 : seal     ? wc_aead_key_seal(host_key_.get(), all.data(), count, tag_len_)
+                            : wc_aead_key_open(host_key_.get(), results.data(), all.data(), count, tag_len_);
+      }
+      if (status != WC_OK && status != WC_ERR_AUTH) fail(status);
+      std::vector<size_t> failed;
+      for (size_t i = 0; i < count; ++i) {
+        if (results[i] != WC_OK) failed.push_back(i);
+      }
+      return failed;
+    }
+    const DeviceScope scope(where.device);
+    const uintptr_t handle = call.stream();
+    call.wait_for_producers(handle);
+    std::optional<DeviceInts> own;
+    int32_t *verdict = seal ? nullptr : verdicts_at(verdicts, own, count, handle);
+    const size_t full = len / chunk_size;
+    std::vector<int32_t> known;
+    wc_status status;
+    {
+      nb::gil_scoped_release unlocked;
+      const wc_aead_key *key = nullptr;
+      status = device_key(&key);
+      if (status == WC_OK && full != 0) {
+        const wc_aead_strided batch{out.data(),        in.data(),      chunk_size, chunk_size,
+                                    nonce_bytes.data(), kChunkNonceLen, tag_bytes.data(), tag_len_,
+                                    full};
+        status = seal ? wc_aead_key_seal_strided_device_async(key, &batch, tag_len_, as_stream(handle))
+                      : wc_aead_key_open_strided_device_async(key, verdict, &batch, tag_len_, as_stream(handle));
+      }
+      if (status == WC_OK && full != count) {
+        const wc_aead_message last = message(full, chunk_size);
+        status = on_device(way, &last, 1, seal ? nullptr : verdict + full, handle);
+      }
+      if (status == WC_OK && own) known = own->read();
+    }
+    if (status != WC_OK) fail(status);
+    std::vector<size_t> failed;
+    for (size_t i = 0; i < known.size(); ++i) {
+      if (known[i] != 1) failed.push_back(i);
+    }
+    return failed;
   }
 
  private:
@@ -589,6 +688,36 @@ class Aead {
     fail(status);
   }
 
+  // GPU arrays, on the device key, queued on `stream`; an opening's verdicts
+  // land in `verified`. Call it without the GIL.
+  wc_status on_device(Way way, const wc_aead_message *messages, size_t count, int32_t *verified,
+                      uintptr_t stream) const {
+    const wc_aead_key *key = nullptr;
+    const wc_status status = device_key(&key);
+    if (status != WC_OK) return status;
+    return way == Way::seal ? wc_aead_key_seal_device_async(key, messages, count, tag_len_, as_stream(stream))
+                            : wc_aead_key_open_device_async(key, verified, messages, count, tag_len_,
+                                                            as_stream(stream));
+  }
+
+  // The key GPU arrays run on, made by the first call that has one: a GPU
+  // AEAD derives its key's constants (GCM's powers of H) when it is made,
+  // so the calls that share it do not, and a key used on host memory alone
+  // never starts CUDA.
+  wc_status device_key(const wc_aead_key **out) const {
+    const std::lock_guard<std::mutex> lock(device_key_mutex_);
+    if (!device_key_) {
+      wc_options options = options_;
+      options.backend = WC_BACKEND_GPU;
+      wc_aead_key *made = nullptr;
+      const wc_status status = wc_aead_key_new(&made, &options, aead_, key_.data(), key_.size());
+      if (status != WC_OK) return status;
+      device_key_.reset(made);
+    }
+    *out = device_key_.get();
+    return WC_OK;
+  }
+
   // One message in host memory, on the key; the GIL is kept for a short
   // one. WC_ERR_AUTH for a failed tag.
   wc_status on_host(Way way, const wc_aead_message &m) const {
@@ -628,8 +757,7 @@ class Aead {
       const uintptr_t handle = call.stream();
       call.wait_for_producers(handle);
       nb::gil_scoped_release unlocked;
-      status = wc_aead_seal_device_async(aead_, m.out, m.tag, tag_len_, key_.data(), key_.size(),
-                                         m.nonce, m.nonce_len, m.aad, m.aad_len, m.in, m.len, as_stream(handle));
+      status = on_device(Way::seal, &m, 1, nullptr, handle);
     }
     if (status != WC_OK) fail_call(status, Way::seal, &message, 1, false, nullptr);
   }
@@ -654,9 +782,7 @@ class Aead {
     std::vector<int32_t> known;
     {
       nb::gil_scoped_release unlocked;
-      status = wc_aead_open_device_async(aead_, m.out, verdict, key_.data(), key_.size(), m.nonce,
-                                         m.nonce_len, m.aad, m.aad_len, m.in, m.len, m.tag, tag_len_,
-                                         as_stream(handle));
+      status = on_device(Way::open, &m, 1, verdict, handle);
       if (status == WC_OK && own) known = own->read();
     }
     if (status != WC_OK) fail_call(status, Way::open, &message, 1, false, verdict);
@@ -698,8 +824,7 @@ class Aead {
     {
       nb::gil_scoped_release unlocked;
       status = for_each_run(batch, [&](size_t first, size_t count) {
-        return wc_aead_open_batch_device_async(aead_, verdict + first, all.data() + first, count,
-                                               tag_len_, key_.data(), key_.size(), as_stream(handle));
+        return on_device(Way::open, all.data() + first, count, verdict + first, handle);
       });
       // A message too short for its tag fails as one whose tag did not match.
       for (size_t i = 0; i < batch.size() && status == WC_OK; ++i) {
@@ -721,12 +846,13 @@ class Aead {
 
   const wc_aead *aead_;
   size_t tag_len_;
-  // The key bytes, for the device calls on GPU arrays alone: host memory
-  // runs on host_key_.
+  // The key bytes, for making device_key_: host memory runs on host_key_.
   std::vector<uint8_t> key_;
   wc_options options_{};
   std::unique_ptr<wc_aead_key, KeyFree> host_key_;  // wiped by wc_aead_key_free
   wc_status host_key_status_ = WC_OK;               // why host_key_ is null, where it is
+  mutable std::mutex device_key_mutex_;
+  mutable std::unique_ptr<wc_aead_key, KeyFree> device_key_;  // see device_key()
 };
 
 }  // namespace
@@ -772,7 +898,18 @@ void bind_aead(nb::module_ &m) {
            "Many messages in one library call; a list of bytes without bufs, else None.")
       .def("open_batch", &Aead::open_batch, "nonces"_a, "messages"_a, "aads"_a.none(), "bufs"_a.none(),
            "tags"_a.none(), "verified"_a.none(), "stream"_a.none(), "resolver"_a,
-           "(results, indices of the messages that failed authentication).");
+           "(results, indices of the messages that failed authentication).")
+      .def("seal_chunks", [](const Aead &aead, nb::handle nonces, nb::handle data, size_t chunk_size, nb::handle tags,
+                             nb::handle buf, std::optional<uintptr_t> stream, nb::handle resolver) {
+             aead.crypt_chunks(true, nonces, data, chunk_size, tags, buf, nb::none(), stream, resolver);
+           }, "nonces"_a, "data"_a, "chunk_size"_a, "tags"_a, "buf"_a.none(), "stream"_a.none(), "resolver"_a,
+           "data cut into chunk_size-byte messages, sealed in place or into buf, their tags into `tags`.")
+      .def("open_chunks", [](const Aead &aead, nb::handle nonces, nb::handle data, size_t chunk_size, nb::handle tags,
+                             nb::handle buf, nb::handle verified, std::optional<uintptr_t> stream,
+                             nb::handle resolver) {
+             return aead.crypt_chunks(false, nonces, data, chunk_size, tags, buf, verified, stream, resolver);
+           }, "nonces"_a, "data"_a, "chunk_size"_a, "tags"_a, "buf"_a.none(), "verified"_a.none(), "stream"_a.none(),
+           "resolver"_a, "The chunks opened as seal_chunks sealed them; the indices of those that failed.");
 }
 
 }  // namespace wcpy

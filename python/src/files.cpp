@@ -1,6 +1,7 @@
 #include "files.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -337,6 +338,50 @@ class AtomicOutput {
   std::string path_;
 };
 
+// Linux 5.14's madvise advice, where the C library predates it.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+// Makes the pages under `region` (part of a shared, writable file mapping)
+// present and writable, the file's blocks allocated as a write allocates
+// them, then copies `data` (if not None) to the region's start. Threads
+// fill one mapped file at once this way, each allocating its own pages,
+// where posix_fallocate reserves the whole file under the file's lock on
+// one thread; and a block the filesystem cannot allocate is an OSError
+// here, not a SIGBUS on a later store. False, with nothing copied, where
+// the kernel cannot populate pages (before Linux 5.14): the caller must
+// reserve the file's blocks some other way before writing to the map.
+bool fill_mapped(nb::handle region, nb::handle data) {
+  const View target = View::host(region, Access::write, "region");
+  std::optional<View> source;
+  if (!data.is_none()) {
+    source.emplace(View::host(data, Access::read, "data"));
+    if (source->size() > target.size()) {
+      throw Failure(WC_ERR_INVALID_ARGUMENT, "data holds " + std::to_string(source->size()) +
+                                                 " bytes, more than the region's " + std::to_string(target.size()));
+    }
+  }
+  if (target.size() == 0) return true;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto first = reinterpret_cast<uintptr_t>(target.data()) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(target.data()) + target.size() + page - 1) / page * page;
+  int error = 0;
+  {
+    nb::gil_scoped_release unlocked;
+    do {
+      error = madvise(reinterpret_cast<void *>(first), end - first, MADV_POPULATE_WRITE) == 0 ? 0 : errno;
+    } while (error == EINTR);
+    if (error == 0 && source) std::memcpy(target.data(), source->data(), source->size());
+  }
+  if (error == EINVAL) return false;
+  // EFAULT: a store would have raised SIGBUS, the filesystem having no
+  // block for the page: full, or over a quota.
+  if (error == EFAULT) throw Failure(ENOSPC, "no space left for the file's pages", "");
+  if (error != 0) throw Failure(error, std::strerror(error), "");
+  return true;
+}
+
 }  // namespace
 
 void bind_files(nb::module_ &m) {
@@ -361,6 +406,9 @@ void bind_files(nb::module_ &m) {
   m.def("open_file", &open_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "offset"_a, "length"_a,
         "max_iterations"_a, "max_argon2_ops"_a, "max_argon2_memory"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("sealed_info", &sealed_info, "path"_a);
+  m.def("fill_mapped", &fill_mapped, "region"_a, "data"_a.none(),
+        "Allocates the pages under region (a shared file mapping) and copies data there; False where the kernel "
+        "cannot (before Linux 5.14).");
   m.attr("SEAL_HEADER_LEN") = WC_SEAL_HEADER_LEN;
   m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
   nb::class_<AtomicOutput>(m, "AtomicOutput",

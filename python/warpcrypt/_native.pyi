@@ -151,6 +151,16 @@ class Aead:
     def open_batch(self, nonces: list[object], messages: list[object], aads: list[object] | None, bufs: list[object] | None, tags: list[object] | None, verified: object | None, stream: int | None, resolver: object) -> tuple[list[bytes] | None, list[int]]:
         """(results, indices of the messages that failed authentication)."""
 
+    def seal_chunks(self, nonces: object, data: object, chunk_size: int, tags: object, buf: object | None, stream: int | None, resolver: object) -> None:
+        """
+        data cut into chunk_size-byte messages, sealed in place or into buf, their tags into `tags`.
+        """
+
+    def open_chunks(self, nonces: object, data: object, chunk_size: int, tags: object, buf: object | None, verified: object | None, stream: int | None, resolver: object) -> list[int]:
+        """
+        The chunks opened as seal_chunks sealed them; the indices of those that failed.
+        """
+
 SEAL_PASSPHRASE: int = 1
 
 SEAL_KEY: int = 2
@@ -184,6 +194,11 @@ def seal_file(source: str, target: str, key_source: int, secret: object, aead: s
 def open_file(source: str, target: str, key_source: int, secret: object, offset: int, length: int, max_iterations: int, max_argon2_ops: int, max_argon2_memory: int, backend: int, threads: int, progress: object | None) -> tuple[int, int, float, int, int]: ...
 
 def sealed_info(path: str) -> tuple[str, int, str | None, int, int, int, int, bytes, bytes, int, int, int]: ...
+
+def fill_mapped(region: object, data: object | None) -> bool:
+    """
+    Allocates the pages under region (a shared file mapping) and copies data there; False where the kernel cannot (before Linux 5.14).
+    """
 
 SEAL_HEADER_LEN: int = 48
 

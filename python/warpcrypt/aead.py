@@ -229,6 +229,32 @@ class _AEAD:
             raise BatchInvalidTag(failed)
         return results
 
+    def encrypt_chunks(self, nonces: object, data: object, chunk_size: int, tags: object, *, buf: object = None,
+                       stream: object = None) -> None:
+        """Seals `data` cut into messages of `chunk_size` bytes (the last
+        one shorter where its length is not a multiple), in place or into
+        `buf`: chunk i under the 12-byte nonce ``nonces[12*i:12*i+12]``, its
+        tag written to ``tags[t*i:t*i+t]`` (t: the tag length). `nonces` and
+        `tags` are arrays of exactly that many bytes, in the same memory as
+        `data`. On a GPU every chunk is sealed in one pass queued on
+        `stream`, with no work per chunk on the host: the layout of
+        encrypted tensors and of chunked files.
+        """
+        self._aead.seal_chunks(nonces, data, chunk_size, tags, buf, _streams.handle(stream), _streams.current)
+
+    def decrypt_chunks(self, nonces: object, data: object, chunk_size: int, tags: object, *, buf: object = None,
+                       stream: object = None, verified: object = None) -> None:
+        """Opens what :meth:`encrypt_chunks` sealed. Every chunk is opened;
+        if any fails, :class:`BatchInvalidTag` names them, and their
+        plaintext is zeroed. GPU arrays wait for the stream, unless
+        `verified` is given (an int32 GPU array of one verdict per chunk,
+        as in :meth:`decrypt_batch`).
+        """
+        failed = self._aead.open_chunks(nonces, data, chunk_size, tags, buf, verified, _streams.handle(stream),
+                                        _streams.current)
+        if failed:
+            raise BatchInvalidTag(failed)
+
     def __repr__(self) -> str:
         return f"<warpcrypt.aead.{type(self).__name__} {self._aead.info.name}, {self.tag_length}-byte tags>"
 

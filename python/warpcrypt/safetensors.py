@@ -299,6 +299,14 @@ def _failure(entry: Entry, message: int | None) -> InvalidTag:
     return InvalidTag(f"{where} does not authenticate: its data was changed or moved, or it belongs to another file")
 
 
+def _open_empty(entry: Entry, sealing: Sealing) -> None:
+    """An empty tensor's one empty message: its tag authenticates it still."""
+    try:
+        sealing.aead.decrypt(sealing.nonces[0], bytes(sealing.tags[:ct.TAG_BYTES]), None)
+    except InvalidTag:
+        raise _failure(entry, 0 if sealing.chunk_size is not None else None) from None
+
+
 def _load_host(file: _File, jobs: Sequence[_Job], framework: _Framework) -> None:
     """Reads each tensor into its array and decrypts it there, pieces in
     parallel: each piece is read and its chunks opened while in cache."""
@@ -383,8 +391,9 @@ class _GpuLoader:
         self.copy_stream.wait_stream(torch.cuda.current_stream(self.device))
         chunk_count = sum(len(job.sealing.nonces) for job in jobs if job.sealing is not None)
         verdicts = torch.zeros(max(1, chunk_count), dtype=torch.int32, device=self.device)
-        tags = torch.frombuffer(bytearray(b"".join(job.sealing.tags for job in jobs if job.sealing is not None)
-                                          or b"\0"), dtype=torch.uint8).to(self.device)
+        sealed = [job.sealing for job in jobs if job.sealing is not None]
+        tags = self._upload(b"".join(sealing.tags for sealing in sealed))
+        nonces = self._upload(b"".join(b"".join(sealing.nonces) for sealing in sealed))
         first_verdict: dict[str, int] = {}
         position = 0
         for job in jobs:
@@ -396,7 +405,7 @@ class _GpuLoader:
         for job in jobs:
             for piece in _pieces(job.entry, job.sealing, split_one_message=True):
                 if len(pending) == _readers():
-                    self._issue(*pending.popleft(), tags, verdicts, first_verdict)
+                    self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
                 if self.copied[slot] is not None:
                     self.copied[slot].synchronize()
                 future = self.pool.submit(_read_into, fd, self.views[slot][:piece.end - piece.start],
@@ -404,7 +413,7 @@ class _GpuLoader:
                 pending.append((future, slot, job, piece))
                 slot = (slot + 1) % len(self.slots)
         while pending:
-            self._issue(*pending.popleft(), tags, verdicts, first_verdict)
+            self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
         self.open_stream.synchronize()
         self.copy_stream.synchronize()
         if chunk_count and not bool(verdicts.all()):
@@ -417,8 +426,12 @@ class _GpuLoader:
                 if bad:
                     raise _failure(job.entry, bad[0] if job.sealing.chunk_size is not None else None)
 
-    def _issue(self, future: concurrent.futures.Future[None], slot: int, job: _Job, piece: _Piece, tags: Any,
-               verdicts: Any, first_verdict: Mapping[str, int]) -> None:
+    def _upload(self, data: bytes) -> Any:
+        """`data` as a uint8 array on the device (a byte where it is empty)."""
+        return self.torch.frombuffer(bytearray(data or b"\0"), dtype=self.torch.uint8).to(self.device)
+
+    def _issue(self, future: concurrent.futures.Future[None], slot: int, job: _Job, piece: _Piece, nonces: Any,
+               tags: Any, verdicts: Any, first_verdict: Mapping[str, int]) -> None:
         torch = self.torch
         future.result()
         with torch.cuda.stream(self.copy_stream):
@@ -429,16 +442,21 @@ class _GpuLoader:
         sealing = job.sealing
         if sealing is None or piece.end != job.entry.nbytes:
             return
-        # The tensor's last piece is queued: all its messages are opened in
-        # one call, behind it. A call per piece would cost the issuing
-        # thread more than the kernels take.
-        messages = sealing.messages(job.entry.nbytes)
-        self.open_stream.wait_event(event)
+        # The tensor's last piece is queued: all its chunks are opened in one
+        # call behind it, with no work per chunk here, so that this thread
+        # keeps the copies coming.
         first = first_verdict[job.entry.name]
-        views = [job.array[s:e] for s, e in messages]
-        tag_views = [tags[ct.TAG_BYTES * (first + i):ct.TAG_BYTES * (first + i + 1)] for i in range(len(messages))]
-        sealing.aead.decrypt_batch(sealing.nonces, views, bufs=views, tags=tag_views, stream=self.open_stream,
-                                   verified=verdicts[first:first + len(messages)])
+        count = len(sealing.nonces)
+        if job.entry.nbytes == 0:
+            if count:  # an empty tensor's one empty message, opened here
+                _open_empty(job.entry, sealing)
+                verdicts[first].fill_(1)
+            return
+        self.open_stream.wait_event(event)
+        sealing.aead.decrypt_chunks(nonces[ct.NONCE_BYTES * first:ct.NONCE_BYTES * (first + count)], job.array,
+                                    sealing.chunk_size or job.entry.nbytes,
+                                    tags[ct.TAG_BYTES * first:ct.TAG_BYTES * (first + count)],
+                                    stream=self.open_stream, verified=verdicts[first:first + count])
 
 
 def _load(file: _File, names: Sequence[str], framework: _Framework, place: Callable[[str], Any]) -> dict[str, Any]:
@@ -697,23 +715,32 @@ def _write_file(filename: PathLike, entries: Sequence[Entry], sources: Sequence[
 class _MappedFile:
     """The file being written, sized up front and mapped, so that many
     threads fill it at once: pwrite to one file cannot do that, since each
-    write holds the file's lock. Its blocks are reserved first
-    (posix_fallocate), so a full disk is an OSError here rather than a
-    SIGBUS on a mapped page later; a filesystem that cannot reserve them is
-    written with pwrite instead."""
+    write holds the file's lock. Each writer allocates the pages it fills
+    (_native.fill_mapped), in parallel, so that a full disk is an OSError
+    there rather than a SIGBUS on a mapped page later. Where the kernel
+    cannot allocate pages that way, the file's blocks are reserved first
+    (posix_fallocate, one thread), and a filesystem that cannot reserve them
+    is written with pwrite instead."""
 
     def __init__(self, fd: int, size: int) -> None:
         self.fd, self.map, self.view = fd, None, None
+        self.allocate_pages = False
+        if not size:
+            return
+        os.ftruncate(fd, size)
+        self.map = mmap.mmap(fd, size)
+        self.view = memoryview(self.map)
+        self.allocate_pages = _native.fill_mapped(self.view[:1], None)
+        if self.allocate_pages:
+            return
         try:
-            if size:
-                os.posix_fallocate(fd, 0, size)
+            os.posix_fallocate(fd, 0, size)
         except OSError as error:
             if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
                 raise
-            return
-        if size:
-            self.map = mmap.mmap(fd, size)
-            self.view = memoryview(self.map)
+            self.view.release()
+            self.map.close()
+            self.map, self.view = None, None
 
     def __enter__(self) -> _MappedFile:
         return self
@@ -732,13 +759,20 @@ class _MappedFile:
                     raise
 
     def region(self, offset: int, length: int) -> memoryview | None:
-        """The file's bytes [offset, offset + length) to write into, or None
-        where the file is not mapped."""
-        return None if self.view is None else self.view[offset:offset + length]
+        """The file's bytes [offset, offset + length), ready to be written,
+        or None where the file is not mapped."""
+        if self.view is None:
+            return None
+        region = self.view[offset:offset + length]
+        if self.allocate_pages:
+            _native.fill_mapped(region, None)
+        return region
 
     def write(self, offset: int, data: memoryview) -> None:
         if self.view is None:
             _write_at(self.fd, data, offset)
+        elif self.allocate_pages:
+            _native.fill_mapped(self.view[offset:offset + len(data)], data)
         else:
             self.view[offset:offset + len(data)] = data
 
@@ -762,7 +796,7 @@ def _write_tensors(out: _MappedFile, base: int, sources: Sequence[_Source]) -> N
         offset = base + source.entry.start + piece.start
         sealing = source.sealing
         if sealing is None:
-            _write_at(out.fd, data[piece.start:piece.end], offset)
+            out.write(offset, data[piece.start:piece.end])
             return
         region = out.region(offset, piece.end - piece.start)
         target = region if region is not None else memoryview(bytearray(piece.end - piece.start))
@@ -789,17 +823,13 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
     a time to a pinned slot, which a pool thread copies into the file once
     the copy is done; a slot is refilled once its write has finished."""
     torch = sys.modules["torch"]
-    target = None if out.map is None else torch.frombuffer(out.map, dtype=torch.uint8)
     slots: dict[Any, list[Any]] = {}
     busy: dict[Any, list[concurrent.futures.Future[None] | None]] = {}
     next_slot: dict[Any, int] = {}
 
     def write_after(event: Any, slot: Any, length: int, offset: int) -> None:
         event.synchronize()
-        if target is None:
-            _write_at(out.fd, memoryview(slot.numpy())[:length], offset)
-        else:
-            target[offset:offset + length].copy_(slot[:length])
+        out.write(offset, memoryview(slot.numpy())[:length])
 
     with concurrent.futures.ThreadPoolExecutor(_readers()) as pool:
         writes: list[concurrent.futures.Future[None]] = []
@@ -814,16 +844,14 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
             stream = torch.cuda.current_stream(device)
             device_tags = None
             if sealing is not None:
-                messages = sealing.messages(source.entry.nbytes)
                 if source.entry.nbytes:
                     sealed = torch.empty_like(flat)
                     device_tags = torch.empty(len(sealing.tags), dtype=torch.uint8, device=device)
-                    sealing.aead.encrypt_batch(
-                        sealing.nonces, [flat[s:e] for s, e in messages], bufs=[sealed[s:e] for s, e in messages],
-                        tags=[device_tags[ct.TAG_BYTES * i:ct.TAG_BYTES * (i + 1)] for i in range(len(messages))],
-                        stream=stream)
+                    nonces = torch.frombuffer(bytearray(b"".join(sealing.nonces)), dtype=torch.uint8).to(device)
+                    sealing.aead.encrypt_chunks(nonces, flat, sealing.chunk_size or source.entry.nbytes, device_tags,
+                                                buf=sealed, stream=stream)
                     flat = sealed
-                elif messages:  # an empty tensor's one empty message, sealed on the host
+                elif sealing.nonces:  # an empty tensor's one empty message, sealed on the host
                     sealing.tags[:] = sealing.aead.encrypt(sealing.nonces[0], b"", None)
             for start in range(0, source.entry.nbytes, PIECE_BYTES):
                 length = min(PIECE_BYTES, source.entry.nbytes - start)
@@ -845,7 +873,6 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
                 sealing.tags[:] = bytes(device_tags.cpu().numpy())
         for write in writes:
             write.result()
-    del target
 
 
 # ---------------------------------------------------------------- rewrapping

@@ -489,6 +489,71 @@ def test_batch_misuse_is_refused():
 
 
 # ---------------------------------------------------------------------------
+# Chunks: one buffer cut into equal messages, the last one shorter
+# ---------------------------------------------------------------------------
+
+def chunk_layout(rng, size: int, chunk: int, tag_len: int = 16):
+    count = -(-size // chunk)
+    return rng.randbytes(12 * count), count, bytearray(tag_len * count)
+
+
+def chunks_one_at_a_time(aead, nonces: bytes, data: bytes, chunk: int) -> tuple[bytes, bytes]:
+    """What encrypt_chunks must produce: each chunk sealed on its own."""
+    sealed = [aead.encrypt(nonces[12 * i:12 * i + 12], data[at:at + chunk], None)
+              for i, at in enumerate(range(0, len(data), chunk))]
+    return b"".join(s[:-16] for s in sealed), b"".join(s[-16:] for s in sealed)
+
+
+@pytest.mark.parametrize("size, chunk", [(0, 64), (64, 64), (1000, 64), (4096, 1000), (100, 4096)])
+@pytest.mark.parametrize("name", MAKERS)
+def test_chunks_equal_each_chunk_sealed_alone(name, size, chunk, rng):
+    aead = MAKERS[name](KEY)
+    data = rng.randbytes(size)
+    nonces, count, tags = chunk_layout(rng, size, chunk)
+    expected = chunks_one_at_a_time(aead, nonces, data, chunk)
+    work = bytearray(data)
+    aead.encrypt_chunks(nonces, work, chunk, tags)
+    assert (bytes(work), bytes(tags)) == expected
+    aead.decrypt_chunks(nonces, work, chunk, tags)
+    assert work == data
+
+    out = bytearray(size)
+    aead.encrypt_chunks(nonces, data, chunk, tags, buf=out)
+    assert (bytes(out), bytes(tags)) == expected
+
+
+def test_chunks_name_the_chunks_that_failed_and_zero_them(rng):
+    aead, chunk = AESGCM(KEY), 100
+    data = rng.randbytes(1050)
+    nonces, count, tags = chunk_layout(rng, len(data), chunk)
+    work = bytearray(data)
+    aead.encrypt_chunks(nonces, work, chunk, tags)
+    work[3 * chunk + 5] ^= 1   # a chunk's data
+    tags[16 * 10] ^= 1         # the short last chunk's tag
+    with pytest.raises(BatchInvalidTag) as raised:
+        aead.decrypt_chunks(nonces, work, chunk, tags)
+    assert raised.value.failed == (3, 10)
+    for i in range(count):
+        piece = work[i * chunk:(i + 1) * chunk]
+        assert piece == (bytes(len(piece)) if i in (3, 10) else data[i * chunk:(i + 1) * chunk]), i
+
+
+def test_chunk_misuse_is_refused(rng):
+    aead, data = AESGCM(KEY), bytearray(1000)
+    nonces, count, tags = chunk_layout(rng, len(data), 100)
+    with pytest.raises(warpcrypt.InvalidArgument, match="nonces holds 108 bytes; 10 chunks need 120"):
+        aead.encrypt_chunks(nonces[:-12], data, 100, tags)
+    with pytest.raises(warpcrypt.InvalidArgument, match="tags holds 144 bytes; 10 chunks need 160"):
+        aead.encrypt_chunks(nonces, data, 100, tags[:-16])
+    with pytest.raises(warpcrypt.InvalidArgument, match="chunk_size must be positive"):
+        aead.encrypt_chunks(nonces, data, 0, tags)
+    with pytest.raises(warpcrypt.OutputTooSmall, match="buf holds 999 bytes"):
+        aead.encrypt_chunks(nonces, data, 100, tags, buf=bytearray(999))
+    with pytest.raises(warpcrypt.InvalidArgument, match="data is read-only"):
+        aead.encrypt_chunks(nonces, bytes(data), 100, tags)  # in place, without buf
+
+
+# ---------------------------------------------------------------------------
 # GPU arrays
 # ---------------------------------------------------------------------------
 
@@ -600,3 +665,33 @@ def test_gpu_misuse_is_refused(gpu):
         aead.encrypt_batch([NONCE], [array])
     with pytest.raises(warpcrypt.OutputTooSmall):
         aead.decrypt_into(NONCE, gpu.array(bytes(80)), None, gpu.empty(64), verified=gpu.empty(3))
+
+
+@pytest.mark.parametrize("size, chunk", [(64 * 5, 64), ((1 << 20) + 3, 1 << 16), (100, 4096)])
+@pytest.mark.parametrize("name", MAKERS)
+def test_gpu_chunks_equal_the_host(gpu, name, size, chunk, rng):
+    aead, data = MAKERS[name](KEY), rng.randbytes(size)
+    nonces, count, _ = chunk_layout(rng, size, chunk)
+    expected = chunks_one_at_a_time(aead, nonces, data, chunk)
+    array, tags, device_nonces = gpu.array(data), gpu.empty(16 * count), gpu.array(nonces)
+    aead.encrypt_chunks(device_nonces, array, chunk, tags)
+    assert (gpu.to_bytes(array), gpu.to_bytes(tags)) == expected
+    aead.decrypt_chunks(device_nonces, array, chunk, tags)
+    assert gpu.to_bytes(array) == data
+
+    # A forged chunk: raised without `verified`, its verdict 0 with it.
+    sealed = gpu.array(expected[0][:chunk] + flip(expected[0][chunk:], 1) if count > 1 else flip(expected[0], 1))
+    tags = gpu.array(expected[1])
+    with pytest.raises(BatchInvalidTag) as raised:
+        aead.decrypt_chunks(device_nonces, sealed, chunk, tags)
+    assert raised.value.failed == ((1,) if count > 1 else (0,))
+    verdicts = int32_zeros(gpu, count)
+    aead.decrypt_chunks(device_nonces, gpu.array(expected[0]), chunk, tags, verified=verdicts)
+    assert gpu.to_bytes(verdicts) == (1).to_bytes(4, "little") * count
+
+
+def test_gpu_chunks_take_their_nonces_and_tags_on_the_device(gpu, rng):
+    aead, data = AESGCM(KEY), rng.randbytes(256)
+    nonces, count, tags = chunk_layout(rng, len(data), 64)
+    with pytest.raises(warpcrypt.InvalidArgument, match="GPU memory"):
+        aead.encrypt_chunks(nonces, gpu.array(data), 64, gpu.empty(16 * count))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
+import errno
 import os
 import struct
 
@@ -541,25 +542,108 @@ def test_gpu_save_opens_in_cryptotensors(tmp_path, keys, cuda, small_pieces, ver
 # ---------------------------------------------------------------- the writer's file
 
 
+def test_fill_mapped_allocates_copies_and_refuses_pages_the_file_cannot_back(tmp_path):
+    import mmap
+
+    with open(tmp_path / "f", "w+b") as f:
+        f.truncate(8192)
+        with mmap.mmap(f.fileno(), 8192) as mapped:
+            view = memoryview(mapped)
+            assert ws._native.fill_mapped(view[100:300], b"x" * 150) is True
+            f.truncate(4096)  # the second page now lies past the end: a store there would be SIGBUS
+            with pytest.raises(OSError) as raised:
+                ws._native.fill_mapped(view[5000:5001], b"y")
+            assert raised.value.errno == errno.ENOSPC
+            with pytest.raises(warpcrypt.InvalidArgument, match="more than the region's"):
+                ws._native.fill_mapped(view[0:1], b"zz")
+            view.release()
+    assert (tmp_path / "f").read_bytes() == bytes(100) + b"x" * 150 + bytes(4096 - 250)
+
+
+def old_kernel(monkeypatch):
+    """The writer as it runs where madvise cannot allocate pages (before
+    Linux 5.14): fill_mapped's probe answers False."""
+    monkeypatch.setattr(ws._native, "fill_mapped", lambda region, data: False)
+
+
+def test_without_page_allocation_the_blocks_are_reserved_first(tmp_path, keys, monkeypatch):
+    old_kernel(monkeypatch)
+    reserved = []
+    real = os.posix_fallocate
+    monkeypatch.setattr(ws.os, "posix_fallocate", lambda fd, offset, length: (reserved.append(length),
+                                                                             real(fd, offset, length)))
+    ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys, chunk_size=128)
+    assert reserved == [os.path.getsize(tmp_path / "m.safetensors")]
+    same(ct_load(tmp_path / "m.safetensors", keys), tensors())
+
+
 def test_a_filesystem_that_cannot_reserve_blocks_is_written_with_pwrite(tmp_path, keys, monkeypatch):
     def unsupported(fd, offset, length):
         raise OSError(95, "Operation not supported")
 
+    old_kernel(monkeypatch)
     monkeypatch.setattr(ws.os, "posix_fallocate", unsupported)
     ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys, chunk_size=128)
     same(ct_load(tmp_path / "m.safetensors", keys), tensors())
 
 
-def test_a_full_disk_is_one_error_and_leaves_no_file(tmp_path, keys, monkeypatch):
+def test_a_full_disk_without_page_allocation_is_one_error_and_leaves_no_file(tmp_path, keys, monkeypatch):
     def full(fd, offset, length):
         raise OSError(28, "No space left on device")
 
     (tmp_path / "m.safetensors").write_bytes(b"the old model")
+    old_kernel(monkeypatch)
     monkeypatch.setattr(ws.os, "posix_fallocate", full)
     with pytest.raises(OSError, match="No space left"):
         ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys)
     assert sorted(os.listdir(tmp_path)) == ["m.safetensors"]
     assert (tmp_path / "m.safetensors").read_bytes() == b"the old model"
+
+
+def test_a_full_disk_is_one_error_not_a_signal_and_leaves_no_file(tmp_path):
+    """A real full filesystem: a 1 MiB tmpfs, mounted in a user and mount
+    namespace of the test's own, and 4 MiB of host and of CUDA tensors
+    (where there is a GPU). The writer allocates each page before writing
+    it, so the disk filling up is ENOSPC from save_file, not a SIGBUS that
+    kills the process; the older file stays as it was."""
+    import subprocess
+    import sys
+    import textwrap
+
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip("no user namespaces here to mount a small filesystem in: " + probe.stderr.decode().strip())
+    script = textwrap.dedent("""
+        import os, sys, subprocess, numpy as np, warpcrypt, warpcrypt.safetensors as ws
+        mount = sys.argv[1]
+        keys = ws.generate_keys()
+        sources = [{"w": np.ones(1 << 20, np.float32)}]
+        try:
+            import torch
+            if torch.cuda.is_available():
+                sources.append({"w": torch.ones(1 << 20, dtype=torch.float32, device="cuda:0")})
+        except ImportError:
+            pass
+        for tensors in sources:
+            with open(os.path.join(mount, "m.safetensors"), "wb") as old:
+                old.write(b"the old model")
+            for key_set in (keys, None):
+                try:
+                    ws.save_file(tensors, os.path.join(mount, "m.safetensors"), keys=key_set)
+                    print("saved")
+                except OSError as error:
+                    print("refused:", error.errno)
+            print(sorted(os.listdir(mount)), open(os.path.join(mount, "m.safetensors"), "rb").read())
+    """)
+    command = f"mount -t tmpfs -o size=1m none {tmp_path} && {sys.executable} -c '{script}' {tmp_path}"
+    result = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", command],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) % 3 == 0 and lines, result.stdout
+    for first in range(0, len(lines), 3):
+        assert lines[first:first + 3] == ["refused: 28", "refused: 28",
+                                          "['m.safetensors'] b'the old model'"], result.stdout
 
 
 def test_a_file_size_limit_is_an_error_not_a_signal(tmp_path, keys):
