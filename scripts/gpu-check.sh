@@ -32,7 +32,8 @@
 #             tests (against cryptotensors), then their GPU cases under
 #             compute-sanitizer memcheck
 #   safetensors-bench  bench/safetensors_bench.py on 8 and 32 GiB in /dev/shm
-#             (safetensors-bench.json)
+#             (safetensors-bench.json), then bench/file_write_bounds.py on
+#             8 GiB there (file-write-bounds.json)
 #   cli       the CLI tests (tests/cli) on build-gpu's CLI: their GPU and
 #             hybrid cases run only where there is a device
 #   age       `warpcrypt age` against the reference `age` on 1 GiB in
@@ -257,6 +258,8 @@ fi
 if want safetensors-bench; then
   step safetensors-bench python3 bench/safetensors_bench.py --gib 8 --gib 32 --dir /dev/shm \
     --repeats "${SAFETENSORS_REPEATS:-3}" --json "$out/safetensors-bench.json"
+  # What bounds the save: the ways a new file in /dev/shm can be written.
+  step file-write-bounds python3 bench/file_write_bounds.py --gib 8 --dir /dev/shm --json "$out/file-write-bounds.json"
 fi
 if want hybrid; then
   step hybrid bench/hybrid_bounds.sh build-gpu/warpcrypt build-gpu/bench/gpu/warpcrypt_start_bench

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -415,7 +416,6 @@ class Aead {
   std::vector<size_t> crypt_chunks(bool seal, nb::handle nonces, nb::handle data, size_t chunk_size, nb::handle tags,
                                    nb::handle buf, nb::handle verified, std::optional<uintptr_t> stream,
                                    nb::handle resolver) const {
-    const Way way = seal ? Way::seal : Way::open;
     if (chunk_size == 0) throw Failure(WC_ERR_INVALID_ARGUMENT, "chunk_size must be positive");
     if (wc_aead_nonce_len_valid(aead_, kChunkNonceLen) == 0) {
       throw Failure(WC_ERR_IV_LEN, name() + " does not take the 12-byte nonces of chunks");
@@ -473,23 +473,25 @@ class Aead {
     call.wait_for_producers(handle);
     std::optional<DeviceInts> own;
     int32_t *verdict = seal ? nullptr : verdicts_at(verdicts, own, count, handle);
-    const size_t full = len / chunk_size;
     std::vector<int32_t> known;
     wc_status status;
     {
       nb::gil_scoped_release unlocked;
       const wc_aead_key *key = nullptr;
       status = device_key(&key);
-      if (status == WC_OK && full != 0) {
-        const wc_aead_strided batch{out.data(),        in.data(),      chunk_size, chunk_size,
-                                    nonce_bytes.data(), kChunkNonceLen, tag_bytes.data(), tag_len_,
-                                    full};
+      // The full chunks, then a short last one as a batch of its own: its
+      // nonce is device memory too, which a message list cannot take.
+      const size_t full = len / chunk_size;
+      for (const auto &[first, span, number] : {std::tuple{size_t{0}, chunk_size, full},
+                                                std::tuple{full, len % chunk_size, count - full}}) {
+        if (status != WC_OK || number == 0) continue;
+        const size_t at = first * chunk_size;
+        const wc_aead_strided batch{out.data() + at, in.data() + at, span, span,
+                                    nonce_bytes.data() + kChunkNonceLen * first, kChunkNonceLen,
+                                    tag_bytes.data() + tag_len_ * first, tag_len_, number};
         status = seal ? wc_aead_key_seal_strided_device_async(key, &batch, tag_len_, as_stream(handle))
-                      : wc_aead_key_open_strided_device_async(key, verdict, &batch, tag_len_, as_stream(handle));
-      }
-      if (status == WC_OK && full != count) {
-        const wc_aead_message last = message(full, chunk_size);
-        status = on_device(way, &last, 1, seal ? nullptr : verdict + full, handle);
+                      : wc_aead_key_open_strided_device_async(key, verdict + first, &batch, tag_len_,
+                                                              as_stream(handle));
       }
       if (status == WC_OK && own) known = own->read();
     }

@@ -50,20 +50,21 @@ DeviceSpec = Union[str, int, Any]
 PIECE_BYTES = 16 * 1024 * 1024
 
 
-def _readers() -> int:
+def _readers(gpus: int = 1) -> int:
     """Threads that read (and on the CPU, decrypt) at once: a read from the
     page cache is a copy by the kernel, a few GB/s per thread, so it takes
-    many of them to keep up with a GPU's copy engine. The usable CPUs are
-    the library's count (affinity and cgroup quota included), as every
-    other job's workers are."""
-    return min(16, _native.default_threads())
+    16 of them to keep up with one GPU's copy engine, and 16 more for each
+    further GPU, as far as the CPUs go. The usable CPUs are the library's
+    count (affinity and cgroup quota included), as every other job's
+    workers are."""
+    return min(16 * gpus, _native.default_threads())
 
 
-def _gpu_slots() -> int:
+def _gpu_slots(in_flight: int) -> int:
     """Pinned slots per device: twice the pieces in flight, so a slot comes
     back to the readers only once the copy queued behind it half a round
     ago has long finished, and the copy engine never waits on a refill."""
-    return 2 * _readers()
+    return 2 * in_flight
 
 
 # ---------------------------------------------------------------- frameworks
@@ -377,11 +378,13 @@ class _GpuLoader:
     arrived a second stream opens its chunks in place, recording each
     chunk's verdict on the device; the verdicts are read once, at the end."""
 
-    def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, slot_bytes: int) -> None:
-        self.torch, self.device, self.pool = torch, device, pool
+    def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, in_flight: int,
+                 slot_bytes: int) -> None:
+        self.torch, self.device, self.pool, self.in_flight = torch, device, pool, in_flight
         self.copy_stream = torch.cuda.Stream(device)
         self.open_stream = torch.cuda.Stream(device)
-        self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True) for _ in range(_gpu_slots())]
+        self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True)
+                      for _ in range(_gpu_slots(in_flight))]
         self.views = [memoryview(slot.numpy()) for slot in self.slots]
         self.copied: list[Any] = [None] * len(self.slots)
 
@@ -404,7 +407,7 @@ class _GpuLoader:
         slot = 0
         for job in jobs:
             for piece in _pieces(job.entry, job.sealing, split_one_message=True):
-                if len(pending) == _readers():
+                if len(pending) == self.in_flight:
                     self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
                 if self.copied[slot] is not None:
                     self.copied[slot].synchronize()
@@ -483,8 +486,10 @@ def _load_gpus(file: _File, fd: int, base: int, gpus: Mapping[Any, Sequence[_Job
         raise InvalidArgument("GPU loading takes framework='pt'")
     chunk = file.crypto.chunk_size if file.crypto is not None and file.crypto.chunk_size else 0
     slot_bytes = max(PIECE_BYTES, chunk)
-    with concurrent.futures.ThreadPoolExecutor(_readers()) as pool:
-        loaders = [_GpuLoader(framework.torch, device, pool, slot_bytes) for device in gpus]
+    readers = _readers(len(gpus))
+    with concurrent.futures.ThreadPoolExecutor(readers) as pool:
+        loaders = [_GpuLoader(framework.torch, device, pool, max(1, readers // len(gpus)), slot_bytes)
+                   for device in gpus]
         if len(loaders) == 1:
             loaders[0].load(fd, base, next(iter(gpus.values())))
             return
@@ -831,13 +836,14 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
         event.synchronize()
         out.write(offset, memoryview(slot.numpy())[:length])
 
-    with concurrent.futures.ThreadPoolExecutor(_readers()) as pool:
+    writers = _readers()
+    with concurrent.futures.ThreadPoolExecutor(writers) as pool:
         writes: list[concurrent.futures.Future[None]] = []
         for source in sources:
             device = source.tensor.device
             if device not in slots:
                 slots[device] = [torch.empty(PIECE_BYTES, dtype=torch.uint8, pin_memory=True)
-                                 for _ in range(_gpu_slots())]
+                                 for _ in range(_gpu_slots(writers))]
                 busy[device], next_slot[device] = [None] * len(slots[device]), 0
             flat = source.tensor.detach().contiguous().reshape(-1).view(torch.uint8)
             sealing = source.sealing
