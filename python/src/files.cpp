@@ -344,14 +344,12 @@ class AtomicOutput {
 #endif
 
 // Makes the pages under `region` (part of a shared, writable file mapping)
-// present and writable, the file's blocks allocated as a write allocates
-// them, then copies `data` (if not None) to the region's start. Threads
-// fill one mapped file at once this way, each allocating its own pages,
-// where posix_fallocate reserves the whole file under the file's lock on
-// one thread; and a block the filesystem cannot allocate is an OSError
-// here, not a SIGBUS on a later store. False, with nothing copied, where
-// the kernel cannot populate pages (before Linux 5.14): the caller must
-// reserve the file's blocks some other way before writing to the map.
+// present and writable in one call, then copies `data` (if not None) to the
+// region's start, all without the GIL: how threads fill one mapped file at
+// once. A page the filesystem cannot back (a full disk, a page past the
+// end) is an OSError here rather than a SIGBUS on the copy. False, with
+// nothing copied, where the kernel cannot populate pages (before Linux
+// 5.14).
 bool fill_mapped(nb::handle region, nb::handle data) {
   const View target = View::host(region, Access::write, "region");
   std::optional<View> source;
@@ -407,8 +405,8 @@ void bind_files(nb::module_ &m) {
         "max_iterations"_a, "max_argon2_ops"_a, "max_argon2_memory"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("sealed_info", &sealed_info, "path"_a);
   m.def("fill_mapped", &fill_mapped, "region"_a, "data"_a.none(),
-        "Allocates the pages under region (a shared file mapping) and copies data there; False where the kernel "
-        "cannot (before Linux 5.14).");
+        "Makes the pages under region (a shared file mapping) present, then copies data there, without the GIL; "
+        "False where the kernel cannot (before Linux 5.14).");
   m.attr("SEAL_HEADER_LEN") = WC_SEAL_HEADER_LEN;
   m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
   nb::class_<AtomicOutput>(m, "AtomicOutput",

@@ -197,7 +197,7 @@ def sealed_info(path: str) -> tuple[str, int, str | None, int, int, int, int, by
 
 def fill_mapped(region: object, data: object | None) -> bool:
     """
-    Allocates the pages under region (a shared file mapping) and copies data there; False where the kernel cannot (before Linux 5.14).
+    Makes the pages under region (a shared file mapping) present, then copies data there, without the GIL; False where the kernel cannot (before Linux 5.14).
     """
 
 SEAL_HEADER_LEN: int = 48

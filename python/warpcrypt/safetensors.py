@@ -60,6 +60,10 @@ def _readers(gpus: int = 1) -> int:
     return min(16 * gpus, _native.default_threads())
 
 
+# How much of a file being written its reserving thread reserves at a time.
+_RESERVE_STEP = 64 << 20
+
+
 def _gpu_slots(in_flight: int) -> int:
     """Pinned slots per device: twice the pieces in flight, so a slot comes
     back to the readers only once the copy queued behind it half a round
@@ -720,37 +724,70 @@ def _write_file(filename: PathLike, entries: Sequence[Entry], sources: Sequence[
 class _MappedFile:
     """The file being written, sized up front and mapped, so that many
     threads fill it at once: pwrite to one file cannot do that, since each
-    write holds the file's lock. Each writer allocates the pages it fills
-    (_native.fill_mapped), in parallel, so that a full disk is an OSError
-    there rather than a SIGBUS on a mapped page later. Where the kernel
-    cannot allocate pages that way, the file's blocks are reserved first
-    (posix_fallocate, one thread), and a filesystem that cannot reserve them
-    is written with pwrite instead."""
+    write holds the file's lock.
+
+    Its blocks are reserved (posix_fallocate) by a thread of its own, a step
+    at a time from the start, while the writers fill what is reserved:
+    tmpfs allocates a file's blocks on one thread however many threads ask
+    (bench/file_write_bounds.py), so the reservation runs beside the copies
+    rather than before them. A full disk is an OSError from the reservation,
+    raised in the writer waiting for those blocks, never a SIGBUS on a
+    mapped page. A filesystem that cannot reserve blocks is written with
+    pwrite instead."""
 
     def __init__(self, fd: int, size: int) -> None:
-        self.fd, self.map, self.view = fd, None, None
-        self.allocate_pages = False
+        self.fd, self.size, self.map, self.view = fd, size, None, None
+        self._reserved, self._stop = 0, False
+        self._failure: OSError | None = None
+        self._progress = threading.Condition()
+        self._reserver: threading.Thread | None = None
         if not size:
             return
-        os.ftruncate(fd, size)
-        self.map = mmap.mmap(fd, size)
-        self.view = memoryview(self.map)
-        self.allocate_pages = _native.fill_mapped(self.view[:1], None)
-        if self.allocate_pages:
-            return
+        first = min(size, _RESERVE_STEP)
         try:
-            os.posix_fallocate(fd, 0, size)
+            os.posix_fallocate(fd, 0, first)
         except OSError as error:
             if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
                 raise
-            self.view.release()
-            self.map.close()
-            self.map, self.view = None, None
+            return
+        self._reserved = first
+        os.ftruncate(fd, size)
+        self.map = mmap.mmap(fd, size)
+        self.view = memoryview(self.map)
+        if first < size:
+            self._reserver = threading.Thread(target=self._reserve, name="warpcrypt-reserve", daemon=True)
+            self._reserver.start()
+
+    def _reserve(self) -> None:
+        at = self._reserved
+        while at < self.size and not self._stop:
+            step = min(_RESERVE_STEP, self.size - at)
+            try:
+                os.posix_fallocate(self.fd, at, step)
+            except OSError as error:
+                with self._progress:
+                    self._failure = error
+                    self._progress.notify_all()
+                return
+            at += step
+            with self._progress:
+                self._reserved = at
+                self._progress.notify_all()
+
+    def _wait_reserved(self, end: int) -> None:
+        with self._progress:
+            self._progress.wait_for(lambda: self._reserved >= end or self._failure is not None)
+            if self._reserved < end:
+                assert self._failure is not None
+                raise OSError(self._failure.errno, self._failure.strerror)
 
     def __enter__(self) -> _MappedFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._reserver is not None:
+            self._stop = True
+            self._reserver.join()
         if self.view is not None:
             assert self.map is not None
             try:
@@ -764,22 +801,21 @@ class _MappedFile:
                     raise
 
     def region(self, offset: int, length: int) -> memoryview | None:
-        """The file's bytes [offset, offset + length), ready to be written,
-        or None where the file is not mapped."""
+        """The file's bytes [offset, offset + length), reserved and ready to
+        be written, or None where the file is not mapped."""
         if self.view is None:
             return None
-        region = self.view[offset:offset + length]
-        if self.allocate_pages:
-            _native.fill_mapped(region, None)
-        return region
+        self._wait_reserved(offset + length)
+        return self.view[offset:offset + length]
 
     def write(self, offset: int, data: memoryview) -> None:
-        if self.view is None:
+        """Copies `data` to `offset`, without the GIL where the file is
+        mapped."""
+        region = self.region(offset, len(data))
+        if region is None:
             _write_at(self.fd, data, offset)
-        elif self.allocate_pages:
-            _native.fill_mapped(self.view[offset:offset + len(data)], data)
-        else:
-            self.view[offset:offset + len(data)] = data
+        elif not _native.fill_mapped(region, data):
+            region[:] = data
 
 
 def _write_at(fd: int, view: memoryview, offset: int) -> None:

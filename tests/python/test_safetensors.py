@@ -560,20 +560,23 @@ def test_fill_mapped_allocates_copies_and_refuses_pages_the_file_cannot_back(tmp
     assert (tmp_path / "f").read_bytes() == bytes(100) + b"x" * 150 + bytes(4096 - 250)
 
 
-def old_kernel(monkeypatch):
-    """The writer as it runs where madvise cannot allocate pages (before
-    Linux 5.14): fill_mapped's probe answers False."""
-    monkeypatch.setattr(ws._native, "fill_mapped", lambda region, data: False)
-
-
-def test_without_page_allocation_the_blocks_are_reserved_first(tmp_path, keys, monkeypatch):
-    old_kernel(monkeypatch)
+def test_the_blocks_are_reserved_in_steps_beside_the_writers(tmp_path, keys, monkeypatch):
     reserved = []
     real = os.posix_fallocate
-    monkeypatch.setattr(ws.os, "posix_fallocate", lambda fd, offset, length: (reserved.append(length),
+    monkeypatch.setattr(ws, "_RESERVE_STEP", 1000)
+    monkeypatch.setattr(ws.os, "posix_fallocate", lambda fd, offset, length: (reserved.append((offset, length)),
                                                                              real(fd, offset, length)))
     ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys, chunk_size=128)
-    assert reserved == [os.path.getsize(tmp_path / "m.safetensors")]
+    size = os.path.getsize(tmp_path / "m.safetensors")
+    assert len(reserved) == -(-size // 1000) > 1
+    assert reserved == [(at, min(1000, size - at)) for at in range(0, size, 1000)]
+    same(ct_load(tmp_path / "m.safetensors", keys), tensors())
+
+
+def test_without_madvise_populate_the_copies_hold_the_gil_but_land(tmp_path, keys, monkeypatch):
+    """Before Linux 5.14 fill_mapped copies nothing and answers False."""
+    monkeypatch.setattr(ws._native, "fill_mapped", lambda region, data: False)
+    ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys, chunk_size=128)
     same(ct_load(tmp_path / "m.safetensors", keys), tensors())
 
 
@@ -581,18 +584,22 @@ def test_a_filesystem_that_cannot_reserve_blocks_is_written_with_pwrite(tmp_path
     def unsupported(fd, offset, length):
         raise OSError(95, "Operation not supported")
 
-    old_kernel(monkeypatch)
     monkeypatch.setattr(ws.os, "posix_fallocate", unsupported)
     ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys, chunk_size=128)
     same(ct_load(tmp_path / "m.safetensors", keys), tensors())
 
 
-def test_a_full_disk_without_page_allocation_is_one_error_and_leaves_no_file(tmp_path, keys, monkeypatch):
+@pytest.mark.parametrize("full_from", [0, 2000], ids=["at once", "in the reserving thread"])
+def test_a_full_disk_from_the_reservation_is_one_error_and_leaves_no_file(tmp_path, keys, monkeypatch, full_from):
+    real = os.posix_fallocate
+
     def full(fd, offset, length):
-        raise OSError(28, "No space left on device")
+        if offset >= full_from:
+            raise OSError(28, "No space left on device")
+        real(fd, offset, length)
 
     (tmp_path / "m.safetensors").write_bytes(b"the old model")
-    old_kernel(monkeypatch)
+    monkeypatch.setattr(ws, "_RESERVE_STEP", 1000)
     monkeypatch.setattr(ws.os, "posix_fallocate", full)
     with pytest.raises(OSError, match="No space left"):
         ws.save_file(tensors(), tmp_path / "m.safetensors", keys=keys)
