@@ -28,9 +28,9 @@
 #   python    the Python package: its tests with CuPy and PyTorch, the two
 #             examples, bench/python_overhead.py (JSON in python-overhead.log)
 #             and bench/checkpoint_bench.py on 4 GiB (python-checkpoint.log)
-#   safetensors  warpcrypt.safetensors and warpcrypt.aead on the GPU: their
-#             tests (against cryptotensors), then their GPU cases under
-#             compute-sanitizer memcheck
+#   safetensors  warpcrypt.safetensors, warpcrypt.aead and warpcrypt.torch on
+#             the GPU: their tests (against cryptotensors), then their GPU
+#             cases under compute-sanitizer memcheck
 #   safetensors-bench  bench/safetensors_bench.py on 8 and 32 GiB in /dev/shm
 #             (safetensors-bench.json), then bench/file_write_bounds.py on
 #             8 GiB there (file-write-bounds.json)
@@ -247,13 +247,16 @@ if want python; then
   step python-checkpoint python3 bench/checkpoint_bench.py --gib 4 --dir /dev/shm --repeats 3
 fi
 if want safetensors; then
-  # With the AEAD's own tests: the loader opens tensors through its chunk
-  # calls and the keys GPU arrays share.
-  step safetensors-tests python3 -m pytest tests/python/test_safetensors.py tests/python/test_aead.py -q -rs
+  # With the AEAD's own tests (the loader opens tensors through its chunk
+  # calls and the keys GPU arrays share) and the checkpoints' (their
+  # tensors go through the same loader and writer).
+  step safetensors-tests python3 -m pytest tests/python/test_safetensors.py tests/python/test_aead.py \
+    tests/python/test_torch_checkpoint.py -q -rs
   # PyTorch's allocator hands out pieces of larger blocks, so memcheck sees
   # an access past a tensor only where it leaves the block.
   step safetensors-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
-    python3 -m pytest tests/python/test_safetensors.py tests/python/test_aead.py -q -k gpu
+    python3 -m pytest tests/python/test_safetensors.py tests/python/test_aead.py tests/python/test_torch_checkpoint.py \
+    -q -k "gpu or cuda"
 fi
 if want safetensors-bench; then
   step safetensors-bench python3 bench/safetensors_bench.py --gib 8 --gib 32 --dir /dev/shm \

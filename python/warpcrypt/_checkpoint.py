@@ -39,7 +39,7 @@ from warpcrypt._files import _input, _output
 from warpcrypt._sealed_io import _READ_STEP, _read_exactly
 from warpcrypt._typing import PathLike
 from warpcrypt.aead import AESGCM
-from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag
+from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag, _tensor_not_authentic
 
 FORMAT = "warpcrypt-torch-checkpoint"
 MAGIC = b"WCTORCH\0"
@@ -162,6 +162,34 @@ def sealed_header(key: bytes, aead: str, header: bytes, salt: bytes, checkpoint_
     return prefix + sealer.encrypt(_HEADER_NONCE, header, prefix), sealer
 
 
+class Start:
+    """A new checkpoint's beginning: its random id, its prefix and sealed
+    header (the table of `tensors` and the `state` around them), and the
+    AEAD that seals its tensors."""
+
+    def __init__(self, key: bytes, aead: str, tensors: Sequence[TensorInfo], state: Any) -> None:
+        self.tensors = tensors
+        self.checkpoint_id = os.urandom(16)
+        header = json.dumps({"tensors": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape),
+                                          "device": t.device, "nbytes": t.nbytes} for t in tensors],
+                             "state": state}, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        self.sealed_header, self.aead = sealed_header(key, aead, header.encode(), os.urandom(16),
+                                                      self.checkpoint_id)
+
+    def associated_data(self, info: TensorInfo) -> bytes:
+        return associated_data(self.checkpoint_id, len(self.tensors), info)
+
+
+def body_offsets(tensors: Sequence[TensorInfo]) -> list[int]:
+    """Where each tensor's ciphertext starts, counted from the end of the
+    sealed header; its tag follows it."""
+    offsets, at = [], 0
+    for info in tensors:
+        offsets.append(at)
+        at += info.nbytes + TAG_LEN
+    return offsets
+
+
 class Writer:
     """Writes a checkpoint to `stream`: the prefix and header at once, then
     each tensor's ciphertext and tag as :meth:`write_tensor` is given them,
@@ -171,16 +199,13 @@ class Writer:
                  state: Any) -> None:
         self._stream = stream
         self.tensors = tensors
-        self.checkpoint_id = os.urandom(16)
-        header = json.dumps({"tensors": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape),
-                                          "device": t.device, "nbytes": t.nbytes} for t in tensors],
-                             "state": state}, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        sealed, self.aead = sealed_header(key, aead, header.encode(), os.urandom(16), self.checkpoint_id)
+        self.start = Start(key, aead, tensors, state)
+        self.aead = self.start.aead
         self._next = 0
-        _write_all(stream, sealed)
+        _write_all(stream, self.start.sealed_header)
 
     def associated_data(self, info: TensorInfo) -> bytes:
-        return associated_data(self.checkpoint_id, len(self.tensors), info)
+        return self.start.associated_data(info)
 
     def write_tensor(self, info: TensorInfo, ciphertext: object, tag: object) -> None:
         """Writes tensor `info`'s ciphertext and tag (bytes-like, in host
@@ -232,6 +257,7 @@ class Reader:
             raise InvalidTag("the checkpoint's header did not authenticate: wrong key, or the header was "
                              "modified or taken from another checkpoint") from None
         self.tensors, self.state = parse_header(header)
+        self.body_start = PREFIX_LEN + header_len + TAG_LEN
         body = sum(info.nbytes + TAG_LEN for info in self.tensors)
         if left is not None and left != body:
             raise FormatError(f"{'truncated' if left < body else 'extended'} warpcrypt.torch checkpoint: "
@@ -267,11 +293,12 @@ class Reader:
         :meth:`warpcrypt.aead.AESGCM.decrypt_into`), zeroed unless it
         authenticates."""
         try:
-            self.aead.decrypt_into(nonce(info.index), ciphertext,
-                                   associated_data(self.checkpoint_id, len(self.tensors), info), buf, tag=tag)
+            self.aead.decrypt_into(nonce(info.index), ciphertext, self.associated_data(info), buf, tag=tag)
         except InvalidTag:
-            raise InvalidTag(f"tensor {info.name!r} did not authenticate: the checkpoint was modified (a tensor "
-                             "changed, moved or taken from another checkpoint)") from None
+            raise _tensor_not_authentic(info.name) from None
+
+    def associated_data(self, info: TensorInfo) -> bytes:
+        return associated_data(self.checkpoint_id, len(self.tensors), info)
 
     def finish(self) -> None:
         """Refuses a stream that goes on after the last tensor."""
@@ -425,6 +452,20 @@ def write(target: Source, state: Mapping[Any, Any], key: bytes, aead: str, is_te
     stream): `describe` gives each tensor's table entry, and `seal_tensor`
     seals it and hands it to the writer. Everything is checked before the
     first byte is written."""
+    encoded, infos, tensors = plan(state, is_tensor, describe)
+    # A bad key or AEAD raises before the first byte; a failure after it
+    # leaves no file at a path (written atomically) and a stream cut short.
+    with _output(target) as stream:
+        writer = Writer(stream, key, aead, infos, encoded)
+        for info, tensor in zip(infos, tensors):
+            seal_tensor(writer, info, tensor)
+
+
+def plan(state: Mapping[Any, Any], is_tensor: Callable[[object], bool],
+         describe: Callable[[int, str, Any], TensorInfo]) -> tuple[Any, list[TensorInfo], list[Any]]:
+    """The state as the header holds it, the tensor table, and the tensors
+    in its order; InvalidArgument or TypeError for anything a checkpoint
+    cannot hold, before a byte is written."""
     encoded, found = encode_state(state, is_tensor)
     infos = [describe(index, name, tensor) for index, (name, tensor) in enumerate(found)]
     for info in infos:
@@ -432,12 +473,7 @@ def write(target: Source, state: Mapping[Any, Any], key: bytes, aead: str, is_te
             check_tensor(info)
         except FormatError as error:
             raise InvalidArgument(f"{error}: warpcrypt.torch cannot save it") from None
-    # A bad key or AEAD raises before the first byte; a failure after it
-    # leaves no file at a path (written atomically) and a stream cut short.
-    with _output(target) as stream:
-        writer = Writer(stream, key, aead, infos, encoded)
-        for info, (_, tensor) in zip(infos, found):
-            seal_tensor(writer, info, tensor)
+    return encoded, infos, [tensor for _, tensor in found]
 
 
 def read_raw(source: Source, key: bytes) -> dict[Any, Any]:

@@ -402,14 +402,19 @@ def _describe(name: KeyName) -> str:
 
 @dataclass
 class Sealing:
-    """How one tensor is encrypted: its data key (unwrapped) and the nonce
-    and tag of each message."""
+    """How one tensor is encrypted: the AEAD keyed for it, and the nonce and
+    tag of each message. A CryptoTensors tensor has a data key of its own,
+    which the header carries wrapped under the master key. The tensors of a
+    warpcrypt.torch checkpoint, which the same loader and writer move, share
+    the checkpoint's key and have no data key, but each is one message whose
+    associated data binds its place in the checkpoint."""
 
-    data_key: bytes = field(repr=False)
     aead: Aead = field(repr=False)
     nonces: list[bytes]
     tags: bytearray  # 16 bytes per message, in order (filled in as a writer seals)
     chunk_size: int | None  # None: the whole tensor is one message (version 1)
+    data_key: bytes = field(default=b"", repr=False)
+    associated_data: bytes | None = None  # of a one-message tensor
 
     def messages(self, nbytes: int) -> list[tuple[int, int]]:
         """Each message's [start, end) within the tensor."""
@@ -496,14 +501,14 @@ def _sealing(name: str, sealed: object, nbytes: int, master: Aead, alg: str, chu
     aead = make_aead(alg, data_key)
     if chunk_size is None:
         if nbytes == 0 and not raw["iv"] and not raw["tag"]:
-            return Sealing(data_key, aead, [], bytearray(), None)  # the reference writes an empty tensor unencrypted
+            return Sealing(aead, [], bytearray(), None, data_key)  # the reference writes an empty tensor unencrypted
         _check_length(where, "iv", raw["iv"], NONCE_BYTES)
         _check_length(where, "tag", raw["tag"], TAG_BYTES)
-        return Sealing(data_key, aead, [raw["iv"]], bytearray(raw["tag"]), None)
+        return Sealing(aead, [raw["iv"]], bytearray(raw["tag"]), None, data_key)
     _check_length(where, "base_iv", raw["base_iv"], NONCE_BYTES)
     count = max(1, -(-nbytes // chunk_size))
     _check_length(where, "tags", raw["tags"], count * TAG_BYTES)
-    return Sealing(data_key, aead, chunk_nonces(raw["base_iv"], count, where), bytearray(raw["tags"]), chunk_size)
+    return Sealing(aead, chunk_nonces(raw["base_iv"], count, where), bytearray(raw["tags"]), chunk_size, data_key)
 
 
 def chunk_nonces(base: bytes, count: int, where: str) -> list[bytes]:
@@ -533,7 +538,7 @@ def new_sealing(alg: str, nbytes: int, chunk_size: int | None) -> Sealing:
         prefix = os.urandom(8)
         counter = int.from_bytes(os.urandom(4), "big") % (0x100000000 - count + 1)
         nonces = chunk_nonces(prefix + struct.pack(">I", counter), count, "")
-    return Sealing(data_key, make_aead(alg, data_key), nonces, bytearray(TAG_BYTES * count), chunk_size)
+    return Sealing(make_aead(alg, data_key), nonces, bytearray(TAG_BYTES * count), chunk_size, data_key)
 
 
 def encryption_entry(sealing: Sealing, wrapped: bytes) -> dict[str, str]:

@@ -226,12 +226,17 @@ class _Borrowed:
         pass
 
 
+def _is_path(place: object) -> bool:
+    """A path rather than a caller's stream (file object)."""
+    return isinstance(place, (str, os.PathLike))
+
+
 def _input(src: PathOrStream) -> Union[IO[bytes], _Borrowed]:
-    return open(src, "rb") if isinstance(src, (str, os.PathLike)) else _Borrowed(src)
+    return open(src, "rb") if _is_path(src) else _Borrowed(src)  # type: ignore[arg-type]
 
 
 def _output(dst: PathOrStream) -> Union[_Borrowed, "_AtomicFile"]:
-    return _AtomicFile(_path(dst)) if isinstance(dst, (str, os.PathLike)) else _Borrowed(dst)
+    return _AtomicFile(_path(dst)) if _is_path(dst) else _Borrowed(dst)  # type: ignore[arg-type]
 
 
 class _AtomicFile:

@@ -207,6 +207,14 @@ class InvalidTag(Error, *_pyca("InvalidTag")):  # type: ignore[misc]
     status = Status.AUTH
 
 
+def _tensor_not_authentic(name: str, chunk: int | None = None) -> InvalidTag:
+    """The one error for a stored tensor (of an encrypted safetensors file or
+    a warpcrypt.torch checkpoint) whose data or tag does not authenticate;
+    `chunk`, where it is cut into chunks, the first that failed."""
+    where = f"tensor {name!r}" + (f", chunk {chunk}" if chunk is not None else "")
+    return InvalidTag(f"{where} does not authenticate: its data was changed or moved, or it belongs to another file")
+
+
 class InvalidSignature(InvalidTag, *_pyca("InvalidSignature")):  # type: ignore[misc]
     """A signed header's signature does not verify under the caller's key
     (CryptoTensors files, warpcrypt.safetensors): the header was changed, or

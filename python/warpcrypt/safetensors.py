@@ -36,7 +36,7 @@ from warpcrypt import _cryptotensors as ct
 from warpcrypt import _native
 from warpcrypt._cryptotensors import Entry, KeySet, Sealing, generate_keys
 from warpcrypt._files import _output
-from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsupported
+from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsupported, _tensor_not_authentic
 
 __all__ = ["RawTensor", "generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
 
@@ -300,22 +300,34 @@ def _read_into(fd: int, view: memoryview, offset: int) -> None:
 
 
 def _failure(entry: Entry, message: int | None) -> InvalidTag:
-    where = f"tensor {entry.name!r}" + (f", chunk {message}" if message is not None else "")
-    return InvalidTag(f"{where} does not authenticate: its data was changed or moved, or it belongs to another file")
+    return _tensor_not_authentic(entry.name, message)
 
 
 def _open_empty(entry: Entry, sealing: Sealing) -> None:
     """An empty tensor's one empty message: its tag authenticates it still."""
     try:
-        sealing.aead.decrypt(sealing.nonces[0], bytes(sealing.tags[:ct.TAG_BYTES]), None)
+        sealing.aead.decrypt(sealing.nonces[0], bytes(sealing.tags[:ct.TAG_BYTES]), sealing.associated_data)
     except InvalidTag:
         raise _failure(entry, 0 if sealing.chunk_size is not None else None) from None
 
 
-def _load_host(file: _File, jobs: Sequence[_Job], framework: _Framework) -> None:
+def _load_jobs(fd: int, base: int, by_device: Mapping[Any, Sequence[_Job]], framework: _Framework,
+               largest_message: int) -> None:
+    """Reads and opens each job's tensor, at `base` + its start in file
+    `fd`, into its array: arrays in host memory on every core, arrays on
+    GPUs through pinned memory and opened there. A chunk is read whole into
+    a pinned slot, so a slot holds `largest_message` bytes at least."""
+    host = [job for device, jobs in by_device.items() if not framework.is_cuda(device) for job in jobs]
+    gpus = {device: jobs for device, jobs in by_device.items() if framework.is_cuda(device)}
+    if host:
+        _load_host(fd, base, host, framework)
+    if gpus:
+        _load_gpus(fd, base, gpus, framework, max(PIECE_BYTES, largest_message))
+
+
+def _load_host(fd: int, base: int, jobs: Sequence[_Job], framework: _Framework) -> None:
     """Reads each tensor into its array and decrypts it there, pieces in
     parallel: each piece is read and its chunks opened while in cache."""
-    fd, base = file.stream.fileno(), file.header.data_start
 
     def load_piece(job: _Job, piece: _Piece) -> None:
         view = framework.host_view(job.array)
@@ -325,7 +337,8 @@ def _load_host(file: _File, jobs: Sequence[_Job], framework: _Framework) -> None
             assert sealing is not None
             tag = sealing.tags[ct.TAG_BYTES * index:ct.TAG_BYTES * (index + 1)]
             try:
-                sealing.aead.decrypt_into(sealing.nonces[index], view[first:last], None, view[first:last], tag=tag)
+                sealing.aead.decrypt_into(sealing.nonces[index], view[first:last], sealing.associated_data,
+                                          view[first:last], tag=tag)
             except InvalidTag:
                 raise _failure(job.entry, index if sealing.chunk_size is not None else None) from None
 
@@ -401,11 +414,11 @@ class _GpuLoader:
         sealed = [job.sealing for job in jobs if job.sealing is not None]
         tags = self._upload(b"".join(sealing.tags for sealing in sealed))
         nonces = self._upload(b"".join(b"".join(sealing.nonces) for sealing in sealed))
-        first_verdict: dict[str, int] = {}
+        first_verdict: dict[int, int] = {}  # by id(job): names need not be unique to the loader
         position = 0
         for job in jobs:
             if job.sealing is not None:
-                first_verdict[job.entry.name] = position
+                first_verdict[id(job)] = position
                 position += len(job.sealing.nonces)
         pending: collections.deque[tuple[concurrent.futures.Future[None], int, _Job, _Piece]] = collections.deque()
         slot = 0
@@ -428,7 +441,7 @@ class _GpuLoader:
             for job in jobs:
                 if job.sealing is None:
                     continue
-                first = first_verdict[job.entry.name]
+                first = first_verdict[id(job)]
                 bad = [i - first for i in failed if first <= i < first + len(job.sealing.nonces)]
                 if bad:
                     raise _failure(job.entry, bad[0] if job.sealing.chunk_size is not None else None)
@@ -438,7 +451,7 @@ class _GpuLoader:
         return self.torch.frombuffer(bytearray(data or b"\0"), dtype=self.torch.uint8).to(self.device)
 
     def _issue(self, future: concurrent.futures.Future[None], slot: int, job: _Job, piece: _Piece, nonces: Any,
-               tags: Any, verdicts: Any, first_verdict: Mapping[str, int]) -> None:
+               tags: Any, verdicts: Any, first_verdict: Mapping[int, int]) -> None:
         torch = self.torch
         future.result()
         with torch.cuda.stream(self.copy_stream):
@@ -452,7 +465,7 @@ class _GpuLoader:
         # The tensor's last piece is queued: all its chunks are opened in one
         # call behind it, with no work per chunk here, so that this thread
         # keeps the copies coming.
-        first = first_verdict[job.entry.name]
+        first = first_verdict[id(job)]
         count = len(sealing.nonces)
         if job.entry.nbytes == 0:
             if count:  # an empty tensor's one empty message, opened here
@@ -460,6 +473,11 @@ class _GpuLoader:
                 verdicts[first].fill_(1)
             return
         self.open_stream.wait_event(event)
+        if sealing.associated_data is not None:
+            sealing.aead.decrypt_into(sealing.nonces[0], job.array, sealing.associated_data, job.array,
+                                      tag=tags[ct.TAG_BYTES * first:ct.TAG_BYTES * (first + 1)],
+                                      stream=self.open_stream, verified=verdicts[first:first + 1])
+            return
         sealing.aead.decrypt_chunks(nonces[ct.NONCE_BYTES * first:ct.NONCE_BYTES * (first + count)], job.array,
                                     sealing.chunk_size or job.entry.nbytes,
                                     tags[ct.TAG_BYTES * first:ct.TAG_BYTES * (first + count)],
@@ -473,23 +491,17 @@ def _load(file: _File, names: Sequence[str], framework: _Framework, place: Calla
         entry = file.entries[name]
         device = place(name)
         by_device[device].append(_Job(entry, file.sealing(name), framework.empty(entry.nbytes, device)))
-    fd, base = file.stream.fileno(), file.header.data_start
-    host = [job for device, jobs in by_device.items() if not framework.is_cuda(device) for job in jobs]
-    gpus = {device: jobs for device, jobs in by_device.items() if framework.is_cuda(device)}
-    if host:
-        _load_host(file, host, framework)
-    if gpus:
-        _load_gpus(file, fd, base, gpus, framework)
+    chunk = file.crypto.chunk_size if file.crypto is not None and file.crypto.chunk_size else 0
+    _load_jobs(file.stream.fileno(), file.header.data_start, by_device, framework, chunk)
     done = {job.entry.name: job for jobs in by_device.values() for job in jobs}
     return {name: framework.finish(done[name].array, done[name].entry.dtype, done[name].entry.shape)
             for name in names}
 
 
-def _load_gpus(file: _File, fd: int, base: int, gpus: Mapping[Any, Sequence[_Job]], framework: _Framework) -> None:
+def _load_gpus(fd: int, base: int, gpus: Mapping[Any, Sequence[_Job]], framework: _Framework,
+               slot_bytes: int) -> None:
     if not isinstance(framework, _Torch):
         raise InvalidArgument("GPU loading takes framework='pt'")
-    chunk = file.crypto.chunk_size if file.crypto is not None and file.crypto.chunk_size else 0
-    slot_bytes = max(PIECE_BYTES, chunk)
     readers = _readers(len(gpus))
     with concurrent.futures.ThreadPoolExecutor(readers) as pool:
         loaders = [_GpuLoader(framework.torch, device, pool, max(1, readers // len(gpus)), slot_bytes)
@@ -713,12 +725,24 @@ def _write_file(filename: PathLike, entries: Sequence[Entry], sources: Sequence[
     contents: it is made once first, with the tags still zero, for that."""
     length = len(header())
     base = ct.LENGTH_BYTES + length
+
+    def write_header(out: _MappedFile) -> None:
+        final = header()
+        assert len(final) == length, "the header's length changed with its contents"
+        out.write(0, memoryview(length.to_bytes(8, "little") + final))
+
+    _write_sealed(filename, base + (entries[-1].end if entries else 0), base, sources, write_header)
+
+
+def _write_sealed(filename: PathLike, size: int, base: int, sources: Sequence[_Source],
+                  finish: Callable[[_MappedFile], None]) -> None:
+    """Writes a file of `size` bytes atomically: each source's tensor,
+    sealed, at `base` + its entry's start, then what `finish` writes once
+    they are all sealed (the tags are known then)."""
     with _output(filename) as stream:
-        with _MappedFile(stream.fileno(), base + (entries[-1].end if entries else 0)) as out:
+        with _MappedFile(stream.fileno(), size) as out:
             _write_tensors(out, base, sources)
-            final = header()
-            assert len(final) == length, "the header's length changed with its contents"
-            out.write(0, memoryview(length.to_bytes(8, "little") + final))
+            finish(out)
 
 
 class _MappedFile:
@@ -843,7 +867,7 @@ def _write_tensors(out: _MappedFile, base: int, sources: Sequence[_Source]) -> N
         target = region if region is not None else memoryview(bytearray(piece.end - piece.start))
         tags = memoryview(sealing.tags)
         for index, first, last in piece.messages:
-            sealing.aead.encrypt_into(sealing.nonces[index], data[first:last], None,
+            sealing.aead.encrypt_into(sealing.nonces[index], data[first:last], sealing.associated_data,
                                       target[first - piece.start:last - piece.start],
                                       tag=tags[ct.TAG_BYTES * index:ct.TAG_BYTES * (index + 1)])
         if region is None:
@@ -889,12 +913,16 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
                 if source.entry.nbytes:
                     sealed = torch.empty_like(flat)
                     device_tags = torch.empty(len(sealing.tags), dtype=torch.uint8, device=device)
-                    nonces = torch.frombuffer(bytearray(b"".join(sealing.nonces)), dtype=torch.uint8).to(device)
-                    sealing.aead.encrypt_chunks(nonces, flat, sealing.chunk_size or source.entry.nbytes, device_tags,
-                                                buf=sealed, stream=stream)
+                    if sealing.associated_data is not None:
+                        sealing.aead.encrypt_into(sealing.nonces[0], flat, sealing.associated_data, sealed,
+                                                  tag=device_tags, stream=stream)
+                    else:
+                        nonces = torch.frombuffer(bytearray(b"".join(sealing.nonces)), dtype=torch.uint8).to(device)
+                        sealing.aead.encrypt_chunks(nonces, flat, sealing.chunk_size or source.entry.nbytes,
+                                                    device_tags, buf=sealed, stream=stream)
                     flat = sealed
                 elif sealing.nonces:  # an empty tensor's one empty message, sealed on the host
-                    sealing.tags[:] = sealing.aead.encrypt(sealing.nonces[0], b"", None)
+                    sealing.tags[:] = sealing.aead.encrypt(sealing.nonces[0], b"", sealing.associated_data)
             for start in range(0, source.entry.nbytes, PIECE_BYTES):
                 length = min(PIECE_BYTES, source.entry.nbytes - start)
                 slot = next_slot[device]

@@ -19,6 +19,13 @@ that binds the checkpoint's random id, the tensor's position, the count and
 its table entry: a tensor or header moved, dropped, repeated or taken from
 another checkpoint fails to open.
 
+A checkpoint at a path moves its tensors as :mod:`warpcrypt.safetensors`
+moves encrypted weights: saved through pinned memory into a file that many
+threads fill at once, and loaded by several readers through pinned memory
+into each tensor's own allocation, a CUDA tensor opened on its device. A
+file object (such as a :class:`warpcrypt.SealedWriter`) is written and read
+in order, a tensor at a time.
+
 The key never enters the file: keep it in a key manager, not beside the
 checkpoint.
 """
@@ -33,7 +40,10 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 
 from warpcrypt import _checkpoint
 from warpcrypt._checkpoint import Reader, TensorInfo, Writer
+from warpcrypt._cryptotensors import Entry, Sealing
+from warpcrypt._files import _is_path
 from warpcrypt.exceptions import FormatError, InvalidArgument
+from warpcrypt.safetensors import _framework, _Job, _load_jobs, _Source, _write_sealed
 
 __all__ = ["load", "save"]
 
@@ -41,6 +51,9 @@ FORMAT = _checkpoint.FORMAT
 VERSION = _checkpoint.VERSION
 
 PathOrFile = Union[str, "os.PathLike[str]", Any]
+
+# The tensor library of warpcrypt.safetensors' loader and writer.
+_TORCH = _framework("pt")
 
 
 def save(state_dict: Mapping[str, Any], f: PathOrFile, *, key: bytes, aead: str = "aes-256-gcm") -> None:
@@ -56,7 +69,30 @@ def save(state_dict: Mapping[str, Any], f: PathOrFile, *, key: bytes, aead: str 
     `key`: random bytes of the AEAD's key length (32 for the default
     aes-256-gcm). CUDA work runs on each device's current stream.
     """
-    _checkpoint.write(f, state_dict, key, aead, _is_tensor, _describe, _seal)
+    if not _is_path(f):
+        _checkpoint.write(f, state_dict, key, aead, _is_tensor, _describe, _seal)
+        return
+    encoded, infos, tensors = _checkpoint.plan(state_dict, _is_tensor, _describe)
+    start = _checkpoint.Start(key, aead, infos, encoded)
+    base = len(start.sealed_header)
+    sources = []
+    for info, tensor, offset in zip(infos, tensors, _checkpoint.body_offsets(infos)):
+        # A conjugate or negative view holds its data unconjugated and
+        # unnegated, with a bit the bytes would lose: resolve it into them.
+        plain = tensor.detach().resolve_conj().resolve_neg()
+        sealing = Sealing(start.aead, [_checkpoint.nonce(info.index)], bytearray(_checkpoint.TAG_LEN), None,
+                          associated_data=start.associated_data(info))
+        entry = Entry(info.name, info.dtype, info.shape, offset, offset + info.nbytes)
+        sources.append(_Source(entry, plain, _TORCH, sealing))
+
+    def finish(out: Any) -> None:
+        out.write(0, memoryview(start.sealed_header))
+        for source in sources:
+            assert source.sealing is not None
+            out.write(base + source.entry.end, memoryview(source.sealing.tags))
+
+    end = sources[-1].entry.end + _checkpoint.TAG_LEN if sources else 0
+    _write_sealed(f, base + end, base, sources, finish)
 
 
 def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[Any, Any]:
@@ -69,7 +105,28 @@ def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[Any, An
     under `key`, and FormatError for a file that is not such a checkpoint or
     whose length differs from what its header lists.
     """
-    return _checkpoint.read(f, key, lambda reader, info: _open(reader, info, map_location))
+    if not _is_path(f):
+        return _checkpoint.read(f, key, lambda reader, info: _open(reader, info, map_location))
+    with open(f, "rb") as stream:
+        # The prefix and header authenticate, and the file's length is what
+        # they list, before anything is allocated.
+        reader = Reader(stream, key)
+        fd = stream.fileno()
+        by_device: dict[Any, list[_Job]] = {}
+        plain = []
+        for info, offset in zip(reader.tensors, _checkpoint.body_offsets(reader.tensors)):
+            tag = os.pread(fd, _checkpoint.TAG_LEN, reader.body_start + offset + info.nbytes)
+            if len(tag) < _checkpoint.TAG_LEN:
+                raise FormatError(f"truncated warpcrypt.torch checkpoint: it ends inside tensor {info.name!r}")
+            device = _device(map_location, info)
+            tensor = torch.empty(info.shape, dtype=_dtype(info), device=device)
+            plain.append(tensor)
+            sealing = Sealing(reader.aead, [_checkpoint.nonce(info.index)], bytearray(tag), None,
+                              associated_data=reader.associated_data(info))
+            entry = Entry(info.name, info.dtype, info.shape, offset, offset + info.nbytes)
+            by_device.setdefault(device, []).append(_Job(entry, sealing, tensor.reshape(-1).view(torch.uint8)))
+        _load_jobs(fd, reader.body_start, by_device, _TORCH, 0)
+    return _checkpoint.fill(reader.state, plain)  # type: ignore[no-any-return]
 
 
 def _is_tensor(value: object) -> bool:
@@ -107,10 +164,15 @@ def _seal(writer: Writer, info: TensorInfo, tensor: Any) -> None:
     writer.write_tensor(info, ciphertext, tag)
 
 
-def _open(reader: Reader, info: TensorInfo, map_location: Any) -> Any:
+def _dtype(info: TensorInfo) -> Any:
     dtype = getattr(torch, info.dtype, None)
     if not isinstance(dtype, torch.dtype):
         raise FormatError(f"tensor {info.name!r} is of dtype {info.dtype}, which this PyTorch lacks")
+    return dtype
+
+
+def _open(reader: Reader, info: TensorInfo, map_location: Any) -> Any:
+    dtype = _dtype(info)
     device = _device(map_location, info)
     ciphertext, tag = reader.read_tensor(info)
     plain = torch.empty(info.shape, dtype=dtype, device=device)
@@ -128,7 +190,7 @@ def _device(map_location: Any, info: TensorInfo) -> Any:
     elif isinstance(map_location, Mapping):
         target = torch.device(map_location.get(info.device, info.device))
     elif callable(map_location):
-        moved = map_location(torch.UntypedStorage(0), info.device)
+        moved = map_location(torch.UntypedStorage(0), info.device)  # type: ignore[no-untyped-call, unused-ignore]
         target = torch.device(info.device) if moved is None else moved.device
     else:
         target = torch.device(map_location)

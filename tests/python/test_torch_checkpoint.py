@@ -97,7 +97,7 @@ def test_wrong_key_and_tampering(tmp_path):
         checkpoint.load(tmp_path / "ckpt.pt", key=bytes(32))
     data = bytearray((tmp_path / "ckpt.pt").read_bytes())
     data[-20] ^= 1  # in the last tensor's ciphertext
-    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'bf16' did not authenticate"):
+    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'bf16' does not authenticate"):
         checkpoint.load(io.BytesIO(bytes(data)), key=KEY)
 
 
@@ -194,20 +194,70 @@ def test_huge_shapes_allocate_nothing(tmp_path, monkeypatch):
         checkpoint.load(io.BytesIO(sealed + bytes(20)), key=KEY)
 
 
-def test_truncated_extended_and_reordered_files_are_refused(tmp_path):
+def loader(source: str, tmp_path):
+    """Loads bytes as a file at a path (the pinned, parallel loader) or as a
+    stream (read in order)."""
+    def load(data: bytes, **kwargs):
+        if source == "stream":
+            return checkpoint.load(io.BytesIO(data), key=KEY, **kwargs)
+        (tmp_path / "loaded.pt").write_bytes(data)
+        return checkpoint.load(tmp_path / "loaded.pt", key=KEY, **kwargs)
+    return load
+
+
+SOURCES = ["path", "stream"]
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_truncated_extended_and_reordered_files_are_refused(tmp_path, source):
+    load = loader(source, tmp_path)
     checkpoint.save(state("cpu"), tmp_path / "ckpt.pt", key=KEY)
     data = (tmp_path / "ckpt.pt").read_bytes()
     for bad in (data[:-1], data[:len(data) // 2], data[:100], data + b"\0", data + data):
         with pytest.raises(warpcrypt.FormatError):
-            checkpoint.load(io.BytesIO(bad), key=KEY)
+            load(bad)
     # Two tensors of one size, so that swapping them keeps every length.
     same = {"a": torch.randn(8), "b": torch.randn(8)}
     checkpoint.save(same, tmp_path / "two.pt", key=KEY)
     data = (tmp_path / "two.pt").read_bytes()
     block = 8 * 4 + _checkpoint.TAG_LEN
     head, a, b = data[:-2 * block], data[-2 * block:-block], data[-block:]
-    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'a' did not authenticate"):
-        checkpoint.load(io.BytesIO(head + b + a), key=KEY)
+    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'a' does not authenticate"):
+        load(head + b + a)
+
+
+def tensor_bytes(data: bytes) -> dict[str, tuple[int, int]]:
+    """Each tensor's ciphertext as [start, end) of the file; its tag follows."""
+    reader = _checkpoint.Reader(io.BytesIO(data), KEY)
+    return {info.name: (reader.body_start + offset, reader.body_start + offset + info.nbytes)
+            for info, offset in zip(reader.tensors, _checkpoint.body_offsets(reader.tensors))}
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("source", SOURCES)
+def test_a_changed_tensor_or_tag_is_named_and_nothing_is_returned(tmp_path, source, device):
+    if device not in devices():
+        pytest.skip(NO_DEVICE_REASON)
+    load = loader(source, tmp_path)
+    checkpoint.save(state("cpu"), tmp_path / "ckpt.pt", key=KEY)
+    data = (tmp_path / "ckpt.pt").read_bytes()
+    places = tensor_bytes(data)
+    for name, at in (("linear.weight", places["linear.weight"][0] + 100), ("bf16", places["bf16"][1]),
+                     ("empty", places["empty"][1] + 3)):  # a ciphertext byte, a tag's first byte, an empty one's tag
+        bad = bytearray(data)
+        bad[at] ^= 1
+        with pytest.raises(warpcrypt.InvalidTag, match=f"tensor {name!r} does not authenticate"):
+            load(bytes(bad), map_location=device)
+
+
+def test_a_path_and_a_stream_write_and_read_one_format(tmp_path):
+    checkpoint.save(state("cpu"), tmp_path / "by-path.pt", key=KEY)
+    stream = io.BytesIO()
+    checkpoint.save(state("cpu"), stream, key=KEY)
+    (tmp_path / "by-stream.pt").write_bytes(stream.getvalue())
+    assert len(stream.getvalue()) == os.path.getsize(tmp_path / "by-path.pt")
+    assert_same(checkpoint.load(io.BytesIO((tmp_path / "by-path.pt").read_bytes()), key=KEY), state("cpu"))
+    assert_same(checkpoint.load(tmp_path / "by-stream.pt", key=KEY), state("cpu"))
 
 
 def test_inside_a_sealed_file_and_bad_arguments(tmp_path):

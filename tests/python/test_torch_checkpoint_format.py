@@ -180,7 +180,7 @@ def test_tensors_reordered_dropped_or_duplicated_are_refused(change):
     first_wrong = {"swap": "a", "duplicate": "b"}.get(change)
     if first_wrong:
         assert raised.type is warpcrypt.InvalidTag
-        assert f"tensor {first_wrong!r} did not authenticate" in str(raised.value)
+        assert f"tensor {first_wrong!r} does not authenticate" in str(raised.value)
 
 
 def test_a_header_or_tensor_from_another_checkpoint_is_refused():
@@ -189,9 +189,9 @@ def test_a_header_or_tensor_from_another_checkpoint_is_refused():
     head_1, (w_1,) = blocks(first)
     head_2, (w_2,) = blocks(second)
     # The same state, key and lengths, saved twice: neither part moves.
-    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'w' did not authenticate"):
+    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'w' does not authenticate"):
         ckpt.read_raw(io.BytesIO(head_2 + w_1), KEY)
-    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'w' did not authenticate"):
+    with pytest.raises(warpcrypt.InvalidTag, match="tensor 'w' does not authenticate"):
         ckpt.read_raw(io.BytesIO(head_1 + w_2), KEY)
     # The salt, id or AEAD of the prefix changed: the header fails.
     for offset in (12, 30, 44 - 1):
