@@ -7,7 +7,8 @@ from the GPU. Each way writes SIZE bytes into a fresh file, best of
   posix_fallocate, T        T threads reserving their own pieces' blocks
   allocate pages, T threads each thread allocating the pages of its own
                             pieces of a shared mapping (madvise
-                            MADV_POPULATE_WRITE, as _native.fill_mapped does)
+                            MADV_POPULATE_WRITE, as _native.fill_mapped does
+                            before it copies)
   allocate and copy, T      the same, each piece then filled from a buffer
   copy into reserved, T     posix_fallocate first, then T threads copying
                             into the mapping

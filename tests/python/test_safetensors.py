@@ -542,7 +542,7 @@ def test_gpu_save_opens_in_cryptotensors(tmp_path, keys, cuda, small_pieces, ver
 # ---------------------------------------------------------------- the writer's file
 
 
-def test_fill_mapped_allocates_copies_and_refuses_pages_the_file_cannot_back(tmp_path):
+def test_fill_mapped_copies_and_refuses_pages_the_file_cannot_back(tmp_path):
     import mmap
 
     with open(tmp_path / "f", "w+b") as f:
