@@ -85,7 +85,7 @@ class LabNotes:
         m = re.search(pattern, heading + "\n" + body)
         if not m:
             raise SystemExit(f"lab notes: {pattern!r} not found under {prefix!r}")
-        return m.group(1)
+        return " ".join(m.group(1).split())
 
 
 # -- formatting -------------------------------------------------------------
@@ -257,7 +257,7 @@ def backends(notes: LabNotes) -> list[str]:
 def python(notes: LabNotes) -> list[str]:
     name = "python_overhead_h100_f6861e1.json"
     d = load(name)
-    commit = re.search(r"_(\w+)\.json$", name).group(1)
+    commit = re.search(r"_([0-9a-f]+)\.json$", name).group(1)
     dev, host = d["device_64_mib_in_place"], d["host_16_byte_call"]
     body = [[f"{size(dev['bytes'])} CUDA tensor in place, {dev['cipher']} (median of {dev['repeats']})",
              f"{dev['python_ms_median']} ms", f"{dev['c_ms_median']} ms", f"{dev['overhead_percent']} %",
@@ -292,10 +292,11 @@ def dask(notes: LabNotes) -> list[str]:
     date = notes.grab(section, r", (\d{4}-\d\d-\d\d)\)")
     med = {r["config"]: r for r in d["results"]}
     counts = sorted({r["cpu_workers"] for r in d["results"]})
+    (gpus,) = {r["gpu_workers"] for r in d["results"]} - {0}
     body = []
     for n in counts:
         cpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == 0), None)
-        gpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == 1), None)
+        gpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == gpus), None)
         cell = lambda r: "" if r is None else (
             f"{gbs(r['median_gb_per_s'])} ({', '.join(gbs(x['gb_per_s']) for x in r['runs'])})")
         body.append([str(n), cell(cpu), cell(gpu)])
@@ -309,9 +310,9 @@ def dask(notes: LabNotes) -> list[str]:
         f"{d['repeat']} runs. The JSON records no date or commit; the lab notes' " + notes.link(section)
         + f" give {date} and commit {commit}.",
         "",
-        *table(["CPU workers", "CPU only, GB/s (runs)", "with 1 GPU worker, GB/s (runs)"], body),
+        *table(["CPU workers", "CPU only, GB/s (runs)", f"with {gpus} GPU worker{'s' if gpus != 1 else ''}, GB/s (runs)"], body),
         "",
-        "Reproduce: `python3 bench/dask_bench.py --total 16G --repeat 2`.",
+        f"Reproduce: `python3 bench/dask_bench.py --total {d['total_bytes'] >> 30}G --repeat {d['repeat']}`.",
         "",
         "![Dask encrypt_files throughput against workers](bench/dask_scaling.png)",
         "",
@@ -382,7 +383,8 @@ def safetensors(notes: LabNotes) -> list[str]:
         "",
         *table(head, body),
         "",
-        "Reproduce: `python3 bench/safetensors_bench.py --gib 8 --gib 32 --dir /dev/shm --json F`"
+        f"Reproduce: `python3 bench/safetensors_bench.py {' '.join(f'--gib {g:g}' for g in sizes)} --dir /dev/shm"
+        " --json F`"
         " (`scripts/gpu-check.sh safetensors-bench`).",
         "",
         f"**Newer runs are not in this table.** Runs C and D ({newer_date}, {newer_device}, each tensor opened"
@@ -397,7 +399,7 @@ def safetensors(notes: LabNotes) -> list[str]:
         f"What writing a new {size(fw_bytes)} file in {fw['dir']} costs, each way the writer could do it"
         f" (`docs/bench/file_write_bounds_h200.json`, GB/s by threads). The JSON records no device, date or"
         f" commit; the lab notes' " + notes.link(section) + f" give it as {fw_run}, commit {fw_commit},"
-        f" on {newer_device}.",
+        f" {newer_date}, on {newer_device}.",
         "",
         *table(["way"] + [f"{t} thread{'s' if t != 1 else ''}" for t in threads], fw_body),
         "",
