@@ -48,26 +48,24 @@ class LabNotes:
         seen: dict[str, int] = {}
         heading, body = None, []
         in_code = False
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").splitlines() + ["# end"]:
             if line.startswith("```"):
                 in_code = not in_code
             m = None if in_code else re.match(r"^#{1,6} (.*)$", line)
-            if m:
-                if heading is not None:
-                    self.sections.append((heading, *self._anchor(heading, seen), "\n".join(body)))
-                heading, body = m.group(1).strip(), []
-            else:
+            if not m:
                 body.append(line)
-        if heading is not None:
-            self.sections.append((heading, *self._anchor(heading, seen), "\n".join(body)))
-        self.sections = [(h, a, b) for h, a, _n, b in self.sections]
+                continue
+            if heading is not None:
+                self.sections.append((heading, self._anchor(heading, seen), "\n".join(body)))
+            heading, body = m.group(1).strip(), []
 
     @staticmethod
-    def _anchor(heading: str, seen: dict[str, int]):
+    def _anchor(heading: str, seen: dict[str, int]) -> str:
+        """GitHub's: lower case, punctuation dropped, spaces to hyphens, -N on repeats."""
         slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
         n = seen.get(slug, 0)
         seen[slug] = n + 1
-        return (slug if n == 0 else f"{slug}-{n}"), n
+        return slug if n == 0 else f"{slug}-{n}"
 
     def find(self, prefix: str) -> tuple[str, str, str]:
         hits = [s for s in self.sections if s[0].startswith(prefix)]
@@ -392,7 +390,7 @@ def safetensors(notes: LabNotes) -> list[str]:
         " exist only as the table the benchmark printed, in the lab notes' " + notes.link(section) + ".",
         "",
         f"On a CPU without a GPU (`--cpu-only`, NumPy loaders, {gib(cgib)}): `docs/bench/safetensors_dev_cpu.json`,"
-        f" {cdev}, {ccores} cores, {cdate}, commit {ccommit}; two runs each.",
+        f" {cdev}, {ccores} cores, {cdate}, commit {ccommit}; one figure per run.",
         "",
         *table(["operation", "GB/s"], cpu_body),
         "",
