@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Executed warp instructions per SASS opcode, from Nsight Compute's source
 page of one kernel (`ncu -i REPORT --page source --print-source sass --csv`):
-what the kernel spends its issue slots on (docs/performance.md).
+what the kernel spends its issue slots on (docs/lab-notes/performance-history.md).
 
     bench/sass_opcode_counts.py SOURCE.csv [TOP]
 """

@@ -1,6 +1,6 @@
 // GHASH's multiplication alone, three ways, over 1 GiB of device memory: what
 // each costs the GPU's pipes per 16-byte block, to decide how the GCM kernel
-// should hash (docs/performance.md, "GHASH off the busy pipes").
+// should hash (docs/lab-notes/performance-history.md, "GHASH off the busy pipes").
 //
 // The T-table AES of the CTR and GCM kernels keeps the integer (ALU) and
 // shared-memory (LSU) pipes busy; a GHASH that runs beside it must cost those

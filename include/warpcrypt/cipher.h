@@ -89,7 +89,7 @@ WC_API wc_backend wc_backend_at(size_t index);
  * against every CPU core. SIZE_MAX where the CPU wins at every size
  * measured, or the GPU cannot run the mode. Pageable memory stays on the
  * CPU, where all cores beat copying through staging buffers. The values are
- * the break-even points the benchmark sweep measured (docs/performance.md). */
+ * the break-even points the benchmark sweep measured (docs/lab-notes/performance-history.md). */
 WC_API size_t wc_auto_gpu_min_bytes(const wc_cipher *cipher, wc_direction direction);
 
 /* How work runs, never what the output looks like: that follows from the
@@ -114,7 +114,7 @@ typedef struct wc_options {
 } wc_options;
 
 /* The defaults of wc_options: chosen from the chunk-size and stream-count
- * sweep on the H100 machine (docs/performance.md). A CPU thread's chunk is
+ * sweep on the H100 machine (docs/lab-notes/performance-history.md). A CPU thread's chunk is
  * smaller: it stays in the core's cache from the read to the write. */
 #define WC_DEFAULT_CHUNK_BYTES ((size_t)8 << 20)
 #define WC_DEFAULT_CPU_CHUNK_BYTES ((size_t)1 << 20)

@@ -82,7 +82,7 @@ void refuse_over_pyca_limit(size_t data_len, size_t aad_len) {
 // A message from this many bytes on runs with the GIL released, so that
 // other threads run meanwhile. Releasing and retaking it costs some 30 to
 // 40 ns on the 2-core machine: 5 % of a 1 KiB call, under 2 % from 8 KiB
-// on (docs/performance.md). pyca/cryptography keeps it for small messages.
+// on (docs/lab-notes/performance-history.md). pyca/cryptography keeps it for small messages.
 constexpr size_t kReleaseGilFrom = 8 * 1024;
 
 // A bytes, bytearray or C-contiguous memoryview, read in place: the common

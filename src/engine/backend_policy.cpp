@@ -16,7 +16,7 @@ constexpr size_t kNever = SIZE_MAX;
 constexpr size_t KiB = 1024, MiB = 1024 * KiB;
 
 // Break-even sizes from the benchmark sweep on the H100 machine (16 cores,
-// PCIe Gen5; docs/performance.md, 2026-11-22): the smallest size from which
+// PCIe Gen5; docs/lab-notes/performance-history.md, 2026-11-22): the smallest size from which
 // the GPU, transfers included, beat OpenSSL on every core at every larger
 // size measured. AES-NI keeps most AES modes on the CPU; the CPU's slow
 // modes (CFB decryption, Salsa20) and ChaCha20 move early.
@@ -42,7 +42,7 @@ constexpr BreakEven kBreakEven[] = {
 // hand-off per chunk, and GPU lanes device buffers and transfers besides,
 // which pay only from some size on. GPU lanes take page-locked host memory
 // only: copying pageable memory through pinned staging buffers is slower
-// than all cores running OpenSSL (see docs/performance.md).
+// than all cores running OpenSSL (see docs/lab-notes/performance-history.md).
 class LanesForLargeCalls final : public RandomAccessCipher {
  public:
   LanesForLargeCalls(std::unique_ptr<RandomAccessCipher> small_calls, EngineShape shape, const wc_cipher &cipher,

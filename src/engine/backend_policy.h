@@ -23,7 +23,7 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
 // and the input reaches its break-even size; else cpu. Input that must be
 // staged (files, pipes, pageable buffers) stays on the CPU: copying it into
 // pinned memory costs the CPU as much as the cipher does, and the GPU lanes
-// measured slower there (docs/performance.md).
+// measured slower there (docs/lab-notes/performance-history.md).
 wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
                             bool page_locked);
 

@@ -9,7 +9,7 @@
 // slower at 16 to 31 bytes. malloc's large blocks start 16 bytes into a
 // page, so reading a page-aligned file offset into one is the slow case:
 // that is what made sealing an age file slower than opening it
-// (docs/performance.md). This buffer is page-aligned and starts its bytes
+// (docs/lab-notes/performance-history.md). This buffer is page-aligned and starts its bytes
 // on a cache line at most 64 bytes in, chosen from the file offset so that
 // the two are never 1 to 31 bytes apart either way.
 #pragma once

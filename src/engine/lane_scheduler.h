@@ -13,7 +13,7 @@
 // Some lanes join late (LateLanes): the GPU lanes of a hybrid job, whose
 // device takes a quarter of a second to start, longer than many jobs take
 // on every core, and which slow the CPU lanes down where the data must be
-// staged through host memory (docs/performance.md). The other lanes start
+// staged through host memory (docs/lab-notes/performance-history.md). The other lanes start
 // at once. The late ones are started only when the job's work left, at its
 // rate so far, outlasts their start and their trial (a job of unknown size
 // is expected to last as long again as it has run) and the other lanes are

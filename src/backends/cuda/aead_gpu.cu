@@ -457,7 +457,7 @@ class KeyedGpuAead {
       // Sealing hashes the ciphertext the keystream pass wrote; opening
       // hashes the ciphertext before the keystream pass overwrites it in
       // place. The passes run one after the other: on two streams, in pieces
-      // of the message, they slowed each other down (docs/performance.md).
+      // of the message, they slowed each other down (docs/lab-notes/performance-history.md).
       for (const bool keystream_pass : {launch.seal, !launch.seal}) {
         const wc_status status =
             keystream_pass

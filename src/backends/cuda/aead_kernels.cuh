@@ -897,7 +897,7 @@ __global__ void __launch_bounds__(kThreads)
 // failed, so no unauthenticated plaintext is ever written. (One thread
 // doing both for its message needed a ChaCha20 block's and Poly1305's
 // registers at once, 124 a thread, and left most of the SM idle; see
-// docs/performance.md.)
+// docs/lab-notes/performance-history.md.)
 
 // GCM's tag pass hashes on the tensor cores where the bulk does (sm_80 on):
 // a warp takes 16 messages at once, one per chain (aead_each_gcm_tag_kernel),

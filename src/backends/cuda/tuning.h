@@ -1,6 +1,6 @@
 // Launch shapes of the GPU kernels: tuning constants in one place, never
 // literals scattered through the dispatch code. Measured on the H100; see
-// docs/performance.md for the sweep that chose them.
+// docs/lab-notes/performance-history.md for the sweep that chose them.
 #pragma once
 
 #include <cstddef>
@@ -38,7 +38,7 @@ inline constexpr int kMaxCtasPerSm = 8;
 // in GF(2^128) about 4000 integer operations per thread), so segments are
 // long enough to hide it: 256 KiB for both. Shorter segments spread a
 // message over more SMs and leave less idle in the last wave (measured on
-// the H100, docs/performance.md: ChaCha20-Poly1305 lost 2 % with 512 KiB;
+// the H100, docs/lab-notes/performance-history.md: ChaCha20-Poly1305 lost 2 % with 512 KiB;
 // AES-GCM gains up to 3 % on one 1 GiB message with 1 MiB, which would
 // leave a message of a few MiB, and each 8 MiB piece from host memory, a
 // quarter of the CTAs). Thread counts and blocks per thread must be powers
@@ -48,7 +48,7 @@ inline constexpr int kAeadAesTilesPerSegment = 16;
 // ChaCha20-Poly1305 takes one keystream block per thread and tile, not the
 // plain kernel's two: the kernel is bound by latency, and the registers a
 // second block in flight needs cost the SM a third of its warps (measured
-// on the H100, see docs/performance.md).
+// on the H100, see docs/lab-notes/performance-history.md).
 inline constexpr int kAeadArxBlocksPerThread = 1;
 inline constexpr int kAeadArxTilesPerSegment = 16;
 // Resident CTAs per SM the compiler must leave registers for: an AES-GCM
@@ -64,7 +64,7 @@ inline constexpr int kAeadArxBlocksPerSm = 4;
 // a tile (4 x 32 blocks) per step, one packing of the mmas' sums for all,
 // their fragments 16 KiB of the pass's shared memory, which holds no
 // T-table; four CTAs per SM, 64 registers a thread, no spill. Measured on an
-// H200 (docs/performance.md): 0.73 ms a GiB against 0.84 with two slots a
+// H200 (docs/lab-notes/performance-history.md): 0.73 ms a GiB against 0.84 with two slots a
 // step at two CTAs and 128 registers (two slots spill 276 bytes a thread at
 // four CTAs, 124 at three).
 inline constexpr int kAeadGhashGroupsPerStep = 4;
@@ -74,7 +74,7 @@ inline constexpr int kAeadGhashPassBlocksPerSm = 4;
 // Wider CTAs combine a long message's segments in fewer steps; narrower ones
 // let an SM hold more of them, which a batch of one-segment messages needs
 // (its finish is one thread's work, 128 registers). Measured on the H100
-// (docs/performance.md): AES-GCM keeps 256 threads, as one 1 GiB message's
+// (docs/lab-notes/performance-history.md): AES-GCM keeps 256 threads, as one 1 GiB message's
 // 4096 segments take almost twice as long to finish with 64;
 // ChaCha20-Poly1305 takes 64, so that 16,384 of age's 64 KiB chunks finish
 // in 0.34 ms instead of 0.83, for some 8 us more on a 1 GiB message.
@@ -93,7 +93,7 @@ static_assert(kAeadEachMaxBytes / kAeadEachItemBytes <= kAeadEachThreads, "a CTA
 // AEAD on host memory: four lanes (streams with pinned and device buffers)
 // of 8 MiB, a whole number of segments of either AEAD plus room for the
 // tail, tag and verdict. Measured on the H100 from pinned memory (see
-// docs/performance.md): 8 MiB beat 2, 4, 16 and 32 MiB, and four lanes beat
+// docs/lab-notes/performance-history.md): 8 MiB beat 2, 4, 16 and 32 MiB, and four lanes beat
 // six and eight; a piece's kernel runs only 32 segments, so a longer piece
 // waits on one under-filled wave and a shorter one on launch and copy
 // latency.

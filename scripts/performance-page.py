@@ -1,0 +1,493 @@
+#!/usr/bin/env python3
+"""Writes docs/performance.md, and the README's table of figures, from the
+benchmarks' results in docs/bench/.
+
+Every number on the page is read from a results file in docs/bench/ (JSON,
+and the sweep's CSV for the GPU kernels); where a file does not record its
+date, commit or device, the page takes them from the lab-notes section that
+describes that run (docs/lab-notes/performance-history.md), read when the
+page is written, and says so. This script holds no figure of its own.
+The same files give the same page.
+
+    python3 scripts/performance-page.py            # rewrite docs/performance.md and README.md's table
+    python3 scripts/performance-page.py --check    # exit 1 if either differs from what it would write
+    python3 scripts/performance-page.py --page-out F --readme-out G   # write elsewhere (the test does)
+
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "docs" / "bench"
+NOTES = ROOT / "docs" / "lab-notes" / "performance-history.md"
+NOTES_LINK = "lab-notes/performance-history.md"
+README_BEGIN = "<!-- figures:begin -->"
+README_END = "<!-- figures:end -->"
+
+
+# -- reading ----------------------------------------------------------------
+
+def load(name: str):
+    with open(BENCH / name, encoding="utf-8") as f:
+        return json.load(f)
+
+
+class LabNotes:
+    """The lab notes' sections by heading, with GitHub's anchors."""
+
+    def __init__(self, path: Path) -> None:
+        self.sections: list[tuple[str, str, str]] = []  # heading, anchor, body
+        seen: dict[str, int] = {}
+        heading, body = None, []
+        in_code = False
+        for line in path.read_text(encoding="utf-8").splitlines() + ["# end"]:
+            if line.startswith("```"):
+                in_code = not in_code
+            m = None if in_code else re.match(r"^#{1,6} (.*)$", line)
+            if not m:
+                body.append(line)
+                continue
+            if heading is not None:
+                self.sections.append((heading, self._anchor(heading, seen), "\n".join(body)))
+            heading, body = m.group(1).strip(), []
+
+    @staticmethod
+    def _anchor(heading: str, seen: dict[str, int]) -> str:
+        """GitHub's: lower case, punctuation dropped, spaces to hyphens, -N on repeats."""
+        slug = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        return slug if n == 0 else f"{slug}-{n}"
+
+    def find(self, prefix: str) -> tuple[str, str, str]:
+        hits = [s for s in self.sections if s[0].startswith(prefix)]
+        if len(hits) != 1:
+            raise SystemExit(f"lab notes: {len(hits)} sections start with {prefix!r}")
+        return hits[0]
+
+    def link(self, prefix: str) -> str:
+        heading, anchor, _ = self.find(prefix)
+        return f"[{heading.replace('`', '')}]({NOTES_LINK}#{anchor})"
+
+    def grab(self, prefix: str, pattern: str) -> str:
+        """The first group of `pattern` in a section's heading and text."""
+        heading, _, body = self.find(prefix)
+        m = re.search(pattern, heading + "\n" + body)
+        if not m:
+            raise SystemExit(f"lab notes: {pattern!r} not found under {prefix!r}")
+        return " ".join(m.group(1).split())
+
+
+# -- formatting -------------------------------------------------------------
+
+def gbs(x: float) -> str:
+    return f"{x:.2f}"
+
+
+def table(head: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out
+
+
+def size(nbytes: float) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift and nbytes % (1 << shift) == 0:
+            return f"{int(nbytes) >> shift} {unit}"
+    return f"{int(nbytes)} B"
+
+
+def gib(x: float) -> str:
+    return f"{x:g} GiB"
+
+
+# -- the areas --------------------------------------------------------------
+
+def gpu_kernels(notes: LabNotes) -> list[str]:
+    with open(BENCH / "sweep-h100.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    device = sorted({r["device"] for r in rows if r["device"] != "cpu"})
+    pick = [("aes-128-ctr", "encrypt"), ("aes-256-ctr", "encrypt"), ("aes-128-cbc", "decrypt"),
+            ("aes-256-cfb", "decrypt"), ("chacha20", "encrypt"), ("salsa20", "encrypt")]
+    by = {(r["cipher"], r["direction"], r["series"], int(r["bytes"])): float(r["median_gbps"]) for r in rows}
+    body = []
+    for cipher, direction in pick:
+        sizes = [set(b for (c, d, s, b) in by if (c, d, s) == (cipher, direction, series))
+                 for series in ("cpu-all", "gpu", "gpu+io")]
+        n = max(set.intersection(*sizes))
+        body.append([cipher, direction, size(n), gbs(by[cipher, direction, "cpu-all", n]),
+                     gbs(by[cipher, direction, "gpu", n]), gbs(by[cipher, direction, "gpu+io", n])])
+    commits = notes.grab("Every mode, every key size", r"\(commits ([^)]*)\)")
+    ladder = "GPU kernels, device-resident"
+    return [
+        "## GPU kernels",
+        "",
+        f"Device: {', '.join(device)}. From `docs/bench/sweep-h100.csv`, at the largest size that all three",
+        "series share. The CSV records no date or commit; the lab notes' "
+        + notes.link("Every mode, every key size") + f" names the commits: {commits}.",
+        "",
+        *table(["cipher", "direction", "size", "CPU, all cores, GB/s", "GPU kernel, device-resident, GB/s",
+                "GPU with transfers both ways, GB/s"], body),
+        "",
+        "Reproduce: `python3 bench/sweep.py --out bench-results && python3 bench/plot.py bench-results/sweep.csv`"
+        " (`scripts/gpu-check.sh bench`).",
+        "",
+        "The kernels have become faster since this sweep. Their later figures were measured with",
+        "`warpcrypt speed --backend gpu --resident device` and are recorded only in the lab notes' table "
+        + notes.link(ladder) + ", not in a results file.",
+        "",
+        "![throughput against message size, every series](bench/throughput_vs_size.png)",
+        "",
+    ]
+
+
+CLI_ROWS = [
+    ("cat", "`cat f > /dev/null`"),
+    ("openssl-devnull", "`openssl enc`, to `/dev/null`"),
+    ("warpcrypt-auto-devnull", "`warpcrypt enc` (auto), to `/dev/null`"),
+    ("warpcrypt-cpu-devnull", "`warpcrypt enc --backend cpu`, to `/dev/null`"),
+    ("cp", "`cp f g`"),
+    ("openssl-file", "`openssl enc`, to a file"),
+    ("warpcrypt-auto-file", "`warpcrypt enc` (auto), to a file"),
+]
+
+
+def engine_device(notes: LabNotes) -> str:
+    return notes.grab("Streaming engine", r"^Streaming engine \(([^,]*),")
+
+
+def cli(notes: LabNotes) -> list[str]:
+    d = load("engine_cli_h100.json")
+    section = "The CLI on"
+    commit = notes.grab(section, r"\nCommit (\w+),")
+    body = []
+    for key, label in CLI_ROWS:
+        r = d["cli"][key]
+        sink = "devnull" if key.endswith("devnull") else "file"
+        ref = d["cli"]["openssl-" + sink]
+        ratio = f"{r['gbps'] / ref['gbps']:.1f}×" if key.startswith("warpcrypt") else ""
+        body.append([label, f"{r['seconds']:.3f}", gbs(r["gbps"]), ratio])
+    return [
+        "## The CLI against `openssl enc`",
+        "",
+        "`warpcrypt enc` against `openssl enc`, `cat` and `cp` on one file in the page cache, median wall"
+        f" time of the runs: `docs/bench/engine_cli_h100.json`, {d['date']}, {d['cpus']} CPUs."
+        " The JSON records no device, commit, file size or cipher; the lab notes' "
+        + notes.link(section) + f" give them, with the {engine_device(notes)} and commit {commit}.",
+        "",
+        *table(["command", "seconds", "GB/s", "against `openssl enc`"], body),
+        "",
+        "Reproduce: `python3 bench/engine_bench.py --parts cli` (`scripts/gpu-check.sh engine`).",
+        "",
+    ]
+
+
+def sealed(notes: LabNotes) -> list[str]:
+    d = load("engine_sealed_h100.json")
+    section = "Sealed files, `seal` and `open`"
+    commit = notes.grab(section, r"at commit (\w+)")
+    s = d["sealed"]
+    body = []
+    for name, label in (("enc-aes-256-ctr", "`warpcrypt enc -aes-256-ctr`"),
+                        ("seal-aes-256-gcm", "`warpcrypt seal -aes-256-gcm`"),
+                        ("open-aes-256-gcm", "`warpcrypt open` (aes-256-gcm)"),
+                        ("enc-chacha20", "`warpcrypt enc -chacha20`"),
+                        ("seal-chacha20-poly1305", "`warpcrypt seal -chacha20-poly1305`"),
+                        ("open-chacha20-poly1305", "`warpcrypt open` (chacha20-poly1305)")):
+        body.append([label, gbs(s[name + "-devnull"]["gbps"]), gbs(s[name + "-file"]["gbps"])])
+    return [
+        "## Sealed files and age",
+        "",
+        "`seal` and `open` against `enc` on one file in the page cache, key file, median wall time of the runs:"
+        f" `docs/bench/engine_sealed_h100.json`, {d['date']}, {d['cpus']} CPUs. The JSON records no device,"
+        " commit or file size; the lab notes' " + notes.link(section)
+        + f" give them, with the {engine_device(notes)} and commit {commit}.",
+        "",
+        *table(["command", "to `/dev/null`, GB/s", "to a file, GB/s"], body),
+        "",
+        "Reproduce: `python3 bench/engine_bench.py --parts sealed` (`scripts/gpu-check.sh engine`).",
+        "",
+        "`warpcrypt age` against `age` has no results file in `docs/bench/`: its figures are in the lab notes, "
+        + notes.link("age files:") + " and " + notes.link("On the ") + ".",
+        "",
+    ]
+
+
+def backends(notes: LabNotes) -> list[str]:
+    d = load("engine_backends_h100.json")
+    section = "Backends side by side"
+    commit = notes.grab(section, r"then (\w+), where")
+    body = []
+    for cipher, r in sorted(d["backends"].items()):
+        for memory in ("pinned", "pageable"):
+            ossl = gbs(r["openssl-multi"]) if memory == "pinned" else ""
+            body.append([cipher, memory, gbs(r["cpu-" + memory]), gbs(r["gpu-" + memory]),
+                         gbs(r["hybrid-" + memory]), ossl])
+    return [
+        "## Backends: cpu, gpu and hybrid",
+        "",
+        "`warpcrypt speed` from host memory back to host memory, by backend:"
+        f" `docs/bench/engine_backends_h100.json`, {d['date']}, {d['cpus']} CPUs. The JSON records no device,"
+        " commit or size; the lab notes' " + notes.link(section)
+        + f" give them, with the {engine_device(notes)} and, for this JSON (the second of two runs), commit {commit}.",
+        "",
+        *table(["cipher", "host memory", "cpu, GB/s", "gpu, GB/s", "hybrid, GB/s",
+                f"`openssl speed -multi {d['cpus']}`, GB/s"], body),
+        "",
+        "Reproduce: `python3 bench/engine_bench.py --parts backends` (`scripts/gpu-check.sh engine`).",
+        "",
+        "Chunk size and stream count of the GPU lanes (`docs/bench/engine_sweep.csv`, in the lab notes' "
+        + notes.link("Chunk size and stream count") + "):",
+        "",
+        "![throughput against chunk size, one line per stream count](bench/engine_sweep.png)",
+        "",
+    ]
+
+
+def python(notes: LabNotes) -> list[str]:
+    name = "python_overhead_h100_f6861e1.json"
+    d = load(name)
+    commit = re.search(r"_([0-9a-f]+)\.json$", name).group(1)
+    dev, host = d["device_64_mib_in_place"], d["host_16_byte_call"]
+    body = [[f"{size(dev['bytes'])} CUDA tensor in place, {dev['cipher']} (median of {dev['repeats']})",
+             f"{dev['python_ms_median']} ms", f"{dev['c_ms_median']} ms", f"{dev['overhead_percent']} %",
+             f"≤ {dev['target_percent']:g} %"]]
+    for cipher, r in sorted(host["ciphers"].items()):
+        body.append([f"{host['input_bytes']}-byte host call, {cipher}", f"{r['python_ns']:g} ns",
+                     f"{r['c_ns']:g} ns", f"{r['overhead_ns']:g} ns", f"≤ {host['target_ns']:g} ns"])
+    first = notes.grab("Python overhead", r"commit (\w+)\)")
+    return [
+        "## Python",
+        "",
+        f"The Python package's cost over the C API: `docs/bench/{name}`, {dev['device']}, "
+        f"warpcrypt {d['warpcrypt']}, Python {d['python']}. The JSON records no date or commit: the commit,"
+        f" {commit}, is in the file's name and in the lab notes' " + notes.link("Python overhead")
+        + f", which also hold the first run (`python_overhead_h100.json`, commit {first});"
+        f" the date of the {commit} run is recorded nowhere.",
+        "",
+        *table(["figure", "Python", "C API", "overhead", "target"], body),
+        "",
+        "Reproduce: `python3 bench/python_overhead.py` (`scripts/gpu-check.sh python`).",
+        "",
+        "Per-call AEAD against pyca/cryptography has no results file; see the lab notes' "
+        + notes.link("Python AEAD per call") + ".",
+        "",
+    ]
+
+
+def dask(notes: LabNotes) -> list[str]:
+    d = load("dask_h100.json")
+    section = "Dask: `encrypt_files`"
+    commit = notes.grab(section, r"at commit (\w+)")
+    date = notes.grab(section, r", (\d{4}-\d\d-\d\d)\)")
+    med = {r["config"]: r for r in d["results"]}
+    counts = sorted({r["cpu_workers"] for r in d["results"]})
+    (gpus,) = {r["gpu_workers"] for r in d["results"]} - {0}
+    body = []
+    for n in counts:
+        cpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == 0), None)
+        gpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == gpus), None)
+        cell = lambda r: "" if r is None else (
+            f"{gbs(r['median_gb_per_s'])} ({', '.join(gbs(x['gb_per_s']) for x in r['runs'])})")
+        body.append([str(n), cell(cpu), cell(gpu)])
+    assert len(med) == len(d["results"])
+    return [
+        "## Dask",
+        "",
+        f"`encrypt_files` sealing {d['files']} files of {size(d['file_size'])} ({size(d['total_bytes'])}) "
+        f"with {d['cipher']}, on one machine: `docs/bench/dask_h100.json`, {', '.join(d['devices'])}, "
+        f"{d['cpu_count']} CPUs, {d['threads_per_worker']} library threads per worker, median of "
+        f"{d['repeat']} runs. The JSON records no date or commit; the lab notes' " + notes.link(section)
+        + f" give {date} and commit {commit}.",
+        "",
+        *table(["CPU workers", "CPU only, GB/s (runs)", f"with {gpus} GPU worker{'s' if gpus != 1 else ''}, GB/s (runs)"], body),
+        "",
+        f"Reproduce: `python3 bench/dask_bench.py --total {d['total_bytes'] >> 30}G --repeat {d['repeat']}`.",
+        "",
+        "![Dask encrypt_files throughput against workers](bench/dask_scaling.png)",
+        "",
+    ]
+
+
+SAFETENSORS_OPS = [
+    ("load to cuda:0: warpcrypt", "load to cuda:0, warpcrypt (encrypted)"),
+    ("load to cuda:0: warpcrypt, no decryption (plain file)", "load to cuda:0, warpcrypt, plain file"),
+    ("load to cuda:0: safetensors", "load to cuda:0, `safetensors.torch.load_file` (plain)"),
+    ("load to cuda:0: cryptotensors", "load to cuda:0, `cryptotensors.torch.load_file`"),
+    ("save: warpcrypt from GPU tensors", "save from CUDA tensors, warpcrypt"),
+    ("save: safetensors from GPU tensors", "save from CUDA tensors, `safetensors.torch.save_file`"),
+]
+
+
+def safetensors(notes: LabNotes) -> list[str]:
+    section = "Encrypted safetensors"
+    files = ["safetensors_h200_run4.json", "safetensors_h200.json"]
+    runs = [load(f)["rows"] for f in files]
+    run_a, run_b = (notes.grab(section, r"commits (\w+) \(run A\) and (\w+) \(run B\)"),
+                    notes.grab(section, r"commits \w+ \(run A\) and (\w+) \(run B\)"))
+    for f in files:
+        if f"`docs/bench/{f}`" not in notes.find(section)[2] and f"`{f}`" not in notes.find(section)[2]:
+            raise SystemExit(f"lab notes: {f} not named under {section!r}")
+    sizes = sorted({r["gib"] for rows in runs for r in rows})
+    head = ["operation"] + [f"{gib(g)}, `{f}`" for g in sizes for f in files]
+    body = []
+    for op, label in SAFETENSORS_OPS:
+        row = [label]
+        for g in sizes:
+            for rows in runs:
+                hit = [r for r in rows if r["operation"] == op and r["gib"] == g]
+                row.append(f"{gbs(hit[0]['gb_per_s'])} GB/s" if hit else "—")
+        body.append(row)
+    meta = {(r["device"], r["gpus"], r["cores"], r["date"], r["commit"]) for rows in runs for r in rows}
+    (device, gpus, cores, date, commit), = meta
+
+    cpu = load("safetensors_dev_cpu.json")["rows"]
+    (cdev, ccores, cdate, ccommit, cgib), = {(r["device"], r["cores"], r["date"], r["commit"], r["gib"])
+                                             for r in cpu}
+    cpu_ops = list(dict.fromkeys(r["operation"] for r in cpu))
+    cpu_body = [[op, ", ".join(gbs(r["gb_per_s"]) for r in cpu if r["operation"] == op)] for op in cpu_ops]
+
+    fw = load("file_write_bounds_h200.json")
+    ways = list(dict.fromkeys(r["way"] for r in fw["rows"]))
+    threads = sorted({r["threads"] for r in fw["rows"]})
+    fw_body = []
+    for w in ways:
+        row = [w]
+        for t in threads:
+            hit = [r for r in fw["rows"] if r["way"] == w and r["threads"] == t]
+            row.append(gbs(hit[0]["gb_per_s"]) if hit else "—")
+        fw_body.append(row)
+    (fw_bytes,) = {r["bytes"] for r in fw["rows"]}
+    fw_run = notes.grab(section, r"\((run \w), [^)]*file_write_bounds_h200\.json")
+    fw_commit = notes.grab(section, rf"(?i:{fw_run}) at (?:commit )?(\w+)")
+
+    newer_date = notes.grab(section, r", (\d{4}-\d\d-\d\d)\)")
+    newer_device = notes.grab(section, r"tool's\s+`[^`]*` \(([^,]*),")
+    return [
+        "## Encrypted safetensors",
+        "",
+        f"`warpcrypt.safetensors` against `safetensors` and `cryptotensors`, files in /dev/shm, best of the runs. "
+        f"`docs/bench/{files[0]}` and `docs/bench/{files[1]}`: {device}, {gpus} GPU, {cores} cores, {date}. "
+        f"Both JSON files say commit {commit}, which the lab notes explain is the device's stale git metadata; "
+        f"there the runs are A (commit {run_a}) and B (commit {run_b}).",
+        "",
+        *table(head, body),
+        "",
+        f"Reproduce: `python3 bench/safetensors_bench.py {' '.join(f'--gib {g:g}' for g in sizes)} --dir /dev/shm"
+        " --json F`"
+        " (`scripts/gpu-check.sh safetensors-bench`).",
+        "",
+        f"**Newer runs are not in this table.** Runs C and D ({newer_date}, {newer_device}, each tensor opened"
+        " with one strided batch) loaded faster; their JSON did not come back from the device, so their figures"
+        " exist only as the table the benchmark printed, in the lab notes' " + notes.link(section) + ".",
+        "",
+        f"On a CPU without a GPU (`--cpu-only`, NumPy loaders, {gib(cgib)}): `docs/bench/safetensors_dev_cpu.json`,"
+        f" {cdev}, {ccores} cores, {cdate}, commit {ccommit}; one figure per run.",
+        "",
+        *table(["operation", "GB/s"], cpu_body),
+        "",
+        f"What writing a new {size(fw_bytes)} file in {fw['dir']} costs, each way the writer could do it"
+        f" (`docs/bench/file_write_bounds_h200.json`, GB/s by threads). The JSON records no device, date or"
+        f" commit; the lab notes' " + notes.link(section) + f" give it as {fw_run}, commit {fw_commit},"
+        f" {newer_date}, on {newer_device}.",
+        "",
+        *table(["way"] + [f"{t} thread{'s' if t != 1 else ''}" for t in threads], fw_body),
+        "",
+        f"Reproduce: `python3 bench/file_write_bounds.py --gib {fw_bytes >> 30} --dir {fw['dir']} --json F`.",
+        "",
+    ]
+
+
+# -- the page and the README's table ---------------------------------------
+
+def page(notes: LabNotes) -> str:
+    lines = [
+        "# Performance",
+        "",
+        "Current figures, written by `scripts/performance-page.py` from the benchmarks' results in",
+        "`docs/bench/`; do not edit this page by hand. Each table names its results file and the device,",
+        "date and commit that file records, or, where the file records none, where they come from.",
+        "GB/s means 10^9 bytes of plaintext per second. How each run was made, earlier runs, and what",
+        f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
+        "",
+    ]
+    for area in (gpu_kernels, cli, sealed, backends, python, dask, safetensors):
+        lines += area(notes)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def readme_table(notes: LabNotes) -> str:
+    eng = engine_device(notes)
+    c = load("engine_cli_h100.json")
+    s = load("engine_sealed_h100.json")
+    b = load("engine_backends_h100.json")
+    d = load("dask_h100.json")
+    dask_date = notes.grab("Dask: `encrypt_files`", r", (\d{4}-\d\d-\d\d)\)")
+    st = [r for r in load("safetensors_h200.json")["rows"]]
+    big = max(r["gib"] for r in st)
+    op = {r["operation"]: r for r in st if r["gib"] == big}
+    best_dask = max(d["results"], key=lambda r: r["median_gb_per_s"])
+    rows = [
+        ["`warpcrypt enc -aes-256-ctr`, a page-cached file to `/dev/null`",
+         f"{gbs(c['cli']['warpcrypt-auto-devnull']['gbps'])} GB/s "
+         f"(`openssl enc`: {gbs(c['cli']['openssl-devnull']['gbps'])})", f"{eng}, {c['date']}"],
+        ["`warpcrypt seal -aes-256-gcm`, a page-cached file to `/dev/null`",
+         f"{gbs(s['sealed']['seal-aes-256-gcm-devnull']['gbps'])} GB/s", f"{eng}, {s['date']}"],
+        ["aes-256-ctr, pinned host memory, hybrid backend",
+         f"{gbs(b['backends']['aes-256-ctr']['hybrid-pinned'])} GB/s "
+         f"(cpu: {gbs(b['backends']['aes-256-ctr']['cpu-pinned'])})", f"{eng}, {b['date']}"],
+        [f"encrypted safetensors, {gib(big)} loaded to cuda:0",
+         f"{gbs(op['load to cuda:0: warpcrypt']['gb_per_s'])} GB/s "
+         f"(plain `safetensors`: {gbs(op['load to cuda:0: safetensors']['gb_per_s'])})",
+         f"{op['load to cuda:0: warpcrypt']['device']}, {op['load to cuda:0: warpcrypt']['date']}"],
+        [f"Dask `encrypt_files`, {size(d['total_bytes'])} sealed on one machine ({best_dask['config']})",
+         f"{gbs(best_dask['median_gb_per_s'])} GB/s", f"{', '.join(d['devices'])}, {dask_date}"],
+    ]
+    return "\n".join([
+        README_BEGIN,
+        *table(["workload", "measured", "device, date"], rows),
+        "",
+        "Written by `scripts/performance-page.py` from `docs/bench/`; commits, methods and the rest of",
+        "the figures: [docs/performance.md](docs/performance.md).",
+        README_END,
+    ])
+
+
+def with_readme_table(readme: str, block: str) -> str:
+    start, end = readme.find(README_BEGIN), readme.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(f"README.md: no {README_BEGIN} ... {README_END} block")
+    return readme[:start] + block + readme[end + len(README_END):]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--page-out", type=Path, default=ROOT / "docs" / "performance.md")
+    parser.add_argument("--readme-out", type=Path, default=ROOT / "README.md")
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args()
+
+    notes = LabNotes(NOTES)
+    text = page(notes)
+    readme = with_readme_table((ROOT / "README.md").read_text(encoding="utf-8"), readme_table(notes))
+    if args.check:
+        stale = [p for p, want in ((args.page_out, text), (args.readme_out, readme))
+                 if not p.exists() or p.read_text(encoding="utf-8") != want]
+        for p in stale:
+            print(f"{p} differs from what scripts/performance-page.py writes", file=sys.stderr)
+        return 1 if stale else 0
+    args.page_out.write_text(text, encoding="utf-8")
+    args.readme_out.write_text(readme, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
