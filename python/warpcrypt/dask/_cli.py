@@ -136,15 +136,15 @@ def _client(args: argparse.Namespace) -> Iterator[tuple[distributed.Client, int]
     from warpcrypt import _native
 
     if args.scheduler:
-        with distributed.Client(args.scheduler) as client:
+        with distributed.Client(args.scheduler) as client:  # type: ignore[no-untyped-call]
             yield client, args.threads
         return
     # One Dask thread per worker process: the library runs its own threads
     # under each file, so the usable CPUs are shared out between workers.
     cpus = _native.default_threads()
     workers = args.workers or cpus
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1) as cluster, \
-            distributed.Client(cluster) as client:
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1)  # type: ignore[no-untyped-call]
+    with cluster, distributed.Client(cluster) as client:  # type: ignore[no-untyped-call]
         yield client, args.threads or max(1, cpus // workers)
 
 
