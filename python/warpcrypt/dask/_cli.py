@@ -80,7 +80,7 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
                              "its workers)")
     parser.add_argument("--task-bytes", type=_size, help="bytes of small files grouped into one task (default 64M)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="count finished files on stderr (default: on a terminal)")
+                        help="show the bytes done on stderr (default: on a terminal)")
     parser.add_argument("--json", metavar="FILE", help="also write the run's report as JSON")
     parser.add_argument("--verbose", action="store_true", help="keep Dask's own log messages")
 
