@@ -621,7 +621,8 @@ def encrypt_files(
     already: an output folder belongs to one job. A file that fails is recorded as failed and the
     others go on. `client`: the Dask client, by default the current one.
     `task_bytes`: how many bytes of small files one task may carry.
-    `progress`: count finished files on stderr. `compute=False`: plan the job
+    `progress`: show the bytes and files done on stderr, the bytes within
+    each file as its worker reports them. `compute=False`: plan the job
     (the manifest is written) and return a dask.delayed object that runs it
     and computes to the JobReport; `key` must then be an InstalledKey or a
     KeyFile, held until the graph has run.
