@@ -417,7 +417,8 @@ class _Progress:
 
     def _draw(self) -> None:
         done = self._finished_bytes + sum(self._under_way.values())
-        percent = 100 * done // self._total if self._total else 100
+        # A job of empty files has no bytes to count: its files stand in.
+        percent = 100 * done // self._total if self._total else 100 * len(self._finished) // len(self._sizes)
         line = (f"{self._verb}: {_binary_size(done)} of {_binary_size(self._total)} ({percent} %), "
                 f"{len(self._finished)} of {len(self._sizes)} files")
         last = len(self._finished) == len(self._sizes)
