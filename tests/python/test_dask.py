@@ -189,6 +189,39 @@ def test_reprs_show_no_key_bytes():
 # ----------------------------------------------------------------------------
 
 
+def test_progress_counts_bytes_within_a_large_file(tmp_path, monkeypatch, capsys):
+    """A job of one large file, one task: the progress line counts the bytes
+    its worker reports done, before the file ends. The library reports every
+    50 ms, which a test-sized file outruns, so seal_file here reports each
+    quarter and waits for the report to reach the client; the worker runs in
+    this process (processes=False) for the patch to reach it."""
+    import warpcrypt.dask._worker as worker_side
+
+    root = tmp_path / "raw"
+    size = 8 << 20
+    write_files(root, {"large.bin": size}, "progress")
+    seal_file = warpcrypt.seal_file
+
+    def seal_in_quarters(source, target, *, progress, **options):
+        for quarter in (1, 2, 3):
+            progress(size * quarter // 4, size)
+            time.sleep(0.5)
+        return seal_file(source, target, **options)
+
+    monkeypatch.setattr(warpcrypt, "seal_file", seal_in_quarters)
+    monkeypatch.setattr(worker_side, "PROGRESS_INTERVAL", 0.0)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") \
+            as cluster, distributed.Client(cluster) as in_process:
+        report = encrypt_files(root, tmp_path / "sealed", key=MASTER_KEY, client=in_process, progress=True)
+    assert report.processed == 1 and report.ok
+    # One line, rewritten in place: each drawing starts with a carriage return.
+    drawn = [line.rstrip() for line in capsys.readouterr().err.split("\r") if line.strip()]
+    assert drawn == ["encrypting: 2.0 MiB of 8.0 MiB (25 %), 0 of 1 files",
+                     "encrypting: 4.0 MiB of 8.0 MiB (50 %), 0 of 1 files",
+                     "encrypting: 6.0 MiB of 8.0 MiB (75 %), 0 of 1 files",
+                     "encrypting: 8.0 MiB of 8.0 MiB (100 %), 1 of 1 files"]
+
+
 def test_sealed_round_trip_restores_the_tree_exactly(client, dataset, sealed, tmp_path):
     root, contents = dataset
     out, report = sealed

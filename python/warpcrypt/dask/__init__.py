@@ -27,7 +27,8 @@ INSTALL_HINT = 'warpcrypt.dask needs the "dask" extra: pip install "warpcrypt[da
 # Where each public name lives.
 _EXPORTS = {
     "EncryptedArray": "_arrays", "decrypt_array": "_arrays", "encrypt_array": "_arrays",
-    "JobReport": "_jobs", "WorkerSummary": "_jobs", "decrypt_files": "_jobs", "encrypt_files": "_jobs",
+    "JobReport": "_jobs", "WorkerSummary": "_jobs", "compute_job": "_jobs", "decrypt_files": "_jobs",
+    "encrypt_files": "_jobs",
     "DerivedKey": "_kdf", "derive_chunk_key": "_kdf", "derive_file_key": "_kdf", "hkdf_sha256": "_kdf",
     "key_check_value": "_kdf",
     "InstalledKey": "_keyring", "KeyFile": "_keyring", "KeyNotHeld": "_keyring", "install_key": "_keyring",
@@ -47,7 +48,7 @@ def require_extra() -> None:
     try:
         import dask.array  # noqa: F401
         import distributed  # noqa: F401
-        import fsspec  # noqa: F401
+        import fsspec  # type: ignore[import-untyped]  # noqa: F401
     except ImportError as error:
         if (error.name or "").split(".")[0] in _EXTRA_MODULES:
             raise ImportError(INSTALL_HINT, name=error.name) from None
@@ -78,6 +79,7 @@ if TYPE_CHECKING:
     from warpcrypt.dask._jobs import (
         JobReport as JobReport,
         WorkerSummary as WorkerSummary,
+        compute_job as compute_job,
         decrypt_files as decrypt_files,
         encrypt_files as encrypt_files,
     )

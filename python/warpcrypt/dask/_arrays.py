@@ -166,7 +166,7 @@ def _chunk_indices(array: da.Array, token: str) -> da.Array:
         cell = np.empty((1,) * array.ndim, dtype=object)
         cell.flat[0] = index
         layer[(name, *index)] = cell
-    return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=[]), name,
+    return da.Array(HighLevelGraph.from_collections(name, layer, dependencies=[]), name,  # type: ignore[no-untyped-call]
                     chunks=tuple((1,) * blocks for blocks in array.numblocks), dtype=object)
 
 
@@ -205,28 +205,29 @@ def encrypt_array(
     if len(array_id) != JOB_ID_LEN:
         raise warpcrypt.InvalidArgument(f"array_id must have {JOB_ID_LEN} bytes")
     if chunk_bytes is not None:
-        array = array.rechunk("auto", block_size_limit=chunk_bytes)
+        array = array.rechunk("auto", block_size_limit=chunk_bytes)  # type: ignore[no-untyped-call]
     token = tokenize(ENCRYPT, array.name, array_id, name, ref, backend, threads)
     keys = _chunk_indices(array, token)
     axes = _axes(array.ndim)
-    meta = meta_from_array(array, array.ndim, array.dtype)
+    meta = meta_from_array(array, array.ndim, array.dtype)  # type: ignore[no-untyped-call]
     options = {"key": ref, "array_id": array_id, "cipher": name, "backend": backend, "threads": threads}
     if not is_sealed_cipher(name):
-        ciphertext = da.blockwise(
+        ciphertext = da.blockwise(  # type: ignore[no-untyped-call]
             _crypt_chunk, axes, array, axes, keys, axes,
             # The index array has one element per chunk: pair the two by chunk index.
             align_arrays=False, dtype=array.dtype, meta=meta, name=f"warpcrypt-encrypt-array-{token}",
             operation=ENCRYPT, **options)
         return EncryptedArray(ciphertext, None, array_id, name)
-    sealed = da.blockwise(
+    sealed = da.blockwise(  # type: ignore[no-untyped-call]
         _seal_chunk, axes, array, axes, keys, axes,
         align_arrays=False, dtype=array.dtype, meta=meta, name=f"warpcrypt-seal-array-{token}",
         layout=_layout(array), **options)
     # Each sealing task returns (ciphertext, tag); the two arrays take their halves.
     ciphertext = sealed.map_blocks(operator.itemgetter(0), dtype=array.dtype, meta=meta,
                                    name=f"warpcrypt-ciphertext-{token}")
+    tags_meta = meta_from_array(array, array.ndim + 1, np.uint8)  # type: ignore[no-untyped-call]
     tags = sealed.map_blocks(operator.itemgetter(1), dtype=np.uint8, new_axis=array.ndim,
-                             chunks=keys.chunks + ((TAG_LEN,),), meta=meta_from_array(array, array.ndim + 1, np.uint8),
+                             chunks=keys.chunks + ((TAG_LEN,),), meta=tags_meta,
                              name=f"warpcrypt-tags-{token}")
     return EncryptedArray(ciphertext, tags, array_id, name)
 
@@ -243,11 +244,11 @@ def decrypt_array(encrypted: EncryptedArray, key: HeldKey, *, backend: str = "au
     token = tokenize(DECRYPT, ciphertext.name, tags_name, encrypted.array_id, name, ref, backend, threads)
     keys = _chunk_indices(ciphertext, token)
     axes = _axes(ciphertext.ndim)
-    meta = meta_from_array(ciphertext, ciphertext.ndim, ciphertext.dtype)
+    meta = meta_from_array(ciphertext, ciphertext.ndim, ciphertext.dtype)  # type: ignore[no-untyped-call]
     options = {"key": ref, "array_id": bytes(encrypted.array_id), "cipher": name, "backend": backend,
                "threads": threads}
     if not is_sealed_cipher(name):
-        plaintext: da.Array = da.blockwise(
+        plaintext: da.Array = da.blockwise(  # type: ignore[no-untyped-call]
             _crypt_chunk, axes, ciphertext, axes, keys, axes,
             align_arrays=False, dtype=ciphertext.dtype, meta=meta, name=f"warpcrypt-decrypt-array-{token}",
             operation=DECRYPT, **options)
@@ -255,8 +256,8 @@ def decrypt_array(encrypted: EncryptedArray, key: HeldKey, *, backend: str = "au
     if encrypted.tags is None or encrypted.tags.shape != ciphertext.numblocks + (TAG_LEN,):
         raise ValueError(f"{name} needs the tags array, of shape numblocks + ({TAG_LEN},) = "
                          f"{ciphertext.numblocks + (TAG_LEN,)}")
-    tags = encrypted.tags.rechunk(keys.chunks + ((TAG_LEN,),))
-    opened: da.Array = da.blockwise(
+    tags = encrypted.tags.rechunk(keys.chunks + ((TAG_LEN,),))  # type: ignore[no-untyped-call]
+    opened: da.Array = da.blockwise(  # type: ignore[no-untyped-call]
         # "tag" is the tags' last axis, absent from the output: its one chunk
         # is handed over whole.
         _open_chunk, axes, ciphertext, axes, tags, axes + ("tag",), keys, axes,

@@ -80,7 +80,7 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
                              "its workers)")
     parser.add_argument("--task-bytes", type=_size, help="bytes of small files grouped into one task (default 64M)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="count finished files on stderr (default: on a terminal)")
+                        help="show the bytes done on stderr (default: on a terminal)")
     parser.add_argument("--json", metavar="FILE", help="also write the run's report as JSON")
     parser.add_argument("--verbose", action="store_true", help="keep Dask's own log messages")
 
@@ -136,15 +136,15 @@ def _client(args: argparse.Namespace) -> Iterator[tuple[distributed.Client, int]
     from warpcrypt import _native
 
     if args.scheduler:
-        with distributed.Client(args.scheduler) as client:
+        with distributed.Client(args.scheduler) as client:  # type: ignore[no-untyped-call]
             yield client, args.threads
         return
     # One Dask thread per worker process: the library runs its own threads
     # under each file, so the usable CPUs are shared out between workers.
     cpus = _native.default_threads()
     workers = args.workers or cpus
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1) as cluster, \
-            distributed.Client(cluster) as client:
+    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1)  # type: ignore[no-untyped-call]
+    with cluster, distributed.Client(cluster) as client:  # type: ignore[no-untyped-call]
         yield client, args.threads or max(1, cpus // workers)
 
 

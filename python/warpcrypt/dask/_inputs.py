@@ -11,8 +11,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypedDict
 
-import fsspec
-from fsspec.implementations.local import LocalFileSystem
+import fsspec  # type: ignore[import-untyped]
+from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 from warpcrypt._typing import PathLike
 

@@ -11,17 +11,18 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 import distributed
-import fsspec
+import fsspec  # type: ignore[import-untyped]
 from dask.delayed import Delayed, delayed
 from distributed.comm.addressing import get_address_host
-from fsspec.implementations.local import LocalFileSystem
+from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 from warpcrypt import _native
 from warpcrypt._typing import PathLike, overload
@@ -289,7 +290,8 @@ class _Job:
         lost: set[str] = set()
         if client is not None:
             committers = {entry.get("worker") for entry in done if "host" in entry} - {None}
-            lost = (set(self.workers_at_start) | {str(address) for address in committers}) - set(client.nthreads())
+            present = set(client.nthreads())  # type: ignore[no-untyped-call]
+            lost = (set(self.workers_at_start) | {str(address) for address in committers}) - present
         report = JobReport(
             operation=self.settings.operation,
             manifest=self.manifest.url,
@@ -361,7 +363,10 @@ def _task_prefix(settings: Settings) -> str:
 
 
 def _cluster_slots(client: distributed.Client | None) -> int:
-    return sum(client.nthreads().values()) if client is not None else _native.default_threads()
+    if client is None:
+        return _native.default_threads()
+    threads: dict[str, int] = client.nthreads()  # type: ignore[no-untyped-call]
+    return sum(threads.values())
 
 
 def _failed_batch(batch: list[FileTask], error: BaseException) -> dict[str, FileEntry]:
@@ -369,8 +374,62 @@ def _failed_batch(batch: list[FileTask], error: BaseException) -> dict[str, File
     return {task.name: {"status": FAILED, "error": reason} for task in batch}
 
 
-def _show_progress(done: int, total: int) -> None:
-    print(f"\r{done}/{total} files", end="\n" if done == total else "", file=sys.stderr, flush=True)
+def _binary_size(size: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{size:.1f} {unit}" if unit != "B" else f"{size:.0f} B"
+        size /= 1024
+    return f"{size:.1f} TiB"
+
+
+class _Progress:
+    """The line on stderr that counts a run's bytes done: those of the files
+    finished, and of the files under way as far as their workers said
+    (_worker.py's _progress_reporter). A large file advances it before it
+    ends. Rewritten in place; the run's last file ends it with a newline.
+    Workers' reports arrive on the client's event loop, results on the
+    caller's thread: a lock keeps the count and the line whole."""
+
+    def __init__(self, operation: str, planned: list[FileTask]) -> None:
+        self._verb = {ENCRYPT: "encrypting", DECRYPT: "decrypting"}[operation]
+        self._sizes = {task.name: task.size for task in planned}
+        self._total = sum(self._sizes.values())
+        self._finished: set[str] = set()
+        self._finished_bytes = 0
+        self._under_way: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._width = 0  # of the line last drawn, which a shorter one must cover
+
+    def advanced(self, name: str, done: int) -> None:
+        with self._lock:
+            if name in self._sizes and name not in self._finished:
+                self._under_way[name] = min(done, self._sizes[name])
+                self._draw()
+
+    def finished(self, names: list[str]) -> None:
+        with self._lock:
+            for name in names:
+                if name in self._sizes and name not in self._finished:
+                    self._finished.add(name)
+                    self._finished_bytes += self._sizes[name]
+                    self._under_way.pop(name, None)
+            self._draw()
+
+    def _draw(self) -> None:
+        done = self._finished_bytes + sum(self._under_way.values())
+        # A job of empty files has no bytes to count: its files stand in.
+        percent = 100 * done // self._total if self._total else 100 * len(self._finished) // len(self._sizes)
+        line = (f"{self._verb}: {_binary_size(done)} of {_binary_size(self._total)} ({percent} %), "
+                f"{len(self._finished)} of {len(self._sizes)} files")
+        last = len(self._finished) == len(self._sizes)
+        print(f"\r{line:<{self._width}}", end="\n" if last else "", file=sys.stderr, flush=True)
+        self._width = len(line)
+
+
+def _progress_topic(run: str, shown: bool) -> str | None:
+    # A topic of the run's own: a client holds one handler per topic, and
+    # may run several jobs at once.
+    return f"warpcrypt-progress-{run}" if shown else None
 
 
 def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bool) -> JobReport:
@@ -379,14 +438,22 @@ def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bo
     that dies later holds no result the scheduler would compute again."""
     finished: list[str] = []
     pending: dict[distributed.Future[dict[str, FileEntry]], list[FileTask]] = {}
-    job.workers_at_start = sorted(client.nthreads())
+    job.workers_at_start = sorted(client.nthreads())  # type: ignore[no-untyped-call]
+    shown = _Progress(job.settings.operation, job.planned) if progress and job.planned else None
+    topic = job.settings.progress_topic
+    if shown is not None and topic is not None:
+        def on_report(event: tuple[float, dict[str, Any]]) -> None:
+            _, report = event
+            shown.advanced(report["name"], report["done"])
+
+        client.subscribe_topic(topic, on_report)  # type: ignore[no-untyped-call]
     try:
         if job.planned:
             prefix = _task_prefix(job.settings)
             batches = _batches(job.planned, task_bytes, _cluster_slots(client))
             for i, batch in enumerate(batches):
                 pending[client.submit(process_batch, job.settings, batch, key=f"{prefix}-{i}", pure=False)] = batch
-            for future in distributed.as_completed(list(pending)):
+            for future in distributed.as_completed(list(pending)):  # type: ignore[no-untyped-call]
                 batch = pending.pop(future)
                 try:
                     results = future.result()
@@ -396,12 +463,14 @@ def _run(job: _Job, client: distributed.Client, *, task_bytes: int, progress: bo
                 job.record(results, client)
                 finished.extend(results)
                 job.manifest.save_if_due()
-                if progress:
-                    _show_progress(len(finished), len(job.planned))
+                if shown is not None:
+                    shown.finished(list(results))
     finally:
+        if shown is not None and topic is not None:
+            client.unsubscribe_topic(topic)  # type: ignore[no-untyped-call]
         # Interrupted (Ctrl-C, a lost scheduler): what is queued need not run.
         for future in pending:
-            future.cancel()
+            future.cancel()  # type: ignore[no-untyped-call]
         report = job.report(finished, client)
     return report
 
@@ -424,7 +493,7 @@ def _finish(job: _Job, *results: dict[str, FileEntry]) -> JobReport:
 def _graph(job: _Job, task_bytes: int) -> Delayed:
     client = _current_client()
     if client is not None:
-        job.workers_at_start = sorted(client.nthreads())
+        job.workers_at_start = sorted(client.nthreads())  # type: ignore[no-untyped-call]
     prefix = _task_prefix(job.settings)
     parts = [delayed(process_batch, pure=False)(job.settings, batch, dask_key_name=f"{prefix}-{i}")
              for i, batch in enumerate(_batches(job.planned, task_bytes, _cluster_slots(client)))]
@@ -432,9 +501,20 @@ def _graph(job: _Job, task_bytes: int) -> Delayed:
     return graph
 
 
+def compute_job(job: Delayed) -> JobReport:
+    """Runs a lazy job (encrypt_files or decrypt_files with compute=False)
+    on the current scheduler and returns its report. ``job.compute()`` does
+    the same, but dask leaves Delayed.compute unannotated, so that
+    ``mypy --strict`` refuses the call in a user's code."""
+    report = job.compute()  # type: ignore[no-untyped-call]
+    if not isinstance(report, JobReport):
+        raise TypeError(f"the graph computed to a {type(report).__name__}, not a JobReport: it is not a lazy job")
+    return report
+
+
 def _current_client() -> distributed.Client | None:
     try:
-        client: distributed.Client = distributed.default_client()
+        client: distributed.Client = distributed.default_client()  # type: ignore[no-untyped-call]
     except ValueError:
         return None
     return client
@@ -470,7 +550,7 @@ def _exclusions(output_fs: fsspec.AbstractFileSystem, output_root: str,
 
 
 def _client_for(client: distributed.Client | None) -> distributed.Client:
-    return client if client is not None else distributed.default_client()
+    return client if client is not None else distributed.default_client()  # type: ignore[no-untyped-call]
 
 
 def _execute(job: _Job, client: distributed.Client | None, compute: bool, task_bytes: int,
@@ -542,7 +622,8 @@ def encrypt_files(
     already: an output folder belongs to one job. A file that fails is recorded as failed and the
     others go on. `client`: the Dask client, by default the current one.
     `task_bytes`: how many bytes of small files one task may carry.
-    `progress`: count finished files on stderr. `compute=False`: plan the job
+    `progress`: show the bytes and files done on stderr, the bytes within
+    each file as its worker reports them. `compute=False`: plan the job
     (the manifest is written) and return a dask.delayed object that runs it
     and computes to the JobReport; `key` must then be an InstalledKey or a
     KeyFile, held until the graph has run.
@@ -566,9 +647,11 @@ def encrypt_files(
             "output_root": url_of(output_fs, output_root), "staging": STAGING_PREFIX + new_id().hex(),
         }
         job_manifest = _open_manifest(manifest_url, header, ref, output_fs, output_root)
+        run = new_id().hex()
         settings = Settings(ENCRYPT, header["format"], name, chunk_size, backend, threads, job_manifest.job_id, ref,
                             protocol_of(input_fs), protocol_of(output_fs),
-                            f"{output_root}/{job_manifest.content['staging']}", new_id().hex())
+                            f"{output_root}/{job_manifest.content['staging']}", run,
+                            _progress_topic(run, progress and compute))
         job = _plan(job_manifest, settings, inputs, output_root, output_of=lambda n: n + suffix,
                     identifier_of=lambda n: n, refuse_changed_inputs=not sealed, missing={}, strays=[])
         return _execute(job, client, compute, task_bytes, progress)
@@ -733,9 +816,11 @@ def decrypt_files(
             "source_manifest": source_url, "staging": STAGING_PREFIX + new_id().hex(),
         }
         job_manifest = _open_manifest(manifest_url, header, ref, output_fs, output_root)
+        run = new_id().hex()
         settings = Settings(DECRYPT, data_format, cipher or "", 0, backend, threads, job_manifest.job_id, ref,
                             protocol_of(input_fs), protocol_of(output_fs),
-                            f"{output_root}/{job_manifest.content['staging']}", new_id().hex())
+                            f"{output_root}/{job_manifest.content['staging']}", run,
+                            _progress_topic(run, progress and compute))
         job = _plan(job_manifest, settings, inputs, output_root, output_of=identifier, identifier_of=identifier,
                     refuse_changed_inputs=False, missing=missing, strays=strays)
         return _execute(job, client, compute, task_bytes, progress)

@@ -149,7 +149,7 @@ class InstalledKey:
         self._open = False
         try:
             if self._client is not None and self._plugin_name is not None:
-                self._client.unregister_worker_plugin(self._plugin_name)
+                self._client.unregister_worker_plugin(self._plugin_name)  # type: ignore[no-untyped-call]
         finally:
             _keyring.remove(self.ref.key_id)
 
@@ -170,7 +170,7 @@ def install_key(key: bytes, client: Client | None = None, *, local_only: bool = 
         client = None
     elif client is None:
         try:
-            client = default_client()
+            client = default_client()  # type: ignore[no-untyped-call]
         except ValueError:  # no client: Dask's local schedulers only
             client = None
     return InstalledKey(key, client)

@@ -20,8 +20,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Literal, TypedDict
 
-import fsspec
-from fsspec.implementations.local import LocalFileSystem
+import fsspec  # type: ignore[import-untyped]
+from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 import warpcrypt
 from warpcrypt._typing import PathLike

@@ -14,13 +14,13 @@ import socket
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
-import fsspec
-from fsspec.implementations.local import LocalFileSystem
+import fsspec  # type: ignore[import-untyped]
+from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 import warpcrypt
 from warpcrypt.dask._inputs import listed, stat_stamp, store_errors, url_of
@@ -38,6 +38,10 @@ COMMIT_TOPIC = "warpcrypt-commits"
 # What the manifest credits to the worker that did a file's work
 # (_jobs.py's _credit reads them from the event).
 CREDIT_FIELDS = ("worker", "host", "backend", "seconds", "cpu_bytes", "gpu_bytes")
+# A worker tells the client how far a file has got at most this often (in
+# seconds), on the run's own topic (Settings.progress_topic): often enough
+# for a line on a terminal, rarely enough to cost the scheduler nothing.
+PROGRESS_INTERVAL = 0.5
 # Objects are copied in blocks of this size to a worker's local disk.
 COPY_BLOCK = 8 << 20
 
@@ -63,6 +67,9 @@ class Settings:
     output_protocol: str
     staging: str  # a folder of the output tree, on output_fs, that the job removes when it ends
     run: str  # this run's random id, in its commit events
+    # Where workers log the bytes done of each file, while the client shows
+    # progress; None: it does not.
+    progress_topic: str | None = None
 
     @property
     def input_fs(self) -> fsspec.AbstractFileSystem:
@@ -96,6 +103,7 @@ class _RunOptions(TypedDict):
 
     backend: str
     threads: int
+    progress: Callable[[int, int], None] | None
 
 
 @functools.cache
@@ -224,12 +232,38 @@ def _input(settings: Settings, task: FileTask, scratch: Path, who: str) -> Itera
     yield str(local)
 
 
+def _progress_reporter(settings: Settings, task: FileTask) -> Callable[[int, int], None] | None:
+    """The library's progress callback for `task`, where the client shows
+    progress: it logs the bytes done on the run's progress topic, at most
+    every PROGRESS_INTERVAL seconds, so that the client's count advances
+    within a large file rather than when it ends."""
+    from distributed import get_worker
+
+    topic = settings.progress_topic
+    if topic is None:
+        return None
+    try:
+        worker = get_worker()
+    except ValueError:  # no Dask worker: no client to tell
+        return None
+    last_report = -PROGRESS_INTERVAL
+
+    def report(done: int, total: int) -> None:
+        nonlocal last_report
+        now = time.monotonic()
+        if now - last_report >= PROGRESS_INTERVAL:
+            last_report = now
+            worker.log_event(topic, {"name": task.name, "done": done})
+
+    return report
+
+
 def _run_one(settings: Settings, task: FileTask, source: str, staged: Path, master_key: bytes,
              backend: str) -> tuple[warpcrypt.JobStats, FileEntry]:
     """Writes the result of `task` to `staged`; returns the library's JobStats
     and what the manifest records about nonces and authentication."""
     threads = 1 if settings.threads == 0 and task.size < SINGLE_THREAD_BELOW else settings.threads
-    options: _RunOptions = {"backend": backend, "threads": threads}
+    options: _RunOptions = {"backend": backend, "threads": threads, "progress": _progress_reporter(settings, task)}
     if settings.format == PLAIN:
         derived = derive_plain_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
         crypt = warpcrypt.encrypt_file if settings.operation == ENCRYPT else warpcrypt.decrypt_file
