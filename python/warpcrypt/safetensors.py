@@ -425,7 +425,8 @@ class _GpuLoader:
 
     def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, in_flight: int,
                  slot_bytes: int, count: _ByteCount) -> None:
-        self.torch, self.device, self.pool, self.in_flight, self.count = torch, device, pool, in_flight, count
+        self.torch, self.device, self.pool, self.in_flight = torch, device, pool, in_flight
+        self.byte_count = count
         self.copy_stream = torch.cuda.Stream(device)
         self.open_stream = torch.cuda.Stream(device)
         self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True)
@@ -487,7 +488,7 @@ class _GpuLoader:
             event = torch.cuda.Event()
             event.record(self.copy_stream)
         self.copied[slot] = event
-        self.count.add(piece.end - piece.start)
+        self.byte_count.add(piece.end - piece.start)
         sealing = job.sealing
         if sealing is None or piece.end != job.entry.nbytes:
             return
@@ -589,8 +590,9 @@ def load_file(filename: PathLike, device: DeviceSpec | Mapping[str, DeviceSpec] 
     or signed by another key, :class:`warpcrypt.InvalidTag` for tensor data
     that does not authenticate, and :class:`warpcrypt.FormatError` for a
     damaged file; nothing is returned then. `progress`: called with (bytes
-    done, bytes total) of tensor data as pieces of it arrive, from the
-    reading threads (one call at a time); the last call has done == total.
+    done, bytes total) of tensor data as pieces of it are read and opened
+    (to a GPU: as their copies are queued), from the reading threads, one
+    call at a time; the last call has done == total.
     An exception it raises ends the load and is raised here.
     """
     chosen = _framework(framework)

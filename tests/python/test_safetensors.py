@@ -578,6 +578,16 @@ def cuda():
     return torch
 
 
+def test_gpu_save_and_load_count_their_bytes(tmp_path, keys, cuda, small_pieces):
+    torch = cuda
+    data = {"w": torch.randn(300, 41, device="cuda:0"), "i": torch.arange(5000), "e": torch.empty(0)}
+    saved, loaded = Recorded(), Recorded()
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, chunk_size=256, progress=saved)
+    ws.load_file(tmp_path / "m.safetensors", device="cuda:0", keys=keys, progress=loaded)
+    saved.assert_counts_up_to(data_bytes(data))
+    loaded.assert_counts_up_to(data_bytes(data))
+
+
 @pytest.mark.parametrize("version, chunk_size", [("2", 256), ("2", ct.DEFAULT_CHUNK_SIZE), ("1", 256)])
 def test_gpu_load_matches_the_cpu_load(tmp_path, keys, cuda, small_pieces, version, chunk_size):
     torch = cuda
