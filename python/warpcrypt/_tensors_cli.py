@@ -8,7 +8,10 @@
 
 Keys are JWK files: one JWK, a list of them or a JWK Set, as
 warpcrypt.safetensors takes them (keygen writes one, readable by its owner
-only). Outputs are written atomically. A failure prints one line and exits
+only). Outputs are written atomically. encrypt, decrypt and rewrap count
+the bytes of tensor data done on stderr, on a line of each step
+(``reading``, then ``encrypting``, say), when stderr is a terminal or with
+--progress; --no-progress keeps them quiet. A failure prints one line and exits
 with the status kinds of the `warpcrypt` CLI: 2 a usage error or a bad key,
 3 a file that cannot be read or written, 4 a file that does not verify or
 decrypt or is not a safetensors file, 1 anything else.
@@ -24,6 +27,7 @@ from typing import Any
 
 from warpcrypt import _cryptotensors as ct
 from warpcrypt import safetensors as ws
+from warpcrypt._progress_line import ProgressLine
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag, Unsupported
 
 PROGRAM = "warpcrypt-tensors"
@@ -101,24 +105,36 @@ def _encrypted_names(header: ct.Header) -> set[str]:
         return set()
 
 
+def _progress(args: argparse.Namespace, verb: str) -> ws.Progress | None:
+    """The callback that draws a step's progress line, or None where the
+    line is not shown (by default, when stderr is not a terminal)."""
+    shown = sys.stderr.isatty() if args.progress is None else args.progress
+    if not shown:
+        return None
+    line = ProgressLine(verb)
+
+    def draw(done: int, total: int) -> None:
+        line.draw(done, total, last=done == total)
+
+    return draw
+
+
 def encrypt(args: argparse.Namespace) -> None:
-    with ws.safe_open(args.file, "raw") as f:
-        metadata = f.metadata()
-        tensors = {name: f.get_tensor(name) for name in f.keys()}
+    keys = _keys(args.keys)
+    metadata, tensors = ws._load_raw(args.file, None, _progress(args, "reading"))
     chosen = [name for name in args.tensors.split(",") if name] if args.tensors else None
-    ws.save_file(tensors, args.output, keys=_keys(args.keys), metadata=metadata, encrypt=chosen,
-                 version=args.version, chunk_size=args.chunk_size)
+    ws.save_file(tensors, args.output, keys=keys, metadata=metadata, encrypt=chosen, version=args.version,
+                 chunk_size=args.chunk_size, progress=_progress(args, "encrypting"))
 
 
 def decrypt(args: argparse.Namespace) -> None:
-    with ws.safe_open(args.file, "raw", keys=_keys(args.keys)) as f:
-        metadata = f.metadata()
-        tensors = {name: f.get_tensor(name) for name in f.keys()}
-    ws.save_file(tensors, args.output, keys=None, metadata=metadata)
+    metadata, tensors = ws._load_raw(args.file, _keys(args.keys), _progress(args, "decrypting"))
+    ws.save_file(tensors, args.output, keys=None, metadata=metadata, progress=_progress(args, "writing"))
 
 
 def rewrap(args: argparse.Namespace) -> None:
-    ws.rewrap_file(args.file, keys=_keys(args.keys), new_keys=_keys(args.new_keys), output=args.output)
+    ws.rewrap_file(args.file, keys=_keys(args.keys), new_keys=_keys(args.new_keys), output=args.output,
+                   progress=_progress(args, "rewrapping"))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -142,19 +158,27 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--tensors", help="comma-separated names to encrypt (default: all)")
     command.add_argument("--version", default="2", choices=ct.VERSIONS)
     command.add_argument("--chunk-size", type=int, default=ct.DEFAULT_CHUNK_SIZE)
+    _add_progress_argument(command)
     command.set_defaults(run=encrypt)
     command = commands.add_parser("decrypt", help="a CryptoTensors file into a plain safetensors file")
     command.add_argument("file")
     command.add_argument("output")
     command.add_argument("--keys", required=True)
+    _add_progress_argument(command)
     command.set_defaults(run=decrypt)
     command = commands.add_parser("rewrap", help="new master and signing keys, the tensor data untouched")
     command.add_argument("file")
     command.add_argument("--keys", required=True, help="the keys that open the file now")
     command.add_argument("--new-keys", required=True)
     command.add_argument("-o", "--output", help="write here instead of replacing FILE")
+    _add_progress_argument(command)
     command.set_defaults(run=rewrap)
     return top
+
+
+def _add_progress_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                         help="show the bytes done on stderr (default: on a terminal)")
 
 
 def main(argv: list[str] | None = None) -> int:

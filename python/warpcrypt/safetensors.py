@@ -43,6 +43,8 @@ __all__ = ["RawTensor", "generate_keys", "load_file", "rewrap_file", "safe_open"
 PathLike = Union[str, "os.PathLike[str]"]
 Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None]
 DeviceSpec = Union[str, int, Any]
+# progress(bytes done, bytes total) of tensor data, called as pieces complete.
+Progress = Callable[[int, int], None]
 
 # A reader's and a GPU staging slot's unit of work: large enough that a
 # system call and a copy launch cost nothing beside it, small enough that
@@ -69,6 +71,31 @@ def _gpu_slots(in_flight: int) -> int:
     back to the readers only once the copy queued behind it half a round
     ago has long finished, and the copy engine never waits on a refill."""
     return 2 * in_flight
+
+
+class _ByteCount:
+    """The bytes of tensor data done, told to a progress callback as pieces
+    complete. Pieces complete on several threads at once: the lock keeps
+    the count and the calls in one order, so that the bytes done only grow
+    and the last call says (total, total). A callback that raises fails the
+    piece, and with it the whole operation."""
+
+    def __init__(self, total: int, progress: Progress | None) -> None:
+        self._total, self._progress = total, progress
+        self._done = 0
+        self._lock = threading.Lock()
+
+    def add(self, nbytes: int) -> None:
+        if self._progress is None or not nbytes:
+            return
+        with self._lock:
+            self._done += nbytes
+            assert self._done <= self._total, "more bytes done than there are"
+            self._progress(self._done, self._total)
+
+
+# What callers without a progress callback count with.
+_UNCOUNTED = _ByteCount(0, None)
 
 
 # ---------------------------------------------------------------- frameworks
@@ -312,7 +339,7 @@ def _open_empty(entry: Entry, sealing: Sealing) -> None:
 
 
 def _load_jobs(fd: int, base: int, by_device: Mapping[Any, Sequence[_Job]], framework: _Framework,
-               largest_message: int) -> None:
+               largest_message: int, count: _ByteCount = _UNCOUNTED) -> None:
     """Reads and opens each job's tensor, at `base` + its start in file
     `fd`, into its array: arrays in host memory on every core, arrays on
     GPUs through pinned memory and opened there. A chunk is read whole into
@@ -320,12 +347,12 @@ def _load_jobs(fd: int, base: int, by_device: Mapping[Any, Sequence[_Job]], fram
     host = [job for device, jobs in by_device.items() if not framework.is_cuda(device) for job in jobs]
     gpus = {device: jobs for device, jobs in by_device.items() if framework.is_cuda(device)}
     if host:
-        _load_host(fd, base, host, framework)
+        _load_host(fd, base, host, framework, count)
     if gpus:
-        _load_gpus(fd, base, gpus, framework, max(PIECE_BYTES, largest_message))
+        _load_gpus(fd, base, gpus, framework, max(PIECE_BYTES, largest_message), count)
 
 
-def _load_host(fd: int, base: int, jobs: Sequence[_Job], framework: _Framework) -> None:
+def _load_host(fd: int, base: int, jobs: Sequence[_Job], framework: _Framework, count: _ByteCount) -> None:
     """Reads each tensor into its array and decrypts it there, pieces in
     parallel: each piece is read and its chunks opened while in cache."""
 
@@ -341,6 +368,7 @@ def _load_host(fd: int, base: int, jobs: Sequence[_Job], framework: _Framework) 
                                           view[first:last], tag=tag)
             except InvalidTag:
                 raise _failure(job.entry, index if sealing.chunk_size is not None else None) from None
+        count.add(piece.end - piece.start)
 
     _run_all(load_piece, [(job, piece) for job in jobs
                           for piece in _pieces(job.entry, job.sealing, split_one_message=False)])
@@ -396,8 +424,9 @@ class _GpuLoader:
     chunk's verdict on the device; the verdicts are read once, at the end."""
 
     def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, in_flight: int,
-                 slot_bytes: int) -> None:
+                 slot_bytes: int, count: _ByteCount) -> None:
         self.torch, self.device, self.pool, self.in_flight = torch, device, pool, in_flight
+        self.byte_count = count
         self.copy_stream = torch.cuda.Stream(device)
         self.open_stream = torch.cuda.Stream(device)
         self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True)
@@ -459,6 +488,7 @@ class _GpuLoader:
             event = torch.cuda.Event()
             event.record(self.copy_stream)
         self.copied[slot] = event
+        self.byte_count.add(piece.end - piece.start)
         sealing = job.sealing
         if sealing is None or piece.end != job.entry.nbytes:
             return
@@ -484,7 +514,8 @@ class _GpuLoader:
                                     stream=self.open_stream, verified=verdicts[first:first + count])
 
 
-def _load(file: _File, names: Sequence[str], framework: _Framework, place: Callable[[str], Any]) -> dict[str, Any]:
+def _load(file: _File, names: Sequence[str], framework: _Framework, place: Callable[[str], Any],
+          progress: Progress | None = None) -> dict[str, Any]:
     """The named tensors, each on the device `place` gives it."""
     by_device: dict[Any, list[_Job]] = collections.defaultdict(list)
     for name in names:
@@ -492,19 +523,20 @@ def _load(file: _File, names: Sequence[str], framework: _Framework, place: Calla
         device = place(name)
         by_device[device].append(_Job(entry, file.sealing(name), framework.empty(entry.nbytes, device)))
     chunk = file.crypto.chunk_size if file.crypto is not None and file.crypto.chunk_size else 0
-    _load_jobs(file.stream.fileno(), file.header.data_start, by_device, framework, chunk)
+    count = _ByteCount(sum(file.entries[name].nbytes for name in names), progress)
+    _load_jobs(file.stream.fileno(), file.header.data_start, by_device, framework, chunk, count)
     done = {job.entry.name: job for jobs in by_device.values() for job in jobs}
     return {name: framework.finish(done[name].array, done[name].entry.dtype, done[name].entry.shape)
             for name in names}
 
 
 def _load_gpus(fd: int, base: int, gpus: Mapping[Any, Sequence[_Job]], framework: _Framework,
-               slot_bytes: int) -> None:
+               slot_bytes: int, count: _ByteCount) -> None:
     if not isinstance(framework, _Torch):
         raise InvalidArgument("GPU loading takes framework='pt'")
     readers = _readers(len(gpus))
     with concurrent.futures.ThreadPoolExecutor(readers) as pool:
-        loaders = [_GpuLoader(framework.torch, device, pool, max(1, readers // len(gpus)), slot_bytes)
+        loaders = [_GpuLoader(framework.torch, device, pool, max(1, readers // len(gpus)), slot_bytes, count)
                    for device in gpus]
         if len(loaders) == 1:
             loaders[0].load(fd, base, next(iter(gpus.values())))
@@ -545,7 +577,7 @@ def _placement(framework: _Framework, device: DeviceSpec | Mapping[str, DeviceSp
 
 
 def load_file(filename: PathLike, device: DeviceSpec | Mapping[str, DeviceSpec] = "cpu", *, keys: Keys = None,
-              framework: str = "pt") -> dict[str, Any]:
+              framework: str = "pt", progress: Progress | None = None) -> dict[str, Any]:
     """Every tensor of the file, as ``safetensors.torch.load_file`` returns
     them (``framework="np"``: as ``safetensors.numpy.load_file``).
 
@@ -557,12 +589,29 @@ def load_file(filename: PathLike, device: DeviceSpec | Mapping[str, DeviceSpec] 
     Raises :class:`warpcrypt.InvalidSignature` for a header that was changed
     or signed by another key, :class:`warpcrypt.InvalidTag` for tensor data
     that does not authenticate, and :class:`warpcrypt.FormatError` for a
-    damaged file; nothing is returned then.
+    damaged file; nothing is returned then. `progress`: called with (bytes
+    done, bytes total) of tensor data as pieces of it are read and opened
+    (to a GPU: as their copies are queued), from the reading threads, one
+    call at a time; the last call has done == total.
+    An exception it raises ends the load and is raised here.
     """
     chosen = _framework(framework)
     file = _File(filename, keys)
     try:
-        return _load(file, [e.name for e in file.header.entries], chosen, _placement(chosen, device))
+        return _load(file, [e.name for e in file.header.entries], chosen, _placement(chosen, device), progress)
+    finally:
+        file.close()
+
+
+def _load_raw(filename: PathLike, keys: Keys, progress: Progress | None) -> tuple[dict[str, str] | None,
+                                                                                  dict[str, RawTensor]]:
+    """The file's user metadata and every tensor as a RawTensor, from one
+    open of the file: what warpcrypt-tensors writes again, encrypted or
+    not."""
+    file = _File(filename, keys)
+    try:
+        tensors = _load(file, [e.name for e in file.header.entries], _Raw(), lambda name: "cpu", progress)
+        return file.header.user_metadata(), tensors
     finally:
         file.close()
 
@@ -658,7 +707,7 @@ def _frameworks_of(tensors: Mapping[str, Any]) -> dict[str, _Framework]:
 
 def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, metadata: Mapping[str, str] | None = None,
               encrypt: Sequence[str] | None = None, version: str = "2",
-              chunk_size: int = ct.DEFAULT_CHUNK_SIZE) -> None:
+              chunk_size: int = ct.DEFAULT_CHUNK_SIZE, progress: Progress | None = None) -> None:
     """Writes `tensors` (NumPy arrays, PyTorch tensors on the CPU or on
     CUDA devices, or :class:`RawTensor`) to `filename` as a CryptoTensors
     file, atomically.
@@ -671,7 +720,11 @@ def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, met
     in the clear, unauthenticated. `version` "2" (chunks of `chunk_size`
     bytes, each authenticated on its own) or "1" (one message a tensor).
     CUDA tensors are encrypted on their device; their plaintext never
-    reaches host memory.
+    reaches host memory. `progress`: called with (bytes done, bytes total)
+    of tensor data as pieces of it are written, from the writing threads
+    (one call at a time); the last call has done == total. An exception it
+    raises ends the save, leaves no file (an existing one as it was) and is
+    raised here.
     """
     if version not in ct.VERSIONS:
         raise InvalidArgument(f"version must be one of {', '.join(ct.VERSIONS)}, not {version!r}")
@@ -685,7 +738,7 @@ def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, met
         if encrypt is not None:
             raise InvalidArgument("encrypt names tensors to encrypt, but keys=None writes a plain file")
         sources = [_Source(entry, tensors[entry.name], frameworks[entry.name], None) for entry in entries]
-        _write_file(filename, entries, sources, lambda: ct.header_bytes(entries, user_metadata))
+        _write_file(filename, entries, sources, lambda: ct.header_bytes(entries, user_metadata), progress)
         return
     master_jwk, signer = KeySet(keys).writing_keys()
     assert master_jwk.secret is not None and signer.secret is not None
@@ -714,11 +767,11 @@ def save_file(tensors: Mapping[str, Any], filename: PathLike, *, keys: Keys, met
                                      for s in sources if s.sealing is not None})
         return ct.header_bytes(entries, ct.sign_header(entries, {**(user_metadata or {}), **crypto}, seed))
 
-    _write_file(filename, entries, sources, signed_header)
+    _write_file(filename, entries, sources, signed_header, progress)
 
 
 def _write_file(filename: PathLike, entries: Sequence[Entry], sources: Sequence[_Source],
-                header: Callable[[], bytes]) -> None:
+                header: Callable[[], bytes], progress: Progress | None) -> None:
     """Writes the tensors, then the header that `header` makes once they
     are sealed (it holds their tags). Every field of a header has a fixed
     length, tags and signature included, so its length is known before its
@@ -731,17 +784,18 @@ def _write_file(filename: PathLike, entries: Sequence[Entry], sources: Sequence[
         assert len(final) == length, "the header's length changed with its contents"
         out.write(0, memoryview(length.to_bytes(8, "little") + final))
 
-    _write_sealed(filename, base + (entries[-1].end if entries else 0), base, sources, write_header)
+    count = _ByteCount(sum(entry.nbytes for entry in entries), progress)
+    _write_sealed(filename, base + (entries[-1].end if entries else 0), base, sources, write_header, count)
 
 
 def _write_sealed(filename: PathLike, size: int, base: int, sources: Sequence[_Source],
-                  finish: Callable[[_MappedFile], None]) -> None:
+                  finish: Callable[[_MappedFile], None], count: _ByteCount = _UNCOUNTED) -> None:
     """Writes a file of `size` bytes atomically: each source's tensor,
     sealed, at `base` + its entry's start, then what `finish` writes once
     they are all sealed (the tags are known then)."""
     with _output(filename) as stream:
         with _MappedFile(stream.fileno(), size) as out:
-            _write_tensors(out, base, sources)
+            _write_tensors(out, base, sources, count)
             finish(out)
 
 
@@ -848,7 +902,7 @@ def _write_at(fd: int, view: memoryview, offset: int) -> None:
         view, offset = view[written:], offset + written
 
 
-def _write_tensors(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None:
+def _write_tensors(out: _MappedFile, base: int, sources: Sequence[_Source], count: _ByteCount) -> None:
     """Encrypts and writes each tensor at its offset: host tensors in pieces
     on every core, sealed straight into the file where it is mapped; CUDA
     tensors on their device, then through pinned memory."""
@@ -862,6 +916,7 @@ def _write_tensors(out: _MappedFile, base: int, sources: Sequence[_Source]) -> N
         sealing = source.sealing
         if sealing is None:
             out.write(offset, data[piece.start:piece.end])
+            count.add(piece.end - piece.start)
             return
         region = out.region(offset, piece.end - piece.start)
         target = region if region is not None else memoryview(bytearray(piece.end - piece.start))
@@ -872,18 +927,19 @@ def _write_tensors(out: _MappedFile, base: int, sources: Sequence[_Source]) -> N
                                       tag=tags[ct.TAG_BYTES * index:ct.TAG_BYTES * (index + 1)])
         if region is None:
             _write_at(out.fd, target, offset)
+        count.add(piece.end - piece.start)
 
     _run_all(write_piece, [(source, piece) for source in host
                            for piece in _pieces(source.entry, source.sealing, split_one_message=False)])
     if cuda:
-        _write_cuda(out, base, cuda)
+        _write_cuda(out, base, cuda, count)
 
 
 def _on_cuda(tensor: Any) -> bool:
     return bool(getattr(tensor, "is_cuda", False))
 
 
-def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None:
+def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source], count: _ByteCount) -> None:
     """CUDA tensors: each is encrypted on its device, then copied a piece at
     a time to a pinned slot, which a pool thread copies into the file once
     the copy is done; a slot is refilled once its write has finished."""
@@ -895,6 +951,7 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
     def write_after(event: Any, slot: Any, length: int, offset: int) -> None:
         event.synchronize()
         out.write(offset, memoryview(slot.numpy())[:length])
+        count.add(length)
 
     writers = _readers()
     with concurrent.futures.ThreadPoolExecutor(writers) as pool:
@@ -948,11 +1005,15 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source]) -> None
 # ---------------------------------------------------------------- rewrapping
 
 
-def rewrap_file(filename: PathLike, *, keys: Keys, new_keys: Keys, output: PathLike | None = None) -> None:
+def rewrap_file(filename: PathLike, *, keys: Keys, new_keys: Keys, output: PathLike | None = None,
+                progress: Progress | None = None) -> None:
     """Wraps every tensor's data key under the master key of `new_keys`
     and signs the header with its signing key, leaving the tensor data as it
     is (copied, not decrypted). Writes `output`, or replaces `filename`,
-    atomically; `keys` must open the file as it is.
+    atomically; `keys` must open the file as it is. `progress`: called with
+    (bytes done, bytes total) of tensor data as it is copied; an exception
+    it raises ends the rewrap, leaves the file and any `output` as they
+    were, and is raised here.
     """
     file = _File(filename, keys)
     try:
@@ -976,15 +1037,19 @@ def rewrap_file(filename: PathLike, *, keys: Keys, new_keys: Keys, output: PathL
             stream.write(len(header).to_bytes(8, "little"))
             stream.write(header)
             stream.flush()
-            _copy_range(file.stream.fileno(), stream.fileno(), file.header.data_start, file.header.data_length)
+            _copy_range(file.stream.fileno(), stream.fileno(), file.header.data_start, file.header.data_length,
+                        _ByteCount(file.header.data_length, progress))
     finally:
         file.close()
 
 
-def _copy_range(source: int, target: int, offset: int, length: int) -> None:
+def _copy_range(source: int, target: int, offset: int, length: int, count: _ByteCount) -> None:
+    """Copies a piece at a time, so that the count moves while a large file
+    is copied."""
     position = os.lseek(target, 0, os.SEEK_CUR)
     while length:
-        copied = os.copy_file_range(source, target, length, offset, position)
+        copied = os.copy_file_range(source, target, min(length, PIECE_BYTES), offset, position)
         if copied == 0:
             raise FormatError("truncated: the file ended while its data was copied")
         offset, position, length = offset + copied, position + copied, length - copied
+        count.add(copied)

@@ -469,6 +469,104 @@ def test_cryptotensors_files_with_tensors_in_the_clear(tmp_path, keys):
     same(ws.load_file(tmp_path / "c.safetensors", keys=keys, framework="np"), data)
 
 
+# ---------------------------------------------------------------- progress
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Pieces of 1 KiB: a test file is many pieces, and crosses every pinned
+    slot many times."""
+    monkeypatch.setattr(ws, "PIECE_BYTES", 1024)
+
+
+class Recorded:
+    """A progress callback that keeps its calls."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, done, total):
+        self.calls.append((done, total))
+
+    def assert_counts_up_to(self, total):
+        """Several calls, bytes done growing to exactly the total."""
+        dones = [done for done, _ in self.calls]
+        assert len(self.calls) > 1 and {t for _, t in self.calls} == {total}
+        assert dones == sorted(dones) and dones[-1] == total
+
+
+def data_bytes(data) -> int:
+    return sum(tensor.nbytes for tensor in data.values())
+
+
+@pytest.mark.parametrize("framework", ["np", "pt"])
+@pytest.mark.parametrize("version, chunk_size", [("2", 256), ("1", 256)])
+def test_save_and_load_count_their_bytes(tmp_path, keys, small_pieces, framework, version, chunk_size):
+    if framework == "pt":
+        torch = pytest.importorskip("torch")
+        data = {"w": torch.randn(300, 41), "i": torch.arange(5000), "e": torch.empty(0)}
+    else:
+        data = tensors()
+    saved, loaded = Recorded(), Recorded()
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, version=version, chunk_size=chunk_size,
+                 progress=saved)
+    got = ws.load_file(tmp_path / "m.safetensors", keys=keys, framework=framework, progress=loaded)
+    assert sorted(got) == sorted(data)
+    saved.assert_counts_up_to(data_bytes(data))
+    loaded.assert_counts_up_to(data_bytes(data))
+
+
+def test_a_plain_save_counts_its_bytes(tmp_path, small_pieces):
+    data, saved = tensors(), Recorded()
+    ws.save_file(data, tmp_path / "m.safetensors", keys=None, progress=saved)
+    saved.assert_counts_up_to(data_bytes(data))
+
+
+class Stop(Exception):
+    pass
+
+
+def stop_after(calls: int):
+    seen = []
+
+    def progress(done, total):
+        seen.append(done)
+        if len(seen) == calls:
+            raise Stop(f"stopped at {done} of {total} bytes")
+
+    return progress
+
+
+def test_a_progress_callback_that_raises_aborts_the_save(tmp_path, keys, small_pieces):
+    target = tmp_path / "m.safetensors"
+    with pytest.raises(Stop):
+        ws.save_file(tensors(), target, keys=keys, chunk_size=256, progress=stop_after(3))
+    assert os.listdir(tmp_path) == []
+    target.write_bytes(b"old")
+    with pytest.raises(Stop):
+        ws.save_file(tensors(), target, keys=keys, chunk_size=256, progress=stop_after(3))
+    assert target.read_bytes() == b"old" and os.listdir(tmp_path) == ["m.safetensors"]
+
+
+def test_a_progress_callback_that_raises_aborts_the_load(sealed, keys, small_pieces):
+    with pytest.raises(Stop):
+        ws.load_file(sealed, keys=keys, framework="np", progress=stop_after(3))
+
+
+def test_rewrap_counts_its_copy_and_a_raising_callback_leaves_the_file(tmp_path, keys, small_pieces):
+    data = tensors()
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, chunk_size=256)
+    before = (tmp_path / "m.safetensors").read_bytes()
+    new_keys = ws.generate_keys(enc_kid="new", sign_kid="new-signer")
+    with pytest.raises(Stop):
+        ws.rewrap_file(tmp_path / "m.safetensors", keys=keys, new_keys=new_keys, progress=stop_after(2))
+    assert (tmp_path / "m.safetensors").read_bytes() == before and os.listdir(tmp_path) == ["m.safetensors"]
+    copied = Recorded()
+    ws.rewrap_file(tmp_path / "m.safetensors", keys=keys, new_keys=new_keys, progress=copied)
+    copied.assert_counts_up_to(data_bytes(data))
+    same(ws.load_file(tmp_path / "m.safetensors", keys=new_keys, framework="np"), data)
+
+
 # ---------------------------------------------------------------- on the GPU
 
 
@@ -480,10 +578,14 @@ def cuda():
     return torch
 
 
-@pytest.fixture
-def small_pieces(monkeypatch):
-    """Pieces of 1 KiB: a test file crosses every pinned slot many times."""
-    monkeypatch.setattr(ws, "PIECE_BYTES", 1024)
+def test_gpu_save_and_load_count_their_bytes(tmp_path, keys, cuda, small_pieces):
+    torch = cuda
+    data = {"w": torch.randn(300, 41, device="cuda:0"), "i": torch.arange(5000), "e": torch.empty(0)}
+    saved, loaded = Recorded(), Recorded()
+    ws.save_file(data, tmp_path / "m.safetensors", keys=keys, chunk_size=256, progress=saved)
+    ws.load_file(tmp_path / "m.safetensors", device="cuda:0", keys=keys, progress=loaded)
+    saved.assert_counts_up_to(data_bytes(data))
+    loaded.assert_counts_up_to(data_bytes(data))
 
 
 @pytest.mark.parametrize("version, chunk_size", [("2", 256), ("2", ct.DEFAULT_CHUNK_SIZE), ("1", 256)])

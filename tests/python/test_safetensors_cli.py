@@ -21,8 +21,11 @@ WEIGHTS = {"w": np.arange(600, dtype=np.float32).reshape(20, 30), "b": np.ones(7
 
 
 def tensors_cli(*args, check=True):
+    # Bytes, decoded here: text mode would turn the progress line's carriage
+    # returns into newlines.
     result = subprocess.run([sys.executable, "-m", "warpcrypt._tensors_cli", *map(str, args)], capture_output=True,
-                            text=True, timeout=120)
+                            timeout=120)
+    result.stdout, result.stderr = result.stdout.decode(), result.stderr.decode()
     if check:
         assert result.returncode == 0, result.stderr
     return result
@@ -108,3 +111,23 @@ def test_a_keys_file_that_is_not_json(files):
     (files / "bad.json").write_text("{not json")
     result = tensors_cli("encrypt", files / "plain.safetensors", files / "o", "--keys", files / "bad.json", check=False)
     assert result.returncode == 2 and "is not JSON" in result.stderr
+
+
+def test_progress_is_shown_when_asked_and_not_by_default_without_a_terminal(files):
+    """Each step draws one line, rewritten in place and ended at 100 %.
+    The tests' stderr is a pipe, not a terminal: no line unless asked."""
+    keys = files / "keys.json"
+    shown = tensors_cli("encrypt", files / "plain.safetensors", files / "enc.safetensors", "--keys", keys,
+                        "--progress").stderr
+    data = sum(tensor.nbytes for tensor in WEIGHTS.values())
+    size = f"{data / 1024:.1f} KiB"
+    assert shown.endswith("\n") and shown.count("\n") == 2
+    steps = [line.split("\r")[-1].rstrip() for line in shown.split("\n")[:-1]]
+    assert steps == [f"reading: {size} of {size} (100 %)", f"encrypting: {size} of {size} (100 %)"]
+    for command in (["decrypt", files / "enc.safetensors", files / "back.safetensors", "--keys", keys],
+                    ["rewrap", files / "enc.safetensors", "--keys", keys, "--new-keys", keys]):
+        assert tensors_cli(*command).stderr == ""
+        last = tensors_cli(*command, "--progress").stderr.split("\n")[-2].split("\r")[-1].rstrip()
+        assert last.endswith(f"{size} of {size} (100 %)")
+    assert tensors_cli("rewrap", files / "enc.safetensors", "--keys", keys, "--new-keys", keys,
+                       "--no-progress").stderr == ""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import threading
 import time
 import uuid
@@ -25,6 +24,7 @@ from distributed.comm.addressing import get_address_host
 from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 from warpcrypt import _native
+from warpcrypt._progress_line import ProgressLine
 from warpcrypt._typing import PathLike, overload
 from warpcrypt.dask._inputs import (
     Listed,
@@ -374,14 +374,6 @@ def _failed_batch(batch: list[FileTask], error: BaseException) -> dict[str, File
     return {task.name: {"status": FAILED, "error": reason} for task in batch}
 
 
-def _binary_size(size: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024:
-            return f"{size:.1f} {unit}" if unit != "B" else f"{size:.0f} B"
-        size /= 1024
-    return f"{size:.1f} TiB"
-
-
 class _Progress:
     """The line on stderr that counts a run's bytes done: those of the files
     finished, and of the files under way as far as their workers said
@@ -391,14 +383,13 @@ class _Progress:
     caller's thread: a lock keeps the count and the line whole."""
 
     def __init__(self, operation: str, planned: list[FileTask]) -> None:
-        self._verb = {ENCRYPT: "encrypting", DECRYPT: "decrypting"}[operation]
+        self._line = ProgressLine({ENCRYPT: "encrypting", DECRYPT: "decrypting"}[operation])
         self._sizes = {task.name: task.size for task in planned}
         self._total = sum(self._sizes.values())
         self._finished: set[str] = set()
         self._finished_bytes = 0
         self._under_way: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._width = 0  # of the line last drawn, which a shorter one must cover
 
     def advanced(self, name: str, done: int) -> None:
         with self._lock:
@@ -417,13 +408,8 @@ class _Progress:
 
     def _draw(self) -> None:
         done = self._finished_bytes + sum(self._under_way.values())
-        # A job of empty files has no bytes to count: its files stand in.
-        percent = 100 * done // self._total if self._total else 100 * len(self._finished) // len(self._sizes)
-        line = (f"{self._verb}: {_binary_size(done)} of {_binary_size(self._total)} ({percent} %), "
-                f"{len(self._finished)} of {len(self._sizes)} files")
-        last = len(self._finished) == len(self._sizes)
-        print(f"\r{line:<{self._width}}", end="\n" if last else "", file=sys.stderr, flush=True)
-        self._width = len(line)
+        files = (len(self._finished), len(self._sizes))
+        self._line.draw(done, self._total, last=files[0] == files[1], files=files)
 
 
 def _progress_topic(run: str, shown: bool) -> str | None:
