@@ -190,6 +190,11 @@ def body_offsets(tensors: Sequence[TensorInfo]) -> list[int]:
     return offsets
 
 
+def body_length(tensors: Sequence[TensorInfo]) -> int:
+    """The bytes after the sealed header: each tensor's ciphertext and tag."""
+    return sum(info.nbytes + TAG_LEN for info in tensors)
+
+
 class Writer:
     """Writes a checkpoint to `stream`: the prefix and header at once, then
     each tensor's ciphertext and tag as :meth:`write_tensor` is given them,
@@ -258,7 +263,7 @@ class Reader:
                              "modified or taken from another checkpoint") from None
         self.tensors, self.state = parse_header(header)
         self.body_start = PREFIX_LEN + header_len + TAG_LEN
-        body = sum(info.nbytes + TAG_LEN for info in self.tensors)
+        body = body_length(self.tensors)
         if left is not None and left != body:
             raise FormatError(f"{'truncated' if left < body else 'extended'} warpcrypt.torch checkpoint: "
                               f"{left} bytes follow its header, which lists {body}")

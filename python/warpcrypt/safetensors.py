@@ -326,8 +326,10 @@ def _read_into(fd: int, view: memoryview, offset: int) -> None:
         done += got
 
 
-def _failure(entry: Entry, message: int | None) -> InvalidTag:
-    return _tensor_not_authentic(entry.name, message)
+def _failure(entry: Entry, sealing: Sealing, message: int) -> InvalidTag:
+    """Message `message` of the tensor did not authenticate: the error names
+    it where the tensor is cut into chunks, and only the tensor otherwise."""
+    return _tensor_not_authentic(entry.name, message if sealing.chunk_size is not None else None)
 
 
 def _open_empty(entry: Entry, sealing: Sealing) -> None:
@@ -335,7 +337,7 @@ def _open_empty(entry: Entry, sealing: Sealing) -> None:
     try:
         sealing.aead.decrypt(sealing.nonces[0], bytes(sealing.tags[:ct.TAG_BYTES]), sealing.associated_data)
     except InvalidTag:
-        raise _failure(entry, 0 if sealing.chunk_size is not None else None) from None
+        raise _failure(entry, sealing, 0) from None
 
 
 def _load_jobs(fd: int, base: int, by_device: Mapping[Any, Sequence[_Job]], framework: _Framework,
@@ -367,7 +369,7 @@ def _load_host(fd: int, base: int, jobs: Sequence[_Job], framework: _Framework, 
                 sealing.aead.decrypt_into(sealing.nonces[index], view[first:last], sealing.associated_data,
                                           view[first:last], tag=tag)
             except InvalidTag:
-                raise _failure(job.entry, index if sealing.chunk_size is not None else None) from None
+                raise _failure(job.entry, sealing, index) from None
         count.add(piece.end - piece.start)
 
     _run_all(load_piece, [(job, piece) for job in jobs
@@ -473,7 +475,7 @@ class _GpuLoader:
                 first = first_verdict[id(job)]
                 bad = [i - first for i in failed if first <= i < first + len(job.sealing.nonces)]
                 if bad:
-                    raise _failure(job.entry, bad[0] if job.sealing.chunk_size is not None else None)
+                    raise _failure(job.entry, job.sealing, bad[0])
 
     def _upload(self, data: bytes) -> Any:
         """`data` as a uint8 array on the device (a byte where it is empty)."""

@@ -41,7 +41,8 @@ import torch  # type: ignore[import-not-found, unused-ignore]
 from warpcrypt import _checkpoint
 from warpcrypt._checkpoint import Reader, TensorInfo, Writer
 from warpcrypt._cryptotensors import Entry, Sealing
-from warpcrypt._files import _is_path
+from warpcrypt._files import _input, _is_path
+from warpcrypt.aead import AESGCM
 from warpcrypt.exceptions import FormatError, InvalidArgument
 from warpcrypt.safetensors import _framework, _Job, _load_jobs, _Source, _write_sealed
 
@@ -80,9 +81,8 @@ def save(state_dict: Mapping[str, Any], f: PathOrFile, *, key: bytes, aead: str 
         # A conjugate or negative view holds its data unconjugated and
         # unnegated, with a bit the bytes would lose: resolve it into them.
         plain = tensor.detach().resolve_conj().resolve_neg()
-        sealing = Sealing(start.aead, [_checkpoint.nonce(info.index)], bytearray(_checkpoint.TAG_LEN), None,
-                          associated_data=start.associated_data(info))
-        entry = Entry(info.name, info.dtype, info.shape, offset, offset + info.nbytes)
+        entry, sealing = _placed(info, offset, start.aead, start.associated_data(info),
+                                 bytearray(_checkpoint.TAG_LEN))
         sources.append(_Source(entry, plain, _TORCH, sealing))
 
     def finish(out: Any) -> None:
@@ -91,8 +91,7 @@ def save(state_dict: Mapping[str, Any], f: PathOrFile, *, key: bytes, aead: str 
             assert source.sealing is not None
             out.write(base + source.entry.end, memoryview(source.sealing.tags))
 
-    end = sources[-1].entry.end + _checkpoint.TAG_LEN if sources else 0
-    _write_sealed(f, base + end, base, sources, finish)
+    _write_sealed(f, base + _checkpoint.body_length(infos), base, sources, finish)
 
 
 def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[Any, Any]:
@@ -107,7 +106,7 @@ def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[Any, An
     """
     if not _is_path(f):
         return _checkpoint.read(f, key, lambda reader, info: _open(reader, info, map_location))
-    with open(f, "rb") as stream:
+    with _input(f) as stream:
         # The prefix and header authenticate, and the file's length is what
         # they list, before anything is allocated.
         reader = Reader(stream, key)
@@ -121,12 +120,19 @@ def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[Any, An
             device = _device(map_location, info)
             tensor = torch.empty(info.shape, dtype=_dtype(info), device=device)
             plain.append(tensor)
-            sealing = Sealing(reader.aead, [_checkpoint.nonce(info.index)], bytearray(tag), None,
-                              associated_data=reader.associated_data(info))
-            entry = Entry(info.name, info.dtype, info.shape, offset, offset + info.nbytes)
+            entry, sealing = _placed(info, offset, reader.aead, reader.associated_data(info), bytearray(tag))
             by_device.setdefault(device, []).append(_Job(entry, sealing, tensor.reshape(-1).view(torch.uint8)))
         _load_jobs(fd, reader.body_start, by_device, _TORCH, 0)
     return _checkpoint.fill(reader.state, plain)  # type: ignore[no-any-return]
+
+
+def _placed(info: TensorInfo, offset: int, aead: AESGCM, associated_data: bytes,
+            tag: bytearray) -> tuple[Entry, Sealing]:
+    """Tensor `info`, `offset` bytes into the checkpoint's body, as
+    warpcrypt.safetensors' loader and writer take a tensor: one message
+    under the checkpoint's AEAD, its place bound in the associated data."""
+    entry = Entry(info.name, info.dtype, info.shape, offset, offset + info.nbytes)
+    return entry, Sealing(aead, [_checkpoint.nonce(info.index)], tag, None, associated_data=associated_data)
 
 
 def _is_tensor(value: object) -> bool:
