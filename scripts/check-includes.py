@@ -15,7 +15,11 @@ headers of include/. Two rules keep who reaches what:
   the files THIRD_PARTY_EXCEPTIONS names, each with its reason;
 - tables: only the api and the engine name kCudaBackend (placement is
   theirs), and only the api names kHostCrypto (the formats take their
-  HostCrypto, and so their randomness, from it).
+  HostCrypto, and so their randomness, from it);
+- placement: in the library, only src/engine/placement.cpp reads or sets
+  wc_options' placement fields (backend, threads, devices, streams, chunk
+  size), so that where work runs is decided in one place; wc_options_init
+  sets their defaults.
 
 Prints every violation as `file:line: rule` and exits 1 if there is any;
 prints the layer graph it found with --graph.
@@ -97,6 +101,13 @@ TABLE_USERS = {
     "kCudaBackend": ({"api", "engine"}, "cuda", "placement is the api's and the engine's"),
     "kHostCrypto": ({"api"}, "cpu", "the formats take their HostCrypto, and so their randomness, from the api"),
 }
+# The wc_options fields that place work, as the library's code names a
+# wc_options (options, one_lane_options, ...), and the files that may touch them.
+PLACEMENT_FIELD = re.compile(r"\b\w*options\w*(?:\.|->)(backend|threads|devices|device_count|streams|chunk_bytes)\b")
+PLACEMENT_FILES = {
+    "src/engine/placement.cpp": "decides where work runs",
+    "src/api/library_api.cpp": "wc_options_init sets the defaults",
+}
 TABLE_NAME = re.compile(r"\b(" + "|".join(TABLE_USERS) + r")\b")
 SOURCE_SUFFIXES = {".h", ".cpp", ".cu", ".cuh"}
 
@@ -175,6 +186,16 @@ def table_failures():
                 f"{', '.join(sorted(users))} may name it: {why}"
 
 
+def placement_failures():
+    for name, text in sources():
+        if not name.startswith("src/") or name in PLACEMENT_FILES:
+            continue
+        code = COMMENT.sub(lambda comment: re.sub(r"[^\n]", " ", comment.group(0)), text)
+        for match in PLACEMENT_FIELD.finditer(code):
+            yield f"{name}:{line_of(code, match.start())}: wc_options' {match.group(1)}: placement is decided in " + \
+                "src/engine/placement.cpp alone; ask it (engine/placement.h)"
+
+
 def violation(layer: str, target: str) -> str | None:
     if target in ("public", "same folder"):
         return None
@@ -208,6 +229,7 @@ def main() -> int:
         failures.append(f"{name}: THIRD_PARTY_EXCEPTIONS lets it include {library}, which it no longer does: "
                         "remove the entry")
     failures.extend(table_failures())
+    failures.extend(placement_failures())
     if args.graph:
         for (source, target), count in sorted(graph.items()):
             print(f"{source:>7} -> {target:<7} {count}")

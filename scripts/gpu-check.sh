@@ -34,6 +34,9 @@
 #   safetensors-bench  bench/safetensors_bench.py on 8 and 32 GiB in /dev/shm
 #             (safetensors-bench.json), then bench/file_write_bounds.py on
 #             8 GiB there (file-write-bounds.json)
+#   multigpu-load  what bounds loading a page-cached file to every GPU at
+#             once: reads, copies and both, with and without NUMA placement
+#             (bench/multigpu_load_bounds.py on 16 GiB; multigpu-load.json)
 #   cli       the CLI tests (tests/cli) on build-gpu's CLI: their GPU and
 #             hybrid cases run only where there is a device
 #   age       `warpcrypt age` against the reference `age` on 1 GiB in
@@ -263,6 +266,9 @@ if want safetensors-bench; then
     --repeats "${SAFETENSORS_REPEATS:-3}" --json "$out/safetensors-bench.json"
   # What bounds the save: the ways a new file in /dev/shm can be written.
   step file-write-bounds python3 bench/file_write_bounds.py --gib 8 --dir /dev/shm --json "$out/file-write-bounds.json"
+fi
+if want multigpu-load; then
+  step multigpu-load python3 bench/multigpu_load_bounds.py --gib 16 --dir /dev/shm --json "$out/multigpu-load.json"
 fi
 if want hybrid; then
   step hybrid bench/hybrid_bounds.sh build-gpu/warpcrypt build-gpu/bench/gpu/warpcrypt_start_bench

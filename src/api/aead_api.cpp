@@ -4,6 +4,7 @@
 // that AEAD across calls; the one-shot calls build one for the call.
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -11,7 +12,8 @@
 #include "core/aead_backend.h"
 #include "core/backend_tables.h"
 #include "core/memory_ranges.h"
-#include "engine/backend_policy.h"
+#include "core/secret_bytes.h"
+#include "engine/placement.h"
 
 using warpcrypt::AeadCipher;
 using warpcrypt::AeadStream;
@@ -28,10 +30,35 @@ struct wc_aead_ctx {
 
 struct wc_aead_key {
   const wc_aead *aead = nullptr;
-  std::unique_ptr<AeadCipher> host;    // host-memory messages, on the key's backend
-  std::unique_ptr<AeadCipher> device;  // device-memory messages, where `host` is not the GPU's already
+  std::unique_ptr<AeadCipher> host;  // host-memory messages, on the key's backend
+  // Device-memory messages where `host` is not the GPU's and the placement
+  // lets the key have one (engine::key_has_device_aead): built at the first
+  // device call, so that a key that never sees device memory never starts
+  // CUDA (a tenth of a second or more), and GCM's constants are derived once.
+  std::optional<warpcrypt::SecretBytes> device_key;
+  mutable std::once_flag device_once;
+  mutable std::unique_ptr<AeadCipher> device;
+  mutable wc_status device_status = WC_OK;
 
-  const AeadCipher &for_device() const { return device ? *device : *host; }
+  // The AEAD that runs device memory: the GPU's, or a failure.
+  wc_status for_device(const AeadCipher **out) const {
+    if (host->backend() == WC_BACKEND_GPU) {
+      *out = host.get();
+      return WC_OK;
+    }
+    if (!device_key) return no_device_status();
+    std::call_once(device_once, [this] {
+      device_status = kCudaBackend.make_aead(&device, *aead, {device_key->data(), device_key->size()}, {});
+    });
+    if (device_status != WC_OK) return device_status;
+    *out = device.get();
+    return WC_OK;
+  }
+
+  // What a device call answers when the key's AEAD cannot be the GPU's.
+  static wc_status no_device_status() {
+    return kCudaBackend.device_count() == 0 ? WC_ERR_NO_DEVICE : WC_ERR_BACKEND_UNAVAILABLE;
+  }
 };
 
 namespace {
@@ -121,18 +148,30 @@ wc_status check_one(const wc_aead &aead, const wc_aead_message &message, size_t 
   return out_cap < message.len ? WC_ERR_OUTPUT_TOO_SMALL : WC_OK;
 }
 
-// What a device call answers when its AEAD is not the GPU's.
-wc_status no_device_status() {
-  return kCudaBackend.device_count() == 0 ? WC_ERR_NO_DEVICE : WC_ERR_BACKEND_UNAVAILABLE;
+// Opening device memory writes each message's verdict there, which needs
+// somewhere to write them.
+wc_status check_verdicts(bool seal, const int32_t *verified, size_t count) {
+  return !seal && verified == nullptr && count != 0 ? WC_ERR_INVALID_ARGUMENT : WC_OK;
 }
 
 // Device memory: checked messages queued on `stream` by `cipher`, which
 // must be the GPU's.
 wc_status queue_on_device(const AeadCipher &cipher, std::span<const wc_aead_message> messages, size_t tag_len,
                           bool seal, int32_t *verified, wc_cuda_stream stream) {
-  if (!seal && verified == nullptr && !messages.empty()) return WC_ERR_INVALID_ARGUMENT;
-  if (cipher.backend() != WC_BACKEND_GPU) return no_device_status();
+  if (cipher.backend() != WC_BACKEND_GPU) return wc_aead_key::no_device_status();
   return cipher.queue_device(messages, tag_len, seal, verified, stream);
+}
+
+// A key's messages in device memory: the checks, then its GPU AEAD.
+wc_status queue_on_key(const wc_aead_key *key, const wc_aead_message *messages, size_t count, size_t tag_len,
+                       bool seal, int32_t *verified, wc_cuda_stream stream) {
+  if (key == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  wc_status status = check_messages(*key->aead, messages, count, tag_len, seal, verified);
+  if (status == WC_OK) status = check_verdicts(seal, verified, count);
+  if (status != WC_OK) return status;
+  const AeadCipher *cipher = nullptr;
+  status = key->for_device(&cipher);
+  return status == WC_OK ? queue_on_device(*cipher, {messages, count}, tag_len, seal, verified, stream) : status;
 }
 
 // A key's strided batch: the checks, then its GPU AEAD.
@@ -141,9 +180,10 @@ wc_status queue_strided(const wc_aead_key *key, const wc_aead_strided *batch, si
   if (key == nullptr || batch == nullptr) return WC_ERR_INVALID_ARGUMENT;
   const wc_status status = warpcrypt::check_strided_batch(*key->aead, *batch, tag_len, seal, verified);
   if (status != WC_OK || batch->count == 0) return status;
-  const AeadCipher &cipher = key->for_device();
-  if (cipher.backend() != WC_BACKEND_GPU) return no_device_status();
-  return cipher.queue_device_strided(*batch, tag_len, seal, verified, stream);
+  const AeadCipher *cipher = nullptr;
+  const wc_status placed = key->for_device(&cipher);
+  if (placed != WC_OK) return placed;
+  return cipher->queue_device_strided(*batch, tag_len, seal, verified, stream);
 }
 
 // The one-shot device calls: the checks, then an AEAD for this call alone,
@@ -153,7 +193,7 @@ wc_status queue_device_call(const wc_aead *aead, std::span<const wc_aead_message
                             wc_cuda_stream stream) {
   if (aead == nullptr) return WC_ERR_UNKNOWN_CIPHER;
   wc_status status = check_all(*aead, messages.data(), messages.size(), tag_len, key, key_len, seal, verified);
-  if (status == WC_OK && !seal && verified == nullptr && !messages.empty()) status = WC_ERR_INVALID_ARGUMENT;
+  if (status == WC_OK) status = check_verdicts(seal, verified, messages.size());
   if (status != WC_OK) return status;
   if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
   std::unique_ptr<AeadCipher> cipher;
@@ -253,12 +293,8 @@ wc_status wc_aead_key_new(wc_aead_key **out, const wc_options *options, const wc
   created->aead = aead;
   status = make_cipher(&created->host, options, *aead, key, key_len);
   if (status != WC_OK) return status;
-  // auto and hybrid keep host memory on the CPU, but device memory can only
-  // be worked where it lives: such a key also gets the GPU's AEAD.
-  const wc_backend backend = warpcrypt::options_or_default(options).backend;
-  if ((backend == WC_BACKEND_AUTO || backend == WC_BACKEND_HYBRID) && kCudaBackend.device_count() > 0) {
-    status = kCudaBackend.make_aead(&created->device, *aead, {key, key_len}, {});
-    if (status != WC_OK) return status;
+  if (warpcrypt::engine::key_has_device_aead(warpcrypt::options_or_default(options))) {
+    created->device_key.emplace(std::span<const uint8_t>{key, key_len});
   }
   *out = created.release();
   return WC_OK;
@@ -290,18 +326,12 @@ wc_status wc_aead_key_open(const wc_aead_key *key, wc_status *results, const wc_
 
 wc_status wc_aead_key_seal_device_async(const wc_aead_key *key, const wc_aead_message *messages, size_t count,
                                         size_t tag_len, wc_cuda_stream stream) {
-  if (key == nullptr) return WC_ERR_INVALID_ARGUMENT;
-  const wc_status status = check_messages(*key->aead, messages, count, tag_len, true);
-  if (status != WC_OK) return status;
-  return queue_on_device(key->for_device(), {messages, count}, tag_len, true, nullptr, stream);
+  return queue_on_key(key, messages, count, tag_len, true, nullptr, stream);
 }
 
 wc_status wc_aead_key_open_device_async(const wc_aead_key *key, int32_t *verified, const wc_aead_message *messages,
                                         size_t count, size_t tag_len, wc_cuda_stream stream) {
-  if (key == nullptr) return WC_ERR_INVALID_ARGUMENT;
-  const wc_status status = check_messages(*key->aead, messages, count, tag_len, false, verified);
-  if (status != WC_OK) return status;
-  return queue_on_device(key->for_device(), {messages, count}, tag_len, false, verified, stream);
+  return queue_on_key(key, messages, count, tag_len, false, verified, stream);
 }
 
 wc_status wc_aead_key_seal_strided_device_async(const wc_aead_key *key, const wc_aead_strided *batch, size_t tag_len,
@@ -357,13 +387,8 @@ wc_status wc_aead_ctx_new(wc_aead_ctx **ctx, const wc_options *options, const wc
   if (status != WC_OK) return status;
   if (!warpcrypt::aead_nonce_len_valid(*aead, nonce_len)) return WC_ERR_IV_LEN;
   if (nonce == nullptr) return WC_ERR_INVALID_ARGUMENT;
-  // A message piece by piece runs on the CPU; the GPU's kernels take whole
-  // messages.
-  const wc_backend backend = warpcrypt::options_or_default(options).backend;
-  if (backend == WC_BACKEND_GPU) return WC_ERR_BACKEND_UNAVAILABLE;
-  if (backend != WC_BACKEND_AUTO && backend != WC_BACKEND_CPU && backend != WC_BACKEND_HYBRID) {
-    return WC_ERR_INVALID_ARGUMENT;
-  }
+  status = warpcrypt::engine::check_piecewise_aead(warpcrypt::options_or_default(options));
+  if (status != WC_OK) return status;
   auto created = std::unique_ptr<wc_aead_ctx>(new (std::nothrow) wc_aead_ctx);
   if (!created) return WC_ERR_OUT_OF_MEMORY;
   created->stream = warpcrypt::kCpuBackend.make_aead_stream(*aead, direction, {key, key_len}, {nonce, nonce_len});

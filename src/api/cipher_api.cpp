@@ -6,7 +6,7 @@
 
 #include "api/arguments.h"
 #include "core/memory_ranges.h"
-#include "engine/backend_policy.h"
+#include "engine/placement.h"
 #include "core/random_access.h"
 #include "core/stream_state.h"
 #include "core/host_crypto.h"

@@ -9,7 +9,7 @@
 #include "core/cpu_budget.h"
 #include "core/secret_bytes.h"
 #include "core/status_text.h"
-#include "engine/backend_policy.h"
+#include "engine/placement.h"
 
 #define WC_STRINGIFY2(x) #x
 #define WC_STRINGIFY(x) WC_STRINGIFY2(x)

@@ -7,7 +7,7 @@
 
 #include "api/arguments.h"
 #include "core/host_crypto.h"
-#include "engine/backend_policy.h"
+#include "engine/placement.h"
 #include "engine/jobs.h"
 #include "sealed/sealed_job.h"
 
@@ -69,9 +69,9 @@ wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> 
     monitor.fail_with_detail(status, detail);
     return status;
   }
-  wc_options one_thread = warpcrypt::options_or_default(options);
-  one_thread.threads = 1;
-  status = warpcrypt::engine::make_aead(&stream->cipher, one_thread, *stream->header.aead,
+  status = warpcrypt::engine::make_aead(&stream->cipher,
+                                        warpcrypt::engine::caller_thread_options(warpcrypt::options_or_default(options)),
+                                        *stream->header.aead,
                                         {key.bytes.data(), key.len});
   if (status != WC_OK) return status;
   *out = stream.release();

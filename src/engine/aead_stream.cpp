@@ -3,14 +3,15 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/secret_bytes.h"
 #include "core/thread_pool.h"
-#include "engine/backend_policy.h"
 #include "engine/io_buffer.h"
 #include "engine/lane_scheduler.h"
-#include "engine/lane_set.h"
+#include "engine/late_gpu_lanes.h"
+#include "engine/placement.h"
 
 namespace warpcrypt::engine {
 namespace {
@@ -42,84 +43,129 @@ struct AeadLane {
   std::vector<wc_status> results;
 };
 
-using AeadLanes = std::vector<std::unique_ptr<AeadLane>>;
-
-// What the engine options ask for: CPU lanes (auto and staged input stay
+// What the placement asks for (engine/placement.h): CPU lanes (auto stays
 // there, as for every descriptor job), GPU lanes (`streams` of them on each
 // device of the list), or both. Each window is whole chunks, about the
-// engine's chunk size: small for CPU lanes alone, whose window stays in the
-// core's cache (on the H100 host, 1 MiB windows sealed at 29 GB/s, 8 MiB
-// ones at 12), large enough to fill a launch where GPU lanes take part.
-struct LanePlan {
-  wc_options options{};                 // the job's, which each lane's AEAD narrows
-  wc_backend backend = WC_BACKEND_CPU;  // resolved: cpu, gpu or hybrid
-  std::vector<int> devices;             // GPU lane i runs on devices[i % size]
-  unsigned gpu_lanes = 0;
-  unsigned cpu_lanes = 0;
-  uint64_t window_chunks = 1;
-};
+// placement's unit: small for CPU lanes, whose window stays in the core's
+// cache (on the H100 host, 1 MiB windows sealed at 29 GB/s, 8 MiB ones at
+// 12), large enough to fill a launch where GPU lanes take part from the
+// start. A hybrid job's GPU lanes join late, on trial, as a plain cipher's
+// do (engine/late_gpu_lanes.h), and claim several windows at once.
+class StreamLanes {
+ public:
+  StreamLanes(const StreamShape &shape, std::span<const uint8_t> key) : shape_(shape), key_(key) {}
+  StreamLanes(const StreamLanes &) = delete;
+  StreamLanes &operator=(const StreamLanes &) = delete;
 
-wc_status plan_lanes(const wc_options &options, const StreamShape &shape, LanePlan *plan, JobMonitor &monitor) {
-  plan->options = options;
-  plan->backend = options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
-  EngineShape engine_shape;
-  const wc_status status = resolve_shape(&engine_shape, options, plan->backend, &monitor);
-  if (status != WC_OK) return status;
-  const bool hybrid = plan->backend == WC_BACKEND_HYBRID;
-  plan->devices = engine_shape.devices;
-  plan->gpu_lanes =
-      plan->backend == WC_BACKEND_GPU || hybrid ? engine_shape.streams * static_cast<unsigned>(plan->devices.size()) : 0;
-  plan->cpu_lanes = plan->backend == WC_BACKEND_CPU || hybrid ? engine_shape.cpu_lanes : 0;
-  plan->window_chunks = std::max<uint64_t>(1, engine_shape.chunk_bytes / shape.chunk_size);
-  return WC_OK;
-}
+  wc_status plan(const wc_options &options, JobMonitor &monitor) {
+    options_ = options;
+    const wc_backend backend = stream_job_backend(options);
+    const wc_status status =
+        resolve_placement(&placement_, options, backend, &monitor, DeviceCount::beside_work);
+    if (status != WC_OK) return status;
+    const bool late = placement_.gpu_lanes_late;
+    gpu_lanes_ = uses_gpu_lanes(backend) && !late
+                     ? placement_.streams * static_cast<unsigned>(placement_.devices.size())
+                     : 0;
+    cpu_lanes_ = uses_cpu_lanes(backend) ? placement_.cpu_lanes + placement_.spare_cpu_lanes : 0;
+    window_chunks_ = std::max<uint64_t>(1, placement_.unit_bytes / shape_.chunk_size);
+    late_claim_ = late ? placement_.gpu_claim_units : 1;
+    return WC_OK;
+  }
 
-// Builds the planned lanes, each with an AEAD bound to the key from
-// make_aead (one thread each: the lanes are the parallelism; one device
-// each, the GPU lanes taking the devices in turn, so that a file of two
-// windows already runs on two devices). No more than `windows` (a small
-// file gives the rest nothing to do), and no more than kBufferBudget affords
-// with windows of up to `window_bytes` (an input and an output buffer each,
-// and a second output buffer where `out` takes its bytes in order), but
-// hybrid keeps a CPU lane.
-wc_status build_lanes(const LanePlan &plan, const StreamShape &shape, std::span<const uint8_t> key,
-                      const Endpoint &out, uint64_t windows, uint64_t window_bytes, AeadLanes *lanes) {
-  const uint64_t buffers = out.seekable ? 2 : 3;
-  const uint64_t affordable = std::max<uint64_t>(1, kBufferBudget / (buffers * std::max<uint64_t>(1, window_bytes)));
-  auto add_lane = [&](wc_backend backend, const int *device) {
-    wc_options one_lane = plan.options;
-    one_lane.backend = backend;
-    one_lane.threads = 1;
-    one_lane.devices = device;
-    one_lane.device_count = device != nullptr ? 1 : 0;
+  uint64_t window_chunks() const { return window_chunks_; }
+
+  // Builds the lanes that start with the job, each with an AEAD bound to the
+  // key from make_aead (one thread each: the lanes are the parallelism; one
+  // device each, the GPU lanes taking the devices in turn, so that a file of
+  // two windows already runs on two devices), and the late GPU lanes'
+  // builder. No more than `windows` (a small file gives the rest nothing to
+  // do), and no more than kBufferBudget affords with windows of up to
+  // `window_bytes` (an input and an output buffer each, and a second output
+  // buffer where `out` takes its bytes in order), but a CPU lane is kept.
+  wc_status build(const Endpoint &out, uint64_t windows, uint64_t window_bytes, bool sealing) {
+    const uint64_t buffers = out.seekable ? 2 : 3;
+    const uint64_t affordable =
+        std::max<uint64_t>(1, kBufferBudget / (buffers * std::max<uint64_t>(1, window_bytes)));
+    for (unsigned i = 0; i < gpu_lanes_ && lanes_.size() < std::min(windows, affordable); ++i) {
+      const wc_status status = add_lane(&lanes_, WC_BACKEND_GPU, &placement_.devices[i % placement_.devices.size()]);
+      if (status != WC_OK) return status;
+    }
+    for (unsigned i = 0; i < cpu_lanes_ && lanes_.size() < windows && (i == 0 || lanes_.size() < affordable); ++i) {
+      const wc_status status = add_lane(&lanes_, WC_BACKEND_CPU, nullptr);
+      if (status != WC_OK) return status;
+    }
+    if (placement_.gpu_lanes_late) {
+      if (placement_.devices.empty() && !placement_.device_check) return WC_ERR_NO_DEVICE;
+      late_ = std::make_unique<LateGpuLanes>(
+          placement_, lanes_.size(), late_claim_, std::string(shape_.aead->name) + (sealing ? " seal" : " open"),
+          [this](const std::vector<int> &devices, unsigned streams) { return build_late(devices, streams); });
+    }
+    return WC_OK;
+  }
+
+  // The lanes that start with the job, numbered from 0; the late ones after.
+  size_t size() const { return lanes_.size(); }
+  AeadLane &operator[](size_t index) {
+    return index < lanes_.size() ? *lanes_[index] : *late_lanes_[index - lanes_.size()];
+  }
+  // The late GPU lanes for the scheduler; nullptr where none join late. An
+  // AEAD lane always stages its data: it reads it into host buffers.
+  LateLanes *late() { return late_ ? late_->late(/*staged=*/true) : nullptr; }
+
+  // Waits for a device count beside the work: a count that found no device
+  // has failed the job through the monitor.
+  wc_status finish(JobMonitor &monitor) {
+    release_windows();
+    if (placement_.device_check != nullptr && placement_.device_check->wait() != WC_OK) return monitor.status();
+    return WC_OK;
+  }
+
+ private:
+  wc_status add_lane(std::vector<std::unique_ptr<AeadLane>> *into, wc_backend backend, const int *device) {
     auto lane = std::make_unique<AeadLane>();
-    const wc_status status = make_aead(&lane->cipher, one_lane, *shape.aead, key);
-    if (status == WC_OK) lanes->push_back(std::move(lane));
+    const wc_status status = make_aead(&lane->cipher, lane_options(options_, backend, device), *shape_.aead,
+                                       {key_.data(), key_.size()});
+    if (status == WC_OK) into->push_back(std::move(lane));
     return status;
-  };
-  for (unsigned i = 0; i < plan.gpu_lanes && lanes->size() < std::min(windows, affordable); ++i) {
-    const wc_status status = add_lane(WC_BACKEND_GPU, &plan.devices[i % plan.devices.size()]);
-    if (status != WC_OK) return status;
   }
-  for (unsigned i = 0; i < plan.cpu_lanes && lanes->size() < windows && (i == 0 || lanes->size() < affordable);
-       ++i) {
-    const wc_status status = add_lane(WC_BACKEND_CPU, nullptr);
-    if (status != WC_OK) return status;
-  }
-  return WC_OK;
-}
 
-// Wipes and frees the lanes' window buffers once they have run, each lane's
-// on a thread of its own: on the caller's thread alone, every job ended with
-// all lanes' windows wiped one after another (32 MiB for 16 lanes of 1 MiB;
-// on the dev machine, 7.5-8.3 ms from the last write to the exit, 5.1-5.8 ms
-// in parallel).
-void release_windows(AeadLanes &lanes) {
-  ThreadPool::instance().parallel_for(lanes.size(), static_cast<unsigned>(lanes.size()), [&lanes](size_t i) {
-    lanes[i]->in.release();
-    for (IoBuffer &out : lanes[i]->out) out.release();
-  });
-}
+  wc_status build_late(const std::vector<int> &devices, unsigned streams) {
+    std::vector<std::unique_ptr<AeadLane>> built;
+    for (unsigned i = 0; i < streams * devices.size(); ++i) {
+      const wc_status status = add_lane(&built, WC_BACKEND_GPU, &devices[i % devices.size()]);
+      if (status != WC_OK) return status;
+    }
+    late_lanes_ = std::move(built);
+    return WC_OK;
+  }
+
+  // Wipes and frees the lanes' window buffers once they have run, each
+  // lane's on a thread of its own: on the caller's thread alone, every job
+  // ended with all lanes' windows wiped one after another (32 MiB for 16
+  // lanes of 1 MiB; on the dev machine, 7.5-8.3 ms from the last write to the
+  // exit, 5.1-5.8 ms in parallel).
+  void release_windows() {
+    const size_t count = lanes_.size() + late_lanes_.size();
+    ThreadPool::instance().parallel_for(count, static_cast<unsigned>(count), [this](size_t i) {
+      AeadLane &lane = (*this)[i];
+      lane.in.release();
+      for (IoBuffer &out : lane.out) out.release();
+    });
+  }
+
+  const StreamShape &shape_;
+  SecretBytes key_;
+  wc_options options_{};  // the job's, which each lane's AEAD narrows
+  Placement placement_;
+  unsigned gpu_lanes_ = 0;  // built with the job
+  unsigned cpu_lanes_ = 0;
+  uint64_t window_chunks_ = 1;
+  size_t late_claim_ = 1;  // windows a late GPU lane claims at once
+  std::vector<std::unique_ptr<AeadLane>> lanes_;
+  std::vector<std::unique_ptr<AeadLane>> late_lanes_;
+  std::unique_ptr<LateGpuLanes> late_;  // last: its start builds into late_lanes_
+};
 
 // The `len` bytes at `position` of a regular file into the lane's input.
 wc_status read_window(AeadLane &lane, const Endpoint &in, size_t len, uint64_t position, JobMonitor &monitor) {
@@ -133,10 +179,12 @@ wc_status read_window(AeadLane &lane, const Endpoint &in, size_t len, uint64_t p
 // order (or at each window's offset), and the byte counts.
 class WindowJob {
  public:
-  // Seals or opens the window at lane.in.data() (`len` bytes), the chunks from
-  // `first_chunk` on, the last of them the stream's last when `ends_file`,
-  // and writes the result as the window'th piece of the output.
-  virtual wc_status process(AeadLane &lane, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) = 0;
+  // Seals or opens `windows` windows from `window` on at lane.in.data()
+  // (`len` bytes), the chunks from `first_chunk` on, the last of them the
+  // stream's last when `ends_file`, and writes the result as that piece of
+  // the output.
+  virtual wc_status process(AeadLane &lane, uint64_t window, uint64_t windows, uint64_t first_chunk, size_t len,
+                            bool ends_file) = 0;
 
   void add_totals(JobTotals *totals) const {
     totals->bytes_in += bytes_in_.load();
@@ -167,9 +215,10 @@ class WindowJob {
   // Hands a window's `len` result bytes (in the buffer output_room gave) to
   // the writer for output `position`, and counts the `consumed` input bytes
   // and the `plaintext` bytes progress reports.
-  wc_status emit(const AeadLane &lane, uint64_t window, uint64_t position, const uint8_t *data, size_t len,
+  wc_status emit(const AeadLane &lane, uint64_t window, uint64_t windows, uint64_t position, const uint8_t *data,
+                 size_t len,
                  uint64_t consumed, uint64_t plaintext) {
-    const wc_status written = writer_.hand_over(window, 1, position, data, len);
+    const wc_status written = writer_.hand_over(window, windows, position, data, len);
     if (written != WC_OK) return written;
     bytes_in_.fetch_add(consumed);
     bytes_out_.fetch_add(len);
@@ -207,8 +256,9 @@ class Sealer : public WindowJob {
  public:
   Sealer(const StreamShape &shape, const Endpoint &out, JobMonitor &monitor) : WindowJob(shape, out, monitor) {}
 
-  // The plaintext window becomes the window'th piece of the body.
-  wc_status process(AeadLane &lane, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) override {
+  // The plaintext windows become that piece of the body.
+  wc_status process(AeadLane &lane, uint64_t window, uint64_t windows, uint64_t first_chunk, size_t len,
+                    bool ends_file) override {
     const uint64_t chunk = shape_.chunk_size;
     // An empty input still gets its one, empty, last chunk.
     const uint64_t count = std::max<uint64_t>((len + chunk - 1) / chunk, ends_file && first_chunk == 0 ? 1 : 0);
@@ -231,7 +281,7 @@ class Sealer : public WindowJob {
     }
     const wc_status status = lane.cipher->seal(lane.messages, kStreamTagLen);
     if (status != WC_OK) return status;
-    return emit(lane, window, position, body, sealed_len, len, len);
+    return emit(lane, window, windows, position, body, sealed_len, len, len);
   }
 };
 
@@ -242,7 +292,8 @@ class Opener : public WindowJob {
       : WindowJob(shape, out, monitor), begin_(begin), end_(end) {}
 
   // The sealed window's plaintext, the part of the range it holds, goes out.
-  wc_status process(AeadLane &lane, uint64_t window, uint64_t first_chunk, size_t len, bool ends_file) override {
+  wc_status process(AeadLane &lane, uint64_t window, uint64_t windows, uint64_t first_chunk, size_t len,
+                    bool ends_file) override {
     const uint64_t sealed_chunk = shape_.sealed_chunk_size();
     const uint64_t count = (len + sealed_chunk - 1) / sealed_chunk;
     if (count == 0) return fail_format(first_chunk == 0 ? shape_.messages.no_chunk : shape_.messages.short_chunk);
@@ -282,7 +333,7 @@ class Opener : public WindowJob {
     if (status != WC_OK) return status;
     const uint64_t from = std::clamp(begin_, window_begin, window_begin + plain_len);
     const uint64_t to = std::clamp(end_, window_begin, window_begin + plain_len);
-    return emit(lane, window, from - begin_, plain + (from - window_begin),
+    return emit(lane, window, windows, from - begin_, plain + (from - window_begin),
                 static_cast<size_t>(to - from), len, to - from);
   }
 
@@ -295,19 +346,22 @@ class Opener : public WindowJob {
 // `job` with its first chunk and whether it ends the input. One byte is read
 // beyond each window, so the window that ends the input knows it: the last
 // chunk's nonce says so.
-void run_streamed(AeadLanes &lanes, const Endpoint &in, uint64_t window_bytes, uint64_t window_chunks,
-                  WindowJob &job, JobMonitor &monitor) {
+void run_streamed(StreamLanes &lanes, const Endpoint &in, uint64_t window_bytes, WindowJob &job,
+                  JobMonitor &monitor) {
   OrderedReader reader(in, window_bytes, 1, monitor);
-  run_lanes(lanes.size(), monitor, [&](size_t lane_index, bool *finished) {
-    AeadLane &lane = *lanes[lane_index];
-    // Bytes read in order have no file offset to match; one page offset for
-    // all keeps what was read as the buffer grows.
-    auto room = [&lane](size_t len) { return lane.in.place(len, 0); };
-    StreamWindow window;
-    const wc_status read = reader.next(room, &window, finished);
-    if (read != WC_OK || *finished) return read;
-    return job.process(lane, window.index, window.index * window_chunks, window.len, window.last);
-  });
+  run_lanes(
+      lanes.size(), monitor,
+      [&](size_t lane_index, bool *finished) {
+        AeadLane &lane = lanes[lane_index];
+        // Bytes read in order have no file offset to match; one page offset
+        // for all keeps what was read as the buffer grows.
+        auto room = [&lane](size_t len) { return lane.in.place(len, 0); };
+        StreamWindow window;
+        const wc_status read = reader.next(room, &window, finished);
+        if (read != WC_OK || *finished) return read;
+        return job.process(lane, window.index, 1, window.index * lanes.window_chunks(), window.len, window.last);
+      },
+      lanes.late());
 }
 
 }  // namespace
@@ -349,41 +403,43 @@ namespace {
 wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
                       const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   monitor.set_total(in.size);
-  LanePlan plan;
-  wc_status status = plan_lanes(options, shape, &plan, monitor);
+  StreamLanes lanes(shape, key);
+  wc_status status = lanes.plan(options, monitor);
   if (status != WC_OK) return status;
   const uint64_t chunk = shape.chunk_size;
-  const uint64_t window_plain = plan.window_chunks * chunk;
-  const uint64_t window_sealed = plan.window_chunks * shape.sealed_chunk_size();
+  const uint64_t window_plain = lanes.window_chunks() * chunk;
+  const uint64_t window_sealed = lanes.window_chunks() * shape.sealed_chunk_size();
 
   // A regular file's windows are known before it is read; a pipe's are not.
   uint64_t windows = UINT64_MAX;
   if (in.seekable) {
     const uint64_t chunks = std::max<uint64_t>(1, (in.size + chunk - 1) / chunk);
     if (chunks > shape.max_chunks()) return WC_ERR_RANGE;
-    windows = (chunks + plan.window_chunks - 1) / plan.window_chunks;
+    windows = (chunks + lanes.window_chunks() - 1) / lanes.window_chunks();
   }
-  AeadLanes lanes;
-  status = build_lanes(plan, shape, key, out, windows,
-                       in.seekable ? std::min(window_sealed, in.size + kStreamTagLen) : window_sealed, &lanes);
+  status = lanes.build(out, windows, in.seekable ? std::min(window_sealed, in.size + kStreamTagLen) : window_sealed,
+                       /*sealing=*/true);
   if (status != WC_OK) return status;
 
   Sealer sealer(shape, out, monitor);
   if (in.seekable) {
-    run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window, size_t /*one*/) {
-      AeadLane &lane = *lanes[lane_index];
-      const uint64_t begin = window * window_plain;
-      const auto len = static_cast<size_t>(std::min(window_plain, in.size - begin));
-      const wc_status read = read_window(lane, in, len, begin, monitor);
-      if (read != WC_OK) return read;
-      return sealer.process(lane, window, window * plan.window_chunks, len, window + 1 == windows);
-    });
+    run_lanes_indexed(
+        lanes.size(), windows, monitor,
+        [&](size_t lane_index, size_t first, size_t count) {
+          AeadLane &lane = lanes[lane_index];
+          const uint64_t begin = first * window_plain;
+          const auto len = static_cast<size_t>(std::min(count * window_plain, in.size - begin));
+          const wc_status read = read_window(lane, in, len, begin, monitor);
+          if (read != WC_OK) return read;
+          return sealer.process(lane, first, count, first * lanes.window_chunks(), len, first + count == windows);
+        },
+        lanes.late());
   } else {
-    run_streamed(lanes, in, window_plain, plan.window_chunks, sealer, monitor);
+    run_streamed(lanes, in, window_plain, sealer, monitor);
   }
-  release_windows(lanes);
+  status = lanes.finish(monitor);
   sealer.add_totals(totals);
-  return confirm_input_end(in, monitor);
+  return status != WC_OK ? status : confirm_input_end(in, monitor);
 }
 
 wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
@@ -391,23 +447,23 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
                       JobMonitor &monitor, JobTotals *totals) {
   const bool whole = offset == 0 && length == UINT64_MAX;
   if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
-  LanePlan plan;
-  wc_status status = plan_lanes(options, shape, &plan, monitor);
+  StreamLanes lanes(shape, key);
+  wc_status status = lanes.plan(options, monitor);
   if (status != WC_OK) return status;
+  const uint64_t window_chunks = lanes.window_chunks();
   const uint64_t chunk = shape.chunk_size;
   const uint64_t sealed_chunk = shape.sealed_chunk_size();
-  const uint64_t window_sealed = plan.window_chunks * sealed_chunk;
+  const uint64_t window_sealed = window_chunks * sealed_chunk;
 
-  AeadLanes lanes;
   if (!in.seekable) {
     monitor.set_total(0);
-    status = build_lanes(plan, shape, key, out, UINT64_MAX, window_sealed, &lanes);
+    status = lanes.build(out, UINT64_MAX, window_sealed, /*sealing=*/false);
     if (status != WC_OK) return status;
     Opener opener(shape, out, 0, UINT64_MAX, monitor);
-    run_streamed(lanes, in, window_sealed, plan.window_chunks, opener, monitor);
-    release_windows(lanes);
+    run_streamed(lanes, in, window_sealed, opener, monitor);
+    status = lanes.finish(monitor);
     opener.add_totals(totals);
-    return monitor.status();
+    return status != WC_OK ? status : monitor.status();
   }
   StreamLayout layout;
   const char *detail = nullptr;
@@ -424,26 +480,28 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
   // plaintext byte.
   const uint64_t first = begin < end ? begin / chunk : layout.chunks - 1;
   const uint64_t last = begin < end ? (end - 1) / chunk : layout.chunks - 1;
-  const uint64_t windows = (last - first) / plan.window_chunks + 1;
-  status = build_lanes(plan, shape, key, out, windows, std::min(window_sealed, in.size - shape.body_offset),
-                       &lanes);
+  const uint64_t windows = (last - first) / window_chunks + 1;
+  status = lanes.build(out, windows, std::min(window_sealed, in.size - shape.body_offset), /*sealing=*/false);
   if (status != WC_OK) return status;
   Opener opener(shape, out, begin, end, monitor);
-  run_lanes_indexed(lanes.size(), windows, monitor, [&](size_t lane_index, size_t window, size_t /*one*/) {
-    AeadLane &lane = *lanes[lane_index];
-    const uint64_t first_chunk = first + window * plan.window_chunks;
-    const uint64_t count = std::min(plan.window_chunks, last + 1 - first_chunk);
-    const bool ends_file = first_chunk + count == layout.chunks;
-    const uint64_t at = shape.body_offset + first_chunk * sealed_chunk;
-    const auto len = static_cast<size_t>(std::min(count * sealed_chunk, in.size - at));
-    const wc_status read = read_window(lane, in, len, at, monitor);
-    if (read != WC_OK) return read;
-    return opener.process(lane, window, first_chunk, len, ends_file);
-  });
-  release_windows(lanes);
+  run_lanes_indexed(
+      lanes.size(), windows, monitor,
+      [&](size_t lane_index, size_t first_window, size_t count) {
+        AeadLane &lane = lanes[lane_index];
+        const uint64_t first_chunk = first + first_window * window_chunks;
+        const uint64_t chunks = std::min(count * window_chunks, last + 1 - first_chunk);
+        const bool ends_file = first_chunk + chunks == layout.chunks;
+        const uint64_t at = shape.body_offset + first_chunk * sealed_chunk;
+        const auto len = static_cast<size_t>(std::min(chunks * sealed_chunk, in.size - at));
+        const wc_status read = read_window(lane, in, len, at, monitor);
+        if (read != WC_OK) return read;
+        return opener.process(lane, first_window, count, first_chunk, len, ends_file);
+      },
+      lanes.late());
+  status = lanes.finish(monitor);
   opener.add_totals(totals);
   totals->bytes_in = in.size;  // the offset settles past the file, as after a full read
-  return confirm_input_end(in, monitor);
+  return status != WC_OK ? status : confirm_input_end(in, monitor);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "engine/backend_policy.h"
+#include "engine/placement.h"
 #include "core/stream_state.h"
 #include "core/backend_tables.h"
 #include "engine/jobs.h"
@@ -12,12 +12,10 @@ namespace warpcrypt::engine {
 wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
                          const KeyMaterial &key, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                          size_t in_len, JobMonitor &monitor) {
-  const wc_backend backend =
-      options.backend == WC_BACKEND_AUTO
-          ? auto_job_backend(cipher, direction, in_len, kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out))
-          : options.backend;
-  EngineShape shape;
-  wc_status status = resolve_shape(&shape, options, backend, &monitor);
+  const wc_backend backend = job_backend(options, cipher, direction, in_len,
+                                         kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out));
+  Placement shape;
+  wc_status status = resolve_placement(&shape, options, backend, &monitor);
   if (status != WC_OK) return status;
 
   // The parallel modes run on lanes, CPU ones included, so that progress and
@@ -28,9 +26,7 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
   if (parallel) {
     status = make_lane_cipher(&backend_cipher.random_access, shape, cipher, direction, key, &monitor);
   } else {
-    wc_options sequential = options;
-    sequential.backend = backend == WC_BACKEND_HYBRID ? WC_BACKEND_CPU : backend;
-    status = make_backend_cipher(&backend_cipher, sequential, cipher, direction, key);
+    status = make_backend_cipher(&backend_cipher, sequential_options(options, backend), cipher, direction, key);
   }
   std::unique_ptr<StreamState> state;
   if (status == WC_OK) {

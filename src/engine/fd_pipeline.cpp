@@ -10,7 +10,7 @@
 
 #include "core/secret_bytes.h"
 #include "core/stream_state.h"
-#include "engine/backend_policy.h"
+#include "engine/placement.h"
 #include "engine/endpoint.h"
 #include "engine/lane_scheduler.h"
 #include "engine/lane_set.h"
@@ -24,14 +24,9 @@ namespace {
 class Edge {
  public:
   Edge(const wc_options &options, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key)
-      : options_(options), cipher_(cipher), direction_(direction), key_(key) {
-    options_.backend = WC_BACKEND_CPU;
-    options_.threads = 1;
-    // The device list is the job's to check, once (resolve_shape): the edge
-    // runs on the CPU, maybe while the job still counts the devices.
-    options_.devices = nullptr;
-    options_.device_count = 0;
-  }
+      // The device list is the job's to check, once (resolve_placement): the
+      // edge runs on the CPU, maybe while the job still counts the devices.
+      : options_(lane_options(options, WC_BACKEND_CPU, nullptr)), cipher_(cipher), direction_(direction), key_(key) {}
 
   wc_status run(uint64_t position, const uint8_t chain[16], const uint8_t *in, size_t len, uint8_t *out,
                 size_t *out_len) const {
@@ -245,23 +240,19 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
   monitor.set_total(in.size);
 
   // Descriptor input is always staged through host memory.
-  const wc_backend backend =
-      options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, in.size, /*page_locked=*/false)
-                                         : options.backend;
+  const wc_backend backend = job_backend(options, cipher, direction, in.size, /*page_locked=*/false);
   // A descriptor job damages no input: its lanes may count the devices
   // beside their first work, and its output file is kept only once they are
   // counted. The sequential modes run on one CPU stream, which checks the
   // device list itself.
   const bool parallel = is_parallel(cipher, direction);
-  EngineShape shape;
-  wc_status status = resolve_shape(&shape, options, backend, &monitor,
+  Placement shape;
+  wc_status status = resolve_placement(&shape, options, backend, &monitor,
                                    parallel ? DeviceCount::beside_work : DeviceCount::before_work);
   if (status != WC_OK) return status;
 
   if (!parallel) {
-    wc_options sequential = options;
-    sequential.backend = backend == WC_BACKEND_HYBRID ? WC_BACKEND_CPU : backend;
-    status = run_sequential(sequential, cipher, direction, key, in, out, shape.chunk_bytes, monitor, totals);
+    status = run_sequential(sequential_options(options, backend), cipher, direction, key, in, out, shape.chunk_bytes, monitor, totals);
   } else {
     std::unique_ptr<LaneSet> lanes;
     // Room for a claim, the 16 bytes a stream carries to the next, and the

@@ -64,7 +64,7 @@ wc_status LaneCipher::transform_at(uint64_t position, const uint8_t chain[16], c
   return monitor.status();
 }
 
-wc_status make_lane_cipher(std::unique_ptr<RandomAccessCipher> *out, const EngineShape &shape,
+wc_status make_lane_cipher(std::unique_ptr<RandomAccessCipher> *out, const Placement &shape,
                            const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
                            JobMonitor *monitor) {
   std::unique_ptr<LaneSet> lanes;

@@ -24,7 +24,7 @@ inline constexpr size_t kMinGpuChunk = 256 * 1024;
 // copies run at once.
 class LaneCipher final : public RandomAccessCipher {
  public:
-  // Calls are cut into units of at most `unit_bytes` (EngineShape). `monitor`,
+  // Calls are cut into units of at most `unit_bytes` (Placement). `monitor`,
   // when given, receives progress and may stop the work; it must outlive the
   // cipher.
   LaneCipher(const wc_cipher &cipher, std::unique_ptr<LaneSet> lanes, size_t unit_bytes,
@@ -46,7 +46,7 @@ class LaneCipher final : public RandomAccessCipher {
 };
 
 // Builds a LaneCipher with the lanes `shape` describes.
-wc_status make_lane_cipher(std::unique_ptr<RandomAccessCipher> *out, const EngineShape &shape,
+wc_status make_lane_cipher(std::unique_ptr<RandomAccessCipher> *out, const Placement &shape,
                            const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
                            JobMonitor *monitor = nullptr);
 

@@ -266,6 +266,75 @@ TEST_F(HybridTrial, FilesAndPipesGoThroughGpuLanesThatStay) {
   EXPECT_TRUE(same_bytes(expected, piped));
 }
 
+// A sealed file on hybrid as it runs by default: its GPU lanes join late,
+// on trial, as a plain cipher's do (engine/late_gpu_lanes.h), and claim
+// eight windows at once where the CPU lane claims one. One CPU lane and a
+// warm device, so that the GPU lanes make the job faster and stay. What
+// hybrid seals opens on the CPU and the other way round: whole, as a range
+// that starts and ends inside windows, and into a pipe, where the pieces of
+// one window and of eight must come out in order.
+TEST(HybridTrialSealed, SealedFilesGoThroughGpuLanesThatStay) {
+  WCTEST_REQUIRE_GPU();
+  ASSERT_EQ(std::getenv("WARPCRYPT_HYBRID_GPU"), nullptr);
+  TestRng rng = TestRng::for_current_test();
+  const Bytes plain = rng.bytes((256 << 20) + 12345);
+  const Bytes key = rng.bytes(32);
+  ScratchDir scratch;
+  write_file(scratch / "plain", plain);
+  wc_seal_params params;
+  wc_seal_params_init(&params);
+  params.key_source = WC_SEAL_KEY;
+  const int first_device[1] = {0};
+  wc_options hybrid = make_options(1, WC_BACKEND_HYBRID);
+  hybrid.devices = first_device;
+  hybrid.device_count = 1;
+  wc_options gpu = hybrid;
+  gpu.backend = WC_BACKEND_GPU;
+  const wc_options cpu = make_options(1, WC_BACKEND_CPU);
+  auto seal_with = [&](const wc_options &options, const char *to, wc_job *job) {
+    return wc_seal_file(&options, &params, job, (scratch / to).c_str(), (scratch / "plain").c_str(), key.data(),
+                        key.size());
+  };
+  auto open_with = [&](const wc_options &options, const wc_open_params *range, const char *from, wc_job *job) {
+    return wc_open_file(&options, range, job, (scratch / "opened").c_str(), (scratch / from).c_str(), WC_SEAL_KEY,
+                        key.data(), key.size());
+  };
+  // Starts the device, so that the GPU lanes' start costs next to nothing.
+  ASSERT_EQ(seal_with(gpu, "warm", nullptr), WC_OK);
+
+  wc_job job;
+  wc_job_init(&job);
+  ASSERT_EQ(seal_with(hybrid, "by-hybrid", &job), WC_OK) << job.detail;
+  EXPECT_GT(job.gpu_bytes, 0u) << "the GPU lanes joined the seal and stayed";
+  EXPECT_EQ(job.cpu_bytes + job.gpu_bytes, plain.size());
+  ASSERT_EQ(open_with(cpu, nullptr, "by-hybrid", nullptr), WC_OK);
+  ASSERT_TRUE(same_bytes(plain, read_file(scratch / "opened")));
+
+  ASSERT_EQ(seal_with(cpu, "by-cpu", nullptr), WC_OK);
+  wc_job_init(&job);
+  ASSERT_EQ(open_with(hybrid, nullptr, "by-cpu", &job), WC_OK) << job.detail;
+  EXPECT_GT(job.gpu_bytes, 0u) << "the GPU lanes joined the open and stayed";
+  ASSERT_TRUE(same_bytes(plain, read_file(scratch / "opened")));
+
+  wc_open_params range;
+  wc_open_params_init(&range);
+  range.offset = (3 << 20) + 7;
+  range.length = (200 << 20) + 5;
+  ASSERT_EQ(open_with(hybrid, &range, "by-cpu", nullptr), WC_OK);
+  ASSERT_TRUE(same_bytes(Bytes(plain.begin() + range.offset, plain.begin() + range.offset + range.length),
+                         read_file(scratch / "opened")));
+
+  wc_status status = WC_ERR_IO;  // until the job says
+  const int sealed_fd = open((scratch / "by-cpu").c_str(), O_RDONLY);
+  ASSERT_GE(sealed_fd, 0);
+  const Bytes piped = through_pipes({}, [&](int pipe_out, int) {
+    return wc_open_fd(&hybrid, nullptr, nullptr, pipe_out, sealed_fd, WC_SEAL_KEY, key.data(), key.size());
+  }, &status);
+  close(sealed_fd);
+  ASSERT_EQ(status, WC_OK);
+  EXPECT_TRUE(same_bytes(plain, piped));
+}
+
 // Lanes set their device and put the caller's back: a caller working on one
 // device must find it current after a job.
 TEST(GpuEngine, KeepsTheCallersCurrentDevice) {

@@ -1,0 +1,379 @@
+#include "engine/placement.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/backend_tables.h"
+#include "core/secret_bytes.h"
+#include "core/stream_state.h"
+#include "core/cpu_budget.h"
+#include "engine/lane_cipher.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+// Chunks are cut at multiples of 4 KiB (every mode's blocks stay whole, and
+// reads and writes stay page-aligned) and are at most 1 GiB.
+constexpr size_t kChunkAlign = 4096;
+constexpr size_t kMaxChunk = size_t{1} << 30;
+constexpr unsigned kMaxStreams = 64;
+
+// WARPCRYPT_HYBRID_GPU=always (Placement::gpu_lanes_late).
+bool hybrid_gpu_always() {
+  const char *value = std::getenv("WARPCRYPT_HYBRID_GPU");
+  return value != nullptr && std::strcmp(value, "always") == 0;
+}
+
+constexpr size_t kNever = SIZE_MAX;
+constexpr size_t KiB = 1024, MiB = 1024 * KiB;
+
+// Break-even sizes from the benchmark sweep on the H100 machine (16 cores,
+// PCIe Gen5; docs/lab-notes/performance-history.md, 2026-11-22): the smallest size from which
+// the GPU, transfers included, beat OpenSSL on every core at every larger
+// size measured. AES-NI keeps most AES modes on the CPU; the CPU's slow
+// modes (CFB decryption, Salsa20) and ChaCha20 move early.
+struct BreakEven {
+  const char *cipher;
+  wc_direction direction;
+  size_t min_bytes;
+};
+constexpr BreakEven kBreakEven[] = {
+    {"salsa20", WC_ENCRYPT, 64 * KiB},       {"salsa20", WC_DECRYPT, 64 * KiB},
+    {"salsa20-128", WC_ENCRYPT, 64 * KiB},   {"salsa20-128", WC_DECRYPT, 64 * KiB},
+    {"chacha20", WC_ENCRYPT, 1 * MiB},       {"chacha20", WC_DECRYPT, 1 * MiB},
+    {"aes-128-cfb", WC_DECRYPT, 16 * MiB},   {"aes-192-cfb", WC_DECRYPT, 16 * MiB},
+    {"aes-256-cfb", WC_DECRYPT, 1 * MiB},    {"aes-192-ctr", WC_ENCRYPT, 256 * MiB},
+    {"aes-192-ctr", WC_DECRYPT, 256 * MiB},  {"aes-256-ctr", WC_ENCRYPT, 256 * MiB},
+    {"aes-256-ctr", WC_DECRYPT, 256 * MiB},  {"aes-256-cbc", WC_DECRYPT, 256 * MiB},
+    {"aes-256-ecb", WC_ENCRYPT, 256 * MiB},
+};
+
+// A call of at least `min_bytes` runs on the lanes of `shape`, built on the
+// first call that wants them; any other call, and every call should the
+// lanes fail to build (no device after all), on `small_calls`. Lanes cost a
+// hand-off per chunk, and GPU lanes device buffers and transfers besides,
+// which pay only from some size on. GPU lanes take page-locked host memory
+// only: copying pageable memory through pinned staging buffers is slower
+// than all cores running OpenSSL (see docs/lab-notes/performance-history.md).
+class LanesForLargeCalls final : public RandomAccessCipher {
+ public:
+  LanesForLargeCalls(std::unique_ptr<RandomAccessCipher> small_calls, Placement shape, const wc_cipher &cipher,
+                     wc_direction direction, const KeyMaterial &key, size_t min_bytes)
+      : small_calls_(std::move(small_calls)), shape_(std::move(shape)), cipher_(cipher), direction_(direction),
+        key_(key.key), iv_(key.iv), min_bytes_(min_bytes) {}
+
+  wc_status transform_at(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
+                         size_t len) override {
+    RandomAccessCipher *chosen = small_calls_.get();
+    if (len >= min_bytes_ && lanes_reach(in, out)) {
+      if (!lanes_ && !lanes_failed_) {
+        const KeyMaterial key{{key_.data(), key_.size()}, {iv_.data(), iv_.size()}};
+        lanes_failed_ = make_lane_cipher(&lanes_, shape_, cipher_, direction_, key) != WC_OK;
+      }
+      if (lanes_) chosen = lanes_.get();
+    }
+    const wc_status status = chosen->transform_at(position, chain, in, out, len);
+    last_ = chosen->last_backend();
+    return status;
+  }
+  wc_backend last_backend() const override { return last_; }
+
+ private:
+  bool lanes_reach(const uint8_t *in, const uint8_t *out) const {
+    return shape_.backend == WC_BACKEND_CPU || (kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out));
+  }
+
+  std::unique_ptr<RandomAccessCipher> small_calls_;
+  std::unique_ptr<RandomAccessCipher> lanes_;
+  bool lanes_failed_ = false;
+  Placement shape_;
+  const wc_cipher &cipher_;
+  wc_direction direction_;
+  SecretBytes key_;
+  SecretBytes iv_;
+  size_t min_bytes_;
+  wc_backend last_ = WC_BACKEND_CPU;
+};
+
+// The CPU backend's cipher. A parallel mode on more than one thread runs a
+// large call on CPU lanes, options.threads of them (every core for 0); a
+// call smaller than two of their chunks, which would not split, stays on the
+// caller's thread. The engine fields (chunk size, streams, devices) belong
+// to jobs and GPU lanes: these lanes take the CPU chunk size.
+wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
+                          wc_direction direction, const KeyMaterial &key) {
+  const wc_status status = kCpuBackend.make_cipher(out, cipher, direction, key);
+  const unsigned threads = options.threads != 0 ? options.threads : usable_cpus();
+  if (status != WC_OK || !out->random_access || threads == 1) return status;
+  Placement shape;
+  shape.backend = WC_BACKEND_CPU;
+  shape.cpu_lanes = threads;
+  shape.chunk_bytes = shape.unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
+  out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
+                                                            direction, key, 2 * kMinCpuChunk);
+  return WC_OK;
+}
+
+bool gpu_can_run(const wc_cipher &cipher, wc_direction direction) {
+  return kCudaBackend.device_count() > 0 && auto_gpu_min_bytes(cipher, direction) != kNever;
+}
+
+wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
+                            bool page_locked) {
+  const bool gpu_wins = page_locked && is_parallel(cipher, direction) && gpu_can_run(cipher, direction) &&
+                        input_bytes >= auto_gpu_min_bytes(cipher, direction);
+  return gpu_wins ? WC_BACKEND_HYBRID : WC_BACKEND_CPU;
+}
+
+}  // namespace
+
+bool uses_cpu_lanes(wc_backend backend) { return backend == WC_BACKEND_CPU || backend == WC_BACKEND_HYBRID; }
+bool uses_gpu_lanes(wc_backend backend) { return backend != WC_BACKEND_CPU; }
+
+wc_status check_devices(const wc_options &options, wc_backend backend, JobMonitor *monitor) {
+  auto refuse = [monitor](const char *sentence) {
+    if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_NO_DEVICE, sentence);
+    return WC_ERR_NO_DEVICE;
+  };
+  const bool lists_devices = options.devices != nullptr && options.device_count != 0;
+  const bool needs_device = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
+  // Counting the devices starts the CUDA driver, which costs a tenth of a
+  // second or more on a GPU machine: a job that will not use one must not
+  // pay it.
+  if (!lists_devices && !needs_device) return WC_OK;
+  const int count = kCudaBackend.device_count();
+  for (size_t i = 0; lists_devices && i < options.device_count; ++i) {
+    if (options.devices[i] < 0 || options.devices[i] >= count) {
+      return refuse(count == 0 ? "the device list names a CUDA device, and there is none; run on the CPU with "
+                                 "backend cpu and no device list"
+                               : "the device list names a CUDA device that does not exist; list the devices, or "
+                                 "run on the CPU with backend cpu and no device list");
+    }
+  }
+  if (needs_device && count == 0) {
+    return refuse(kCudaBackend.compiled_in
+                      ? "the gpu and hybrid backends need a CUDA device, and none is usable; run on the CPU with "
+                        "backend cpu or auto"
+                      : "the gpu and hybrid backends need CUDA, and this build has none; run on the CPU with "
+                        "backend cpu or auto");
+  }
+  return WC_OK;
+}
+
+namespace {
+
+// The devices the GPU lanes run on: the list, or every device.
+void place_devices(Placement *shape, const wc_options &options) {
+  if (options.devices != nullptr) {
+    shape->devices.assign(options.devices, options.devices + options.device_count);
+  } else if (uses_gpu_lanes(shape->backend)) {
+    const int count = kCudaBackend.device_count();
+    for (int device = 0; device < count; ++device) shape->devices.push_back(device);
+  }
+}
+
+// The CPU lanes beside the GPU lanes of shape->devices: each GPU lane keeps
+// a thread busy with staging copies and file I/O, so the CPU lanes take the
+// cores that are left, unless told how many to use.
+void place_cpu_lanes(Placement *shape, const wc_options &options) {
+  const unsigned cores = usable_cpus();
+  const unsigned gpu_lanes =
+      uses_gpu_lanes(shape->backend) ? shape->streams * static_cast<unsigned>(shape->devices.size()) : 0;
+  shape->cpu_lanes = options.threads != 0 ? options.threads : std::max(1u, cores - std::min(cores - 1, gpu_lanes));
+  shape->spare_cpu_lanes = shape->gpu_lanes_late && options.threads == 0 ? cores - shape->cpu_lanes : 0;
+}
+
+}  // namespace
+
+DeviceCheck::DeviceCheck(Check check)
+    : thread_([this, check = std::move(check)] {
+        // Named, as the pool's threads are (core/thread_pool.h).
+        pthread_setname_np(pthread_self(), "warpcrypt-check");
+        status_ = check(&devices_, &spare_cpu_lanes_);
+        done_.store(true, std::memory_order_release);
+      }) {}
+
+DeviceCheck::~DeviceCheck() {
+  if (thread_.joinable()) thread_.join();
+}
+
+wc_status DeviceCheck::wait() {
+  if (thread_.joinable()) thread_.join();
+  return status_;
+}
+
+wc_status resolve_placement(Placement *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor,
+                        DeviceCount count) {
+  auto refuse = [monitor](const char *rule) {
+    if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_INVALID_ARGUMENT, rule);
+    return WC_ERR_INVALID_ARGUMENT;
+  };
+  // Auto picks hybrid from the break-even sizes, which measured the GPU
+  // lanes taking part from the start; a caller who asks for hybrid gets the
+  // trial.
+  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
+  const bool count_beside =
+      count == DeviceCount::beside_work && shape->gpu_lanes_late && kCudaBackend.driver_present();
+  if (!count_beside) {
+    if (const wc_status status = check_devices(options, backend, monitor); status != WC_OK) return status;
+  }
+  shape->backend = backend;
+  // On the H100 host, enc -aes-256-ctr on a page-cached 4 GiB file ran at
+  // 26 GB/s with 1 MiB CPU chunks and 16 GB/s with 8 MiB ones.
+  const size_t default_chunk = backend == WC_BACKEND_CPU ? WC_DEFAULT_CPU_CHUNK_BYTES : WC_DEFAULT_CHUNK_BYTES;
+  shape->chunk_bytes = options.chunk_bytes != 0 ? options.chunk_bytes : default_chunk;
+  if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) {
+    return refuse("the engine's chunk size must be a multiple of 4 KiB, at most 1 GiB");
+  }
+  shape->unit_bytes = shape->chunk_bytes;
+  if (shape->gpu_lanes_late && options.chunk_bytes == 0) {
+    shape->unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
+    shape->gpu_claim_units = WC_DEFAULT_CHUNK_BYTES / WC_DEFAULT_CPU_CHUNK_BYTES;
+  }
+  shape->streams = options.streams != 0 ? options.streams : WC_DEFAULT_STREAMS;
+  if (shape->streams > kMaxStreams) return refuse("at most 64 streams per device");
+  if ((options.devices != nullptr) != (options.device_count != 0)) {
+    return refuse("a device list needs both its devices and their count");
+  }
+  if (!count_beside) place_devices(shape, options);
+  // Until a check beside the work is done: no device, and every CPU lane.
+  place_cpu_lanes(shape, options);
+  if (!count_beside) return WC_OK;
+  shape->device_check = std::make_shared<DeviceCheck>(
+      [options, monitor, placed = *shape](std::vector<int> *devices, unsigned *spare_cpu_lanes) mutable {
+        const wc_status status = check_devices(options, placed.backend, monitor);
+        if (status != WC_OK) return status;
+        place_devices(&placed, options);
+        place_cpu_lanes(&placed, options);
+        *devices = placed.devices;
+        *spare_cpu_lanes = placed.spare_cpu_lanes;
+        return WC_OK;
+      });
+  return WC_OK;
+}
+
+size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
+  for (const BreakEven &entry : kBreakEven) {
+    if (std::strcmp(entry.cipher, cipher.name) == 0 && entry.direction == direction) return entry.min_bytes;
+  }
+  return kNever;
+}
+
+wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                       uint64_t input_bytes, bool page_locked) {
+  return options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, input_bytes, page_locked)
+                                            : options.backend;
+}
+
+wc_options sequential_options(const wc_options &options, wc_backend backend) {
+  wc_options sequential = options;
+  sequential.backend = backend == WC_BACKEND_HYBRID ? WC_BACKEND_CPU : backend;
+  return sequential;
+}
+
+wc_options caller_thread_options(const wc_options &options) {
+  wc_options one_thread = options;
+  one_thread.threads = 1;
+  return one_thread;
+}
+
+wc_options lane_options(const wc_options &options, wc_backend backend, const int *device) {
+  wc_options lane = caller_thread_options(options);
+  lane.backend = backend;
+  lane.devices = device;
+  lane.device_count = device != nullptr ? 1 : 0;
+  return lane;
+}
+
+wc_backend stream_job_backend(const wc_options &options) {
+  return options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
+}
+
+wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
+                              wc_direction direction, const KeyMaterial &key) {
+  const bool parallel = is_parallel(cipher, direction);
+  // Auto and the CPU may never build lanes; the device list is checked all
+  // the same.
+  if (const wc_status status = engine::check_devices(options, options.backend); status != WC_OK) return status;
+  engine::Placement shape;
+  switch (options.backend) {
+    case WC_BACKEND_CPU:
+      return make_cpu_cipher(out, options, cipher, direction, key);
+    case WC_BACKEND_GPU:
+    case WC_BACKEND_HYBRID: {
+      // Hybrid runs the sequential modes on the CPU; the GPU backends refuse
+      // them (the lanes report it).
+      if (!parallel && options.backend == WC_BACKEND_HYBRID) {
+        return kCpuBackend.make_cipher(out, cipher, direction, key);
+      }
+      const wc_status status = engine::resolve_placement(&shape, options, options.backend);
+      if (status != WC_OK) return status;
+      return engine::make_lane_cipher(&out->random_access, shape, cipher, direction, key);
+    }
+    case WC_BACKEND_AUTO: {
+      // The CPU, and the engine's CPU and GPU lanes together for calls on
+      // page-locked host memory from the mode's break-even size up. The lanes
+      // are built on the first call that wants them, so calls that never
+      // reach the break-even size never touch the GPU.
+      wc_status status = make_cpu_cipher(out, options, cipher, direction, key);
+      if (status != WC_OK || !parallel || !gpu_can_run(cipher, direction)) return status;
+      status = engine::resolve_placement(&shape, options, WC_BACKEND_HYBRID);
+      if (status != WC_OK) return status;
+      out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
+                                                                direction, key, auto_gpu_min_bytes(cipher, direction));
+      return WC_OK;
+    }
+  }
+  return WC_ERR_INVALID_ARGUMENT;
+}
+
+wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options &options, const wc_cipher &cipher,
+                            wc_direction direction, const KeyMaterial &key) {
+  BackendCipher backend_cipher;
+  const wc_status status = make_backend_cipher(&backend_cipher, options, cipher, direction, key);
+  if (status != WC_OK) return status;
+  return StreamState::create(out, std::move(backend_cipher), cipher, direction, key.iv);
+}
+
+bool key_has_device_aead(const wc_options &options) {
+  return (options.backend == WC_BACKEND_AUTO || options.backend == WC_BACKEND_HYBRID) &&
+         kCudaBackend.device_count() > 0;
+}
+
+wc_status check_piecewise_aead(const wc_options &options) {
+  switch (options.backend) {
+    case WC_BACKEND_AUTO:
+    case WC_BACKEND_CPU:
+    case WC_BACKEND_HYBRID:
+      return WC_OK;
+    case WC_BACKEND_GPU:
+      return WC_ERR_BACKEND_UNAVAILABLE;
+  }
+  return WC_ERR_INVALID_ARGUMENT;
+}
+
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
+                    std::span<const uint8_t> key) {
+  switch (options.backend) {
+    case WC_BACKEND_AUTO:
+    case WC_BACKEND_CPU:
+    case WC_BACKEND_HYBRID: {
+      const wc_status status = engine::check_devices(options, options.backend);
+      if (status != WC_OK) return status;
+      *out = kCpuBackend.make_aead(aead, key, options.threads);
+      return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
+    }
+    case WC_BACKEND_GPU: {
+      engine::Placement shape;  // resolve_placement checks the device list too
+      const wc_status status = engine::resolve_placement(&shape, options, WC_BACKEND_GPU);
+      return status == WC_OK ? kCudaBackend.make_aead(out, aead, key, shape.devices) : status;
+    }
+  }
+  return WC_ERR_INVALID_ARGUMENT;
+}
+
+}  // namespace warpcrypt::engine

@@ -1,0 +1,181 @@
+// Where work runs, decided here and nowhere else: which backend a job or a
+// call runs on (auto resolved by the measured break-even sizes), the devices
+// and how many lanes of each kind, the chunk size, whether a hybrid job's GPU
+// lanes join late, and the device checks. This is the one file that reads
+// wc_options' placement fields (scripts/check-includes.py holds it to that);
+// the layers below take a Placement. Every primitive has one table entry per
+// backend {cpu, cuda}; the builders here pick one, and callers can ask which
+// ran.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/aead_backend.h"
+#include "core/cipher_backend.h"
+#include "core/stream_state.h"
+#include "engine/job_monitor.h"
+
+namespace warpcrypt::engine {
+
+// A job's device check (check_devices), run on a thread of its own beside
+// the job's first work. Counting the devices starts the CUDA driver: on the
+// H100 machine (2026-11-27) 0.18-0.22 s, nearly all of it system time,
+// longer than a 4 GiB file in the page cache takes on every core. A
+// descriptor job whose GPU lanes join late needs the count only when they
+// start, and the check's verdict only before it keeps its output.
+class DeviceCheck {
+ public:
+  // Runs check(&devices, &spare_cpu_lanes): the devices the GPU lanes may
+  // use and the CPU lanes they displace (Placement), or a failure, which
+  // the check reports through the job's monitor itself.
+  using Check = std::function<wc_status(std::vector<int> *devices, unsigned *spare_cpu_lanes)>;
+  explicit DeviceCheck(Check check);
+  ~DeviceCheck();  // waits for the check
+  DeviceCheck(const DeviceCheck &) = delete;
+  DeviceCheck &operator=(const DeviceCheck &) = delete;
+
+  bool done() const { return done_.load(std::memory_order_acquire); }
+  // Waits for the check and returns its status; on one thread only.
+  wc_status wait();
+  // Once done(): its status, and where it passed, what it found.
+  wc_status status() const { return status_; }
+  const std::vector<int> &devices() const { return devices_; }
+  unsigned spare_cpu_lanes() const { return spare_cpu_lanes_; }
+
+ private:
+  std::vector<int> devices_;
+  unsigned spare_cpu_lanes_ = 0;
+  wc_status status_ = WC_OK;
+  std::atomic<bool> done_{false};
+  std::thread thread_;  // last: it starts once the rest is there
+};
+
+// When a job counts its devices: before its work, or beside it, where it
+// can (DeviceCheck): a descriptor job whose GPU lanes join late, on a
+// machine whose CUDA driver loads. Without a driver there is nothing to
+// wait for, and the job is refused before it writes anything.
+enum class DeviceCount { before_work, beside_work };
+
+// A job's placement: the engine's view of wc_options, defaults applied and
+// checked.
+struct Placement {
+  wc_backend backend = WC_BACKEND_AUTO;  // resolved: cpu, gpu or hybrid
+  unsigned cpu_lanes = 0;
+  unsigned streams = 0;  // GPU lanes per device entry
+  std::vector<int> devices;
+  size_t chunk_bytes = 0;
+  // The plain-cipher GPU lanes (LaneSet) of a job that asked for hybrid
+  // join late, on trial (engine/lane_scheduler.h), unless the environment
+  // sets WARPCRYPT_HYBRID_GPU=always; those of auto's hybrid jobs (from the
+  // measured break-even sizes on) take part from the start, as the gpu
+  // backend's do.
+  bool gpu_lanes_late = false;
+  // The plain-cipher lanes claim units of unit_bytes: chunk_bytes, except
+  // where GPU lanes join late and no chunk size was set: the CPU lanes then
+  // claim WC_DEFAULT_CPU_CHUNK_BYTES units, as the cpu backend's do, and the
+  // GPU lanes gpu_claim_units of them at once (WC_DEFAULT_CHUNK_BYTES).
+  size_t unit_bytes = 0;
+  size_t gpu_claim_units = 1;
+  // Where GPU lanes join late and the threads were not set, the CPU lanes
+  // beyond cpu_lanes: they run while the GPU lanes, which take their cores,
+  // do not.
+  unsigned spare_cpu_lanes = 0;
+  // Set where the devices are counted beside the job's work: devices stays
+  // empty, and cpu_lanes are all the CPU lanes, until the check is done.
+  std::shared_ptr<DeviceCheck> device_check;
+};
+
+// Checks the engine fields of `options` (chunk size, streams, device list)
+// and applies the defaults. `backend` is the backend to build for, auto
+// already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT,
+// and fails `monitor`'s job, where given, with the rule in words; a device
+// that is not there is WC_ERR_NO_DEVICE (check_devices).
+wc_status resolve_placement(Placement *shape, const wc_options &options, wc_backend backend,
+                        JobMonitor *monitor = nullptr, DeviceCount count = DeviceCount::before_work);
+
+// Nothing falls back to the CPU in silence: a device list that names a
+// device this machine lacks, and the gpu or hybrid backend without a device,
+// are WC_ERR_NO_DEVICE, with a sentence that says how to run on the CPU.
+// `backend` as for resolve_placement.
+wc_status check_devices(const wc_options &options, wc_backend backend, JobMonitor *monitor = nullptr);
+
+// Whether a placement on `backend` has CPU lanes, and GPU lanes.
+bool uses_cpu_lanes(wc_backend backend);
+bool uses_gpu_lanes(wc_backend backend);
+
+// The backend of a chunked AEAD stream (sealed and age files): as asked,
+// auto on the CPU, as for every descriptor job (no AEAD break-even size has
+// been measured).
+wc_backend stream_job_backend(const wc_options &options);
+
+// Below this many bytes per call the CPU wins even for page-locked host
+// memory; SIZE_MAX where it always wins. See wc_auto_gpu_min_bytes.
+size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
+
+// The backend of a job (wc_*_buffer, wc_*_fd, wc_*_file): as asked, and
+// under auto hybrid where input and output are page-locked host memory, a
+// device runs the mode and the input reaches its break-even size; else cpu. Input that must be
+// staged (files, pipes, pageable buffers) stays on the CPU: copying it into
+// pinned memory costs the CPU as much as the cipher does, and the GPU lanes
+// measured slower there (docs/lab-notes/performance-history.md).
+wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                       uint64_t input_bytes, bool page_locked);
+
+// The options a sequential mode's one stream is built from, in a job on
+// `backend`: hybrid runs the sequential modes on the CPU, the other
+// backends as they are (the GPU ones refuse them).
+wc_options sequential_options(const wc_options &options, wc_backend backend);
+
+// The options of work that runs on its caller's thread alone, placed
+// otherwise as `options` ask (a wc_sealed_stream's chunks: a caller that
+// wants parallelism calls from several threads).
+wc_options caller_thread_options(const wc_options &options);
+
+// The options of one lane's work in a job: on `backend`, on one thread, and
+// on `device` alone or (nullptr) no device, the job having checked its list.
+wc_options lane_options(const wc_options &options, wc_backend backend, const int *device);
+
+// Builds the cipher for options.backend:
+//  - cpu: always available;
+//  - gpu: WC_ERR_NO_DEVICE without a device and
+//    WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run; never a
+//    silent fallback;
+//  - auto: the CPU, plus the GPU for calls on page-locked memory of at least
+//    auto_gpu_min_bytes where a device can run the mode.
+wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
+                              wc_direction direction, const KeyMaterial &key);
+
+// A stream (wc_ctx, the edges of the engine's jobs) on the cipher
+// make_backend_cipher builds for `options`.
+wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options &options, const wc_cipher &cipher,
+                            wc_direction direction, const KeyMaterial &key);
+
+// Whether a wc_aead_key made with `options` also runs device memory, on a
+// GPU AEAD of its own: auto and hybrid keep host memory on the CPU, but
+// device memory can only be worked where it lives, where there is a device.
+// (The gpu backend's key is the GPU's already; the cpu backend's never
+// leaves the CPU.)
+bool key_has_device_aead(const wc_options &options);
+
+// A wc_aead_ctx (one message piece by piece) runs on the CPU: the GPU's
+// kernels take whole messages. WC_ERR_BACKEND_UNAVAILABLE for the gpu
+// backend, WC_ERR_INVALID_ARGUMENT for one that does not exist.
+wc_status check_piecewise_aead(const wc_options &options);
+
+// Builds the AEAD bound to `key` that runs host-memory messages as
+// `options` ask: backends cpu, auto and hybrid keep them on the CPU, batches
+// spread over options.threads threads (0: every core; no AEAD break-even
+// size has been measured yet); gpu runs them on the device list (every
+// device where there is none), WC_ERR_NO_DEVICE without one, never a silent
+// fallback. The device list is checked whatever the backend (check_devices).
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
+                    std::span<const uint8_t> key);
+
+}  // namespace warpcrypt::engine

@@ -1,0 +1,62 @@
+"""scripts/check-includes.py, the CI check that keeps the layers' rules:
+it passes on the tree as it is, and fails, naming the file and the rule,
+where a file breaks one (checked on a copy of the sources)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """The checker and the sources it reads, copied."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "check-includes.py", tmp_path / "scripts")
+    for folder in ("src", "tools", "python/src"):
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    return tmp_path
+
+
+def check(tree: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(tree / "scripts" / "check-includes.py")], capture_output=True,
+                          text=True)
+
+
+def test_the_tree_passes(tree: Path) -> None:
+    result = check(tree)
+    assert result.returncode == 0, result.stdout
+
+
+@pytest.mark.parametrize("line", [
+    "static_assert(sizeof(options.backend) > 0);",
+    "int x = one_lane_options.threads;",
+    "void f(wc_options *options) { options->devices = nullptr; }",
+])
+def test_placement_fields_outside_placement_fail(tree: Path, line: str) -> None:
+    target = tree / "src" / "engine" / "aead_stream.cpp"
+    target.write_text(target.read_text() + "\n" + line + "\n")
+    result = check(tree)
+    assert result.returncode == 1
+    assert "src/engine/aead_stream.cpp:" in result.stdout
+    assert "placement is decided in src/engine/placement.cpp alone" in result.stdout
+
+
+def test_placement_fields_in_a_comment_pass(tree: Path) -> None:
+    target = tree / "src" / "engine" / "aead_stream.cpp"
+    target.write_text(target.read_text() + "\n// options.backend, as placement resolved it\n")
+    assert check(tree).returncode == 0
+
+
+def test_a_layer_reaching_up_fails(tree: Path) -> None:
+    target = tree / "src" / "core" / "padding.cpp"
+    target.write_text('#include "engine/placement.h"\n' + target.read_text())
+    result = check(tree)
+    assert result.returncode == 1
+    assert "src/core/padding.cpp:1:" in result.stdout
