@@ -402,8 +402,10 @@ def _pieces(entry: Entry, sealing: Sealing | None, *, split_one_message: bool) -
 
 
 def _run_all(work: Callable[..., None], tasks: Sequence[tuple[Any, ...]]) -> None:
-    """Runs every task on the readers; the first failure stops the rest and
-    is raised."""
+    """Runs every task on the readers. A failure stops the tasks not yet
+    started, and once the running ones are done, the failure of the first
+    task in order is raised: which piece finished first must not decide
+    which tensor an error names."""
     if len(tasks) <= 1:
         for task in tasks:
             work(*task)
@@ -413,10 +415,14 @@ def _run_all(work: Callable[..., None], tasks: Sequence[tuple[Any, ...]]) -> Non
         try:
             for future in concurrent.futures.as_completed(futures):
                 future.result()
-        except BaseException:
+        except BaseException as failure:
             for future in futures:
                 future.cancel()
-            raise
+            if not isinstance(failure, Exception):  # an interrupt of this thread's wait
+                raise
+            concurrent.futures.wait(futures)
+            first = next(f.exception() for f in futures if not f.cancelled() and f.exception() is not None)
+            raise first from None
 
 
 class _GpuLoader:

@@ -797,3 +797,25 @@ def test_the_output_follows_the_librarys_rules_for_links(tmp_path, keys):
     with pytest.raises(FileNotFoundError, match="symlink to a file that does not exist"):
         ws.save_file(tensors(), tmp_path / "dangling", keys=keys)
     assert sorted(os.listdir(tmp_path)) == ["dangling"]
+
+
+def test_a_failure_names_the_first_failing_piece_in_order_not_the_first_to_finish():
+    """Pieces load on several readers at once: which failing piece finished
+    first must not decide which tensor the error names, or the same file
+    would name different tensors from run to run (it did on 32 cores). The
+    failure of the first failing piece in file order is raised."""
+    import threading
+    import time
+
+    later_failed = threading.Event()
+
+    def work(index: int) -> None:
+        if index == 0:
+            later_failed.wait(5)
+            time.sleep(0.05)
+            raise ValueError("piece 0")
+        later_failed.set()
+        raise ValueError(f"piece {index}")
+
+    with pytest.raises(ValueError, match="piece 0"):
+        ws._run_all(work, [(0,), (1,)])
