@@ -15,19 +15,22 @@
 #     three fresh processes (the driver, the context, the first call).
 #   bench/hybrid_bounds.sh [WARPCRYPT_BINARY] [START_BENCH]
 #   (defaults build/warpcrypt and build/bench/gpu/warpcrypt_start_bench)
-# HYBRID_ROUNDS sets the rounds (default 5), HYBRID_SIZE the file (default 4G).
+# HYBRID_ROUNDS sets the rounds (default 5), HYBRID_SIZE the file (default 4G);
+# HYBRID_JSON names a file for the paths' medians and bests as JSON.
 set -euo pipefail
 w=${1:-build/warpcrypt}
 start_bench=${2:-build/bench/gpu/warpcrypt_start_bench}
 rounds=${HYBRID_ROUNDS:-5}
 scratch=$(mktemp -d /dev/shm/hybrid-bounds.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
+results=$scratch/results.tsv  # path, backend, median, best: one line each
+: >"$results"
 
-# turns LINE: LINE, a shell line with @B@ where the backend goes, on cpu,
-# gpu and hybrid in turns; one output line per backend with the median and
-# the best of the rounds.
+# turns PATH LINE: LINE, a shell line with @B@ where the backend goes, on
+# cpu, gpu and hybrid in turns; one output line per backend with the median
+# and the best of the rounds, and one results line, under the name PATH.
 turns() {
-  local line=$1 backend round start
+  local path=$1 line=$2 backend round start
   declare -A times=()
   for ((round = 0; round < rounds; ++round)); do
     for backend in cpu gpu hybrid; do
@@ -42,9 +45,11 @@ turns() {
   for backend in cpu gpu hybrid; do
     # shellcheck disable=SC2086
     printf '%s\n' ${times[$backend]} | sort -g |
-      awk -v line="${line//@B@/$backend}" '{ t[NR] = $1 }
+      awk -v line="${line//@B@/$backend}" -v path="$path" -v backend="$backend" -v results="$results" '
+        { t[NR] = $1 }
         END { m = NR % 2 ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2
-              printf "median %.3f s  best %.3f s  %s\n", m, t[1], line }'
+              printf "median %.3f s  best %.3f s  %s\n", m, t[1], line
+              printf "%s\t%s\t%.4f\t%.4f\n", path, backend, m, t[1] >> results }'
   done
 }
 
@@ -55,9 +60,9 @@ plain=$scratch/plain
 head -c "${HYBRID_SIZE:-4G}" /dev/urandom >"$plain"
 for cipher in aes-256-ctr chacha20; do
   enc="$w enc -$cipher -K $(printf '%064d' 0) -iv $(printf '%032d' 1) --backend @B@"
-  turns "$enc -in $plain -out /dev/null"
-  turns "$enc -in $plain -out $scratch/out"
-  turns "cat $plain | $enc -out /dev/null"
+  turns "enc -$cipher, file -> /dev/null" "$enc -in $plain -out /dev/null"
+  turns "enc -$cipher, file -> file" "$enc -in $plain -out $scratch/out"
+  turns "enc -$cipher, pipe -> /dev/null" "cat $plain | $enc -out /dev/null"
 done
 head -c 32 /dev/urandom >"$scratch/key"
 "$w" seal -keyfile "$scratch/key" -in "$plain" -out "$scratch/sealed"
@@ -65,11 +70,26 @@ head -c 32 /dev/urandom >"$scratch/key"
 recipient=$("$w" age-keygen -y "$scratch/identity")
 "$w" age -r "$recipient" -o "$scratch/age" "$plain"
 for sink in /dev/null "$scratch/out"; do
-  turns "$w seal -keyfile $scratch/key --backend @B@ -in $plain -out $sink"
-  turns "$w open -keyfile $scratch/key --backend @B@ -in $scratch/sealed -out $sink"
-  turns "$w age --backend @B@ -r $recipient -o $sink $plain"
-  turns "$w age --backend @B@ -d -i $scratch/identity -o $sink $scratch/age"
+  to=$([[ $sink == /dev/null ]] && echo /dev/null || echo file)
+  turns "seal, file -> $to" "$w seal -keyfile $scratch/key --backend @B@ -in $plain -out $sink"
+  turns "open, file -> $to" "$w open -keyfile $scratch/key --backend @B@ -in $scratch/sealed -out $sink"
+  turns "age -r, file -> $to" "$w age --backend @B@ -r $recipient -o $sink $plain"
+  turns "age -d, file -> $to" "$w age --backend @B@ -d -i $scratch/identity -o $sink $scratch/age"
 done
+if [[ -n ${HYBRID_JSON:-} ]]; then
+  python3 - "$results" "$HYBRID_JSON" "$(stat -c %s "$plain")" "$rounds" <<'PY'
+import json, os, subprocess, sys, time
+results, out, size, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rows = []
+for line in open(results):
+    path, backend, median, best = line.rstrip("\n").split("\t")
+    rows.append({"path": path, "backend": backend, "median_s": float(median), "best_s": float(best)})
+gpus = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                      text=True).stdout.split("\n") if os.path.exists("/usr/bin/nvidia-smi") else []
+json.dump({"date": time.strftime("%Y-%m-%d"), "bytes": size, "rounds": rounds, "cpus": os.cpu_count(),
+           "gpus": [g for g in gpus if g], "rows": rows}, open(out, "w"), indent=1)
+PY
+fi
 for cipher in aes-256-ctr chacha20; do
   for memory in pinned pageable; do
     for backend in cpu gpu hybrid; do

@@ -236,7 +236,7 @@ def main() -> None:
         print(f"{rows[name]:7.2f} GB/s  {name}", flush=True)
 
     try:
-        for threads in (16, 32, min(64, os.cpu_count() or 1)):
+        for threads in sorted({16, 32, min(64, os.cpu_count() or 1)}):
             row(f"read, {threads} threads, any CPU", lambda t=threads: read_only(path, t, None))
         for node, cpus in nodes.items():
             row(f"read, 16 threads on node {node}", lambda c=cpus: read_only(path, 16, c))

@@ -44,7 +44,7 @@
 #             then what bounds it (bench/age_bounds.sh: lanes, file writes)
 #   hybrid    cpu, gpu and hybrid side by side on files, pipes and buffers,
 #             and what a GPU job pays before its first chunk
-#             (bench/hybrid_bounds.sh, bench/gpu/start_bench.cu)
+#             (bench/hybrid_bounds.sh, bench/gpu/start_bench.cu; hybrid.json)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
 #   multigpu  what only several devices show: memcheck on the multi-device
@@ -271,7 +271,8 @@ if want multigpu-load; then
   step multigpu-load python3 bench/multigpu_load_bounds.py --gib 16 --dir /dev/shm --json "$out/multigpu-load.json"
 fi
 if want hybrid; then
-  step hybrid bench/hybrid_bounds.sh build-gpu/warpcrypt build-gpu/bench/gpu/warpcrypt_start_bench
+  step hybrid env HYBRID_JSON="$out/hybrid.json" bench/hybrid_bounds.sh build-gpu/warpcrypt \
+    build-gpu/bench/gpu/warpcrypt_start_bench
 fi
 if want demo; then
   step demo env WARPCRYPT_CLI=build-gpu/warpcrypt scripts/demo.sh

@@ -252,6 +252,40 @@ def backends(notes: LabNotes) -> list[str]:
     ]
 
 
+def hybrid(notes: LabNotes) -> list[str]:
+    runs = {name: load(name) for name in ("hybrid_h200_before.json", "hybrid_h200_after.json")}
+    before, after = runs.values()
+    (device,) = {d["device"] for d in runs.values()}
+    (date,) = {d["date"] for d in runs.values()}
+
+    def medians(run: dict) -> dict[tuple[str, str], float]:
+        return {(r["path"], r["backend"]): r["median_s"] for r in run["rows"]}
+
+    old, new = medians(before), medians(after)
+    paths = list(dict.fromkeys(r["path"] for r in after["rows"]))
+    body = []
+    for path in paths:
+        fastest = min(new[(path, "cpu")], new[(path, "gpu")])
+        body.append([path, *(f"{new[(path, b)]:.3f}" for b in ("cpu", "gpu")),
+                     f"{old[(path, 'hybrid')]:.3f}" if (path, "hybrid") in old else "—",
+                     f"{new[(path, 'hybrid')]:.3f}", f"{new[(path, 'hybrid')] / fastest:.2f}"])
+    return [
+        "## Hybrid against its own members, on host data",
+        "",
+        f"Each path on a {size(after['bytes'])} random file in /dev/shm (the page cache), cpu, gpu and hybrid"
+        f" in turns, {after['rounds']} rounds, median wall seconds, process start included:"
+        f" `docs/bench/hybrid_h200_before.json` (commit {before['commit']}) and"
+        f" `docs/bench/hybrid_h200_after.json` (commit {after['commit']}), {device}, {date}."
+        " The cpu and gpu columns are the later run's; the last column is hybrid over the faster of the two.",
+        "",
+        *table(["path", "cpu, s", "gpu, s", f"hybrid, s, at {before['commit']}", f"hybrid, s, at {after['commit']}",
+                "hybrid / fastest"], body),
+        "",
+        "Reproduce: `bench/hybrid_bounds.sh` (`scripts/gpu-check.sh hybrid`, which writes `hybrid.json`).",
+        "",
+    ]
+
+
 def python(notes: LabNotes) -> list[str]:
     name = "python_overhead_h100_f6861e1.json"
     d = load(name)
@@ -369,6 +403,9 @@ def safetensors(notes: LabNotes) -> list[str]:
     fw_run = notes.grab(section, r"\((run \w), [^)]*file_write_bounds_h200\.json")
     fw_commit = notes.grab(section, rf"(?i:{fw_run}) at (?:commit )?(\w+)")
 
+    mg = load("multigpu_load_bounds_h200.json")
+    mg_nodes = mg["topology"]["gpu_nodes"]
+
     newer_date = notes.grab(section, r", (\d{4}-\d\d-\d\d)\)")
     newer_device = notes.grab(section, r"tool's\s+`[^`]*` \(([^,]*),")
     return [
@@ -403,6 +440,16 @@ def safetensors(notes: LabNotes) -> list[str]:
         "",
         f"Reproduce: `python3 bench/file_write_bounds.py --gib {fw_bytes >> 30} --dir {fw['dir']} --json F`.",
         "",
+        f"What bounds a load to both GPUs at once: the loader's parts alone, on a {gib(mg['gib'])} file in"
+        f" /dev/shm (`docs/bench/multigpu_load_bounds_h200.json`, {mg['device']}, {mg['date']}, commit"
+        f" {mg['commit']}; both GPUs on NUMA node {', '.join(str(n) for n in sorted(set(mg_nodes)))}, best of"
+        " the runs):",
+        "",
+        *table(["part", "GB/s"], [[name, gbs(value)] for name, value in mg["rows"].items()]),
+        "",
+        "Reproduce: `python3 bench/multigpu_load_bounds.py --gib F --dir /dev/shm --json F`"
+        " (`scripts/gpu-check.sh multigpu-load`).",
+        "",
     ]
 
 
@@ -419,7 +466,7 @@ def page(notes: LabNotes) -> str:
         f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
         "",
     ]
-    for area in (gpu_kernels, cli, sealed, backends, python, dask, safetensors):
+    for area in (gpu_kernels, cli, sealed, backends, hybrid, python, dask, safetensors):
         lines += area(notes)
     return "\n".join(lines).rstrip("\n") + "\n"
 

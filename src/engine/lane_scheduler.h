@@ -10,7 +10,8 @@
 // regular file), or read in order from a stream (OrderedReader,
 // engine/endpoint.h) inside a step.
 //
-// Some lanes join late (LateLanes): the GPU lanes of a hybrid job, whose
+// Some lanes join late (LateLanes): the GPU lanes of a hybrid job (placed
+// and built by engine/late_gpu_lanes.h, for cipher and AEAD lanes alike), whose
 // device takes a quarter of a second to start, longer than many jobs take
 // on every core, and which slow the CPU lanes down where the data must be
 // staged through host memory (docs/lab-notes/performance-history.md). The other lanes start
@@ -69,7 +70,7 @@ struct LateLanes {
   size_t displaces = 0;
   // Where the late lanes' devices are still being counted when the job
   // starts (a descriptor job counts them beside its first work:
-  // DeviceCheck, engine/lane_set.h): false until count and displaces are
+  // DeviceCheck, engine/placement.h): false until count and displaces are
   // set. The other lanes run alone until then. Null where they are known.
   std::function<bool()> counted;
   // Units a late lane claims at once where units are claimed by index.
