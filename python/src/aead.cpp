@@ -20,6 +20,7 @@
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "device.h"
@@ -40,10 +41,6 @@ enum class Way { seal, open };
 constexpr size_t kChunkNonceLen = 12;
 
 // An entry of the library's static AEAD table.
-struct AeadInfo {
-  const wc_aead *aead;
-};
-
 std::string nonce_rule(const wc_aead *aead) {
   const std::string recommended = std::to_string(wc_aead_nonce_len(aead));
   // GCM hashes a nonce of any other length into its first counter block;
@@ -272,8 +269,9 @@ nb::object batch_results(const std::vector<Message> &batch, bool into_bufs) {
 // when the object is collected.
 class Aead {
  public:
-  Aead(const AeadInfo &info, nb::handle key, size_t tag_len, int backend, unsigned threads)
-      : aead_(info.aead), tag_len_(tag_len) {
+  Aead(const std::string &aead_name, nb::handle key, size_t tag_len, int backend, unsigned threads)
+      : aead_(wc_aead_by_name(aead_name.c_str())), tag_len_(tag_len) {
+    if (aead_ == nullptr) throw Failure(WC_ERR_UNKNOWN_CIPHER, "no AEAD is named " + aead_name);
     if (tag_len < WC_AEAD_MIN_TAG_LEN || tag_len > WC_AEAD_MAX_TAG_LEN) {
       throw Failure(WC_ERR_INVALID_ARGUMENT, "tags are " + std::to_string(WC_AEAD_MIN_TAG_LEN) + " to " +
                                                  std::to_string(WC_AEAD_MAX_TAG_LEN) + " bytes, not " +
@@ -300,7 +298,6 @@ class Aead {
   Aead(const Aead &) = delete;
   Aead &operator=(const Aead &) = delete;
 
-  AeadInfo info() const { return {aead_}; }
   size_t tag_len() const { return tag_len_; }
 
   nb::bytes seal(nb::handle nonce, nb::handle data, nb::handle aad, nb::handle resolver) const {
@@ -864,26 +861,27 @@ void bind_aead(nb::module_ &m) {
   m.attr("AEAD_MAX_TAG_SIZE") = WC_AEAD_MAX_TAG_LEN;
   m.attr("AEAD_MAX_NONCE_SIZE") = WC_AEAD_MAX_NONCE_LEN;
 
-  nb::class_<AeadInfo>(m, "AeadInfo", "An AEAD of the library's table and its sizes in bytes.")
-      .def_prop_ro("name", [](const AeadInfo &a) { return wc_aead_name(a.aead); })
-      .def_prop_ro("key_size", [](const AeadInfo &a) { return wc_aead_key_len(a.aead); })
-      .def_prop_ro("nonce_size", [](const AeadInfo &a) { return wc_aead_nonce_len(a.aead); },
-                   "The recommended nonce length.")
-      .def_prop_ro("max_message_size", [](const AeadInfo &a) { return wc_aead_max_message_len(a.aead); },
-                   "The longest message one nonce may seal.")
-      .def("__repr__", [](const AeadInfo &a) { return std::string("<AeadInfo ") + wc_aead_name(a.aead) + ">"; });
-  m.def("aead_infos", [] {
-    std::vector<AeadInfo> all;
-    for (size_t i = 0; i < wc_aead_count(); ++i) all.push_back({wc_aead_at(i)});
-    return all;
-  });
+  // The table as plain values (warpcrypt.aead keeps them): module state
+  // holds no extension object (see warpcrypt.exceptions.Status for why).
+  m.def(
+      "aead_table",
+      [] {
+        std::vector<std::tuple<std::string, size_t, size_t, uint64_t>> all;
+        for (size_t i = 0; i < wc_aead_count(); ++i) {
+          const wc_aead *aead = wc_aead_at(i);
+          all.emplace_back(wc_aead_name(aead), wc_aead_key_len(aead), wc_aead_nonce_len(aead),
+                           wc_aead_max_message_len(aead));
+        }
+        return all;
+      },
+      "Each AEAD of the library's table as (name, key size, recommended nonce size, longest message one nonce "
+      "may seal), in bytes.");
 
   nb::class_<Aead>(m, "Aead",
                    "A key bound to one AEAD and tag length (warpcrypt.aead's classes hold one). Threads may share "
                    "it; the key is wiped when it is collected.")
-      .def(nb::init<const AeadInfo &, nb::handle, size_t, int, unsigned>(), "info"_a, "key"_a, "tag_size"_a,
+      .def(nb::init<const std::string &, nb::handle, size_t, int, unsigned>(), "name"_a, "key"_a, "tag_size"_a,
            "backend"_a, "threads"_a)
-      .def_prop_ro("info", &Aead::info)
       .def_prop_ro("tag_size", &Aead::tag_len)
       .def("seal", &Aead::seal, "nonce"_a.none(), "data"_a.none(), "aad"_a.none(), "resolver"_a,
            "Host memory in; the ciphertext with the tag attached, as bytes.")

@@ -1,5 +1,12 @@
 #include "errors.h"
 
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <utility>
+#include <vector>
+
 namespace nb = nanobind;
 
 namespace wcpy {
@@ -38,12 +45,18 @@ void translate(const std::exception_ptr &thrown, void *) {
 void fail(wc_status status) { throw Failure(status, wc_status_string(status)); }
 
 void bind_errors(nb::module_ &m) {
-  nb::enum_<wc_status> status(m, "Status", nb::is_arithmetic(),
-                              "The C library's wc_status codes; each error status has its own exception class.");
-  for (size_t code = 0; code < wc_status_count(); ++code) {
-    const auto value = static_cast<wc_status>(code);
-    status.value(wc_status_name(value), value, wc_status_string(value));
-  }
+  // The codes as plain values: warpcrypt.exceptions.Status is a Python enum
+  // of them (see there why no extension type stands for a status).
+  m.def(
+      "status_codes",
+      [] {
+        std::vector<std::pair<std::string, int>> codes;
+        for (size_t code = 0; code < wc_status_count(); ++code) {
+          codes.emplace_back(wc_status_name(static_cast<wc_status>(code)), static_cast<int>(code));
+        }
+        return codes;
+      },
+      "The C library's wc_status codes as (wc_status_name, code), in order.");
   m.def(
       "status_string", [](int code) { return wc_status_string(static_cast<wc_status>(code)); }, nb::arg("code"),
       "The C library's description of a status code (\"unknown status\" for a code it lacks).");

@@ -2,83 +2,10 @@
 The warpcrypt C library, for the warpcrypt package; use the package, not this module.
 """
 
-import enum
 
 
-class Status(enum.IntEnum):
-    """
-    The C library's wc_status codes; each error status has its own exception class.
-    """
-
-    OK = 0
-    """success"""
-
-    INVALID_ARGUMENT = 1
-    """invalid argument"""
-
-    UNKNOWN_CIPHER = 2
-    """unknown cipher"""
-
-    KEY_LEN = 3
-    """wrong key length for this cipher"""
-
-    IV_LEN = 4
-    """wrong IV length for this cipher"""
-
-    NOT_BLOCK_ALIGNED = 5
-    """data is not a multiple of the block size (padding is off)"""
-
-    BAD_DECRYPT = 6
-    """bad decrypt: wrong key or passphrase, or corrupt ciphertext"""
-
-    OUTPUT_TOO_SMALL = 7
-    """output buffer too small"""
-
-    RANGE = 8
-    """byte range outside the ciphertext"""
-
-    UNSUPPORTED = 9
-    """operation not supported by this cipher"""
-
-    NO_DEVICE = 10
-    """no usable CUDA device"""
-
-    BACKEND_UNAVAILABLE = 11
-    """the requested backend cannot run this cipher"""
-
-    CONTEXT_STATE = 12
-    """context used after final or after an error"""
-
-    OUT_OF_MEMORY = 13
-    """out of memory"""
-
-    CRYPTO_LIBRARY = 14
-    """the underlying crypto library failed"""
-
-    DIGEST = 15
-    """unknown message digest"""
-
-    DEVICE = 16
-    """a CUDA operation failed"""
-
-    IO = 17
-    """reading the input or writing the output failed"""
-
-    CANCELLED = 18
-    """cancelled"""
-
-    AUTH = 19
-    """
-    authentication failed: wrong key, nonce or associated data, or tampered data
-    """
-
-    FORMAT = 20
-    """
-    not a file of the expected format, or its header is damaged or of an unknown version
-    """
-
-    NO_IDENTITY = 21
-    """no identity matched any of the file's recipients"""
+def status_codes() -> list[tuple[str, int]]:
+    """The C library's wc_status codes as (wc_status_name, code), in order."""
 
 def status_string(code: int) -> str:
     """
@@ -91,36 +18,17 @@ AEAD_MAX_TAG_SIZE: int = 16
 
 AEAD_MAX_NONCE_SIZE: int = 128
 
-class AeadInfo:
-    """An AEAD of the library's table and its sizes in bytes."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def key_size(self) -> int: ...
-
-    @property
-    def nonce_size(self) -> int:
-        """The recommended nonce length."""
-
-    @property
-    def max_message_size(self) -> int:
-        """The longest message one nonce may seal."""
-
-    def __repr__(self) -> str: ...
-
-def aead_infos() -> list[AeadInfo]: ...
+def aead_table() -> list[tuple[str, int, int, int]]:
+    """
+    Each AEAD of the library's table as (name, key size, recommended nonce size, longest message one nonce may seal), in bytes.
+    """
 
 class Aead:
     """
     A key bound to one AEAD and tag length (warpcrypt.aead's classes hold one). Threads may share it; the key is wiped when it is collected.
     """
 
-    def __init__(self, info: AeadInfo, key: object, tag_size: int, backend: int, threads: int) -> None: ...
-
-    @property
-    def info(self) -> AeadInfo: ...
+    def __init__(self, name: str, key: object, tag_size: int, backend: int, threads: int) -> None: ...
 
     @property
     def tag_size(self) -> int: ...

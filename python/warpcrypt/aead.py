@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from warpcrypt import _native, _streams, _table
 from warpcrypt._typing import overload
@@ -36,7 +37,19 @@ from warpcrypt.exceptions import InvalidKey, InvalidTag
 
 __all__ = ["AESGCM", "ChaCha20Poly1305", "BatchInvalidTag"]
 
-_INFOS: dict[str, _native.AeadInfo] = {info.name: info for info in _native.aead_infos()}
+
+
+class AeadSizes(NamedTuple):
+    """An AEAD of the library's table and its sizes in bytes. Plain values:
+    module state holds no extension object (see exceptions.Status)."""
+
+    name: str
+    key_size: int
+    nonce_size: int  # the recommended one
+    max_message_size: int  # the longest message one nonce may seal
+
+
+_INFOS: dict[str, AeadSizes] = {row[0]: AeadSizes(*row) for row in _native.aead_table()}
 
 
 class BatchInvalidTag(InvalidTag):
@@ -70,7 +83,8 @@ class _AEAD:
     the library's table, held (and wiped when collected) by the extension."""
 
     def __init__(self, name: str, key: bytes, tag_length: int, backend: str, threads: int) -> None:
-        self._aead = _native.Aead(_INFOS[name], key, tag_length, _table.backend_value(backend), threads)
+        self._name = name
+        self._aead = _native.Aead(name, key, tag_length, _table.backend_value(backend), threads)
 
     @property
     def tag_length(self) -> int:
@@ -256,7 +270,7 @@ class _AEAD:
             raise BatchInvalidTag(failed)
 
     def __repr__(self) -> str:
-        return f"<warpcrypt.aead.{type(self).__name__} {self._aead.info.name}, {self.tag_length}-byte tags>"
+        return f"<warpcrypt.aead.{type(self).__name__} {self._name}, {self.tag_length}-byte tags>"
 
 
 class AESGCM(_AEAD):

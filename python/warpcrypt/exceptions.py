@@ -16,9 +16,8 @@ of the wrong length, so warpcrypt's is not one.)
 
 from __future__ import annotations
 
+import enum
 import importlib
-
-from warpcrypt._native import Status
 
 
 def _pyca(name: str) -> tuple[type[Exception], ...]:
@@ -58,6 +57,42 @@ __all__ = [
     "NoIdentity",
     "Status",
 ]
+
+
+class Status(enum.IntEnum):
+    """The C library's wc_status codes under its names (wc_status_name);
+    each error status has its own exception class, and
+    ``_native.status_string(code)`` says what a code means.
+
+    A Python enum rather than one of the extension's types: every exception
+    class holds one of these, and a third party may keep exception classes
+    alive for good (tblib, which Dask installs, registers every exception
+    class with copyreg), which must not keep the extension's objects past
+    the interpreter's end. tests/python/test_errors.py holds the members
+    equal to the library's table."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    UNKNOWN_CIPHER = 2
+    KEY_LEN = 3
+    IV_LEN = 4
+    NOT_BLOCK_ALIGNED = 5
+    BAD_DECRYPT = 6
+    OUTPUT_TOO_SMALL = 7
+    RANGE = 8
+    UNSUPPORTED = 9
+    NO_DEVICE = 10
+    BACKEND_UNAVAILABLE = 11
+    CONTEXT_STATE = 12
+    OUT_OF_MEMORY = 13
+    CRYPTO_LIBRARY = 14
+    DIGEST = 15
+    DEVICE = 16
+    IO = 17
+    CANCELLED = 18
+    AUTH = 19
+    FORMAT = 20
+    NO_IDENTITY = 21
 
 
 class Error(Exception):

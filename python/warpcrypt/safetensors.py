@@ -421,8 +421,8 @@ def _run_all(work: Callable[..., None], tasks: Sequence[tuple[Any, ...]]) -> Non
             if not isinstance(failure, Exception):  # an interrupt of this thread's wait
                 raise
             concurrent.futures.wait(futures)
-            first = next(f.exception() for f in futures if not f.cancelled() and f.exception() is not None)
-            raise first from None
+            errors = [future.exception() for future in futures if not future.cancelled()]
+            raise next(error for error in errors if error is not None) from None
 
 
 class _GpuLoader:

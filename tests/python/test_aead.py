@@ -45,10 +45,18 @@ def pyca():
 
 
 def test_the_table_and_exports():
-    assert sorted(info.name for info in _native.aead_infos()) == sorted(MAKERS)
+    assert sorted(row[0] for row in _native.aead_table()) == sorted(MAKERS)
+    assert all(warpcrypt.aead._INFOS[row[0]] == row for row in _native.aead_table())
     assert warpcrypt.aead.AESGCM is AESGCM and "aead" in warpcrypt.__all__
     assert issubclass(BatchInvalidTag, warpcrypt.InvalidTag)
     assert (_native.AEAD_MIN_TAG_SIZE, _native.AEAD_MAX_TAG_SIZE, _native.AEAD_MAX_NONCE_SIZE) == (4, 16, 128)
+
+
+def test_repr_names_the_aead_and_tag_length_and_no_key():
+    key = bytes(range(32))
+    assert repr(AESGCM(key, tag_length=12)) == "<warpcrypt.aead.AESGCM aes-256-gcm, 12-byte tags>"
+    assert repr(ChaCha20Poly1305(key)) == "<warpcrypt.aead.ChaCha20Poly1305 chacha20-poly1305, 16-byte tags>"
+    assert key.hex() not in repr(AESGCM(key)) and "1f" not in repr(AESGCM(key))
 
 
 # ---------------------------------------------------------------------------
