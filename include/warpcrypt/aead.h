@@ -162,12 +162,13 @@ WC_API int wc_aead_find_overlap(wc_aead_overlap *overlap, const wc_aead_message 
  * `options->backend` gpu it runs host memory on the devices of
  * `options->devices` (every device where that is NULL), a batch's messages
  * going to the devices in turn and a long message's pieces to one device;
- * under cpu on the CPU; under auto and hybrid host memory on the CPU and,
- * where a device exists, device memory on the GPU where it lives
- * (warpcrypt/device.h). A device list naming a device the machine lacks is
- * WC_ERR_NO_DEVICE, whatever the backend. The calls take the batch
- * calls' messages and answer as they do. A device call on a key without the
- * GPU's AEAD returns WC_ERR_NO_DEVICE (no device) or
+ * under cpu on the CPU; under auto and hybrid host memory on the CPU and
+ * device memory on the GPU where it lives (warpcrypt/device.h), the GPU's
+ * AEAD made at the key's first device call, so that a key used on host
+ * memory alone never starts CUDA. A device list naming a device the machine
+ * lacks is WC_ERR_NO_DEVICE, whatever the backend. The calls take the batch
+ * calls' messages and answer as they do. A device call on a key that cannot
+ * have the GPU's AEAD returns WC_ERR_NO_DEVICE (no device) or
  * WC_ERR_BACKEND_UNAVAILABLE (a cpu key).
  */
 typedef struct wc_aead_key wc_aead_key;

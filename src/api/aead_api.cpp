@@ -48,7 +48,9 @@ struct wc_aead_key {
     }
     if (!device_key) return no_device_status();
     std::call_once(device_once, [this] {
-      device_status = kCudaBackend.make_aead(&device, *aead, {device_key->data(), device_key->size()}, {});
+      device_status = kCudaBackend.device_count() == 0
+                          ? WC_ERR_NO_DEVICE
+                          : kCudaBackend.make_aead(&device, *aead, {device_key->data(), device_key->size()}, {});
     });
     if (device_status != WC_OK) return device_status;
     *out = device.get();

@@ -159,9 +159,11 @@ wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options 
 
 // Whether a wc_aead_key made with `options` also runs device memory, on a
 // GPU AEAD of its own: auto and hybrid keep host memory on the CPU, but
-// device memory can only be worked where it lives, where there is a device.
-// (The gpu backend's key is the GPU's already; the cpu backend's never
-// leaves the CPU.)
+// device memory can only be worked where it lives. The key makes that AEAD
+// at its first device call, where it also finds whether there is a device:
+// counting them starts the CUDA driver, which a key used on host memory
+// alone must not pay. (The gpu backend's key is the GPU's already; the cpu
+// backend's never leaves the CPU.)
 bool key_has_device_aead(const wc_options &options);
 
 // A wc_aead_ctx (one message piece by piece) runs on the CPU: the GPU's
