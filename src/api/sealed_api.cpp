@@ -69,10 +69,8 @@ wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> 
     monitor.fail_with_detail(status, detail);
     return status;
   }
-  status = warpcrypt::engine::make_aead(&stream->cipher,
-                                        warpcrypt::engine::caller_thread_options(warpcrypt::options_or_default(options)),
-                                        *stream->header.aead,
-                                        {key.bytes.data(), key.len});
+  const wc_options one_thread = warpcrypt::engine::caller_thread_options(warpcrypt::options_or_default(options));
+  status = warpcrypt::engine::make_aead(&stream->cipher, one_thread, *stream->header.aead, {key.bytes.data(), key.len});
   if (status != WC_OK) return status;
   *out = stream.release();
   return WC_OK;

@@ -252,7 +252,8 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
   if (status != WC_OK) return status;
 
   if (!parallel) {
-    status = run_sequential(sequential_options(options, backend), cipher, direction, key, in, out, shape.chunk_bytes, monitor, totals);
+    status = run_sequential(sequential_options(options, backend), cipher, direction, key, in, out, shape.chunk_bytes,
+                            monitor, totals);
   } else {
     std::unique_ptr<LaneSet> lanes;
     // Room for a claim, the 16 bytes a stream carries to the next, and the

@@ -207,7 +207,7 @@ wc_status DeviceCheck::wait() {
 }
 
 wc_status resolve_placement(Placement *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor,
-                        DeviceCount count) {
+                            DeviceCount count) {
   auto refuse = [monitor](const char *rule) {
     if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_INVALID_ARGUMENT, rule);
     return WC_ERR_INVALID_ARGUMENT;

@@ -71,9 +71,10 @@ struct Placement {
   unsigned streams = 0;  // GPU lanes per device entry
   std::vector<int> devices;
   size_t chunk_bytes = 0;
-  // The plain-cipher GPU lanes (LaneSet) of a job that asked for hybrid
-  // join late, on trial (engine/lane_scheduler.h), unless the environment
-  // sets WARPCRYPT_HYBRID_GPU=always; those of auto's hybrid jobs (from the
+  // The GPU lanes of a job that asked for hybrid, plain-cipher (LaneSet)
+  // and AEAD stream lanes alike, join late, on trial
+  // (engine/late_gpu_lanes.h), unless the environment sets
+  // WARPCRYPT_HYBRID_GPU=always; those of auto's hybrid jobs (from the
   // measured break-even sizes on) take part from the start, as the gpu
   // backend's do.
   bool gpu_lanes_late = false;
@@ -97,8 +98,8 @@ struct Placement {
 // already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT,
 // and fails `monitor`'s job, where given, with the rule in words; a device
 // that is not there is WC_ERR_NO_DEVICE (check_devices).
-wc_status resolve_placement(Placement *shape, const wc_options &options, wc_backend backend,
-                        JobMonitor *monitor = nullptr, DeviceCount count = DeviceCount::before_work);
+wc_status resolve_placement(Placement *placement, const wc_options &options, wc_backend backend,
+                            JobMonitor *monitor = nullptr, DeviceCount count = DeviceCount::before_work);
 
 // Nothing falls back to the CPU in silence: a device list that names a
 // device this machine lacks, and the gpu or hybrid backend without a device,
@@ -121,10 +122,11 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
 
 // The backend of a job (wc_*_buffer, wc_*_fd, wc_*_file): as asked, and
 // under auto hybrid where input and output are page-locked host memory, a
-// device runs the mode and the input reaches its break-even size; else cpu. Input that must be
-// staged (files, pipes, pageable buffers) stays on the CPU: copying it into
-// pinned memory costs the CPU as much as the cipher does, and the GPU lanes
-// measured slower there (docs/lab-notes/performance-history.md).
+// device runs the mode and the input reaches its break-even size; else cpu.
+// Input that must be staged (files, pipes, pageable buffers) stays on the
+// CPU: copying it into pinned memory costs the CPU as much as the cipher
+// does, and the GPU lanes measured slower there
+// (docs/lab-notes/performance-history.md).
 wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
                        uint64_t input_bytes, bool page_locked);
 
