@@ -101,9 +101,11 @@ TABLE_USERS = {
     "kCudaBackend": ({"api", "engine"}, "cuda", "placement is the api's and the engine's"),
     "kHostCrypto": ({"api"}, "cpu", "the formats take their HostCrypto, and so their randomness, from the api"),
 }
-# The wc_options fields that place work, as the library's code names a
-# wc_options (options, one_lane_options, ...), and the files that may touch them.
-PLACEMENT_FIELD = re.compile(r"\b\w*options\w*(?:\.|->)(backend|threads|devices|device_count|streams|chunk_bytes)\b")
+# The wc_options fields that place work, and the files that may touch them.
+# A wc_options is what a file declares as one (`wc_options lane`, `const
+# wc_options &options`, `wc_options *out`), or any name with "options" in it.
+PLACEMENT_FIELDS = r"(backend|threads|devices|device_count|streams|chunk_bytes)\b"
+OPTIONS_DECLARED = re.compile(r"\bwc_options\s*[&*]?\s*(\w+)")
 PLACEMENT_FILES = {
     "src/engine/placement.cpp": "decides where work runs",
     "src/api/library_api.cpp": "wc_options_init sets the defaults",
@@ -191,7 +193,9 @@ def placement_failures():
         if not name.startswith("src/") or name in PLACEMENT_FILES:
             continue
         code = COMMENT.sub(lambda comment: re.sub(r"[^\n]", " ", comment.group(0)), text)
-        for match in PLACEMENT_FIELD.finditer(code):
+        names = {"\\w*options\\w*"} | {re.escape(declared) for declared in OPTIONS_DECLARED.findall(code)}
+        field = re.compile(r"\b(?:" + "|".join(sorted(names)) + r")(?:\.|->)" + PLACEMENT_FIELDS)
+        for match in field.finditer(code):
             yield f"{name}:{line_of(code, match.start())}: wc_options' {match.group(1)}: placement is decided in " + \
                 "src/engine/placement.cpp alone; ask it (engine/placement.h)"
 

@@ -38,6 +38,8 @@ def test_the_tree_passes(tree: Path) -> None:
     "static_assert(sizeof(options.backend) > 0);",
     "int x = one_lane_options.threads;",
     "void f(wc_options *options) { options->devices = nullptr; }",
+    "void f(wc_options copy) { copy.backend = WC_BACKEND_CPU; }",
+    "void f(const wc_options &o) { return o.streams; }",
 ])
 def test_placement_fields_outside_placement_fail(tree: Path, line: str) -> None:
     target = tree / "src" / "engine" / "aead_stream.cpp"
