@@ -19,7 +19,10 @@ headers of include/. Two rules keep who reaches what:
 - placement: in the library, only src/engine/placement.cpp reads or sets
   wc_options' placement fields (backend, threads, devices, streams, chunk
   size), so that where work runs is decided in one place; wc_options_init
-  sets their defaults.
+  sets their defaults;
+- the environment: every WARPCRYPT_ variable the library reads is in the
+  table of docs/architecture.md ("The environment"), and every variable of
+  that table is read where the table says.
 
 Prints every violation as `file:line: rule` and exits 1 if there is any;
 prints the layer graph it found with --graph.
@@ -200,6 +203,27 @@ def placement_failures():
                 "src/engine/placement.cpp alone; ask it (engine/placement.h)"
 
 
+ENV_TABLE = ROOT / "docs" / "architecture.md"
+ENV_READ = re.compile(r'getenv\("(WARPCRYPT_\w+)"\)')
+ENV_ROW = re.compile(r"^\| `(WARPCRYPT_\w+)(?:=[^`]*)?` \| `([^`]+)` \|", re.MULTILINE)
+
+
+def environment_failures():
+    table = {variable: where for variable, where in ENV_ROW.findall(ENV_TABLE.read_text(encoding="utf-8"))}
+    read: dict[str, str] = {}
+    for name, text in sources():
+        if not name.startswith("src/"):
+            continue
+        code = COMMENT.sub(lambda comment: re.sub(r"[^\n]", " ", comment.group(0)), text)
+        for match in ENV_READ.finditer(code):
+            read[match.group(1)] = name
+            if table.get(match.group(1)) != name:
+                yield f"{name}:{line_of(code, match.start())}: {match.group(1)}: not in the environment table of " + \
+                    "docs/architecture.md as read here"
+    for variable in sorted(set(table) - set(read)):
+        yield f"docs/architecture.md: {variable}: the environment table lists it, and no code in src/ reads it"
+
+
 def violation(layer: str, target: str) -> str | None:
     if target in ("public", "same folder"):
         return None
@@ -234,6 +258,7 @@ def main() -> int:
                         "remove the entry")
     failures.extend(table_failures())
     failures.extend(placement_failures())
+    failures.extend(environment_failures())
     if args.graph:
         for (source, target), count in sorted(graph.items()):
             print(f"{source:>7} -> {target:<7} {count}")

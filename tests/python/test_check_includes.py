@@ -21,6 +21,8 @@ def tree(tmp_path: Path) -> Path:
     shutil.copy(ROOT / "scripts" / "check-includes.py", tmp_path / "scripts")
     for folder in ("src", "tools", "python/src"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "architecture.md", tmp_path / "docs")
     return tmp_path
 
 
@@ -62,3 +64,22 @@ def test_a_layer_reaching_up_fails(tree: Path) -> None:
     result = check(tree)
     assert result.returncode == 1
     assert "src/core/padding.cpp:1:" in result.stdout
+
+
+def test_an_environment_variable_outside_the_table_fails(tree: Path) -> None:
+    target = tree / "src" / "engine" / "placement.cpp"
+    target.write_text(target.read_text() + '\nconst char *extra = std::getenv("WARPCRYPT_SECRET_KNOB");\n')
+    result = check(tree)
+    assert result.returncode == 1
+    assert "WARPCRYPT_SECRET_KNOB: not in the environment table" in result.stdout
+
+
+def test_a_table_row_no_code_reads_fails(tree: Path) -> None:
+    table = tree / "docs" / "architecture.md"
+    table.write_text(table.read_text().replace(
+        "| `WARPCRYPT_HYBRID_TRACE=1` |",
+        "| `WARPCRYPT_GONE=1` | `src/engine/placement.cpp` | nothing |\n| `WARPCRYPT_HYBRID_TRACE=1` |"))
+    result = check(tree)
+    assert result.returncode == 1
+    assert "WARPCRYPT_GONE: the environment table lists it, and no code in src/ reads it" in result.stdout
+
