@@ -81,9 +81,6 @@ THIRD_PARTY_EXCEPTIONS = {
     ("src/backends/cuda/aead_gpu.cu", "OpenSSL"):
         "the GPU AEAD computes the one block the host needs before a launch (GCM's H, "
         "ChaCha20-Poly1305's one-time key) with EVP; a backend may not call the CPU backend",
-    ("tools/cli/base64_pipe.cpp", "OpenSSL"):
-        "`enc -a` is OpenSSL's base64 (EVP_Encode*/EVP_Decode*), line for line `openssl enc -a`; "
-        "it belongs in the C API, which has no base64 stream yet",
     ("tools/cli/terminal.cpp", "OpenSSL"):
         "the passphrase prompt is OpenSSL's UI_UTIL_read_pw_string (no echo, the controlling "
         "terminal); the C API has no terminal prompt",

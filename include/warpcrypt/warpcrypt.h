@@ -25,6 +25,7 @@
 #include "warpcrypt/status.h"
 #include "warpcrypt/cipher.h"
 #include "warpcrypt/keys.h"
+#include "warpcrypt/text.h"
 #include "warpcrypt/job.h"
 #include "warpcrypt/aead.h"
 #include "warpcrypt/device.h"

@@ -6,7 +6,9 @@
 // gets the same file every run; the API layer hands them kHostCrypto.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "warpcrypt/warpcrypt.h"
@@ -18,6 +20,19 @@ class RandomSource {
  public:
   virtual ~RandomSource() = default;
   virtual wc_status fill(std::span<uint8_t> out) = 0;
+};
+
+// A text coding that takes its input in pieces: `openssl enc -a`'s base64.
+class TextCoder {
+ public:
+  virtual ~TextCoder() = default;
+  // The most bytes one update of `in_len` bytes writes, and final.
+  virtual size_t update_bound(size_t in_len) const = 0;
+  static constexpr size_t kFinalBound = 80;
+  // WC_ERR_FORMAT where decoding meets what is not base64.
+  virtual wc_status update(std::span<const uint8_t> in, uint8_t *out, size_t *out_len) = 0;
+  // WC_ERR_FORMAT where decoded text ends inside a group of four characters.
+  virtual wc_status final(uint8_t *out, size_t *out_len) = 0;
 };
 
 struct HostCrypto {
@@ -54,10 +69,15 @@ struct HostCrypto {
                             std::span<const uint8_t, 32> seed);
   wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
                               std::span<const uint8_t, 32> public_key);
+  // `openssl enc -a`'s base64, byte for byte: encoding writes lines of 64
+  // characters, each ending in LF, or with `one_line` (-A) one line and no
+  // LF; decoding ignores line breaks and spaces. Null when out of memory.
+  std::unique_ptr<TextCoder> (*base64)(bool encode, bool one_line);
 };
 
-// The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs and HMAC,
-// libsodium's Argon2id, X25519 and Ed25519 (backends/cpu/host_crypto.cpp).
+// The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs, HMAC and
+// base64, libsodium's Argon2id, X25519 and Ed25519
+// (backends/cpu/host_crypto.cpp).
 extern const HostCrypto kHostCrypto;
 
 }  // namespace warpcrypt

@@ -1,10 +1,10 @@
 #include "base64_pipe.h"
 
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -16,11 +16,18 @@
 namespace warpcrypt::cli {
 namespace {
 
-// Bytes taken from the pipe or the file at a time: a multiple of 48 (one
-// line of base64) and of 3 (one group), so -A codes whole groups.
+// Bytes taken from the pipe or the file at a time.
 constexpr size_t kPiece = 48 * 1024;
 
-using EncodeContext = std::unique_ptr<EVP_ENCODE_CTX, decltype(&EVP_ENCODE_CTX_free)>;
+using Coder = std::unique_ptr<wc_base64, decltype(&wc_base64_free)>;
+
+// The library's coder, or CliError.
+Coder make_coder(wc_direction direction, bool one_line) {
+  wc_base64 *made = nullptr;
+  const wc_status status = wc_base64_new(&made, direction, one_line ? 1 : 0);
+  if (status != WC_OK) throw CliError(wc_status_string(status), wc_status_kind_of(status));
+  return Coder(made, wc_base64_free);
+}
 
 // Writes all of `data`; false with errno set on failure.
 bool write_all(int fd, const unsigned char *data, size_t len) {
@@ -75,73 +82,68 @@ uint64_t Base64Pipe::finish() {
 
 void Base64Pipe::encode() {
   block_sigpipe_in_this_thread();
-  EncodeContext context(EVP_ENCODE_CTX_new(), EVP_ENCODE_CTX_free);
-  if (context) EVP_EncodeInit(context.get());
   std::vector<unsigned char> in(kPiece);
-  // 4 characters per 3 bytes, a LF per 64 characters, and a NUL.
-  std::vector<unsigned char> text(kPiece / 3 * 4 + kPiece / 48 + 80);
-  size_t held = 0;  // -A: bytes short of a whole group, carried over
-  bool ok = context != nullptr;
-  for (;;) {
-    const ssize_t n = read(thread_end_, in.data() + held, in.size() - held);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;  // the job closed its end
-    if (!ok) continue;  // after a failed write, drain the pipe so the job ends
-    const size_t have = held + static_cast<size_t>(n);
-    int text_len = 0;
-    if (one_line_) {
-      const size_t whole = have / 3 * 3;
-      text_len = EVP_EncodeBlock(text.data(), in.data(), static_cast<int>(whole));
-      held = have - whole;
-      std::memmove(in.data(), in.data() + whole, held);
-    } else {
-      ok = EVP_EncodeUpdate(context.get(), text.data(), &text_len, in.data(), static_cast<int>(have)) == 1;
+  std::vector<unsigned char> text;
+  bool ok = true;
+  try {
+    Coder coder = make_coder(WC_ENCRYPT, one_line_);
+    text.resize(std::max(wc_base64_update_bound(coder.get(), kPiece), wc_base64_final_bound()));
+    for (;;) {
+      const ssize_t n = read(thread_end_, in.data(), in.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the job closed its end
+      if (!ok) continue;  // after a failed write, drain the pipe so the job ends
+      size_t text_len = 0;
+      const wc_status coded =
+          wc_base64_update(coder.get(), text.data(), text.size(), &text_len, in.data(), static_cast<size_t>(n));
+      if (coded != WC_OK) throw CliError(wc_status_string(coded), wc_status_kind_of(coded));
+      ok = write_all(file_fd_, text.data(), text_len);
+      if (!ok) error_ = "cannot write output '" + file_name_ + "': " + std::strerror(errno);
+      text_bytes_ += text_len;
     }
-    ok = ok && write_all(file_fd_, text.data(), static_cast<size_t>(text_len));
-    if (!ok && error_.empty()) error_ = "cannot write output '" + file_name_ + "': " + std::strerror(errno);
-    text_bytes_ += static_cast<size_t>(text_len);
+    if (ok) {
+      size_t text_len = 0;
+      const wc_status ended = wc_base64_final(coder.get(), text.data(), text.size(), &text_len);
+      if (ended != WC_OK) throw CliError(wc_status_string(ended), wc_status_kind_of(ended));
+      if (!write_all(file_fd_, text.data(), text_len)) {
+        error_ = "cannot write output '" + file_name_ + "': " + std::strerror(errno);
+      }
+      text_bytes_ += text_len;
+    }
+    if (!error_.empty()) error_kind_ = WC_KIND_IO;
+  } catch (const CliError &error) {
+    error_ = error.what();
+    error_kind_ = error.kind();
+    for (;;) {  // drain the pipe so the job ends
+      const ssize_t n = read(thread_end_, in.data(), in.size());
+      if (n == 0 || (n < 0 && errno != EINTR)) break;
+    }
   }
   close(thread_end_);
-  if (!ok) {
-    if (error_.empty()) error_ = "OpenSSL could not encode base64";
-    error_kind_ = WC_KIND_IO;
-    return;
-  }
-  int text_len = 0;
-  if (one_line_) {
-    text_len = held != 0 ? EVP_EncodeBlock(text.data(), in.data(), static_cast<int>(held)) : 0;
-  } else {
-    EVP_EncodeFinal(context.get(), text.data(), &text_len);
-  }
-  if (!write_all(file_fd_, text.data(), static_cast<size_t>(text_len))) {
-    error_ = "cannot write output '" + file_name_ + "': " + std::strerror(errno);
-    error_kind_ = WC_KIND_IO;
-  }
-  text_bytes_ += static_cast<size_t>(text_len);
 }
 
 void Base64Pipe::decode() {
   block_sigpipe_in_this_thread();
-  EncodeContext context(EVP_ENCODE_CTX_new(), EVP_ENCODE_CTX_free);
   std::vector<unsigned char> text(kPiece);
-  std::vector<unsigned char> out(kPiece / 4 * 3 + 80);
+  std::vector<unsigned char> out;
   try {
-    if (!context) throw CliError("out of memory", WC_KIND_FAILURE);
-    EVP_DecodeInit(context.get());
+    Coder coder = make_coder(WC_DECRYPT, false);
+    out.resize(std::max(wc_base64_update_bound(coder.get(), kPiece), wc_base64_final_bound()));
     for (bool more = true; more;) {
       const size_t n = read_up_to(file_fd_, text.data(), text.size(), file_name_);
       text_bytes_ += n;
       more = n == text.size();
-      int out_len = 0;
-      if (EVP_DecodeUpdate(context.get(), out.data(), &out_len, text.data(), static_cast<int>(n)) < 0) {
+      size_t out_len = 0;
+      if (wc_base64_update(coder.get(), out.data(), out.size(), &out_len, text.data(), n) != WC_OK) {
         throw CliError("the input is not base64 (-a): '" + file_name_ + "'", WC_KIND_AUTH);
       }
-      int final_len = 0;
-      if (!more && EVP_DecodeFinal(context.get(), out.data() + out_len, &final_len) != 1) {
+      // EPIPE: the job stopped reading, and reports why itself.
+      if (!write_all(thread_end_, out.data(), out_len)) break;
+      if (more) continue;
+      if (wc_base64_final(coder.get(), out.data(), out.size(), &out_len) != WC_OK) {
         throw CliError("the input's base64 (-a) ends inside a group of four characters", WC_KIND_AUTH);
       }
-      // EPIPE: the job stopped reading, and reports why itself.
-      if (!write_all(thread_end_, out.data(), static_cast<size_t>(out_len + final_len))) break;
+      if (!write_all(thread_end_, out.data(), out_len)) break;
     }
   } catch (const CliError &error) {
     error_ = error.what();

@@ -1,8 +1,8 @@
 // openssl enc's -a: base64 between the cipher and the file. A thread codes
 // the bytes through a pipe, so that the library's descriptor jobs, their
 // engine, progress and statistics run unchanged on the pipe's end. The
-// coding itself is OpenSSL's (EVP_EncodeUpdate, EVP_DecodeUpdate), the same
-// code `openssl enc -a` runs, so the text is byte for byte openssl's.
+// coding itself is the library's (warpcrypt/text.h), the code `openssl enc
+// -a` runs, so the text is byte for byte openssl's.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
 // The host-crypto provider (core/host_crypto.h): OpenSSL and libsodium, with
-// OpenSSL's CSPRNG for random bytes.
+// OpenSSL's CSPRNG for random bytes and its base64.
 #include "core/host_crypto.h"
+#include "backends/cpu/base64.h"
 #include "backends/cpu/kdf.h"
 #include "backends/cpu/signature.h"
 
@@ -28,6 +29,7 @@ const HostCrypto kHostCrypto = {
     .ed25519_public_key = cpu::ed25519_public_key,
     .ed25519_sign = cpu::ed25519_sign,
     .ed25519_verify = cpu::ed25519_verify,
+    .base64 = cpu::make_base64,
 };
 
 }  // namespace warpcrypt
