@@ -81,9 +81,6 @@ THIRD_PARTY_EXCEPTIONS = {
     ("src/backends/cuda/aead_gpu.cu", "OpenSSL"):
         "the GPU AEAD computes the one block the host needs before a launch (GCM's H, "
         "ChaCha20-Poly1305's one-time key) with EVP; a backend may not call the CPU backend",
-    ("tools/cli/terminal.cpp", "OpenSSL"):
-        "the passphrase prompt is OpenSSL's UI_UTIL_read_pw_string (no echo, the controlling "
-        "terminal); the C API has no terminal prompt",
     ("tools/cli/speed_device.cu", "CUDA"):
         "`speed` on device memory allocates its buffer and times the C API's device calls "
         "with CUDA events, as `openssl speed` times its own loop",

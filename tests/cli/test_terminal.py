@@ -53,6 +53,30 @@ def test_passphrases_that_differ_are_refused(warpcrypt_binary, tmp_path):
     assert not (tmp_path / "c").exists()
 
 
+@pytest.mark.parametrize("how", ["^C typed", "SIGTERM sent", "SIGHUP sent"])
+def test_a_signal_at_the_prompt_leaves_a_terminal_that_echoes(how, warpcrypt_binary, tmp_path):
+    """The prompt turns echo off; a program ended by a signal while it waits
+    must not leave the shell a terminal that hides what is typed. It dies by
+    the signal, after putting echo back, and writes no output file."""
+    import termios
+
+    (tmp_path / "p").write_bytes(b"data")
+    terminal = Terminal([str(warpcrypt_binary), "enc", "-aes-128-cbc", "-in", "p", "-out", "c"], cwd=tmp_path)
+    terminal.read_until(terminal_support.PROMPT)
+    terminal.type_hidden("half a passphr")  # echo is off now
+    signal_number = {"^C typed": signal.SIGINT, "SIGTERM sent": signal.SIGTERM, "SIGHUP sent": signal.SIGHUP}[how]
+    if how == "^C typed":
+        terminal.type("\x03")
+    else:
+        terminal.proc.send_signal(signal_number)
+    terminal.proc.wait(timeout=TIMEOUT_S)
+    echoing = bool(termios.tcgetattr(terminal.master)[3] & termios.ECHO)
+    assert terminal.finish() == -signal_number, terminal.transcript
+    assert echoing, "the terminal was left without echo"
+    assert b"half a passphr" not in terminal.transcript
+    assert not (tmp_path / "c").exists()
+
+
 def test_no_terminal_no_prompt(run_cli, workdir):
     """Without a terminal, enc fails at once rather than read the data as a passphrase."""
     result = subprocess.run([*run_cli.argv0, "enc", "-aes-128-cbc"], input=b"data", capture_output=True,

@@ -1,5 +1,6 @@
-// The terminal: passphrases typed without echo, through OpenSSL's UI (as
-// `openssl enc` asks for them), and the width a line may take.
+// The terminal: passphrases typed without echo, asked as `openssl enc` asks
+// for them (the same prompts, the second one "Verifying - "), and the width
+// a line may take.
 #pragma once
 
 #include <string>
