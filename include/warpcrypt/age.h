@@ -157,9 +157,11 @@ typedef struct wc_age_info {
  * every rule decryption applies, and the armor decoded whole; a header,
  * armor or payload length that breaks the format is WC_ERR_FORMAT with
  * job->detail naming the rule, a failed read WC_ERR_IO. A pipe is read to
- * its end; a regular file only as far as its header. On failure *info is
- * zeroed; on success it holds memory wc_age_info_release frees. */
-WC_API wc_status wc_age_inspect_fd(wc_job *job, wc_age_info *info, int in_fd);
+ * its end; a regular file, binary, only as far as its header, and its offset
+ * is left where it was (as wc_sealed_inspect leaves it). `job` may be NULL.
+ * On failure *info is zeroed; on success it holds memory that
+ * wc_age_info_release frees. */
+WC_API wc_status wc_age_inspect_fd(int in_fd, wc_age_info *info, wc_job *job);
 /* Frees what wc_age_inspect_fd put in *info and zeroes it. NULL and a
  * zeroed info are no-ops. */
 WC_API void wc_age_info_release(wc_age_info *info);

@@ -318,7 +318,7 @@ wc_status run_inspect_fd(int in_fd, Inspection *out, JobMonitor &monitor, JobTot
   out->armored = looks_armored(start);
   status = out->armored ? inspect_armored(in, start, out, monitor, totals)
                         : inspect_binary(in, std::move(start), out, monitor, totals);
-  engine::settle_offsets(in, Endpoint{}, *totals);
+  // A regular file was read at offsets: its own offset stays where it was.
   if (status != WC_OK) return status;
   return monitor.status();
 }

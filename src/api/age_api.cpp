@@ -300,7 +300,7 @@ wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identiti
                     });
 }
 
-wc_status wc_age_inspect_fd(wc_job *job, wc_age_info *info, int in_fd) {
+wc_status wc_age_inspect_fd(int in_fd, wc_age_info *info, wc_job *job) {
   const bool valid = info != nullptr && in_fd >= 0;
   if (info != nullptr) *info = wc_age_info{};
   return warpcrypt::engine::run_monitored(

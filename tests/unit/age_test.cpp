@@ -860,13 +860,13 @@ Inspected inspect(const Bytes &file, bool pipe_it = false) {
     EXPECT_EQ(pipe(ends), 0);
     EXPECT_EQ(write(ends[1], file.data(), file.size()), static_cast<ssize_t>(file.size()));
     close(ends[1]);
-    result.status = wc_age_inspect_fd(&job, &result.info, ends[0]);
+    result.status = wc_age_inspect_fd(ends[0], &result.info, &job);
     close(ends[0]);
   } else {
     warpcrypt::engine::MemoryFile memory;
     EXPECT_EQ(write(memory.fd(), file.data(), file.size()), static_cast<ssize_t>(file.size()));
     EXPECT_EQ(lseek(memory.fd(), 0, SEEK_SET), 0);
-    result.status = wc_age_inspect_fd(&job, &result.info, memory.fd());
+    result.status = wc_age_inspect_fd(memory.fd(), &result.info, &job);
   }
   result.message = job.message;
   for (size_t i = 0; i < result.info.stanza_count; ++i) result.types.emplace_back(result.info.stanza_types[i]);
@@ -906,7 +906,8 @@ TEST_F(AgeTest, InspectSizesAddUpToTheFile) {
       wc_job job;
       wc_job_init(&job);
       wc_age_info info{};
-      ASSERT_EQ(wc_age_inspect_fd(&job, &info, memory.fd()), WC_OK) << job.message;
+      ASSERT_EQ(wc_age_inspect_fd(memory.fd(), &info, &job), WC_OK) << job.message;
+      EXPECT_EQ(lseek(memory.fd(), 0, SEEK_CUR), 0);  // a regular file's offset stays
       EXPECT_EQ(info.armored, armor ? 1 : 0);
       EXPECT_EQ(info.postquantum, WC_AGE_PQ_NO);
       ASSERT_EQ(info.stanza_count, 1u);
@@ -949,14 +950,15 @@ TEST(AgeInspect, PassphraseFilesArePostQuantumAndUnknownTypesUnknown) {
   ASSERT_EQ(write(memory.fd(), made.out.data(), made.out.size()), static_cast<ssize_t>(made.out.size()));
   ASSERT_EQ(lseek(memory.fd(), 0, SEEK_SET), 0);
   wc_age_info info{};
-  ASSERT_EQ(wc_age_inspect_fd(nullptr, &info, memory.fd()), WC_OK);
+  ASSERT_EQ(wc_age_inspect_fd(memory.fd(), &info, nullptr), WC_OK);
   EXPECT_EQ(info.postquantum, WC_AGE_PQ_YES);
   wc_age_info_release(&info);
   // A type nobody classifies: neither.
   const Bytes unknown = edit(made.out, "-> scrypt ", "-> some-plugin ");
-  ASSERT_EQ(write(memory.fd(), unknown.data(), unknown.size()), static_cast<ssize_t>(unknown.size()));
-  ASSERT_EQ(lseek(memory.fd(), static_cast<off_t>(made.out.size()), SEEK_SET), static_cast<off_t>(made.out.size()));
-  ASSERT_EQ(wc_age_inspect_fd(nullptr, &info, memory.fd()), WC_OK);
+  warpcrypt::engine::MemoryFile other;
+  ASSERT_EQ(write(other.fd(), unknown.data(), unknown.size()), static_cast<ssize_t>(unknown.size()));
+  ASSERT_EQ(lseek(other.fd(), 0, SEEK_SET), 0);
+  ASSERT_EQ(wc_age_inspect_fd(other.fd(), &info, nullptr), WC_OK);
   EXPECT_EQ(info.postquantum, WC_AGE_PQ_UNKNOWN);
   EXPECT_STREQ(info.stanza_types[0], "some-plugin");
   wc_age_info_release(&info);
@@ -992,8 +994,8 @@ TEST_F(AgeTest, InspectRefusesBrokenFilesByName) {
 
 TEST(AgeInspect, RefusesBadArgumentsAndReleasesNothingTwice) {
   wc_age_info info{};
-  EXPECT_EQ(wc_age_inspect_fd(nullptr, nullptr, 0), WC_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(wc_age_inspect_fd(nullptr, &info, -1), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_age_inspect_fd(0, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_age_inspect_fd(-1, &info, nullptr), WC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(info.stanza_types, nullptr);
   wc_age_info_release(nullptr);
   wc_age_info_release(&info);
@@ -1003,7 +1005,7 @@ TEST(AgeInspect, RefusesBadArgumentsAndReleasesNothingTwice) {
   ASSERT_GE(dir, 0);
   wc_job job;
   wc_job_init(&job);
-  EXPECT_EQ(wc_age_inspect_fd(&job, &info, dir), WC_ERR_IO);
+  EXPECT_EQ(wc_age_inspect_fd(dir, &info, &job), WC_ERR_IO);
   EXPECT_EQ(job.io_side, WC_IO_INPUT);
   close(dir);
 }

@@ -115,7 +115,7 @@ int inspect(const InspectOptions &o) {
   InfoHolder holder;
   wc_job job;
   wc_job_init(&job);
-  const wc_status status = wc_age_inspect_fd(&job, &holder.info, input.fd());
+  const wc_status status = wc_age_inspect_fd(input.fd(), &holder.info, &job);
   if (status != WC_OK) {
     throw CliError(input.display_name() + ": inspection failed: " + job.message, wc_status_kind_of(status));
   }
