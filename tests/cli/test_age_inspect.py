@@ -305,5 +305,13 @@ def test_unreadable_inputs_and_usage(warpcrypt_binary, tmp_path):
     assert result.returncode == EXIT_USAGE and result.stderr.decode().count("\n") == 1
     result = run([warpcrypt_binary, "age-inspect", "--no-such-flag"])
     assert result.returncode == EXIT_USAGE
+    # A summary that cannot be written is a failure, not a silent success.
+    good_file = tmp_path / "good.age"
+    good_file.write_bytes(ok([AGE, "-r", ok([AGE_KEYGEN]).decode().splitlines()[1].split()[-1]], stdin=b"x"))
+    if Path("/dev/full").exists():
+        with open("/dev/full", "wb") as full:
+            result = subprocess.run([str(warpcrypt_binary), "age-inspect", str(good_file)], stdout=full,
+                                    stderr=subprocess.PIPE, timeout=60)
+        assert result.returncode == EXIT_IO and b"No space left" in result.stderr
     help_text = ok([warpcrypt_binary, "age-inspect", "--help"]).decode()
     assert "--json" in help_text and "INPUT" in help_text

@@ -125,7 +125,9 @@ int inspect(const InspectOptions &o) {
     // As age-inspect names it: the argument as given, "<stdin>" without one.
     print_text(o.in_path.value_or("<stdin>"), holder.info);
   }
-  std::fflush(stdout);
+  // A summary that did not reach its reader (a full disk, a closed pipe)
+  // is a failed run, not a silent one.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) throw_system_error("cannot write", "standard output");
   return 0;
 }
 
