@@ -103,7 +103,8 @@ def expected_text(name: str, facts: dict) -> str:
     if facts["armor"]:
         lines += ["This file is ASCII-armored.", ""]
     lines += ["This file is encrypted to the following recipient types:"]
-    lines += [f'  - "{t}"' for t in facts["stanza_types"]]
+    # Go's %q: a type is printable ASCII, so only " and \ are escaped.
+    lines += ['  - "' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in facts["stanza_types"]]
     lines += [""]
     if facts["postquantum"] == "yes":
         lines += ["This file uses post-quantum encryption.", ""]
@@ -121,6 +122,14 @@ def expected_text(name: str, facts: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def go_json(facts: dict) -> str:
+    """The object as age-inspect's Go encoder writes it: four-space indent,
+    <, > and & escaped, an empty list as null."""
+    shown = dict(facts, stanza_types=facts["stanza_types"] or None)
+    text = json.dumps(shown, indent=4) + "\n"
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def check_inspection(warpcrypt_binary, path: Path, plain_len: int) -> dict:
     """Inspects `path` as a file and through a pipe, in both forms, against
     what its bytes say; returns the facts."""
@@ -130,9 +139,9 @@ def check_inspection(warpcrypt_binary, path: Path, plain_len: int) -> dict:
     assert sum(facts["sizes"][k] for k in ("header", "armor", "overhead", "min_payload")) == len(file)
     as_file = ok([warpcrypt_binary, "age-inspect", "--json", path])
     # age-inspect's field names, in its order, four-space indented.
-    assert as_file.decode() == json.dumps(facts, indent=4) + "\n"
-    assert json.loads(ok([warpcrypt_binary, "age-inspect", "--json"], stdin=file)) == facts
-    assert json.loads(ok([warpcrypt_binary, "age-inspect", "--json", "-"], stdin=file)) == facts
+    assert as_file.decode() == go_json(facts)
+    assert ok([warpcrypt_binary, "age-inspect", "--json"], stdin=file) == as_file
+    assert ok([warpcrypt_binary, "age-inspect", "--json", "-"], stdin=file) == as_file
     assert ok([warpcrypt_binary, "age-inspect", path]).decode() == expected_text(str(path), facts)
     assert ok([warpcrypt_binary, "age-inspect"], stdin=file).decode() == expected_text("<stdin>", facts)
     return facts
@@ -201,6 +210,24 @@ def test_needs_no_identity_and_reads_stanza_types_it_cannot_open(warpcrypt_binar
     assert "post-quantum" not in text
     assert json.loads(ok([warpcrypt_binary, "age-inspect", "--json", tmp_path / "plugin.age"]))[
         "postquantum"] == "unknown"
+
+
+def test_no_stanzas_and_types_json_escapes(warpcrypt_binary, recipients, tmp_path):
+    """A header without stanzas is a header (the parser takes it; no
+    identity would open it): its types are JSON's null, as age-inspect's.
+    Types holding <, > and & are escaped in the JSON as Go escapes them."""
+    encrypted = ok([AGE, "-r", recipients[0]], stdin=b"abc")
+    start = encrypted.index(b"\n") + 1
+    empty = encrypted[:start] + encrypted[encrypted.index(b"---"):]
+    (tmp_path / "empty.age").write_bytes(empty)
+    facts = check_inspection(warpcrypt_binary, tmp_path / "empty.age", 3)
+    assert facts["stanza_types"] == [] and facts["postquantum"] == "unknown"
+    assert '"stanza_types": null,' in ok([warpcrypt_binary, "age-inspect", "--json", tmp_path / "empty.age"]).decode()
+    odd = encrypted.replace(b"-> X25519 ", b'-> a<b>&"c\\d ', 1)
+    (tmp_path / "odd.age").write_bytes(odd)
+    facts = check_inspection(warpcrypt_binary, tmp_path / "odd.age", 3)
+    assert facts["stanza_types"] == ['a<b>&"c\\d']
+    assert '  - "a<b>&\\"c\\\\d"\n' in ok([warpcrypt_binary, "age-inspect", tmp_path / "odd.age"]).decode()
 
 
 def test_many_stanzas(warpcrypt_binary, tmp_path):

@@ -31,17 +31,19 @@ struct InfoHolder {
   ~InfoHolder() { wc_age_info_release(&info); }
 };
 
-// `text` in double quotes, with quotes and backslashes escaped and control
-// bytes as \u00XX: valid JSON, and the way age quotes a stanza type (its
-// characters are printable ASCII, so Go's %q and JSON spell it alike).
-std::string quoted(const std::string &text) {
+// `text` in double quotes, quotes and backslashes escaped. A stanza type is
+// printable ASCII (the parser allows nothing else), so this is how age's
+// Go %q spells it. For JSON, `html` also writes <, > and & as \u003c,
+// \u003e and \u0026, as Go's encoder (and so age-inspect --json) does;
+// control bytes, which no type holds, become \u00XX either way.
+std::string quoted(const std::string &text, bool html = false) {
   std::string out = "\"";
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
+    } else if (byte < 0x20 || byte == 0x7f || (html && (c == '<' || c == '>' || c == '&'))) {
       char escaped[8];
       std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
       out += escaped;
@@ -64,13 +66,14 @@ const char *postquantum_word(wc_age_postquantum verdict) {
 unsigned long long ull(uint64_t value) { return static_cast<unsigned long long>(value); }
 
 // age-inspect's JSON: one object, indented by four spaces, with its field
-// names and order. The padding fields stay 0: age writes no padding.
+// names and order. The padding fields stay 0: age writes no padding. A
+// header without stanzas has null types, as Go encodes an empty slice.
 void print_json(const wc_age_info &info) {
   std::string types;
   for (size_t i = 0; i < info.stanza_count; ++i) {
-    types += (i == 0 ? "\n        " : ",\n        ") + quoted(info.stanza_types[i]);
+    types += (i == 0 ? "\n        " : ",\n        ") + quoted(info.stanza_types[i], true);
   }
-  types = info.stanza_count == 0 ? "[]" : "[" + types + "\n    ]";
+  types = info.stanza_count == 0 ? "null" : "[" + types + "\n    ]";
   std::printf("{\n"
               "    \"version\": %s,\n"
               "    \"postquantum\": \"%s\",\n"
