@@ -105,7 +105,9 @@ wc_status fill_inspection(const Header &header, uint64_t binary_len, Inspection 
   for (const Stanza &stanza : header.stanzas) out->stanza_types.push_back(stanza.type);
   out->postquantum = postquantum_of(header.stanzas);
   const char *detail = nullptr;
-  if (payload_size(binary_len - header.encoded_len, &out->payload, &detail) != WC_OK) {
+  // A regular file that shrank below its header since fstat is no payload.
+  const uint64_t payload_len = binary_len > header.encoded_len ? binary_len - header.encoded_len : 0;
+  if (payload_size(payload_len, &out->payload, &detail) != WC_OK) {
     return fail(monitor, WC_ERR_FORMAT, detail);
   }
   return WC_OK;
