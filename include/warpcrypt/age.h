@@ -118,6 +118,54 @@ WC_API wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_i
                                        uint64_t offset, uint64_t length, wc_job *job, uint8_t *out, size_t out_cap,
                                        size_t *out_len, const uint8_t *in, size_t in_len);
 
+/* ------------------------------------------------------------------------ */
+/* Inspecting an age file (age-inspect)                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Whether a file's recipients keep its file key from a quantum computer, as
+ * age-inspect says it: NO where any stanza is a classical key's (X25519,
+ * ssh-rsa, ssh-ed25519, P-256 tags), YES where the others are post-quantum
+ * keys' or a passphrase's (mlkem768x25519, scrypt), else UNKNOWN (plugins
+ * and types unknown here). */
+typedef WC_ENUM(wc_age_postquantum) {
+  WC_AGE_PQ_UNKNOWN = 0,
+  WC_AGE_PQ_NO = 1,
+  WC_AGE_PQ_YES = 2
+} wc_age_postquantum;
+
+/* What an age file says of itself without being decrypted. The sizes add up
+ * to the input's length: header_bytes + armor_bytes + overhead_bytes +
+ * payload_bytes == file_bytes. */
+typedef struct wc_age_info {
+  int armored;                    /* 1 for ASCII armor, else 0 */
+  wc_age_postquantum postquantum;
+  size_t stanza_count;            /* recipient stanzas in the header */
+  /* stanza_count NUL-terminated type names ("X25519", "scrypt", ...), in the
+   * header's order; owned by the library until wc_age_info_release. */
+  const char *const *stanza_types;
+  uint64_t file_bytes;     /* everything read from the input */
+  uint64_t header_bytes;   /* the binary header, version line through the MAC line */
+  uint64_t armor_bytes;    /* what the armor adds (0 for a binary file) */
+  uint64_t overhead_bytes; /* the payload nonce (16) and a 16-byte tag per chunk */
+  uint64_t payload_bytes;  /* the plaintext the payload holds, if it decrypts */
+  uint64_t chunk_count;    /* the payload's 64 KiB chunks, the last shorter */
+} wc_age_info;
+
+/* Reads the age file (binary or armored) from in_fd's offset to its end
+ * and fills *info; needs no identity, as nothing is decrypted or
+ * authenticated (the header MAC needs the file key). The header is parsed by
+ * every rule decryption applies, and the armor decoded whole; a header,
+ * armor or payload length that breaks the format is WC_ERR_FORMAT with
+ * job->detail naming the rule, a failed read WC_ERR_IO. A pipe is read to
+ * its end; a regular file, binary, only as far as its header, and its offset
+ * is left where it was (as wc_sealed_inspect leaves it). `job` may be NULL.
+ * On failure *info is zeroed; on success it holds memory that
+ * wc_age_info_release frees. */
+WC_API wc_status wc_age_inspect_fd(int in_fd, wc_age_info *info, wc_job *job);
+/* Frees what wc_age_inspect_fd put in *info and zeroes it. NULL and a
+ * zeroed info are no-ops. */
+WC_API void wc_age_info_release(wc_age_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -248,4 +248,49 @@ engine::StreamShape payload_shape(uint64_t body_offset) {
   return shape;
 }
 
+wc_status payload_size(uint64_t payload_len, PayloadSize *size, const char **detail) {
+  constexpr uint64_t kTag = 16;
+  constexpr uint64_t kSealedChunk = kChunkSize + kTag;
+  if (payload_len < kNonceLen) {
+    *detail = "truncated age file: no payload nonce after the header";
+    return WC_ERR_FORMAT;
+  }
+  const uint64_t sealed = payload_len - kNonceLen;
+  if (sealed < kTag) {
+    *detail = "truncated age file: the payload holds no chunk";
+    return WC_ERR_FORMAT;
+  }
+  // Full chunks, then a last one of a tag and 1 to 64 KiB (or 0, alone).
+  const uint64_t chunks = sealed / kSealedChunk + (sealed % kSealedChunk != 0 ? 1 : 0);
+  const uint64_t last = sealed - (chunks - 1) * kSealedChunk;
+  if (last < kTag) {
+    *detail = "truncated age file: the last chunk is shorter than its tag";
+    return WC_ERR_FORMAT;
+  }
+  if (last == kTag && chunks > 1) {
+    *detail = "truncated age file: an empty final chunk after the first (only an empty payload ends with one)";
+    return WC_ERR_FORMAT;
+  }
+  size->chunks = chunks;
+  size->overhead = kNonceLen + chunks * kTag;
+  size->plaintext = payload_len - size->overhead;
+  return WC_OK;
+}
+
+PostQuantum postquantum_of(const std::vector<Stanza> &stanzas) {
+  static constexpr std::string_view kClassical[] = {"X25519", "ssh-rsa", "ssh-ed25519", "age-encryption.org/p256tag",
+                                                    "piv-p256"};
+  static constexpr std::string_view kQuantumSafe[] = {"mlkem768x25519", "scrypt", "age-encryption.org/mlkem768p256tag"};
+  PostQuantum verdict = PostQuantum::unknown;
+  for (const Stanza &stanza : stanzas) {
+    if (std::find(std::begin(kClassical), std::end(kClassical), stanza.type) != std::end(kClassical)) {
+      return PostQuantum::no;
+    }
+    if (std::find(std::begin(kQuantumSafe), std::end(kQuantumSafe), stanza.type) != std::end(kQuantumSafe)) {
+      verdict = PostQuantum::yes;
+    }
+  }
+  return verdict;
+}
+
 }  // namespace warpcrypt::age

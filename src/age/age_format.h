@@ -114,4 +114,26 @@ wc_status payload_key(const HostCrypto &crypto, const FileKey &file_key, std::sp
 // starting at `body_offset` of the file.
 engine::StreamShape payload_shape(uint64_t body_offset);
 
+// What a payload of `payload_len` bytes (the nonce and every chunk, all that
+// follows the header) holds if it decrypts: its chunks and plaintext
+// length. Only one plaintext length fits a payload length: every chunk but
+// the last holds 64 KiB, and the last holds 1 byte to 64 KiB (0 only where
+// it is the only chunk). WC_ERR_FORMAT (and *detail) for a length no
+// payload has.
+struct PayloadSize {
+  uint64_t chunks = 0;
+  uint64_t plaintext = 0;
+  uint64_t overhead = 0;  // the nonce and one tag per chunk
+};
+wc_status payload_size(uint64_t payload_len, PayloadSize *size, const char **detail);
+
+// Whether the recipient stanza types of a file say its file key is safe
+// from a quantum computer: "no" where any stanza is a classical key's
+// (X25519, SSH keys, P-256 tags), "yes" where every stanza is a
+// post-quantum key's or a passphrase's, "unknown" where the types say
+// neither (plugins, types this library does not know), as age-inspect 1.3
+// reports it.
+enum class PostQuantum { unknown, no, yes };
+PostQuantum postquantum_of(const std::vector<Stanza> &stanzas);
+
 }  // namespace warpcrypt::age

@@ -82,6 +82,87 @@ wc_status pump(const Endpoint &in, uint64_t *consumed, JobMonitor &monitor, Step
   }
 }
 
+// Enough of the start to tell armor from binary: past any whitespace, a
+// '-' can only begin the armor, an 'a' only the binary header.
+wc_status read_start(const Endpoint &in, std::string *start, JobMonitor &monitor) {
+  while (start->size() < kMaxHeaderLen) {
+    uint8_t byte = 0;
+    size_t got = 0;
+    if (!engine::read_at(in, &byte, 1, start->size(), &got)) return monitor.fail_io(WC_IO_INPUT, errno);
+    if (got == 0) break;
+    start->push_back(static_cast<char>(byte));
+    if (byte != ' ' && byte != '\t' && byte != '\r' && byte != '\n') break;
+  }
+  return WC_OK;
+}
+
+// The sizes that follow from a binary file of `binary_len` bytes whose
+// header is `header`.
+wc_status fill_inspection(const Header &header, uint64_t binary_len, Inspection *out, JobMonitor &monitor) {
+  out->header_len = header.encoded_len;
+  out->stanza_types.clear();
+  out->stanza_types.reserve(header.stanzas.size());
+  for (const Stanza &stanza : header.stanzas) out->stanza_types.push_back(stanza.type);
+  out->postquantum = postquantum_of(header.stanzas);
+  const char *detail = nullptr;
+  // A regular file that shrank below its header since fstat is no payload.
+  const uint64_t payload_len = binary_len > header.encoded_len ? binary_len - header.encoded_len : 0;
+  if (payload_size(payload_len, &out->payload, &detail) != WC_OK) {
+    return fail(monitor, WC_ERR_FORMAT, detail);
+  }
+  return WC_OK;
+}
+
+// A binary file: the header read as decrypting reads it, the rest counted
+// (a regular file's length is its size).
+wc_status inspect_binary(const Endpoint &in, std::string start, Inspection *out, JobMonitor &monitor,
+                         JobTotals *totals) {
+  std::string bytes = in.seekable ? std::string() : std::move(start);
+  Header header;
+  wc_status status = read_header(in, &bytes, &header, monitor);
+  if (status != WC_OK) return status;
+  uint64_t file_len = in.size;
+  if (!in.seekable) {
+    file_len = bytes.size();
+    status = pump(in, &file_len, monitor, [](std::string_view) { return WC_OK; });
+    if (status != WC_OK) return status;
+  }
+  totals->bytes_in = file_len;
+  out->file_len = file_len;
+  return fill_inspection(header, file_len, out, monitor);
+}
+
+// An armored file: decoded whole, so that the armor's every rule is
+// checked, keeping only as much of the binary file as a header may take.
+wc_status inspect_armored(const Endpoint &in, const std::string &start, Inspection *out, JobMonitor &monitor,
+                          JobTotals *totals) {
+  ArmorDecoder decoder;
+  std::vector<uint8_t> piece;
+  std::string kept;
+  uint64_t binary_len = 0;
+  uint64_t consumed = in.seekable ? 0 : start.size();
+  const char *detail = nullptr;
+  auto decode = [&](std::string_view text) {
+    piece.clear();
+    const wc_status status = text.empty() ? decoder.finish(&detail) : decoder.feed(text, &piece, &detail);
+    if (status != WC_OK) return fail(monitor, status, detail);
+    const size_t keep = std::min(piece.size(), kMaxHeaderLen + 1 - std::min(kept.size(), kMaxHeaderLen + 1));
+    kept.append(reinterpret_cast<const char *>(piece.data()), keep);
+    binary_len += piece.size();
+    return WC_OK;
+  };
+  wc_status status = in.seekable ? WC_OK : decode(start);
+  if (status == WC_OK) status = pump(in, &consumed, monitor, decode);
+  if (status != WC_OK) return status;
+  totals->bytes_in = consumed;
+  Header header;
+  bool need_more = false;
+  if (parse_header(kept, &header, &need_more, &detail) != WC_OK) return fail(monitor, WC_ERR_FORMAT, detail);
+  out->file_len = consumed;
+  out->armor_len = consumed - binary_len;
+  return fill_inspection(header, binary_len, out, monitor);
+}
+
 wc_status encrypt_binary(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
                          const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   FileKey file_key;
@@ -193,17 +274,8 @@ wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   if (!whole && !in.seekable) {
     return fail(monitor, WC_ERR_INVALID_ARGUMENT, "decrypting a range of an age file needs a regular input file");
   }
-  // Enough of the start to tell armor from binary: past any whitespace, a
-  // '-' can only begin the armor, an 'a' only the binary header.
   std::string start;
-  while (start.size() < kMaxHeaderLen) {
-    uint8_t byte = 0;
-    size_t got = 0;
-    if (!engine::read_at(in, &byte, 1, start.size(), &got)) return monitor.fail_io(WC_IO_INPUT, errno);
-    if (got == 0) break;
-    start.push_back(static_cast<char>(byte));
-    if (byte != ' ' && byte != '\t' && byte != '\r' && byte != '\n') break;
-  }
+  if (const wc_status status = read_start(in, &start, monitor); status != WC_OK) return status;
   if (!looks_armored(start)) {
     const wc_status status = decrypt_binary(crypto, options, identities, offset, length,
                                             in.seekable ? std::string() : start, out, in, monitor, totals);
@@ -237,6 +309,20 @@ wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   totals->bytes_out = opened.bytes_out;
   engine::settle_offsets(in, out, *totals);
   return status;
+}
+
+wc_status run_inspect_fd(int in_fd, Inspection *out, JobMonitor &monitor, JobTotals *totals) {
+  Endpoint in;
+  if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
+  std::string start;
+  wc_status status = read_start(in, &start, monitor);
+  if (status != WC_OK) return status;
+  out->armored = looks_armored(start);
+  status = out->armored ? inspect_armored(in, start, out, monitor, totals)
+                        : inspect_binary(in, std::move(start), out, monitor, totals);
+  // A regular file was read at offsets: its own offset stays where it was.
+  if (status != WC_OK) return status;
+  return monitor.status();
 }
 
 }  // namespace warpcrypt::age

@@ -8,6 +8,8 @@
 #pragma once
 
 #include <span>
+#include <string>
+#include <vector>
 
 #include "age/age_keys.h"
 #include "engine/endpoint.h"
@@ -29,5 +31,24 @@ wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, st
 wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Identity> identities,
                          uint64_t offset, uint64_t length, int out_fd, int in_fd, engine::JobMonitor &monitor,
                          engine::JobTotals *totals);
+
+// What age-inspect tells of a file without any identity: its header's
+// stanzas and the sizes that follow from its length.
+struct Inspection {
+  bool armored = false;
+  std::vector<std::string> stanza_types;  // in the header's order
+  PostQuantum postquantum = PostQuantum::unknown;
+  uint64_t file_len = 0;    // the input's bytes, armor included
+  uint64_t header_len = 0;  // the binary header, through the MAC line
+  uint64_t armor_len = 0;   // file_len less the binary file's length
+  PayloadSize payload;      // from the binary file's length after the header
+};
+
+// Reads the age file (binary or armored) from in_fd's offset to its end
+// and fills *out: the header is parsed (never authenticated: that needs the
+// file key) and the armor decoded whole, while the payload is only counted.
+// A header, armor or payload length that breaks the format is WC_ERR_FORMAT
+// with the monitor's detail naming the rule.
+wc_status run_inspect_fd(int in_fd, Inspection *out, engine::JobMonitor &monitor, engine::JobTotals *totals);
 
 }  // namespace warpcrypt::age

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
@@ -99,6 +100,39 @@ wc_status run_buffer(wc_job *job, bool valid, uint8_t *out, size_t out_cap, size
   if (status != WC_OK && out != nullptr) warpcrypt::secure_wipe(out, out_cap);
   if (status != WC_OK && status != WC_ERR_OUTPUT_TOO_SMALL && out_len != nullptr) *out_len = 0;
   return status;
+}
+
+// *info from an inspection; the stanza types go in one block of memory,
+// their pointers first, that wc_age_info_release frees.
+wc_status fill_info(const age::Inspection &inspection, wc_age_info *info) {
+  const size_t count = inspection.stanza_types.size();
+  size_t text_len = 0;
+  for (const std::string &type : inspection.stanza_types) text_len += type.size() + 1;
+  void *block = std::malloc(count * sizeof(const char *) + text_len + 1);
+  if (block == nullptr) return WC_ERR_OUT_OF_MEMORY;
+  auto **pointers = static_cast<const char **>(block);
+  char *text = static_cast<char *>(block) + count * sizeof(const char *);
+  for (size_t i = 0; i < count; ++i) {
+    const std::string &type = inspection.stanza_types[i];
+    std::memcpy(text, type.c_str(), type.size() + 1);
+    pointers[i] = text;
+    text += type.size() + 1;
+  }
+  info->armored = inspection.armored ? 1 : 0;
+  switch (inspection.postquantum) {
+    case age::PostQuantum::no: info->postquantum = WC_AGE_PQ_NO; break;
+    case age::PostQuantum::yes: info->postquantum = WC_AGE_PQ_YES; break;
+    case age::PostQuantum::unknown: info->postquantum = WC_AGE_PQ_UNKNOWN; break;
+  }
+  info->stanza_count = count;
+  info->stanza_types = pointers;
+  info->file_bytes = inspection.file_len;
+  info->header_bytes = inspection.header_len;
+  info->armor_bytes = inspection.armor_len;
+  info->overhead_bytes = inspection.payload.overhead;
+  info->payload_bytes = inspection.payload.plaintext;
+  info->chunk_count = inspection.payload.chunks;
+  return WC_OK;
 }
 
 }  // namespace
@@ -264,6 +298,29 @@ wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identiti
                       return age::run_decrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), identities->keys,
                                                  offset, length, out_fd, in_fd, monitor, &totals);
                     });
+}
+
+wc_status wc_age_inspect_fd(int in_fd, wc_age_info *info, wc_job *job) {
+  const bool valid = info != nullptr && in_fd >= 0;
+  if (info != nullptr) *info = wc_age_info{};
+  return warpcrypt::engine::run_monitored(
+      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+        age::Inspection inspection;
+        try {
+          const wc_status status = age::run_inspect_fd(in_fd, &inspection, monitor, &totals);
+          if (status != WC_OK) return status;
+        } catch (const std::bad_alloc &) {
+          return WC_ERR_OUT_OF_MEMORY;
+        }
+        return fill_info(inspection, info);
+      });
+}
+
+void wc_age_info_release(wc_age_info *info) {
+  if (info == nullptr) return;
+  // One block: the pointers, then the names they point at.
+  std::free(const_cast<const char **>(info->stanza_types));
+  *info = wc_age_info{};
 }
 
 }  // extern "C"

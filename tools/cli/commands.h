@@ -14,6 +14,8 @@ void add_open_command(CommandLine &command_line);
 void add_devices_command(CommandLine &command_line);
 // age and age-keygen (age_command.cpp).
 void add_age_command(CommandLine &command_line);
+// age-inspect (age_inspect_command.cpp).
+void add_age_inspect_command(CommandLine &command_line);
 
 // Every command, in the order `warpcrypt --help` lists them.
 inline void add_commands(CommandLine &command_line) {
@@ -22,6 +24,7 @@ inline void add_commands(CommandLine &command_line) {
   add_seal_command(command_line);
   add_open_command(command_line);
   add_age_command(command_line);
+  add_age_inspect_command(command_line);
   add_devices_command(command_line);
 }
 
