@@ -198,6 +198,23 @@ void bind_age(nb::module_ &m) {
       },
       "identities"_a, "out_fd"_a, "in_fd"_a, "offset"_a, "length"_a, "backend"_a, "threads"_a);
   m.def(
+      "age_inspect_fd",
+      [](int in_fd, const std::string &name) {
+        wc_age_info info{};
+        run_job("inspecting " + name, [&](wc_job *job) { return wc_age_inspect_fd(in_fd, &info, job); });
+        nb::list types;
+        for (size_t i = 0; i < info.stanza_count; ++i) types.append(nb::str(info.stanza_types[i]));
+        static const char *const kPostQuantum[] = {"unknown", "no", "yes"};
+        nb::tuple facts = nb::make_tuple(info.armored != 0, kPostQuantum[info.postquantum], nb::tuple(types),
+                                         info.header_bytes, info.armor_bytes, info.overhead_bytes,
+                                         info.payload_bytes, info.chunk_count, info.file_bytes);
+        wc_age_info_release(&info);
+        return facts;
+      },
+      "in_fd"_a, "name"_a,
+      "(armored, postquantum, stanza types, header, armor, overhead and payload sizes, chunks, file size) of the "
+      "age file read from in_fd, which nothing decrypts.");
+  m.def(
       "age_encrypt_file",
       [](const Recipients &recipients, const std::string &source, const std::string &target, bool armor,
          int backend, unsigned threads) {

@@ -195,6 +195,11 @@ def age_encrypt_fd(recipients: AgeRecipients, out_fd: int, in_fd: int, armor: bo
 
 def age_decrypt_fd(identities: AgeIdentities, out_fd: int, in_fd: int, offset: int, length: int, backend: int, threads: int) -> None: ...
 
+def age_inspect_fd(in_fd: int, name: str) -> tuple[bool, str, tuple[str, ...], int, int, int, int, int, int]:
+    """
+    (armored, postquantum, stanza types, header, armor, overhead and payload sizes, chunks, file size) of the age file read from in_fd, which nothing decrypts.
+    """
+
 def age_encrypt_file(recipients: AgeRecipients, source: str, target: str, armor: bool, backend: int, threads: int) -> None: ...
 
 def age_decrypt_file(identities: AgeIdentities, source: str, target: str, offset: int, length: int, backend: int, threads: int) -> None: ...

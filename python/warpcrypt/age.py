@@ -19,6 +19,7 @@ chunk that did not authenticate is returned or written.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import BinaryIO, Iterable, Optional, Sequence, Union
 
 from warpcrypt import _native, _table
@@ -38,6 +39,8 @@ __all__ = [
     "decrypt_file",
     "encrypt_stream",
     "decrypt_stream",
+    "AgeInfo",
+    "inspect",
     "DEFAULT_WORK_FACTOR",
     "DEFAULT_MAX_WORK_FACTOR",
 ]
@@ -229,3 +232,39 @@ def _sync(source: BinaryIO) -> int:
     if source.seekable():
         os.lseek(fd, source.tell(), os.SEEK_SET)
     return fd
+
+
+@dataclass(frozen=True)
+class AgeInfo:
+    """What an age file says of itself without being decrypted, as
+    ``warpcrypt age-inspect`` (and age 1.3's ``age-inspect``) reports it. The
+    sizes add up to the file's: ``header_size + armor_size + overhead_size +
+    payload_size == file_size``."""
+
+    armored: bool
+    # "no" where a recipient's key is classical (X25519, SSH), "yes" where
+    # every one is post-quantum or a passphrase, else "unknown"
+    postquantum: str
+    stanza_types: tuple[str, ...]  # the recipient stanzas' types, in the header's order
+    header_size: int  # the binary header, version line through MAC line
+    armor_size: int  # what the armor adds; 0 for a binary file
+    overhead_size: int  # the payload's nonce and one tag per chunk
+    payload_size: int  # the plaintext, if the file decrypts
+    chunks: int  # the payload's 64 KiB chunks
+    file_size: int
+
+
+def inspect(source: Union[PathLike, BinaryIO]) -> AgeInfo:
+    """The header facts and sizes of the age file at path ``source``, or read
+    from a binary stream with a descriptor (from its position on); needs no
+    identity. A file that breaks the format raises FormatError, naming the
+    rule."""
+    if isinstance(source, (str, bytes, os.PathLike)):
+        path = _path(source)
+        with open(path, "rb") as opened:
+            facts = _native.age_inspect_fd(opened.fileno(), path)
+    else:
+        name = getattr(source, "name", None)
+        facts = _native.age_inspect_fd(_sync(source), name if isinstance(name, str) else repr(source))
+    return AgeInfo(*facts)
+
