@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "age/age_armor.h"
 #include "core/secret_bytes.h"
@@ -96,6 +98,29 @@ wc_status read_start(const Endpoint &in, std::string *start, JobMonitor &monitor
   return WC_OK;
 }
 
+// Decodes the armored file read from `in`, handing each piece of the binary
+// file to `sink` as it comes. `start` is what read_start read: on a pipe it
+// is the armor's first bytes, which cannot be read again. *consumed counts
+// the armor's bytes read.
+template <class Sink>
+wc_status decode_armor(const Endpoint &in, const std::string &start, JobMonitor &monitor, uint64_t *consumed,
+                       Sink sink) {
+  ArmorDecoder decoder;
+  std::vector<uint8_t> bytes;
+  const char *detail = nullptr;
+  *consumed = in.seekable ? 0 : start.size();
+  auto decode = [&](std::string_view text) {
+    bytes.clear();
+    const wc_status status = text.empty() ? decoder.finish(&detail) : decoder.feed(text, &bytes, &detail);
+    if (status != WC_OK) return fail(monitor, status, detail);
+    return sink(std::span<const uint8_t>(bytes));
+  };
+  wc_status status = in.seekable ? WC_OK : decode(start);
+  if (status == WC_OK) status = pump(in, consumed, monitor, decode);
+  secure_wipe(bytes.data(), bytes.capacity());  // as every buffer a decryption passes its data through
+  return status;
+}
+
 // The sizes that follow from a binary file of `binary_len` bytes whose
 // header is `header`.
 wc_status fill_inspection(const Header &header, uint64_t binary_len, Inspection *out, JobMonitor &monitor) {
@@ -136,27 +161,20 @@ wc_status inspect_binary(const Endpoint &in, std::string start, Inspection *out,
 // checked, keeping only as much of the binary file as a header may take.
 wc_status inspect_armored(const Endpoint &in, const std::string &start, Inspection *out, JobMonitor &monitor,
                           JobTotals *totals) {
-  ArmorDecoder decoder;
-  std::vector<uint8_t> piece;
   std::string kept;
   uint64_t binary_len = 0;
-  uint64_t consumed = in.seekable ? 0 : start.size();
-  const char *detail = nullptr;
-  auto decode = [&](std::string_view text) {
-    piece.clear();
-    const wc_status status = text.empty() ? decoder.finish(&detail) : decoder.feed(text, &piece, &detail);
-    if (status != WC_OK) return fail(monitor, status, detail);
+  uint64_t consumed = 0;
+  const wc_status status = decode_armor(in, start, monitor, &consumed, [&](std::span<const uint8_t> piece) {
     const size_t keep = std::min(piece.size(), kMaxHeaderLen + 1 - std::min(kept.size(), kMaxHeaderLen + 1));
     kept.append(reinterpret_cast<const char *>(piece.data()), keep);
     binary_len += piece.size();
     return WC_OK;
-  };
-  wc_status status = in.seekable ? WC_OK : decode(start);
-  if (status == WC_OK) status = pump(in, &consumed, monitor, decode);
+  });
   if (status != WC_OK) return status;
   totals->bytes_in = consumed;
   Header header;
   bool need_more = false;
+  const char *detail = nullptr;
   if (parse_header(kept, &header, &need_more, &detail) != WC_OK) return fail(monitor, WC_ERR_FORMAT, detail);
   out->file_len = consumed;
   out->armor_len = consumed - binary_len;
@@ -285,22 +303,13 @@ wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   MemoryFile binary;
   Endpoint middle;
   if (binary.fd() < 0 || engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
-  ArmorDecoder decoder;
-  std::vector<uint8_t> bytes;
   uint64_t written = 0;
-  uint64_t consumed = in.seekable ? 0 : start.size();
-  const char *detail = nullptr;
-  auto decode = [&](std::string_view piece) {
-    bytes.clear();
-    wc_status status = piece.empty() ? decoder.finish(&detail) : decoder.feed(piece, &bytes, &detail);
-    if (status != WC_OK) return fail(monitor, status, detail);
+  uint64_t consumed = 0;
+  wc_status status = decode_armor(in, start, monitor, &consumed, [&](std::span<const uint8_t> bytes) {
     if (!engine::write_at(middle, bytes.data(), bytes.size(), written)) return monitor.fail_io(WC_IO_INPUT, errno);
     written += bytes.size();
     return WC_OK;
-  };
-  wc_status status = in.seekable ? WC_OK : decode(start);
-  if (status == WC_OK) status = pump(in, &consumed, monitor, decode);
-  secure_wipe(bytes.data(), bytes.capacity());
+  });
   if (status != WC_OK) return status;
   if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   JobTotals opened;

@@ -14,25 +14,21 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from terminal_support import ask
+from wc_support import AGE_CHUNK, reference_age
 
 pyrage = pytest.importorskip("pyrage", reason="pyrage (tests/requirements.txt) is the second age implementation")
 from pyrage import passphrase as pyrage_passphrase  # noqa: E402
 from pyrage import x25519 as pyrage_x25519  # noqa: E402
 
-AGE = shutil.which("age")
-AGE_KEYGEN = shutil.which("age-keygen")
-if AGE is None or AGE_KEYGEN is None:
-    pytest.fail("the reference `age` and `age-keygen` are not on PATH (scripts/install-deps.sh installs them)",
-                pytrace=False)
+AGE, AGE_KEYGEN = reference_age()
 
-CHUNK = 64 * 1024
+CHUNK = AGE_CHUNK
 # The chunk edges, and one larger size kept quick.
 SIZES = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK, 3 * 1024 * 1024 + 5]
 PASSPHRASE = "correct horse battery staple"

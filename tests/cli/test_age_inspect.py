@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from terminal_support import ask
+from wc_support import AGE_CHUNK, reference_age
 
-AGE = shutil.which("age")
-AGE_KEYGEN = shutil.which("age-keygen")
-if AGE is None or AGE_KEYGEN is None:
-    pytest.fail("the reference `age` and `age-keygen` are not on PATH (scripts/install-deps.sh installs them)",
-                pytrace=False)
+AGE, AGE_KEYGEN = reference_age()
 
-CHUNK = 64 * 1024
+CHUNK = AGE_CHUNK
 TAG = 16
 NONCE = 16
 SIZES = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 2 * CHUNK, 2 * CHUNK + 1]

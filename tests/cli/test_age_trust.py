@@ -11,19 +11,18 @@ from __future__ import annotations
 import os
 import re
 import resource
-import shutil
 import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from wc_support import reference_age
+
 pyrage = pytest.importorskip("pyrage", reason="pyrage (tests/requirements.txt) is the second age implementation")
 from pyrage import x25519 as pyrage_x25519  # noqa: E402
 
-AGE = shutil.which("age")
-if AGE is None:
-    pytest.fail("the reference `age` is not on PATH (scripts/install-deps.sh installs it)", pytrace=False)
+AGE, _ = reference_age()
 
 # The all-zero X25519 public key: a point of small order, so every shared
 # secret with it is zero and no identity could open a stanza made for it.

@@ -15,12 +15,15 @@ import itertools
 import json
 import os
 import random
+import shutil
 import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
+
+import pytest
 
 # --------------------------------------------------------------------------
 # Ciphers
@@ -81,6 +84,20 @@ def cipher(name: str) -> Cipher:
 
 
 MIB = 1 << 20
+# age's payload chunk: 64 KiB of plaintext.
+AGE_CHUNK = 64 * 1024
+
+
+def reference_age() -> tuple[str, str]:
+    """The reference `age` and `age-keygen` on PATH, which the age tests
+    compare against; without them the calling test module fails, never
+    skips."""
+    age, keygen = shutil.which("age"), shutil.which("age-keygen")
+    if age is None or keygen is None:
+        pytest.fail("the reference `age` and `age-keygen` are not on PATH (scripts/install-deps.sh installs them)",
+                    pytrace=False)
+    return age, keygen
+
 INTEROP_SIZES = (0, 1, 15, 16, 17, 4096, MIB + 3)
 
 

@@ -31,29 +31,6 @@ struct InfoHolder {
   ~InfoHolder() { wc_age_info_release(&info); }
 };
 
-// `text` in double quotes, quotes and backslashes escaped. A stanza type is
-// printable ASCII (the parser allows nothing else), so this is how age's
-// Go %q spells it. For JSON, `html` also writes <, > and & as \u003c,
-// \u003e and \u0026, as Go's encoder (and so age-inspect --json) does;
-// control bytes, which no type holds, become \u00XX either way.
-std::string quoted(const std::string &text, bool html = false) {
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7f || (html && (c == '<' || c == '>' || c == '&'))) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 const char *postquantum_word(wc_age_postquantum verdict) {
   switch (verdict) {
     case WC_AGE_PQ_YES: return "yes";
@@ -71,7 +48,7 @@ unsigned long long ull(uint64_t value) { return static_cast<unsigned long long>(
 void print_json(const wc_age_info &info) {
   std::string types;
   for (size_t i = 0; i < info.stanza_count; ++i) {
-    types += (i == 0 ? "\n        " : ",\n        ") + quoted(info.stanza_types[i], true);
+    types += (i == 0 ? "\n        " : ",\n        ") + json_quoted(info.stanza_types[i], true);
   }
   types = info.stanza_count == 0 ? "null" : "[" + types + "\n    ]";
   std::printf("{\n"
@@ -89,17 +66,17 @@ void print_json(const wc_age_info &info) {
               "        \"max_padding\": 0\n"
               "    }\n"
               "}\n",
-              quoted(kAgeVersion).c_str(), postquantum_word(info.postquantum), info.armored ? "true" : "false",
+              json_quoted(kAgeVersion).c_str(), postquantum_word(info.postquantum), info.armored ? "true" : "false",
               types.c_str(), ull(info.header_bytes), ull(info.armor_bytes), ull(info.overhead_bytes),
               ull(info.payload_bytes), ull(info.payload_bytes));
 }
 
 // age-inspect's summary, line for line.
 void print_text(const std::string &name, const wc_age_info &info) {
-  std::printf("%s is an age file, version %s.\n\n", name.c_str(), quoted(kAgeVersion).c_str());
+  std::printf("%s is an age file, version %s.\n\n", name.c_str(), json_quoted(kAgeVersion).c_str());
   if (info.armored) std::printf("This file is ASCII-armored.\n\n");
   std::printf("This file is encrypted to the following recipient types:\n");
-  for (size_t i = 0; i < info.stanza_count; ++i) std::printf("  - %s\n", quoted(info.stanza_types[i]).c_str());
+  for (size_t i = 0; i < info.stanza_count; ++i) std::printf("  - %s\n", json_quoted(info.stanza_types[i]).c_str());
   std::printf("\n");
   if (info.postquantum == WC_AGE_PQ_YES) std::printf("This file uses post-quantum encryption.\n\n");
   if (info.postquantum == WC_AGE_PQ_NO) std::printf("This file does NOT use post-quantum encryption.\n\n");

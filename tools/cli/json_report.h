@@ -9,6 +9,12 @@
 
 namespace warpcrypt::cli {
 
+// `text` as a JSON string, quotes included: quotes and backslashes escaped,
+// control bytes and DEL as \u00XX. With `html`, also <, > and & as \u003c,
+// \u003e and \u0026, as Go's encoder writes them (age-inspect --json).
+// Printable ASCII comes out as Go's %q spells it, too.
+std::string json_quoted(const std::string &text, bool html = false);
+
 // {"command":"enc","ok":true,"bytes_in":N,"bytes_out":N,"seconds":S,
 //  "gbps":R,"cpu_bytes":N,"gpu_bytes":N}; bytes_in and bytes_out count what
 // was read and written, headers and base64 text included.

@@ -18,8 +18,7 @@ from typing import Generic, TypeVar
 
 import warpcrypt
 from warpcrypt import _native
-from warpcrypt.aead import _INFOS as _AEADS
-from warpcrypt.aead import AeadSizes
+from warpcrypt.aead import _INFOS
 
 # Each use has its own label, so that no two derivations can ever yield the
 # same bytes for different purposes. v2: file keys bind the job id.
@@ -31,7 +30,7 @@ MANIFEST_MAC_LABEL = b"warpcrypt-dask v1 manifest mac key"
 MANIFEST_MAC_KEY_LEN = 32  # HMAC-SHA256's output size: no shorter key would do
 
 # The sealed-file format (docs/format.md) takes every AEAD of the library.
-SEALED_AEADS: dict[str, AeadSizes] = _AEADS
+SEALED_AEADS = _INFOS
 # The longest AEAD key; shorter keys are its prefix.
 SEALED_SECRET_LEN = max(info.key_size for info in SEALED_AEADS.values())
 
