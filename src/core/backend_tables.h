@@ -41,12 +41,13 @@ struct CudaBackend {
   // False in a build without CUDA, whose table answers WC_ERR_NO_DEVICE
   // (and zero devices) everywhere.
   bool compiled_in;
-  // The number of usable devices (0 without a driver or GPU), and the
-  // properties of one, given a valid ordinal.
+  // The number of usable devices (0 without a driver or GPU), counted once
+  // per process: by NVML (about 10 ms) where its count must be CUDA's, else
+  // by CUDA, which starts the driver (a fifth of a second on a GPU machine);
+  // and the properties of one, given a valid ordinal.
   int (*device_count)();
-  // Whether the CUDA driver's library loads: a millisecond to find out, where
-  // counting the devices starts the driver, which takes a fifth of a second
-  // on a GPU machine. False on a machine without NVIDIA's driver.
+  // Whether the CUDA driver's library loads: a millisecond to find out. False
+  // on a machine without NVIDIA's driver.
   bool (*driver_present)();
   wc_status (*device_info)(wc_device_info *info, int device);
   // The runtime's and the driver's CUDA versions (wc_cuda_versions).

@@ -141,9 +141,9 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
   };
   const bool lists_devices = options.devices != nullptr && options.device_count != 0;
   const bool needs_device = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
-  // Counting the devices starts the CUDA driver, which costs a tenth of a
-  // second or more on a GPU machine: a job that will not use one must not
-  // pay it.
+  // Counting the devices costs 10 ms through NVML and a tenth of a second or
+  // more where CUDA must count (CudaBackend::device_count): a job that will
+  // not use one must not pay it.
   if (!lists_devices && !needs_device) return WC_OK;
   const int count = kCudaBackend.device_count();
   for (size_t i = 0; lists_devices && i < options.device_count; ++i) {

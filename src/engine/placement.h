@@ -25,11 +25,13 @@
 namespace warpcrypt::engine {
 
 // A job's device check (check_devices), run on a thread of its own beside
-// the job's first work. Counting the devices starts the CUDA driver: on the
-// H100 machine (2026-11-27) 0.18-0.22 s, nearly all of it system time,
-// longer than a 4 GiB file in the page cache takes on every core. A
-// descriptor job whose GPU lanes join late needs the count only when they
-// start, and the check's verdict only before it keeps its output.
+// the job's first work. The count is NVML's where NVML's must be CUDA's, in
+// about 10 ms; elsewhere (CUDA_VISIBLE_DEVICES set, a GPU in MIG mode) CUDA
+// counts, and that starts the driver: on the H100 machine (2026-11-27)
+// 0.18-0.22 s, nearly all of it system time, longer than a 4 GiB file in
+// the page cache takes on every core. A descriptor job whose GPU lanes join
+// late needs the count only when they start, and the check's verdict only
+// before it keeps its output.
 class DeviceCheck {
  public:
   // Runs check(&devices, &spare_cpu_lanes): the devices the GPU lanes may
@@ -163,8 +165,8 @@ wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options 
 // GPU AEAD of its own: auto and hybrid keep host memory on the CPU, but
 // device memory can only be worked where it lives. The key makes that AEAD
 // at its first device call, where it also finds whether there is a device:
-// counting them starts the CUDA driver, which a key used on host memory
-// alone must not pay. (The gpu backend's key is the GPU's already; the cpu
+// counting them can start the CUDA driver (CudaBackend::device_count), which
+// a key used on host memory alone must not pay. (The gpu backend's key is the GPU's already; the cpu
 // backend's never leaves the CPU.)
 bool key_has_device_aead(const wc_options &options);
 

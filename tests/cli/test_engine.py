@@ -234,3 +234,18 @@ def test_jobs_that_stay_on_the_cpu_never_start_cuda(run_cli, tmp_path, random_by
         for command in commands:
             run = run_cli(*command[:1], *backend, *command[1:], env=debug).check()
             assert not _loads_the_cuda_driver(run), f"{command[0]} {backend} started CUDA"
+
+
+def test_the_device_count_honours_cuda_visible_devices(run_cli, cuda_device_present, expect_failure, workdir):
+    """The library counts devices through NVML where NVML's count must be
+    CUDA's (it does not start the driver); CUDA_VISIBLE_DEVICES, which NVML
+    does not read, hands the count back to CUDA. Hiding every device must
+    leave hybrid refusing, never running on the CPU alone, and showing one
+    must show one."""
+    if not cuda_device_present:
+        pytest.skip("no CUDA device: the count is CUDA's own zero")
+    shown = run_cli("devices", env={"CUDA_VISIBLE_DEVICES": "0"}).check().stdout.decode().splitlines()
+    assert len(shown) == 1 and shown[0].startswith("0: "), shown
+    (workdir / "plain").write_bytes(b"data" * 1000)
+    expect_failure("seal", "-pass", "pass:x", "--backend", "hybrid", "-in", "plain", "-out", "sealed", cwd=workdir,
+                   env={"CUDA_VISIBLE_DEVICES": ""}, message="run on the CPU with backend cpu")

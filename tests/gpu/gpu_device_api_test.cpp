@@ -181,6 +181,18 @@ TEST_P(GpuDeviceApi, PageLockedHostMemory) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, GpuDeviceApi, ::testing::ValuesIn(gpu_modes()), gpu_mode_name);
 
+TEST(GpuDeviceCount, IsTheCudaRuntimesCount) {
+  // The library counts through NVML where it can, so as not to start the
+  // driver; whatever counted, the answer must be the one CUDA gives once
+  // started, or lanes would be placed on devices CUDA does not have.
+  WCTEST_REQUIRE_GPU();
+  int counted = 0;
+  ASSERT_EQ(wc_device_count(&counted), WC_OK);
+  int cuda = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&cuda), cudaSuccess);
+  EXPECT_EQ(counted, cuda);
+}
+
 TEST(GpuDeviceApiErrors, RejectsWhatTheGpuCannotDo) {
   WCTEST_REQUIRE_GPU();
   const Bytes key(16, 1), iv(16, 2);
