@@ -64,7 +64,7 @@ def device_overhead(repeats: int) -> dict:
         import torch
     except ImportError:
         return {"skipped": "PyTorch is not installed"}
-    if not (torch.cuda.is_available() and warpcrypt.devices() and hasattr(_native, "c_encrypt_device_ms")):
+    if not (torch.cuda.is_available() and warpcrypt.devices() and hasattr(_native, "c_encrypt_device")):
         return {"skipped": "no CUDA device, or warpcrypt built without CUDA"}
     name = "aes-128-ctr"
     key, iv = key_iv(name)
@@ -80,7 +80,11 @@ def device_overhead(repeats: int) -> dict:
         return begin.elapsed_time(end)
 
     def c_ms() -> float:
-        return _native.c_encrypt_device_ms(name, key, iv, tensor.data_ptr(), tensor.numel(), stream.cuda_stream, 1)[0]
+        begin.record()
+        _native.c_encrypt_device(name, key, iv, tensor.data_ptr(), tensor.numel(), stream.cuda_stream)
+        end.record()
+        end.synchronize()
+        return begin.elapsed_time(end)
 
     for _ in range(5):
         python_ms(), c_ms()

@@ -84,12 +84,6 @@ THIRD_PARTY_EXCEPTIONS = {
     ("tools/cli/speed_device.cu", "CUDA"):
         "`speed` on device memory allocates its buffer and times the C API's device calls "
         "with CUDA events, as `openssl speed` times its own loop",
-    ("python/src/device.cpp", "CUDA"):
-        "orders the library's work after a producer's stream and checks device pointers; "
-        "issue 35 (keyed contexts) moves that ordering into the C API",
-    ("python/src/baseline.cpp", "CUDA"):
-        "times the C API with CUDA events, the baseline bench/python_overhead.py compares "
-        "the binding against",
 }
 
 # Which layers may name a table, besides core, which declares it, and the

@@ -187,6 +187,39 @@ WC_API wc_status wc_aead_key_open_strided_device_async(const wc_aead_key *key, i
                                                        const wc_aead_strided *batch, size_t tag_len,
                                                        wc_cuda_stream stream);
 
+/*
+ * Device memory and stream order, for a caller that links no CUDA runtime
+ * of its own (the Python package uses these): it can find which device
+ * holds an array, order its work after a framework's stream, and keep the
+ * verdicts of an open in device memory it reads back.
+ *
+ * `device` is where each call runs, made current for the call and the
+ * caller's own put back after; a default `stream` (NULL, cudaStreamLegacy,
+ * cudaStreamPerThread) is that device's, and a stream of another device is
+ * WC_ERR_INVALID_ARGUMENT. A `device` of -1 names the device of the call's
+ * stream, or for a default stream the calling thread's current device. A device this machine lacks, and every call in a
+ * build without CUDA, is WC_ERR_NO_DEVICE. A CUDA failure is WC_ERR_DEVICE.
+ *
+ * wc_device_of: the device that holds device or managed memory at
+ * `pointer`; WC_ERR_INVALID_ARGUMENT for host memory, page-locked included,
+ * and for an address CUDA does not know.
+ * wc_cuda_stream_wait: work queued on `consumer` from now on waits, on the
+ * device, for the work queued on `producer` so far; the host does not wait.
+ * wc_device_alloc_async, wc_device_free_async: the stream-ordered
+ * allocator (cudaMallocAsync); no other stream waits for the memory.
+ * Freeing NULL does nothing. WC_ERR_OUT_OF_MEMORY where the device has
+ * none to give.
+ * wc_device_clear_async: queues zeros over `bytes` bytes at `pointer`.
+ * wc_device_read: copies `bytes` bytes of device memory to host memory once
+ * `stream` has passed its earlier work, and waits for the copy.
+ */
+WC_API wc_status wc_device_of(const void *pointer, int *device);
+WC_API wc_status wc_cuda_stream_wait(int device, wc_cuda_stream consumer, wc_cuda_stream producer);
+WC_API wc_status wc_device_alloc_async(int device, void **pointer, size_t bytes, wc_cuda_stream stream);
+WC_API wc_status wc_device_free_async(int device, void *pointer, wc_cuda_stream stream);
+WC_API wc_status wc_device_clear_async(int device, void *pointer, size_t bytes, wc_cuda_stream stream);
+WC_API wc_status wc_device_read(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream);
+
 #ifdef __cplusplus
 }
 #endif

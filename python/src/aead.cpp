@@ -187,12 +187,12 @@ class Call {
 
   // Orders the work after what the arrays' frameworks queued on other
   // streams; once per such stream, however many arrays share it.
-  void wait_for_producers(uintptr_t stream) const {
+  void wait_for_producers(int device, uintptr_t stream) const {
     std::vector<uintptr_t> awaited;
     for (const Array &entry : arrays_) {
       const std::optional<uintptr_t> ready = entry.view.ready_on();
       if (!ready || std::find(awaited.begin(), awaited.end(), *ready) != awaited.end()) continue;
-      order_after(stream, *ready);
+      order_after(device, stream, *ready);
       awaited.push_back(*ready);
     }
   }
@@ -371,9 +371,8 @@ class Aead {
       nb::gil_scoped_release unlocked;
       status = host_key_ ? wc_aead_key_seal(host_key_.get(), all.data(), all.size(), tag_len_) : host_key_status_;
     } else {
-      const DeviceScope scope(where.device);
       const uintptr_t handle = call.stream();
-      call.wait_for_producers(handle);
+      call.wait_for_producers(where.device, handle);
       nb::gil_scoped_release unlocked;
       status = on_device(Way::seal, all.data(), all.size(), nullptr, handle);
     }
@@ -465,11 +464,10 @@ class Aead {
       }
       return failed;
     }
-    const DeviceScope scope(where.device);
     const uintptr_t handle = call.stream();
-    call.wait_for_producers(handle);
+    call.wait_for_producers(where.device, handle);
     std::optional<DeviceInts> own;
-    int32_t *verdict = seal ? nullptr : verdicts_at(verdicts, own, count, handle);
+    int32_t *verdict = seal ? nullptr : verdicts_at(verdicts, own, where.device, count, handle);
     std::vector<int32_t> known;
     wc_status status;
     {
@@ -634,9 +632,10 @@ class Aead {
 
   // Where the GPU writes the verdicts: the caller's array, else device
   // memory of the call's own, which `own` holds and reads back.
-  static int32_t *verdicts_at(const View *verdicts, std::optional<DeviceInts> &own, size_t count, uintptr_t stream) {
+  static int32_t *verdicts_at(const View *verdicts, std::optional<DeviceInts> &own, int device, size_t count,
+                              uintptr_t stream) {
     if (verdicts != nullptr) return as_verdicts(*verdicts);
-    return own.emplace(count, stream).data();
+    return own.emplace(device, count, stream).data();
   }
 
   static int32_t *as_verdicts(const View &verdicts) { return reinterpret_cast<int32_t *>(verdicts.data()); }
@@ -752,9 +751,8 @@ class Aead {
     if (!where.on_device) {
       status = on_host(Way::seal, m);
     } else {
-      const DeviceScope scope(where.device);
       const uintptr_t handle = call.stream();
-      call.wait_for_producers(handle);
+      call.wait_for_producers(where.device, handle);
       nb::gil_scoped_release unlocked;
       status = on_device(Way::seal, &m, 1, nullptr, handle);
     }
@@ -773,11 +771,10 @@ class Aead {
       if (status != WC_OK) fail_call(status, Way::open, &message, 1, false, nullptr);
       return;
     }
-    const DeviceScope scope(where.device);
     const uintptr_t handle = call.stream();
-    call.wait_for_producers(handle);
+    call.wait_for_producers(where.device, handle);
     std::optional<DeviceInts> own;
-    int32_t *verdict = verdicts_at(verdicts, own, 1, handle);
+    int32_t *verdict = verdicts_at(verdicts, own, where.device, 1, handle);
     std::vector<int32_t> known;
     {
       nb::gil_scoped_release unlocked;
@@ -813,11 +810,10 @@ class Aead {
   std::vector<size_t> open_batch_on_device(const Call &call, const Call::Placement &where,
                                            const std::vector<Message> &batch, const std::vector<wc_aead_message> &all,
                                            const View *verdicts) const {
-    const DeviceScope scope(where.device);
     const uintptr_t handle = call.stream();
-    call.wait_for_producers(handle);
+    call.wait_for_producers(where.device, handle);
     std::optional<DeviceInts> own;
-    int32_t *verdict = verdicts_at(verdicts, own, batch.size(), handle);
+    int32_t *verdict = verdicts_at(verdicts, own, where.device, batch.size(), handle);
     std::vector<int32_t> known;
     wc_status status;
     {
@@ -827,7 +823,7 @@ class Aead {
       });
       // A message too short for its tag fails as one whose tag did not match.
       for (size_t i = 0; i < batch.size() && status == WC_OK; ++i) {
-        if (batch[i].too_short) clear_async(verdict + i, sizeof(int32_t), handle);
+        if (batch[i].too_short) clear_async(where.device, verdict + i, sizeof(int32_t), handle);
       }
       if (status == WC_OK && own) known = own->read();
     }

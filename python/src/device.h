@@ -1,9 +1,8 @@
-// What the extension asks of the CUDA runtime itself: which device owns a
-// pointer, making a device current, and ordering one stream after another.
-// The library works device memory on the device that holds it, whatever is
-// current; the extension's own CUDA calls (events that order streams, the
-// verdicts' memory, clearing) need that device current, which DeviceScope
-// makes it for the length of a call.
+// What the extension asks of the devices, all through the library's C API
+// (warpcrypt/device.h), so that the extension links no CUDA runtime of its
+// own: which device holds a pointer, ordering one stream after another, and
+// int32 verdicts in device memory. Each call runs on the device it is
+// given, whatever the calling thread has current.
 #pragma once
 
 #include <cstddef>
@@ -16,33 +15,26 @@ namespace wcpy {
 // usable device, InvalidArgument where `pointer` is not GPU memory.
 int device_of(const void *pointer);
 
-// Makes `device` current for one scope, then restores the previous device.
-// A negative device leaves the current one.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device);
-  ~DeviceScope();
-  DeviceScope(const DeviceScope &) = delete;
-  DeviceScope &operator=(const DeviceScope &) = delete;
-
- private:
-  int previous_ = -1;
-};
+// Each `device` below is where the call runs, -1 for its stream's device
+// (the calling thread's current device for a default stream), as the C API
+// has it.
 
 // Makes work queued later on `consumer` wait for the work queued so far on
-// `producer` (both cudaStream_t values), without blocking the host.
-void order_after(uintptr_t consumer, uintptr_t producer);
+// `producer` (both streams of `device`, as cudaStream_t values), without
+// blocking the host.
+void order_after(int device, uintptr_t consumer, uintptr_t producer);
 
-// Queues zeros over `bytes` bytes of device memory at `pointer` on `stream`.
-void clear_async(void *pointer, size_t bytes, uintptr_t stream);
+// Queues zeros over `bytes` bytes of `device`'s memory at `pointer` on
+// `stream`.
+void clear_async(int device, void *pointer, size_t bytes, uintptr_t stream);
 
-// int32 values in device memory, from the stream-ordered allocator, that
-// work queued on `stream` writes (the verdicts of an AEAD open on the GPU).
-// Allocated and freed in stream order, so no other stream waits for them.
-// Make it where the stream's device is current.
+// int32 values in `device`'s memory, from the stream-ordered allocator,
+// that work queued on `stream` writes (the verdicts of an AEAD open on the
+// GPU). Allocated and freed in stream order, so no other stream waits for
+// them.
 class DeviceInts {
  public:
-  DeviceInts(size_t count, uintptr_t stream);
+  DeviceInts(int device, size_t count, uintptr_t stream);
   ~DeviceInts();
   DeviceInts(const DeviceInts &) = delete;
   DeviceInts &operator=(const DeviceInts &) = delete;
@@ -53,6 +45,7 @@ class DeviceInts {
   std::vector<int32_t> read() const;
 
  private:
+  int device_;
   int32_t *data_ = nullptr;
   size_t count_ = 0;
   uintptr_t stream_ = 0;

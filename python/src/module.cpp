@@ -183,10 +183,10 @@ size_t crypt_device(wc_direction direction, const wc_cipher *cipher, const Secre
     throw Failure(WC_ERR_INVALID_ARGUMENT, "stream_offset + len(data) passes the 2**64-byte end of the stream");
   }
   const uintptr_t stream = streams.handle.value_or(0);
-  const DeviceScope scope(out.device() >= 0 ? out.device() : in.device());
-  if (auto ready = in.ready_on()) order_after(stream, *ready);
+  const int device = out.device() >= 0 ? out.device() : in.device();
+  if (auto ready = in.ready_on()) order_after(device, stream, *ready);
   if (&out != &in) {
-    if (auto ready = out.ready_on()) order_after(stream, *ready);
+    if (auto ready = out.ready_on()) order_after(device, stream, *ready);
   }
   const DeviceCall call = direction == WC_ENCRYPT ? wc_encrypt_device_async : wc_decrypt_device_async;
   wc_status status;

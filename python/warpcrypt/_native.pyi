@@ -306,7 +306,7 @@ def c_encrypt_ns(name: str, key: bytes, iv: bytes, data: bytes, iterations: int)
     Mean ns per wc_encrypt call, looped in C (bench/python_overhead.py's baseline).
     """
 
-def c_encrypt_device_ms(name: str, key: bytes, iv: bytes, pointer: int, length: int, stream: int, repeats: int) -> list[float]:
+def c_encrypt_device(name: str, key: bytes, iv: bytes, pointer: int, length: int, stream: int) -> None:
     """
-    Per-call ms of in-place wc_encrypt_device_async between CUDA events (bench/python_overhead.py).
+    One in-place wc_encrypt_device_async call (bench/python_overhead.py's baseline).
     """

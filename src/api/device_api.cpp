@@ -30,6 +30,13 @@ wc_status crypt_device_async(wc_direction direction, const wc_cipher *cipher,
                                              stream_offset, in, out, len, stream);
 }
 
+// A device this machine has, or -1 (the stream's): WC_ERR_NO_DEVICE for any
+// other ordinal, and for every one where there is no device.
+wc_status check_device(int device) {
+  const int count = kCudaBackend.device_count();
+  return count > 0 && device >= -1 && device < count ? WC_OK : WC_ERR_NO_DEVICE;
+}
+
 }  // namespace
 
 extern "C" {
@@ -89,6 +96,42 @@ wc_status wc_batch_encrypt_device_async(const wc_cipher *cipher, uint8_t *out,
   if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
   return kCudaBackend.batch_encrypt_device_async(*cipher, {key, key_len}, padding, in, out, {messages, count}, ivs,
                                                  stream);
+}
+
+wc_status wc_device_of(const void *pointer, int *device) {
+  if (pointer == nullptr || device == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
+  return kCudaBackend.pointer_device(pointer, device);
+}
+
+wc_status wc_cuda_stream_wait(int device, wc_cuda_stream consumer, wc_cuda_stream producer) {
+  if (const wc_status status = check_device(device); status != WC_OK) return status;
+  return kCudaBackend.stream_wait(device, consumer, producer);
+}
+
+wc_status wc_device_alloc_async(int device, void **pointer, size_t bytes, wc_cuda_stream stream) {
+  if (pointer == nullptr || bytes == 0) return WC_ERR_INVALID_ARGUMENT;
+  *pointer = nullptr;
+  if (const wc_status status = check_device(device); status != WC_OK) return status;
+  return kCudaBackend.alloc_async(device, pointer, bytes, stream);
+}
+
+wc_status wc_device_free_async(int device, void *pointer, wc_cuda_stream stream) {
+  if (pointer == nullptr) return WC_OK;  // as free(NULL)
+  if (const wc_status status = check_device(device); status != WC_OK) return status;
+  return kCudaBackend.free_async(device, pointer, stream);
+}
+
+wc_status wc_device_clear_async(int device, void *pointer, size_t bytes, wc_cuda_stream stream) {
+  if (bytes != 0 && pointer == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  if (const wc_status status = check_device(device); status != WC_OK) return status;
+  return bytes == 0 ? WC_OK : kCudaBackend.clear_async(device, pointer, bytes, stream);
+}
+
+wc_status wc_device_read(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream) {
+  if (bytes != 0 && (host == nullptr || pointer == nullptr)) return WC_ERR_INVALID_ARGUMENT;
+  if (const wc_status status = check_device(device); status != WC_OK) return status;
+  return kCudaBackend.read_to_host(device, host, pointer, bytes, stream);
 }
 
 }  // extern "C"

@@ -80,6 +80,24 @@ struct CudaBackend {
                                           const uint8_t *in, uint8_t *out,
                                           std::span<const wc_batch_message> messages, const uint8_t *ivs,
                                           wc_cuda_stream stream);
+  // Device memory and stream order for callers with no CUDA runtime of
+  // their own (warpcrypt/device.h, wc_device_of on), arguments checked by
+  // the api layer. Each but pointer_device runs with `device` current, and
+  // refuses a stream of another device (WC_ERR_INVALID_ARGUMENT).
+  //  - pointer_device: the device that holds device or managed memory;
+  //    WC_ERR_INVALID_ARGUMENT for any other memory.
+  //  - stream_wait: `consumer`'s later work waits for what `producer` has
+  //    queued so far, on the device, the host never waiting.
+  //  - alloc_async and free_async: the stream-ordered allocator.
+  //  - clear_async: zeros, queued.
+  //  - read_to_host: a copy to host memory, once the stream has passed its
+  //    earlier work; waits for it.
+  wc_status (*pointer_device)(const void *pointer, int *device);
+  wc_status (*stream_wait)(int device, wc_cuda_stream consumer, wc_cuda_stream producer);
+  wc_status (*alloc_async)(int device, void **pointer, size_t bytes, wc_cuda_stream stream);
+  wc_status (*free_async)(int device, void *pointer, wc_cuda_stream stream);
+  wc_status (*clear_async)(int device, void *pointer, size_t bytes, wc_cuda_stream stream);
+  wc_status (*read_to_host)(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream);
 };
 
 extern const CpuBackend kCpuBackend;

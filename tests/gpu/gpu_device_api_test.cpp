@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -211,6 +213,106 @@ TEST(GpuDeviceApiErrors, RejectsWhatTheGpuCannotDo) {
   EXPECT_EQ(wc_encrypt_device_async(lookup("aes-128-ctr"), buffer.at(0), buffer.at(0), 64, key.data(), 15,
                                     iv.data(), 16, 0, nullptr),
             WC_ERR_KEY_LEN);
+}
+
+// ---- device memory and stream order (wc_device_of and the calls after it)
+
+namespace {
+
+// A stream of `device`, destroyed with the object.
+class Stream {
+ public:
+  explicit Stream(int device) {
+    int previous = 0;
+    cudaGetDevice(&previous);
+    cudaSetDevice(device);
+    EXPECT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+    cudaSetDevice(previous);
+  }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+  wc_cuda_stream handle() const { return reinterpret_cast<wc_cuda_stream>(stream_); }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+}  // namespace
+
+TEST(GpuDeviceMemory, DeviceOfNamesTheDeviceAndRefusesHostMemory) {
+  WCTEST_REQUIRE_GPU();
+  DeviceBuffer buffer(64);
+  int device = -1;
+  EXPECT_EQ(wc_device_of(buffer.at(0), &device), WC_OK);
+  EXPECT_EQ(device, 0);
+  Bytes pageable(64);
+  EXPECT_EQ(wc_device_of(pageable.data(), &device), WC_ERR_INVALID_ARGUMENT);
+  void *pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, 64), cudaSuccess);
+  EXPECT_EQ(wc_device_of(pinned, &device), WC_ERR_INVALID_ARGUMENT) << "page-locked host memory is no device's";
+  cudaFreeHost(pinned);
+}
+
+TEST(GpuDeviceMemory, AllocateClearReadAndFreeInStreamOrder) {
+  WCTEST_REQUIRE_GPU();
+  const Stream stream(0);
+  for (const int device : {0, -1}) {
+    void *memory = nullptr;
+    ASSERT_EQ(wc_device_alloc_async(device, &memory, 4096, stream.handle()), WC_OK);
+    ASSERT_NE(memory, nullptr);
+    ASSERT_EQ(cudaMemsetAsync(memory, 0xa5, 4096, reinterpret_cast<cudaStream_t>(stream.handle())), cudaSuccess);
+    EXPECT_EQ(wc_device_clear_async(device, static_cast<uint8_t *>(memory) + 100, 1000, stream.handle()), WC_OK);
+    Bytes host(4096, 0x11);
+    EXPECT_EQ(wc_device_read(device, host.data(), memory, host.size(), stream.handle()), WC_OK);
+    Bytes expected(4096, 0xa5);
+    std::fill(expected.begin() + 100, expected.begin() + 1100, 0);
+    EXPECT_EQ(host, expected) << "device " << device;
+    EXPECT_EQ(wc_device_free_async(device, memory, stream.handle()), WC_OK);
+  }
+  EXPECT_EQ(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream.handle())), cudaSuccess);
+}
+
+TEST(GpuDeviceMemory, StreamWaitOrdersTheConsumerAfterTheProducer) {
+  WCTEST_REQUIRE_GPU();
+  const Stream producer(0);
+  const Stream consumer(0);
+  DeviceBuffer buffer(1 << 20);
+  ASSERT_EQ(cudaMemset(buffer.at(0), 0, 1 << 20), cudaSuccess);
+  // The producer is held back on the host for 100 ms before it writes, so a
+  // consumer that did not wait for it would read the zeros.
+  ASSERT_EQ(cudaLaunchHostFunc(reinterpret_cast<cudaStream_t>(producer.handle()),
+                               [](void *) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }, nullptr),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemsetAsync(buffer.at(0), 0x5a, 1 << 20, reinterpret_cast<cudaStream_t>(producer.handle())),
+            cudaSuccess);
+  ASSERT_EQ(wc_cuda_stream_wait(0, consumer.handle(), producer.handle()), WC_OK);
+  Bytes host(1 << 20);
+  ASSERT_EQ(wc_device_read(0, host.data(), buffer.at(0), host.size(), consumer.handle()), WC_OK);
+  EXPECT_EQ(host, Bytes(1 << 20, 0x5a));
+}
+
+TEST(GpuDeviceMemory, RefusesAStreamOfAnotherDeviceAndDevicesThatAreNot) {
+  WCTEST_REQUIRE_GPU();
+  int count = 0;
+  ASSERT_EQ(wc_device_count(&count), WC_OK);
+  void *memory = nullptr;
+  EXPECT_EQ(wc_device_alloc_async(count, &memory, 64, nullptr), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(wc_device_alloc_async(-2, &memory, 64, nullptr), WC_ERR_NO_DEVICE);
+  if (count < 2) GTEST_SKIP() << "one CUDA device: a stream of another device needs two";
+  const Stream other(1);
+  EXPECT_EQ(wc_device_alloc_async(0, &memory, 64, other.handle()), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(memory, nullptr);
+  EXPECT_EQ(wc_cuda_stream_wait(0, nullptr, other.handle()), WC_ERR_INVALID_ARGUMENT);
+  // -1 takes the stream's own device.
+  ASSERT_EQ(wc_device_alloc_async(-1, &memory, 64, other.handle()), WC_OK);
+  int device = -1;
+  EXPECT_EQ(wc_device_of(memory, &device), WC_OK);
+  EXPECT_EQ(device, 1);
+  EXPECT_EQ(wc_device_free_async(-1, memory, other.handle()), WC_OK);
+  int current = -1;
+  EXPECT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "the caller's current device is put back";
 }
 
 }  // namespace

@@ -74,6 +74,42 @@ TEST(BackendTest, DevicePointerCallsWithoutDeviceAreNoDevice) {
             WC_ERR_NO_DEVICE);
 }
 
+// The device-memory and stream-order calls too: each refuses without a
+// device, before touching host memory handed to it, and a missing pointer
+// is the caller's error on every build.
+TEST(BackendTest, DeviceMemoryCallsWithoutDeviceAreNoDevice) {
+  if (device_count() > 0) GTEST_SKIP() << "this machine has a CUDA device";
+  Bytes buffer(64, 0x42);
+  int device = 7;
+  EXPECT_EQ(wc_device_of(buffer.data(), &device), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(device, 7);
+  EXPECT_EQ(wc_cuda_stream_wait(0, nullptr, nullptr), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(wc_cuda_stream_wait(-1, nullptr, nullptr), WC_ERR_NO_DEVICE);
+  void *memory = buffer.data();
+  EXPECT_EQ(wc_device_alloc_async(0, &memory, 64, nullptr), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(memory, nullptr) << "a failed allocation leaves no pointer to free";
+  EXPECT_EQ(wc_device_free_async(0, nullptr, nullptr), WC_OK) << "freeing NULL does nothing, as free(NULL)";
+  EXPECT_EQ(wc_device_free_async(0, buffer.data(), nullptr), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(wc_device_clear_async(0, buffer.data(), buffer.size(), nullptr), WC_ERR_NO_DEVICE);
+  Bytes host(64, 0x17);
+  EXPECT_EQ(wc_device_read(0, host.data(), buffer.data(), 64, nullptr), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(buffer, Bytes(64, 0x42));
+  EXPECT_EQ(host, Bytes(64, 0x17));
+}
+
+TEST(BackendTest, DeviceMemoryCallsRefuseMissingPointers) {
+  int device = 0;
+  EXPECT_EQ(wc_device_of(nullptr, &device), WC_ERR_INVALID_ARGUMENT);
+  Bytes buffer(16);
+  EXPECT_EQ(wc_device_of(buffer.data(), nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_device_alloc_async(0, nullptr, 64, nullptr), WC_ERR_INVALID_ARGUMENT);
+  void *memory = nullptr;
+  EXPECT_EQ(wc_device_alloc_async(0, &memory, 0, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_device_clear_async(0, nullptr, 16, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_device_read(0, nullptr, buffer.data(), 16, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_device_read(0, buffer.data(), nullptr, 16, nullptr), WC_ERR_INVALID_ARGUMENT);
+}
+
 TEST(BackendTest, ContextsReportTheBackendThatRuns) {
   const wc_cipher *cipher = lookup("chacha20");
   ASSERT_NE(cipher, nullptr);

@@ -41,6 +41,18 @@ wc_status no_batch(const wc_cipher &, std::span<const uint8_t>, bool, const uint
   return WC_ERR_NO_DEVICE;
 }
 
+wc_status no_pointer_device(const void *, int *) { return WC_ERR_NO_DEVICE; }
+
+wc_status no_stream_wait(int, wc_cuda_stream, wc_cuda_stream) { return WC_ERR_NO_DEVICE; }
+
+wc_status no_alloc(int, void **, size_t, wc_cuda_stream) { return WC_ERR_NO_DEVICE; }
+
+wc_status no_free(int, void *, wc_cuda_stream) { return WC_ERR_NO_DEVICE; }
+
+wc_status no_clear(int, void *, size_t, wc_cuda_stream) { return WC_ERR_NO_DEVICE; }
+
+wc_status no_read(int, void *, const void *, size_t, wc_cuda_stream) { return WC_ERR_NO_DEVICE; }
+
 }  // namespace
 
 const CudaBackend kCudaBackend = {
@@ -55,6 +67,12 @@ const CudaBackend kCudaBackend = {
     .make_aead = no_aead,
     .transform_device_async = no_transform,
     .batch_encrypt_device_async = no_batch,
+    .pointer_device = no_pointer_device,
+    .stream_wait = no_stream_wait,
+    .alloc_async = no_alloc,
+    .free_async = no_free,
+    .clear_async = no_clear,
+    .read_to_host = no_read,
 };
 
 }  // namespace warpcrypt

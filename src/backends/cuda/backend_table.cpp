@@ -18,6 +18,12 @@ const CudaBackend kCudaBackend = {
     .make_aead = cuda::make_aead,
     .transform_device_async = cuda::transform_device_async,
     .batch_encrypt_device_async = cuda::batch_encrypt_device_async,
+    .pointer_device = cuda::pointer_device,
+    .stream_wait = cuda::stream_wait,
+    .alloc_async = cuda::alloc_async,
+    .free_async = cuda::free_async,
+    .clear_async = cuda::clear_async,
+    .read_to_host = cuda::read_to_host,
 };
 
 }  // namespace warpcrypt

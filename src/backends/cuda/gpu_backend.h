@@ -54,4 +54,13 @@ wc_status batch_encrypt_device_async(const wc_cipher &cipher, std::span<const ui
                                      const uint8_t *in, uint8_t *out, std::span<const wc_batch_message> messages,
                                      const uint8_t *ivs, wc_cuda_stream stream);
 
+// Device memory and stream order (stream_memory.cu): the entries of
+// CudaBackend of the same names, each run with `device` current.
+wc_status pointer_device(const void *pointer, int *device);
+wc_status stream_wait(int device, wc_cuda_stream consumer, wc_cuda_stream producer);
+wc_status alloc_async(int device, void **pointer, size_t bytes, wc_cuda_stream stream);
+wc_status free_async(int device, void *pointer, wc_cuda_stream stream);
+wc_status clear_async(int device, void *pointer, size_t bytes, wc_cuda_stream stream);
+wc_status read_to_host(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream);
+
 }  // namespace warpcrypt::cuda
