@@ -16,7 +16,9 @@
 #   bench/hybrid_bounds.sh [WARPCRYPT_BINARY] [START_BENCH]
 #   (defaults build/warpcrypt and build/bench/gpu/warpcrypt_start_bench)
 # HYBRID_ROUNDS sets the rounds (default 5), HYBRID_SIZE the file (default 4G);
-# HYBRID_JSON names a file for the paths' medians and bests as JSON.
+# HYBRID_JSON names a file for the paths' medians and bests as JSON;
+# HYBRID_PATHS, a bash regular expression, runs only the paths it matches
+# (e.g. '^(seal|open|age)').
 set -euo pipefail
 w=${1:-build/warpcrypt}
 start_bench=${2:-build/bench/gpu/warpcrypt_start_bench}
@@ -31,6 +33,7 @@ results=$scratch/results.tsv  # path, backend, median, best: one line each
 # and the best of the rounds, and one results line, under the name PATH.
 turns() {
   local path=$1 line=$2 backend round start
+  [[ $path =~ ${HYBRID_PATHS:-.} ]] || return 0
   declare -A times=()
   for ((round = 0; round < rounds; ++round)); do
     for backend in cpu gpu hybrid; do
