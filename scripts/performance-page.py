@@ -255,33 +255,43 @@ def backends(notes: LabNotes) -> list[str]:
 def hybrid(notes: LabNotes) -> list[str]:
     runs = {name: load(name) for name in ("hybrid_h200_before.json", "hybrid_h200_after.json")}
     before, after = runs.values()
-    (device,) = {d["device"] for d in runs.values()}
-    (date,) = {d["date"] for d in runs.values()}
+    # The NVML count's figures came in two runs of one day: the enc paths,
+    # then seal, open and age; each path's backends ran in turns in one run.
+    latest = [load(name) for name in ("hybrid_h200_nvml_enc.json", "hybrid_h200_nvml_sealed.json")]
+    (device,) = {d["device"] for d in (*runs.values(), *latest)}
+    (date,) = {d["date"] for d in (*runs.values(), *latest)}
 
-    def medians(run: dict) -> dict[tuple[str, str], float]:
-        return {(r["path"], r["backend"]): r["median_s"] for r in run["rows"]}
+    def medians(*runs: dict) -> dict[tuple[str, str], float]:
+        return {(r["path"], r["backend"]): r["median_s"] for run in runs for r in run["rows"]}
 
-    old, new = medians(before), medians(after)
+    old, mid, new = medians(before), medians(after), medians(*latest)
     paths = list(dict.fromkeys(r["path"] for r in after["rows"]))
     body = []
     for path in paths:
-        fastest = min(new[(path, "cpu")], new[(path, "gpu")])
-        body.append([path, *(f"{new[(path, b)]:.3f}" for b in ("cpu", "gpu")),
+        now = new if (path, "hybrid") in new else mid
+        fastest = min(now[(path, "cpu")], now[(path, "gpu")])
+        body.append([path, *(f"{now[(path, b)]:.3f}" for b in ("cpu", "gpu")),
                      f"{old[(path, 'hybrid')]:.3f}" if (path, "hybrid") in old else "—",
-                     f"{new[(path, 'hybrid')]:.3f}", f"{new[(path, 'hybrid')] / fastest:.2f}"])
+                     f"{mid[(path, 'hybrid')]:.3f}",
+                     f"{new[(path, 'hybrid')]:.3f}" if (path, "hybrid") in new else "not rerun",
+                     f"{now[(path, 'hybrid')] / fastest:.2f}"])
+    commits = " and ".join(f"`docs/bench/{name}` (commit {run['commit']}, {run['rounds']} rounds)" for name, run in
+                           zip(("hybrid_h200_nvml_enc.json", "hybrid_h200_nvml_sealed.json"), latest))
     return [
         "## Hybrid against its own members, on host data",
         "",
         f"Each path on a {size(after['bytes'])} random file in /dev/shm (the page cache), cpu, gpu and hybrid"
-        f" in turns, {after['rounds']} rounds, median wall seconds, process start included:"
-        f" `docs/bench/hybrid_h200_before.json` (commit {before['commit']}) and"
-        f" `docs/bench/hybrid_h200_after.json` (commit {after['commit']}), {device}, {date}."
-        " The cpu and gpu columns are the later run's; the last column is hybrid over the faster of the two.",
+        f" in turns, median wall seconds, process start included: `docs/bench/hybrid_h200_before.json`"
+        f" (commit {before['commit']}), `docs/bench/hybrid_h200_after.json` (commit {after['commit']},"
+        f" late lanes for sealed and age files) and, with the devices counted through NVML, {commits};"
+        f" {device}, {date}. The cpu and gpu columns, and the last column, hybrid over the faster of the two,"
+        " are from the latest run that has the path (the enc chacha20 file and pipe paths were not rerun).",
         "",
         *table(["path", "cpu, s", "gpu, s", f"hybrid, s, at {before['commit']}", f"hybrid, s, at {after['commit']}",
-                "hybrid / fastest"], body),
+                "hybrid, s, NVML count", "hybrid / fastest"], body),
         "",
-        "Reproduce: `bench/hybrid_bounds.sh` (`scripts/gpu-check.sh hybrid`, which writes `hybrid.json`).",
+        "Reproduce: `bench/hybrid_bounds.sh` (`scripts/gpu-check.sh hybrid`, which writes `hybrid.json`;"
+        " `HYBRID_PATHS` picks paths).",
         "",
     ]
 
