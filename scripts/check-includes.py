@@ -81,9 +81,6 @@ THIRD_PARTY_EXCEPTIONS = {
     ("src/backends/cuda/aead_gpu.cu", "OpenSSL"):
         "the GPU AEAD computes the one block the host needs before a launch (GCM's H, "
         "ChaCha20-Poly1305's one-time key) with EVP; a backend may not call the CPU backend",
-    ("tools/cli/speed_device.cu", "CUDA"):
-        "`speed` on device memory allocates its buffer and times the C API's device calls "
-        "with CUDA events, as `openssl speed` times its own loop",
 }
 
 # Which layers may name a table, besides core, which declares it, and the

@@ -134,4 +134,15 @@ wc_status wc_device_read(int device, void *host, const void *pointer, size_t byt
   return kCudaBackend.read_to_host(device, host, pointer, bytes, stream);
 }
 
+wc_status wc_host_alloc_pinned(void **pointer, size_t bytes) {
+  if (pointer == nullptr || bytes == 0) return WC_ERR_INVALID_ARGUMENT;
+  *pointer = nullptr;
+  if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
+  return kCudaBackend.alloc_pinned(pointer, bytes);
+}
+
+void wc_host_free_pinned(void *pointer) {
+  if (pointer != nullptr) kCudaBackend.free_pinned(pointer);
+}
+
 }  // extern "C"

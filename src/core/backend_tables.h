@@ -92,12 +92,16 @@ struct CudaBackend {
   //  - clear_async: zeros, queued.
   //  - read_to_host: a copy to host memory, once the stream has passed its
   //    earlier work; waits for it.
+  //  - alloc_pinned and free_pinned: page-locked host memory
+  //    (cudaMallocHost), on no device in particular.
   wc_status (*pointer_device)(const void *pointer, int *device);
   wc_status (*stream_wait)(int device, wc_cuda_stream consumer, wc_cuda_stream producer);
   wc_status (*alloc_async)(int device, void **pointer, size_t bytes, wc_cuda_stream stream);
   wc_status (*free_async)(int device, void *pointer, wc_cuda_stream stream);
   wc_status (*clear_async)(int device, void *pointer, size_t bytes, wc_cuda_stream stream);
   wc_status (*read_to_host)(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream);
+  wc_status (*alloc_pinned)(void **pointer, size_t bytes);
+  void (*free_pinned)(void *pointer);
 };
 
 extern const CpuBackend kCpuBackend;

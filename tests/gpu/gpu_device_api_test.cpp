@@ -273,6 +273,19 @@ TEST(GpuDeviceMemory, AllocateClearReadAndFreeInStreamOrder) {
   EXPECT_EQ(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(stream.handle())), cudaSuccess);
 }
 
+TEST(GpuDeviceMemory, PinnedHostMemoryIsPageLockedHostMemory) {
+  WCTEST_REQUIRE_GPU();
+  void *memory = nullptr;
+  ASSERT_EQ(wc_host_alloc_pinned(&memory, 1 << 20), WC_OK);
+  cudaPointerAttributes attributes{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attributes, memory), cudaSuccess);
+  EXPECT_EQ(attributes.type, cudaMemoryTypeHost);
+  int device = -1;
+  EXPECT_EQ(wc_device_of(memory, &device), WC_ERR_INVALID_ARGUMENT);
+  static_cast<uint8_t *>(memory)[(1 << 20) - 1] = 7;  // host-writable, to its end
+  wc_host_free_pinned(memory);
+}
+
 TEST(GpuDeviceMemory, StreamWaitOrdersTheConsumerAfterTheProducer) {
   WCTEST_REQUIRE_GPU();
   const Stream producer(0);

@@ -95,6 +95,10 @@ TEST(BackendTest, DeviceMemoryCallsWithoutDeviceAreNoDevice) {
   EXPECT_EQ(wc_device_read(0, host.data(), buffer.data(), 64, nullptr), WC_ERR_NO_DEVICE);
   EXPECT_EQ(buffer, Bytes(64, 0x42));
   EXPECT_EQ(host, Bytes(64, 0x17));
+  memory = buffer.data();
+  EXPECT_EQ(wc_host_alloc_pinned(&memory, 64), WC_ERR_NO_DEVICE);
+  EXPECT_EQ(memory, nullptr);
+  wc_host_free_pinned(nullptr);
 }
 
 TEST(BackendTest, DeviceMemoryCallsRefuseMissingPointers) {
@@ -108,6 +112,8 @@ TEST(BackendTest, DeviceMemoryCallsRefuseMissingPointers) {
   EXPECT_EQ(wc_device_clear_async(0, nullptr, 16, nullptr), WC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(wc_device_read(0, nullptr, buffer.data(), 16, nullptr), WC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(wc_device_read(0, buffer.data(), nullptr, 16, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_host_alloc_pinned(nullptr, 16), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_host_alloc_pinned(&memory, 0), WC_ERR_INVALID_ARGUMENT);
 }
 
 TEST(BackendTest, ContextsReportTheBackendThatRuns) {

@@ -53,6 +53,10 @@ wc_status no_clear(int, void *, size_t, wc_cuda_stream) { return WC_ERR_NO_DEVIC
 
 wc_status no_read(int, void *, const void *, size_t, wc_cuda_stream) { return WC_ERR_NO_DEVICE; }
 
+wc_status no_pinned(void **, size_t) { return WC_ERR_NO_DEVICE; }
+
+void nothing_pinned(void *) {}
+
 }  // namespace
 
 const CudaBackend kCudaBackend = {
@@ -73,6 +77,8 @@ const CudaBackend kCudaBackend = {
     .free_async = no_free,
     .clear_async = no_clear,
     .read_to_host = no_read,
+    .alloc_pinned = no_pinned,
+    .free_pinned = nothing_pinned,
 };
 
 }  // namespace warpcrypt

@@ -24,6 +24,8 @@ const CudaBackend kCudaBackend = {
     .free_async = cuda::free_async,
     .clear_async = cuda::clear_async,
     .read_to_host = cuda::read_to_host,
+    .alloc_pinned = cuda::alloc_pinned,
+    .free_pinned = cuda::free_pinned,
 };
 
 }  // namespace warpcrypt

@@ -1,7 +1,8 @@
-// Device memory and stream order for callers that link no CUDA runtime of
-// their own (warpcrypt/device.h, from wc_device_of on): the Python
-// package's verdicts, and its waits on the streams its frameworks queue on.
-// Every call runs with `device` current and restores the caller's device.
+// Device memory, page-locked host memory and stream order for callers that
+// link no CUDA runtime of their own (warpcrypt/device.h, from wc_device_of
+// on): the Python package's verdicts and its waits on the streams its
+// frameworks queue on, and the CLI's `speed` buffers. Every call on a device
+// runs with that device current and restores the caller's device.
 #include <cuda_runtime.h>
 
 #include "backends/cuda/device_context.h"
@@ -104,6 +105,19 @@ wc_status clear_async(int device, void *pointer, size_t bytes, wc_cuda_stream st
   const OnDevice on(device, {as_cuda(stream)});
   if (on.status() != WC_OK) return on.status();
   return device_status(cudaMemsetAsync(pointer, 0, bytes, as_cuda(stream)));
+}
+
+wc_status alloc_pinned(void **pointer, size_t bytes) {
+  const cudaError_t error = cudaMallocHost(pointer, bytes);
+  if (error == cudaErrorMemoryAllocation) {
+    cudaGetLastError();
+    return WC_ERR_OUT_OF_MEMORY;
+  }
+  return device_status(error);
+}
+
+void free_pinned(void *pointer) {
+  if (cudaFreeHost(pointer) != cudaSuccess) cudaGetLastError();
 }
 
 wc_status read_to_host(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream) {
