@@ -24,7 +24,7 @@ inline constexpr size_t kVaesGcmNonceLen = 12;
 // AES round keys and the powers H^1..H^16 of GCM's hash key, computed once
 // per key and wiped on destruction. Const calls may run from many threads.
 class VaesGcmKey {
-public:
+ public:
   // nullptr when the CPU lacks the instructions or the key is not 16, 24 or
   // 32 bytes.
   static std::unique_ptr<VaesGcmKey> make(std::span<const uint8_t> key);
@@ -35,18 +35,16 @@ public:
   // As the API checked it: `nonce` is kVaesGcmNonceLen bytes, len at most
   // aead_max_message_len (so the 32-bit counter never wraps), out equals in
   // or does not overlap it, tag_len at most 16.
-  void seal(const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-            const uint8_t *in, uint8_t *out, size_t len, uint8_t *tag,
-            size_t tag_len) const;
+  void seal(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out, size_t len,
+            uint8_t *tag, size_t tag_len) const;
 
   // Decrypts into `out` and compares the tag in constant time: WC_OK, or
   // WC_ERR_AUTH with `out` holding the unauthenticated plaintext, which the
   // caller zeroes (as with OpenSSL's EVP path).
-  wc_status open(const uint8_t *nonce, const uint8_t *aad, size_t aad_len,
-                 const uint8_t *in, uint8_t *out, size_t len,
+  wc_status open(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out, size_t len,
                  const uint8_t *tag, size_t tag_len) const;
 
-private:
+ private:
   VaesGcmKey() = default;
 
   // Laid out as 16-byte blocks so the vector code loads them directly.
@@ -58,4 +56,4 @@ private:
   int rounds_ = 0;
 };
 
-} // namespace warpcrypt::cpu
+}  // namespace warpcrypt::cpu

@@ -18,17 +18,13 @@ namespace {
 
 // A context keyed for one message. The nonce length is set before the nonce
 // itself, because OpenSSL reads the nonce with the length it holds then.
-CtxPtr start_message(const EVP_CIPHER *evp, bool encrypt,
-                     std::span<const uint8_t> key,
+CtxPtr start_message(const EVP_CIPHER *evp, bool encrypt, std::span<const uint8_t> key,
                      std::span<const uint8_t> nonce) {
   CtxPtr ctx(EVP_CIPHER_CTX_new());
   const int enc = encrypt ? 1 : 0;
-  if (!ctx ||
-      EVP_CipherInit_ex2(ctx.get(), evp, nullptr, nullptr, enc, nullptr) != 1 ||
-      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN,
-                          static_cast<int>(nonce.size()), nullptr) != 1 ||
-      EVP_CipherInit_ex2(ctx.get(), nullptr, key.data(), nonce.data(), enc,
-                         nullptr) != 1) {
+  if (!ctx || EVP_CipherInit_ex2(ctx.get(), evp, nullptr, nullptr, enc, nullptr) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(nonce.size()), nullptr) != 1 ||
+      EVP_CipherInit_ex2(ctx.get(), nullptr, key.data(), nonce.data(), enc, nullptr) != 1) {
     return nullptr;
   }
   return ctx;
@@ -43,20 +39,16 @@ bool finish(EVP_CIPHER_CTX *ctx) {
 }
 
 bool write_tag(EVP_CIPHER_CTX *ctx, uint8_t *tag, size_t tag_len) {
-  return finish(ctx) &&
-         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG,
-                             static_cast<int>(tag_len), tag) == 1;
+  return finish(ctx) && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, static_cast<int>(tag_len), tag) == 1;
 }
 
 // OpenSSL compares the tag with CRYPTO_memcmp, in constant time.
 wc_status check_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t tag_len) {
   // The control call takes a non-const pointer but only reads the tag.
-  if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_len),
-                          const_cast<uint8_t *>(tag)) != 1) {
+  if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, static_cast<int>(tag_len), const_cast<uint8_t *>(tag)) != 1) {
     return WC_ERR_CRYPTO_LIBRARY;
   }
-  if (finish(ctx))
-    return WC_OK;
+  if (finish(ctx)) return WC_OK;
   ERR_clear_error();
   return WC_ERR_AUTH;
 }
@@ -69,7 +61,7 @@ wc_status check_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t tag_len) {
 // message from the idle list, 0.25 us copying the template per message
 // (EVP_CIPHER_CTX_copy, as pyca/cryptography does), 0.54 us keying each.
 class KeyedContexts {
-public:
+ public:
   // One keyed context and the nonce length it was last set to, which is
   // set again only when a message's differs.
   struct Keyed {
@@ -78,12 +70,9 @@ public:
   };
 
   // nullptr if OpenSSL refuses the cipher or the key.
-  static std::unique_ptr<KeyedContexts> make(const EVP_CIPHER *evp,
-                                             std::span<const uint8_t> key) {
+  static std::unique_ptr<KeyedContexts> make(const EVP_CIPHER *evp, std::span<const uint8_t> key) {
     CtxPtr keyed(EVP_CIPHER_CTX_new());
-    if (!keyed || EVP_CipherInit_ex2(keyed.get(), evp, key.data(), nullptr, 1,
-                                     nullptr) != 1)
-      return nullptr;
+    if (!keyed || EVP_CipherInit_ex2(keyed.get(), evp, key.data(), nullptr, 1, nullptr) != 1) return nullptr;
     return std::unique_ptr<KeyedContexts>(new KeyedContexts(std::move(keyed)));
   }
 
@@ -92,19 +81,13 @@ public:
   Keyed take(bool encrypt, std::span<const uint8_t> nonce) const {
     Keyed keyed = idle_or_copy();
     EVP_CIPHER_CTX *ctx = keyed.ctx.get();
-    if (ctx == nullptr)
-      return keyed;
+    if (ctx == nullptr) return keyed;
     if (keyed.nonce_len != nonce.size()) {
-      // Set before the nonce itself: OpenSSL reads the nonce with the length it
-      // holds then.
-      if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN,
-                              static_cast<int>(nonce.size()), nullptr) != 1)
-        return {};
+      // Set before the nonce itself: OpenSSL reads the nonce with the length it holds then.
+      if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IVLEN, static_cast<int>(nonce.size()), nullptr) != 1) return {};
       keyed.nonce_len = nonce.size();
     }
-    if (EVP_CipherInit_ex2(ctx, nullptr, nullptr, nonce.data(), encrypt ? 1 : 0,
-                           nullptr) != 1)
-      return {};
+    if (EVP_CipherInit_ex2(ctx, nullptr, nullptr, nonce.data(), encrypt ? 1 : 0, nullptr) != 1) return {};
     return keyed;
   }
 
@@ -116,7 +99,7 @@ public:
     idle_.push_back(std::move(keyed));
   }
 
-private:
+ private:
   explicit KeyedContexts(CtxPtr keyed) : template_(std::move(keyed)) {}
 
   Keyed idle_or_copy() const {
@@ -129,16 +112,13 @@ private:
       }
     }
     CtxPtr copy(EVP_CIPHER_CTX_new());
-    if (!copy || EVP_CIPHER_CTX_copy(copy.get(), template_.get()) != 1)
-      return {};
-    return {std::move(copy),
-            static_cast<size_t>(EVP_CIPHER_CTX_get_iv_length(template_.get()))};
+    if (!copy || EVP_CIPHER_CTX_copy(copy.get(), template_.get()) != 1) return {};
+    return {std::move(copy), static_cast<size_t>(EVP_CIPHER_CTX_get_iv_length(template_.get()))};
   }
 
-  CtxPtr template_; // never run: only copied
+  CtxPtr template_;  // never run: only copied
   mutable std::mutex mutex_;
-  mutable std::vector<Keyed>
-      idle_; // at most as many as messages ever ran at once
+  mutable std::vector<Keyed> idle_;  // at most as many as messages ever ran at once
 };
 
 // Messages run through OpenSSL's contexts, except GCM messages with 12-byte
@@ -146,66 +126,52 @@ private:
 // (about three times OpenSSL 3.0's speed there; docs/lab-notes/
 // performance-history.md).
 class EvpAead final : public AeadCipher {
-public:
-  EvpAead(std::unique_ptr<KeyedContexts> contexts,
-          std::unique_ptr<const VaesGcmKey> vaes, unsigned threads)
-      : contexts_(std::move(contexts)), vaes_(std::move(vaes)),
-        threads_(threads) {}
+ public:
+  EvpAead(std::unique_ptr<KeyedContexts> contexts, std::unique_ptr<const VaesGcmKey> vaes, unsigned threads)
+      : contexts_(std::move(contexts)), vaes_(std::move(vaes)), threads_(threads) {}
 
   wc_backend backend() const override { return WC_BACKEND_CPU; }
 
-  wc_status seal(std::span<const wc_aead_message> messages,
-                 size_t tag_len) const override {
-    if (messages.size() == 1)
-      return seal_one(messages[0], tag_len);
+  wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
+    if (messages.size() == 1) return seal_one(messages[0], tag_len);
     std::atomic<wc_status> first_error{WC_OK};
     for_each_message(messages.size(), [&](size_t i) {
       const wc_status status = seal_one(messages[i], tag_len);
       wc_status expected = WC_OK;
-      if (status != WC_OK)
-        first_error.compare_exchange_strong(expected, status);
+      if (status != WC_OK) first_error.compare_exchange_strong(expected, status);
     });
     return first_error.load();
   }
 
-  wc_status open(std::span<const wc_aead_message> messages, size_t tag_len,
-                 wc_status *results) const override {
+  wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
     if (messages.size() == 1) {
       results[0] = open_one(messages[0], tag_len);
     } else {
-      for_each_message(messages.size(), [&](size_t i) {
-        results[i] = open_one(messages[i], tag_len);
-      });
+      for_each_message(messages.size(), [&](size_t i) { results[i] = open_one(messages[i], tag_len); });
     }
     return combined_open_status({results, messages.size()});
   }
 
-private:
+ private:
   // A batch on the pool, one message per task (EVP's GCM and
   // ChaCha20-Poly1305 are sequential); a single message skips the pool, on
   // the calling thread.
-  void for_each_message(size_t count,
-                        const std::function<void(size_t)> &task) const {
+  void for_each_message(size_t count, const std::function<void(size_t)> &task) const {
     const unsigned workers = threads_ == 0 ? usable_cpus() : threads_;
     ThreadPool::instance().parallel_for(count, workers, task);
   }
 
-  bool runs_on_vaes(const wc_aead_message &m) const {
-    return vaes_ && m.nonce_len == kVaesGcmNonceLen;
-  }
+  bool runs_on_vaes(const wc_aead_message &m) const { return vaes_ && m.nonce_len == kVaesGcmNonceLen; }
 
   wc_status seal_one(const wc_aead_message &m, size_t tag_len) const {
     if (runs_on_vaes(m)) {
-      vaes_->seal(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag,
-                  tag_len);
+      vaes_->seal(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag, tag_len);
       return WC_OK;
     }
     KeyedContexts::Keyed keyed = contexts_->take(true, {m.nonce, m.nonce_len});
     EVP_CIPHER_CTX *ctx = keyed.ctx.get();
-    if (ctx == nullptr)
-      return WC_ERR_CRYPTO_LIBRARY;
-    if (!update_all(ctx, m.aad, nullptr, m.aad_len) ||
-        !update_all(ctx, m.in, m.out, m.len) ||
+    if (ctx == nullptr) return WC_ERR_CRYPTO_LIBRARY;
+    if (!update_all(ctx, m.aad, nullptr, m.aad_len) || !update_all(ctx, m.in, m.out, m.len) ||
         !write_tag(ctx, m.tag, tag_len)) {
       return WC_ERR_CRYPTO_LIBRARY;
     }
@@ -214,36 +180,29 @@ private:
   }
 
   wc_status open_one(const wc_aead_message &m, size_t tag_len) const {
-    if (runs_on_vaes(m))
-      return vaes_->open(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag,
-                         tag_len);
+    if (runs_on_vaes(m)) return vaes_->open(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag, tag_len);
     KeyedContexts::Keyed keyed = contexts_->take(false, {m.nonce, m.nonce_len});
     EVP_CIPHER_CTX *ctx = keyed.ctx.get();
-    if (ctx == nullptr)
-      return WC_ERR_CRYPTO_LIBRARY;
-    if (!update_all(ctx, m.aad, nullptr, m.aad_len) ||
-        !update_all(ctx, m.in, m.out, m.len)) {
+    if (ctx == nullptr) return WC_ERR_CRYPTO_LIBRARY;
+    if (!update_all(ctx, m.aad, nullptr, m.aad_len) || !update_all(ctx, m.in, m.out, m.len)) {
       return WC_ERR_CRYPTO_LIBRARY;
     }
     const wc_status status = check_tag(ctx, m.tag, tag_len);
-    if (status == WC_OK || status == WC_ERR_AUTH)
-      contexts_->give_back(std::move(keyed));
+    if (status == WC_OK || status == WC_ERR_AUTH) contexts_->give_back(std::move(keyed));
     return status;
   }
 
   std::unique_ptr<KeyedContexts> contexts_;
-  std::unique_ptr<const VaesGcmKey>
-      vaes_; // null for ChaCha20-Poly1305 or without the instructions
+  std::unique_ptr<const VaesGcmKey> vaes_;  // null for ChaCha20-Poly1305 or without the instructions
   unsigned threads_;
 };
 
 class EvpAeadStream final : public AeadStream {
-public:
+ public:
   explicit EvpAeadStream(CtxPtr ctx) : ctx_(std::move(ctx)) {}
 
   wc_status absorb_aad(const uint8_t *aad, size_t len) override {
-    return update_all(ctx_.get(), aad, nullptr, len) ? WC_OK
-                                                     : WC_ERR_CRYPTO_LIBRARY;
+    return update_all(ctx_.get(), aad, nullptr, len) ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
   }
   wc_status update(const uint8_t *in, uint8_t *out, size_t len) override {
     return update_all(ctx_.get(), in, out, len) ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
@@ -251,42 +210,30 @@ public:
   wc_status seal_final(uint8_t *tag, size_t tag_len) override {
     return write_tag(ctx_.get(), tag, tag_len) ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
   }
-  wc_status open_final(const uint8_t *tag, size_t tag_len) override {
-    return check_tag(ctx_.get(), tag, tag_len);
-  }
+  wc_status open_final(const uint8_t *tag, size_t tag_len) override { return check_tag(ctx_.get(), tag, tag_len); }
 
-private:
-  CtxPtr ctx_; // EVP_CIPHER_CTX_free cleanses the key schedule
+ private:
+  CtxPtr ctx_;  // EVP_CIPHER_CTX_free cleanses the key schedule
 };
 
-} // namespace
+}  // namespace
 
-std::unique_ptr<AeadCipher> make_evp_aead(const wc_aead &aead,
-                                          std::span<const uint8_t> key,
-                                          unsigned threads) {
+std::unique_ptr<AeadCipher> make_evp_aead(const wc_aead &aead, std::span<const uint8_t> key, unsigned threads) {
   const EVP_CIPHER *evp = fetch_evp_cipher(aead.openssl_name);
-  if (evp == nullptr)
-    return nullptr;
+  if (evp == nullptr) return nullptr;
   std::unique_ptr<KeyedContexts> contexts = KeyedContexts::make(evp, key);
-  if (!contexts)
-    return nullptr;
-  std::unique_ptr<const VaesGcmKey> vaes =
-      aead.kind == AeadKind::gcm ? VaesGcmKey::make(key) : nullptr;
-  return std::make_unique<EvpAead>(std::move(contexts), std::move(vaes),
-                                   threads);
+  if (!contexts) return nullptr;
+  std::unique_ptr<const VaesGcmKey> vaes = aead.kind == AeadKind::gcm ? VaesGcmKey::make(key) : nullptr;
+  return std::make_unique<EvpAead>(std::move(contexts), std::move(vaes), threads);
 }
 
-std::unique_ptr<AeadStream>
-make_evp_aead_stream(const wc_aead &aead, wc_direction direction,
-                     std::span<const uint8_t> key,
-                     std::span<const uint8_t> nonce) {
+std::unique_ptr<AeadStream> make_evp_aead_stream(const wc_aead &aead, wc_direction direction,
+                                                 std::span<const uint8_t> key, std::span<const uint8_t> nonce) {
   const EVP_CIPHER *evp = fetch_evp_cipher(aead.openssl_name);
-  if (evp == nullptr)
-    return nullptr;
+  if (evp == nullptr) return nullptr;
   CtxPtr ctx = start_message(evp, direction == WC_ENCRYPT, key, nonce);
-  if (!ctx)
-    return nullptr;
+  if (!ctx) return nullptr;
   return std::make_unique<EvpAeadStream>(std::move(ctx));
 }
 
-} // namespace warpcrypt::cpu
+}  // namespace warpcrypt::cpu
