@@ -196,6 +196,24 @@ struct Message {
   size_t len;
 };
 
+WARPCRYPT_VAES_TARGET void load_256(const uint8_t *in, __m512i text[4]) {
+  for (int i = 0; i < 4; ++i) text[i] = _mm512_loadu_si512(in + 64 * i);
+}
+
+// XORs 256 bytes of `text` with the next 16 keystream blocks into `result`
+// and stores it at `out`, running `ghash` (if any) between the AES rounds.
+template <int kRounds>
+WARPCRYPT_VAES_TARGET void crypt_256(const Block16 *round_keys, Counters &counters, const GhashStep *ghash,
+                                     Products &sum, const __m512i text[4], uint8_t *out, __m512i result[4]) {
+  __m512i blocks[4];
+  counters.take(blocks, 4);
+  aes_rounds<kRounds>(round_keys, blocks, 4, ghash, sum);
+  for (int i = 0; i < 4; ++i) {
+    result[i] = _mm512_xor_si512(text[i], blocks[i]);
+    _mm512_storeu_si512(out + 64 * i, result[i]);
+  }
+}
+
 // Encrypts or decrypts the last 1..255 bytes with masked loads and stores
 // and hashes their ciphertext (sealing: what it wrote; opening: what it
 // read), returning the hash.
@@ -235,35 +253,31 @@ WARPCRYPT_VAES_TARGET __m128i crypt(const Block16 *round_keys, const Block16 *po
   Counters counters{_mm512_add_epi32(_mm512_broadcast_i32x4(reflect(j0_block)),
                                      _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1))};
 
-  __m512i hashed_later[4];  // sealing: the last 256 bytes of ciphertext, reflected
-  bool have_later = false;
+  __m512i text[4];
+  __m512i result[4];
+  __m512i to_hash[4];  // reflected ciphertext for the next GHASH step
+  Products sum = no_products();
   size_t done = 0;
+  if (kSeal && m.len >= 256) {  // hashed during the next step's AES, or after the loop
+    load_256(m.in, text);
+    crypt_256<kRounds>(round_keys, counters, nullptr, sum, text, m.out, result);
+    for (int i = 0; i < 4; ++i) to_hash[i] = reflect_lanes(result[i]);
+    done = 256;
+  }
   for (; m.len - done >= 256; done += 256) {
-    __m512i blocks[4];
-    counters.take(blocks, 4);
-    __m512i text[4];
-    for (int i = 0; i < 4; ++i) text[i] = _mm512_loadu_si512(m.in + done + 64 * i);
-    Products sum = no_products();
+    load_256(m.in + done, text);
+    if (!kSeal) {
+      for (int i = 0; i < 4; ++i) to_hash[i] = reflect_lanes(text[i]);
+    }
+    const GhashStep step = ghash_step(powers, hash, to_hash, 16);
+    sum = no_products();
+    crypt_256<kRounds>(round_keys, counters, &step, sum, text, m.out + done, result);
+    hash = reduce(sum);
     if (kSeal) {
-      const GhashStep step = ghash_step(powers, hash, hashed_later, 16);
-      aes_rounds<kRounds>(round_keys, blocks, 4, have_later ? &step : nullptr, sum);
-      if (have_later) hash = reduce(sum);
-      for (int i = 0; i < 4; ++i) {
-        const __m512i ciphertext = _mm512_xor_si512(text[i], blocks[i]);
-        _mm512_storeu_si512(m.out + done + 64 * i, ciphertext);
-        hashed_later[i] = reflect_lanes(ciphertext);
-      }
-      have_later = true;
-    } else {
-      __m512i reflected[4];
-      for (int i = 0; i < 4; ++i) reflected[i] = reflect_lanes(text[i]);
-      const GhashStep step = ghash_step(powers, hash, reflected, 16);
-      aes_rounds<kRounds>(round_keys, blocks, 4, &step, sum);
-      hash = reduce(sum);
-      for (int i = 0; i < 4; ++i) _mm512_storeu_si512(m.out + done + 64 * i, _mm512_xor_si512(text[i], blocks[i]));
+      for (int i = 0; i < 4; ++i) to_hash[i] = reflect_lanes(result[i]);
     }
   }
-  if (have_later) hash = ghash_blocks(powers, hash, hashed_later, 16);
+  if (kSeal && m.len >= 256) hash = ghash_blocks(powers, hash, to_hash, 16);
   if (done < m.len) {
     hash = crypt_tail<kRounds, kSeal>(round_keys, powers, counters, hash, m.in + done, m.out + done, m.len - done);
   }
