@@ -10,8 +10,8 @@
 #include <cpuid.h>
 #include <immintrin.h>
 #define WARPCRYPT_VAES_GCM 1
-// GCC 12 warns inside its own AVX-512 headers (the self-initialised
-// "undefined" registers some intrinsics start from); nothing here reads an
+// GCC 12 reports -Wmaybe-uninitialized from inside its own AVX-512 headers
+// (their `__Y` temporaries), a false positive: nothing here reads an
 // uninitialised value.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -413,8 +413,9 @@ wc_status VaesGcmKey::open(const uint8_t *nonce, const uint8_t *aad, size_t aad_
   return authentic ? WC_OK : WC_ERR_AUTH;
 }
 
-#else  // no x86-64 vector code on this platform: the OpenSSL path runs
-       // everything
+#else
+// No x86-64 vector code on this platform: make() returns nullptr, so the CPU
+// AEAD keeps every message on OpenSSL and seal/open are never reached.
 
 bool vaes_gcm_supported() { return false; }
 
