@@ -77,6 +77,10 @@ struct HostCrypto {
                             std::span<const uint8_t, 32> seed);
   wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
                               std::span<const uint8_t, 32> public_key);
+  // SHA3-256 and SHAKE256 (FIPS 202), for the hybrid KEM that combines
+  // ML-KEM-768 with X25519.
+  void (*sha3_256)(std::span<uint8_t, 32> out, std::span<const uint8_t> in);
+  void (*shake256)(std::span<uint8_t> out, std::span<const uint8_t> in);
   // ML-KEM-768 (FIPS 203): the key pair of a 64-byte seed d || z; Encaps
   // with the 32 bytes of randomness drawn from `random` (WC_ERR_FORMAT for an
   // encapsulation key that fails section 7.2's modulus check); Decaps with

@@ -6,6 +6,7 @@
 
 #include "backends/cpu/base64.h"
 #include "backends/cpu/kdf.h"
+#include "backends/cpu/keccak.h"
 #include "backends/cpu/mlkem768.h"
 #include "backends/cpu/signature.h"
 #include "core/secret_bytes.h"
@@ -47,6 +48,8 @@ const HostCrypto kHostCrypto = {
     .ed25519_public_key = cpu::ed25519_public_key,
     .ed25519_sign = cpu::ed25519_sign,
     .ed25519_verify = cpu::ed25519_verify,
+    .sha3_256 = cpu::sha3_256,
+    .shake256 = cpu::shake256,
     .mlkem768_keygen = cpu::mlkem768_keygen,
     .mlkem768_encaps = mlkem768_encaps_from,
     .mlkem768_decaps = cpu::mlkem768_decaps,
