@@ -420,12 +420,12 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
   } else if (passphrase_given) {
     *detail = "the file is encrypted to keys, not with a passphrase";
   } else {
-    const bool all_x25519 = std::all_of(header.stanzas.begin(), header.stanzas.end(),
-                                        [](const Stanza &stanza) { return stanza.type == "X25519"; });
-    *detail = all_x25519 ? "no identity matched any of the file's X25519 recipients"
-                         : "no identity matched a recipient (the file has stanzas of other types: mlkem768x25519 "
-                           "needs a post-quantum (-pq) identity; ssh-ed25519, ssh-rsa and plugins are not "
-                           "supported by this build)";
+    const bool all_supported = std::all_of(header.stanzas.begin(), header.stanzas.end(), [](const Stanza &stanza) {
+      return stanza.type == "X25519" || stanza.type == kHybridStanzaType;
+    });
+    *detail = all_supported ? "no identity matched any of the file's recipients"
+                            : "no identity matched a recipient (the file also has stanzas of types this build does not "
+                              "support, such as ssh-ed25519, ssh-rsa or plugins)";
   }
   return WC_ERR_NO_IDENTITY;
 }
