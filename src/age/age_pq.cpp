@@ -64,8 +64,13 @@ void combine(const HostCrypto &crypto, std::span<const uint8_t, 32> mlkem_secret
   secure_wipe(input.data(), input.size());
 }
 
+// "HPKE-v1" || suite_id || label || tail, where suite_id is "HPKE" and the
+// three algorithm identifiers, two bytes each, big-endian (RFC 9180 5.1).
 std::vector<uint8_t> hpke_labeled(std::string_view label, std::span<const uint8_t> tail) {
-  std::vector<uint8_t> out = {'H', 'P', 'K', 'E', '-', 'v', '1', 'H', 'P', 'K', 'E'};
+  constexpr std::string_view kVersion = "HPKE-v1";
+  constexpr std::string_view kSuitePrefix = "HPKE";
+  std::vector<uint8_t> out(kVersion.begin(), kVersion.end());
+  out.insert(out.end(), kSuitePrefix.begin(), kSuitePrefix.end());
   for (uint16_t id : {kKemId, kKdfId, kAeadId}) {
     out.push_back(static_cast<uint8_t>(id >> 8));
     out.push_back(static_cast<uint8_t>(id));
@@ -146,8 +151,11 @@ wc_status hybrid_decapsulate(const HostCrypto &crypto, std::span<const uint8_t, 
   std::array<uint8_t, 32> mlkem_secret{};
   std::array<uint8_t, 32> x25519_secret{};
   const auto share = encapsulation.last<kX25519Len>();
-  if (status == WC_OK) {
-    status = crypto.mlkem768_decaps(mlkem_secret, key.mlkem_private, encapsulation.first<kMlkem768CiphertextLen>());
+  // The key was expanded just now, so ML-KEM's key check cannot fail; a
+  // failure here is the provider's, not the stanza's.
+  if (status == WC_OK &&
+      crypto.mlkem768_decaps(mlkem_secret, key.mlkem_private, encapsulation.first<kMlkem768CiphertextLen>()) != WC_OK) {
+    status = WC_ERR_CRYPTO_LIBRARY;
   }
   if (status == WC_OK && crypto.x25519(x25519_secret, key.x25519_private, share) != WC_OK) status = WC_ERR_FORMAT;
   if (status == WC_OK) combine(crypto, mlkem_secret, x25519_secret, share, key.x25519_public, shared_secret);

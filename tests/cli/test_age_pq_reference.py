@@ -332,7 +332,9 @@ def test_wrong_identity_is_no_identity(warpcrypt_binary, pq_identity, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("what", ["short_identity", "long_identity", "short_recipient", "bad_checksum"])
+@pytest.mark.parametrize(
+    "what", ["short_identity", "long_identity", "short_recipient", "bad_checksum", "unreduced_mlkem", "low_order_x25519"]
+)
 def test_malformed_keys_refused(warpcrypt_binary, pq_identity, tmp_path, what):
     _, seed, recipient = pq_identity
     _, public = bech32_decode(recipient)
@@ -342,10 +344,18 @@ def test_malformed_keys_refused(warpcrypt_binary, pq_identity, tmp_path, what):
         (tmp_path / "k").write_text(bech32_encode("AGE-SECRET-KEY-PQ-", key) + "\n")
         done = run(warpcrypt_binary, "age-keygen", "-y", tmp_path / "k")
     else:
-        text = bech32_encode("age1pq", public[:-1]) if what == "short_recipient" else recipient[:-1] + (
-            "q" if recipient[-1] != "q" else "p"
-        )
+        if what == "short_recipient":
+            text = bech32_encode("age1pq", public[:-1])
+        elif what == "bad_checksum":
+            text = recipient[:-1] + ("q" if recipient[-1] != "q" else "p")
+        elif what == "unreduced_mlkem":  # the first coefficient 0xFFF, at least q
+            text = bech32_encode("age1pq", b"\xff\x0f" + public[2:])
+        else:  # the X25519 half the all-zero point, of small order
+            text = bech32_encode("age1pq", public[:1184] + bytes(32))
         done = run(warpcrypt_binary, "age", "-r", text, "-o", tmp_path / "f.age", tmp_path / "plain")
+        if what in ("unreduced_mlkem", "low_order_x25519"):
+            half = "ML-KEM-768 half" if what == "unreduced_mlkem" else "X25519 half"
+            assert half.encode() in done.stderr, done.stderr
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "f.age").exists()

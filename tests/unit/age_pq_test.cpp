@@ -122,6 +122,7 @@ TEST(AgePq, CApiGeneratesAndFormatsHybridIdentities) {
   EXPECT_EQ(wc_age_identity_recipient(identities, 0, small, sizeof small), WC_ERR_OUTPUT_TOO_SMALL);
   wc_memzero(secret, sizeof secret);
   wc_age_identities_free(identities);
+  EXPECT_EQ(wc_age_identities_generate_pq(nullptr), WC_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace
