@@ -75,6 +75,34 @@ std::span<const uint8_t> bytes_of(std::string_view text) {
   return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
 }
 
+}  // namespace
+
+// Outside the anonymous namespace: the hybrid stanza (age_pq.cpp) seals and
+// opens with HPKE's base nonce through these too.
+wc_status seal_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce, const FileKey &file_key,
+                        std::array<uint8_t, kWrappedKeyLen> *wrapped) {
+  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
+  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
+  const wc_aead_message message = {wrapped->data(), file_key.bytes.data(), kFileKeyLen, nonce.data(), nonce.size(),
+                                   nullptr,          0,                     wrapped->data() + kFileKeyLen};
+  return cipher->seal({&message, 1}, engine::kStreamTagLen);
+}
+
+wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce,
+                        std::span<const uint8_t> body, FileKey *file_key) {
+  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
+  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
+  std::array<uint8_t, engine::kStreamTagLen> tag{};
+  std::copy_n(body.begin() + kFileKeyLen, tag.size(), tag.begin());
+  const wc_aead_message message = {file_key->bytes.data(), body.data(), kFileKeyLen, nonce.data(), nonce.size(),
+                                   nullptr,                0,           tag.data()};
+  wc_status result = WC_OK;
+  const wc_status status = cipher->open({&message, 1}, engine::kStreamTagLen, &result);
+  return status != WC_OK ? status : result;
+}
+
+namespace {
+
 wc_status x25519_wrap_key(const HostCrypto &crypto, std::span<const uint8_t, 32> shared,
                           std::span<const uint8_t, 32> ephemeral_share, std::span<const uint8_t, 32> recipient,
                           DerivedKey *key) {
@@ -190,28 +218,6 @@ wc_status for_each_key_line(std::string_view text, Each each) {
 }
 
 }  // namespace
-
-wc_status seal_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce, const FileKey &file_key,
-                        std::array<uint8_t, kWrappedKeyLen> *wrapped) {
-  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
-  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
-  const wc_aead_message message = {wrapped->data(), file_key.bytes.data(), kFileKeyLen, nonce.data(), nonce.size(),
-                                   nullptr,          0,                     wrapped->data() + kFileKeyLen};
-  return cipher->seal({&message, 1}, engine::kStreamTagLen);
-}
-
-wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce,
-                        std::span<const uint8_t> body, FileKey *file_key) {
-  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
-  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
-  std::array<uint8_t, engine::kStreamTagLen> tag{};
-  std::copy_n(body.begin() + kFileKeyLen, tag.size(), tag.begin());
-  const wc_aead_message message = {file_key->bytes.data(), body.data(), kFileKeyLen, nonce.data(), nonce.size(),
-                                   nullptr,                0,           tag.data()};
-  wc_status result = WC_OK;
-  const wc_status status = cipher->open({&message, 1}, engine::kStreamTagLen, &result);
-  return status != WC_OK ? status : result;
-}
 
 std::string encode_bech32(std::string_view hrp, std::span<const uint8_t> data) {
   const std::vector<uint8_t> values = *regroup(data, 8, 5, true);
