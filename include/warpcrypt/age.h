@@ -48,7 +48,7 @@ typedef struct wc_age_identities wc_age_identities;
 #define WC_AGE_DEFAULT_MAX_WORK_FACTOR 22u
 #define WC_AGE_MAX_WORK_FACTOR 30u
 /* The longest key string the format calls write, with its NUL. */
-#define WC_AGE_KEY_MAX_LEN 128u
+#define WC_AGE_KEY_MAX_LEN 2048u
 
 WC_API wc_status wc_age_recipients_new(wc_age_recipients **recipients);
 /* Adds recipients from `text`: one "age1..." key, or a recipients file (one
@@ -67,7 +67,11 @@ WC_API void wc_age_recipients_free(wc_age_recipients *recipients);
 WC_API wc_status wc_age_identities_new(wc_age_identities **identities);
 /* Adds a fresh X25519 identity from the CSPRNG. */
 WC_API wc_status wc_age_identities_generate(wc_age_identities *identities);
-/* Adds identities from `text`: one "AGE-SECRET-KEY-1..." key, or an
+/* Adds a fresh post-quantum hybrid identity (ML-KEM-768 + X25519, age 1.3's
+ * "AGE-SECRET-KEY-PQ-1...", recipient "age1pq1...") from the CSPRNG. */
+WC_API wc_status wc_age_identities_generate_pq(wc_age_identities *identities);
+/* Adds identities from `text`: one "AGE-SECRET-KEY-1..." or
+ * "AGE-SECRET-KEY-PQ-1..." key, or an
  * identity file as age-keygen writes it. Nothing is added on failure. */
 WC_API wc_status wc_age_identities_add(wc_age_identities *identities, const char *text, const char **detail);
 /* Adds a passphrase; scrypt stanzas above 2^max_work_factor (1 to
@@ -75,8 +79,8 @@ WC_API wc_status wc_age_identities_add(wc_age_identities *identities, const char
 WC_API wc_status wc_age_identities_add_passphrase(wc_age_identities *identities, const uint8_t *passphrase,
                                                   size_t passphrase_len, unsigned max_work_factor);
 WC_API size_t wc_age_identities_count(const wc_age_identities *identities);
-/* Identity `index`'s secret key ("AGE-SECRET-KEY-1...") or its recipient
- * ("age1..."), NUL-terminated, into `out` of `out_cap` bytes
+/* Identity `index`'s secret key ("AGE-SECRET-KEY-1...", "AGE-SECRET-KEY-PQ-1...")
+ * or its recipient ("age1...", "age1pq1..."), NUL-terminated, into `out` of `out_cap` bytes
  * (WC_AGE_KEY_MAX_LEN is enough). WC_ERR_INVALID_ARGUMENT for a passphrase
  * or an index out of range, WC_ERR_OUTPUT_TOO_SMALL for a short buffer. */
 WC_API wc_status wc_age_identity_format(const wc_age_identities *identities, size_t index, char *out,

@@ -242,6 +242,16 @@ wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   if (passphrase && recipients.size() != 1) {
     return fail(monitor, WC_ERR_INVALID_ARGUMENT, "a passphrase cannot be combined with other recipients");
   }
+  // age 1.3's rule: a post-quantum recipient beside a classical one would
+  // leave the file key open to a quantum computer through the classical
+  // stanza.
+  const size_t hybrid = static_cast<size_t>(std::count_if(
+      recipients.begin(), recipients.end(), [](const Recipient &r) { return r.type == KeyType::hybrid; }));
+  if (hybrid != 0 && hybrid != recipients.size()) {
+    return fail(monitor, WC_ERR_INVALID_ARGUMENT,
+                "post-quantum (age1pq1) recipients cannot be combined with classical ones: the file would be open to "
+                "a quantum computer");
+  }
   Endpoint in;
   Endpoint out;
   if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);

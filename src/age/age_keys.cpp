@@ -4,6 +4,7 @@
 #include <cctype>
 #include <memory>
 
+#include "age/age_pq.h"
 #include "core/aead_registry.h"
 #include "core/backend_tables.h"
 #include "core/secret_bytes.h"
@@ -16,7 +17,8 @@ constexpr std::string_view kRecipientHrp = "age";
 constexpr std::string_view kIdentityHrp = "AGE-SECRET-KEY-";
 constexpr std::string_view kX25519Label = "age-encryption.org/v1/X25519";
 constexpr std::string_view kScryptLabel = "age-encryption.org/v1/scrypt";
-constexpr size_t kWrappedKeyLen = kFileKeyLen + engine::kStreamTagLen;
+static_assert(kWrappedKeyLen == kFileKeyLen + engine::kStreamTagLen);
+constexpr std::array<uint8_t, 12> kZeroNonce{};
 constexpr size_t kScryptSaltLen = 16;
 
 uint32_t bech32_polymod(const std::vector<uint8_t> &values) {
@@ -73,23 +75,23 @@ std::span<const uint8_t> bytes_of(std::string_view text) {
   return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
 }
 
-// ChaCha20-Poly1305 under `key` with the all-zero nonce, as every stanza
-// wraps the file key (each wrapping key is used once).
-wc_status seal_file_key(std::span<const uint8_t, 32> key, const FileKey &file_key,
+}  // namespace
+
+// Outside the anonymous namespace: the hybrid stanza (age_pq.cpp) seals and
+// opens with HPKE's base nonce through these too.
+wc_status seal_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce, const FileKey &file_key,
                         std::array<uint8_t, kWrappedKeyLen> *wrapped) {
   const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
   if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
-  const std::array<uint8_t, 12> nonce{};
   const wc_aead_message message = {wrapped->data(), file_key.bytes.data(), kFileKeyLen, nonce.data(), nonce.size(),
                                    nullptr,          0,                     wrapped->data() + kFileKeyLen};
   return cipher->seal({&message, 1}, engine::kStreamTagLen);
 }
 
-// WC_OK with the file key, WC_ERR_AUTH when `key` is not the one.
-wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t> body, FileKey *file_key) {
+wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce,
+                        std::span<const uint8_t> body, FileKey *file_key) {
   const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
   if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
-  const std::array<uint8_t, 12> nonce{};
   std::array<uint8_t, engine::kStreamTagLen> tag{};
   std::copy_n(body.begin() + kFileKeyLen, tag.size(), tag.begin());
   const wc_aead_message message = {file_key->bytes.data(), body.data(), kFileKeyLen, nonce.data(), nonce.size(),
@@ -98,6 +100,8 @@ wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_
   const wc_status status = cipher->open({&message, 1}, engine::kStreamTagLen, &result);
   return status != WC_OK ? status : result;
 }
+
+namespace {
 
 wc_status x25519_wrap_key(const HostCrypto &crypto, std::span<const uint8_t, 32> shared,
                           std::span<const uint8_t, 32> ephemeral_share, std::span<const uint8_t, 32> recipient,
@@ -132,6 +136,7 @@ wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::sp
     *detail = why;
     return WC_ERR_FORMAT;
   };
+  if (identity.type == KeyType::hybrid) return hybrid_unwrap(crypto, identity.secret_key, stanza, file_key, detail);
   if (identity.type == KeyType::x25519) {
     if (stanza.type != "X25519") return WC_ERR_NO_IDENTITY;
     if (stanza.args.size() != 1) return bad("malformed X25519 stanza: it takes exactly one argument");
@@ -149,7 +154,7 @@ wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::sp
         x25519_wrap_key(crypto, shared, std::span<const uint8_t, 32>(share->data(), 32), own_public, &key);
     secure_wipe(shared.data(), shared.size());
     if (status != WC_OK) return status;
-    status = open_file_key(key.bytes, stanza.body, file_key);
+    status = open_file_key(key.bytes, kZeroNonce, stanza.body, file_key);
     return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
   }
   if (stanza.type != "scrypt") return WC_ERR_NO_IDENTITY;
@@ -172,7 +177,7 @@ wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::sp
   DerivedKey key;
   wc_status status = scrypt_wrap_key(crypto, identity.passphrase, *salt, work_factor, &key, detail);
   if (status != WC_OK) return status;
-  status = open_file_key(key.bytes, stanza.body, file_key);
+  status = open_file_key(key.bytes, kZeroNonce, stanza.body, file_key);
   return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
 }
 
@@ -182,8 +187,7 @@ const char *unsupported_recipient(std::string_view text) {
   if (text.starts_with("ssh-ed25519 ") || text.starts_with("ssh-rsa ")) {
     return "SSH recipients (ssh-ed25519, ssh-rsa) are not supported by this build; use an age1... X25519 key";
   }
-  if (text.starts_with("age1pq1")) return "post-quantum (ML-KEM hybrid) recipients are not supported by this build";
-  if (text.starts_with("age1") && text.find('1', 4) != std::string_view::npos) {
+  if (text.starts_with("age1") && !text.starts_with("age1pq1") && text.find('1', 4) != std::string_view::npos) {
     return "age plugin recipients (age1<plugin>1...) are not supported by this build";
   }
   return nullptr;
@@ -192,9 +196,6 @@ const char *unsupported_recipient(std::string_view text) {
 const char *unsupported_identity(std::string_view text) {
   if (text.starts_with("-----BEGIN") || text.starts_with("ssh-")) {
     return "SSH identities are not supported by this build; use an AGE-SECRET-KEY-1... X25519 key";
-  }
-  if (text.starts_with("AGE-SECRET-KEY-PQ-1")) {
-    return "post-quantum (ML-KEM hybrid) identities are not supported by this build";
   }
   if (text.starts_with("AGE-PLUGIN-")) return "age plugin identities are not supported by this build";
   return nullptr;
@@ -258,12 +259,19 @@ Identity::~Identity() {
   secure_wipe(passphrase.data(), passphrase.size());
 }
 
-wc_status generate_identity(const HostCrypto &crypto, Identity *identity) {
-  identity->type = KeyType::x25519;
+wc_status generate_identity(const HostCrypto &crypto, Identity *identity, KeyType type) {
+  if (type != KeyType::x25519 && type != KeyType::hybrid) return WC_ERR_INVALID_ARGUMENT;
+  identity->type = type;
   return crypto.random->fill(identity->secret_key);
 }
 
 wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient) {
+  if (identity.type == KeyType::hybrid) {
+    recipient->type = KeyType::hybrid;
+    recipient->hybrid_public_key.resize(kHybridPublicKeyLen);
+    return hybrid_public_key(crypto, identity.secret_key,
+                             std::span<uint8_t, kHybridPublicKeyLen>(recipient->hybrid_public_key));
+  }
   if (identity.type != KeyType::x25519) return WC_ERR_INVALID_ARGUMENT;
   recipient->type = KeyType::x25519;
   return crypto.x25519(recipient->public_key, identity.secret_key, {});
@@ -275,6 +283,15 @@ wc_status parse_recipient(std::string_view text, Recipient *recipient, const cha
     return WC_ERR_UNSUPPORTED;
   }
   const auto decoded = decode_bech32(text);
+  if (decoded && decoded->hrp == kHybridRecipientHrp) {
+    if (decoded->data.size() != kHybridPublicKeyLen) {
+      *detail = "not an age1pq1 recipient: its key is not 1216 bytes (ML-KEM-768 and X25519)";
+      return WC_ERR_FORMAT;
+    }
+    recipient->type = KeyType::hybrid;
+    recipient->hybrid_public_key = decoded->data;
+    return WC_OK;
+  }
   if (!decoded || decoded->hrp != kRecipientHrp || decoded->data.size() != 32) {
     *detail = "not an age recipient: expected age1 and 58 Bech32 characters";
     return WC_ERR_FORMAT;
@@ -290,14 +307,16 @@ wc_status parse_identity(std::string_view text, Identity *identity, const char *
     return WC_ERR_UNSUPPORTED;
   }
   auto decoded = decode_bech32(text);
-  const bool valid = decoded && decoded->hrp == kIdentityHrp && decoded->data.size() == 32;
+  const bool hybrid = decoded && decoded->hrp == kHybridIdentityHrp;
+  const bool valid = decoded && (hybrid || decoded->hrp == kIdentityHrp) && decoded->data.size() == 32;
   if (valid) {
-    identity->type = KeyType::x25519;
+    identity->type = hybrid ? KeyType::hybrid : KeyType::x25519;
     std::copy(decoded->data.begin(), decoded->data.end(), identity->secret_key.begin());
   }
   if (decoded) secure_wipe(decoded->data.data(), decoded->data.size());
   if (!valid) {
-    *detail = "not an age identity: expected AGE-SECRET-KEY-1 and 58 Bech32 characters";
+    *detail = hybrid ? "not an age identity: an AGE-SECRET-KEY-PQ-1 key holds 32 bytes"
+                     : "not an age identity: expected AGE-SECRET-KEY-1 and 58 Bech32 characters";
     return WC_ERR_FORMAT;
   }
   return WC_OK;
@@ -330,16 +349,22 @@ wc_status parse_identities_file(std::string_view text, std::vector<Identity> *id
 }
 
 std::string format_recipient(const Recipient &recipient) {
+  if (recipient.type == KeyType::hybrid) return encode_bech32(kHybridRecipientHrp, recipient.hybrid_public_key);
   return encode_bech32(kRecipientHrp, recipient.public_key);
 }
 
-std::string format_identity(const Identity &identity) { return encode_bech32(kIdentityHrp, identity.secret_key); }
+std::string format_identity(const Identity &identity) {
+  return encode_bech32(identity.type == KeyType::hybrid ? kHybridIdentityHrp : kIdentityHrp, identity.secret_key);
+}
 
 wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
                const char **detail) {
   std::array<uint8_t, kWrappedKeyLen> wrapped{};
   DerivedKey key;
   wc_status status = WC_OK;
+  if (recipient.type == KeyType::hybrid) {
+    return hybrid_wrap(crypto, recipient.hybrid_public_key, file_key, stanza, detail);
+  }
   if (recipient.type == KeyType::x25519) {
     std::array<uint8_t, 32> ephemeral{};
     std::array<uint8_t, 32> share{};
@@ -367,7 +392,7 @@ wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileK
     stanza->type = "scrypt";
     stanza->args = {encode_base64(salt), std::to_string(recipient.work_factor)};
   }
-  if (status == WC_OK) status = seal_file_key(key.bytes, file_key, &wrapped);
+  if (status == WC_OK) status = seal_file_key(key.bytes, kZeroNonce, file_key, &wrapped);
   if (status != WC_OK) return status;
   stanza->body.assign(wrapped.begin(), wrapped.end());
   return WC_OK;
@@ -401,11 +426,12 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
   } else if (passphrase_given) {
     *detail = "the file is encrypted to keys, not with a passphrase";
   } else {
-    const bool all_x25519 = std::all_of(header.stanzas.begin(), header.stanzas.end(),
-                                        [](const Stanza &stanza) { return stanza.type == "X25519"; });
-    *detail = all_x25519 ? "no identity matched any of the file's X25519 recipients"
-                         : "no identity matched a recipient (the file also has stanzas of types this build does not "
-                           "support, such as ssh-ed25519, ssh-rsa, ML-KEM hybrid or plugins)";
+    const bool all_supported = std::all_of(header.stanzas.begin(), header.stanzas.end(), [](const Stanza &stanza) {
+      return stanza.type == "X25519" || stanza.type == kHybridStanzaType;
+    });
+    *detail = all_supported ? "no identity matched any of the file's recipients"
+                            : "no identity matched a recipient (the file also has stanzas of types this build does not "
+                              "support, such as ssh-ed25519, ssh-rsa or plugins)";
   }
   return WC_ERR_NO_IDENTITY;
 }

@@ -1,9 +1,10 @@
 // age's recipient types: what a file is encrypted to (a recipient) and what
 // opens it (an identity). X25519 keys in their Bech32 spellings ("age1...",
-// "AGE-SECRET-KEY-1..."), and scrypt passphrases. Each wraps the file key
+// "AGE-SECRET-KEY-1..."), age 1.3's post-quantum hybrid keys ("age1pq1...",
+// "AGE-SECRET-KEY-PQ-1...", age_pq.h), and scrypt passphrases. Each wraps the file key
 // into one stanza of the header and unwraps it from one. The types age
-// defines that this build does not implement (ssh-ed25519, ssh-rsa, the
-// ML-KEM hybrid, plugins) are recognised and refused with a message, never
+// defines that this build does not implement (ssh-ed25519, ssh-rsa,
+// plugins) are recognised and refused with a message, never
 // skipped silently.
 #pragma once
 
@@ -38,13 +39,14 @@ inline constexpr unsigned kDefaultWorkFactor = WC_AGE_DEFAULT_WORK_FACTOR;  // a
 inline constexpr unsigned kDefaultMaxWorkFactor = WC_AGE_DEFAULT_MAX_WORK_FACTOR;
 inline constexpr unsigned kMaxWorkFactor = WC_AGE_MAX_WORK_FACTOR;
 
-enum class KeyType { x25519, scrypt };
+enum class KeyType { x25519, scrypt, hybrid };
 
 // Whom a file is encrypted to. The passphrase is wiped on destruction.
 struct Recipient {
   KeyType type = KeyType::x25519;
-  std::array<uint8_t, 32> public_key{};  // X25519
-  std::vector<uint8_t> passphrase;       // scrypt
+  std::array<uint8_t, 32> public_key{};    // X25519
+  std::vector<uint8_t> hybrid_public_key;  // hybrid: ML-KEM-768 || X25519, kHybridPublicKeyLen bytes
+  std::vector<uint8_t> passphrase;         // scrypt
   unsigned work_factor = kDefaultWorkFactor;
   ~Recipient();
 };
@@ -52,15 +54,15 @@ struct Recipient {
 // What opens a file; the secrets are wiped on destruction.
 struct Identity {
   KeyType type = KeyType::x25519;
-  std::array<uint8_t, 32> secret_key{};  // X25519
+  std::array<uint8_t, 32> secret_key{};  // X25519, or the hybrid KEM's 32-byte seed
   std::vector<uint8_t> passphrase;       // scrypt
   unsigned max_work_factor = kDefaultMaxWorkFactor;
   ~Identity();
 };
 
-// A fresh X25519 identity from crypto's random source.
-wc_status generate_identity(const HostCrypto &crypto, Identity *identity);
-// The recipient an X25519 identity opens files for.
+// A fresh X25519 or hybrid identity from crypto's random source.
+wc_status generate_identity(const HostCrypto &crypto, Identity *identity, KeyType type = KeyType::x25519);
+// The recipient an X25519 or hybrid identity opens files for.
 wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
 
 // "age1..." to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
@@ -75,10 +77,20 @@ wc_status parse_identity(std::string_view text, Identity *identity, const char *
 wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *recipients, const char **detail);
 wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail);
 
-std::string format_recipient(const Recipient &recipient);  // X25519 only
-std::string format_identity(const Identity &identity);     // X25519 only
+std::string format_recipient(const Recipient &recipient);  // X25519 and hybrid
+std::string format_identity(const Identity &identity);     // X25519 and hybrid
 
 // ---- stanzas --------------------------------------------------------------
+
+// ChaCha20-Poly1305 of the file key under a stanza's wrapping key. X25519
+// and scrypt use the all-zero nonce (each wrapping key is used once), the
+// hybrid stanza HPKE's base nonce. Opening is WC_ERR_AUTH where `key` or
+// `nonce` is not the one; `body` is kFileKeyLen plus the tag.
+inline constexpr size_t kWrappedKeyLen = kFileKeyLen + 16;
+wc_status seal_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce, const FileKey &file_key,
+                        std::array<uint8_t, kWrappedKeyLen> *wrapped);
+wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce,
+                        std::span<const uint8_t> body, FileKey *file_key);
 
 // The stanza that gives `recipient` the file key. Refuses an X25519
 // recipient that is a low-order point (WC_ERR_INVALID_ARGUMENT: no identity

@@ -61,9 +61,10 @@ wc_status copy_key(const std::string &text, char *out, size_t out_cap) {
   return WC_OK;
 }
 
-bool x25519_at(const wc_age_identities *identities, size_t index) {
+// A key (X25519 or hybrid), not a passphrase.
+bool key_at(const wc_age_identities *identities, size_t index) {
   return identities != nullptr && index < identities->keys.size() &&
-         identities->keys[index].type == age::KeyType::x25519;
+         identities->keys[index].type != age::KeyType::scrypt;
 }
 
 bool range_valid(const wc_age_identities *identities) {
@@ -179,17 +180,29 @@ wc_status wc_age_identities_new(wc_age_identities **identities) {
   return *identities != nullptr ? WC_OK : WC_ERR_OUT_OF_MEMORY;
 }
 
-wc_status wc_age_identities_generate(wc_age_identities *identities) {
+namespace {
+
+wc_status generate_identity(wc_age_identities *identities, age::KeyType type) {
   if (identities == nullptr) return WC_ERR_INVALID_ARGUMENT;
   try {
     age::Identity identity;
-    const wc_status status = age::generate_identity(kHostCrypto, &identity);
+    const wc_status status = age::generate_identity(kHostCrypto, &identity, type);
     if (status != WC_OK) return status;
     identities->keys.push_back(std::move(identity));
   } catch (const std::bad_alloc &) {
     return WC_ERR_OUT_OF_MEMORY;
   }
   return WC_OK;
+}
+
+}  // namespace
+
+wc_status wc_age_identities_generate(wc_age_identities *identities) {
+  return generate_identity(identities, age::KeyType::x25519);
+}
+
+wc_status wc_age_identities_generate_pq(wc_age_identities *identities) {
+  return generate_identity(identities, age::KeyType::hybrid);
 }
 
 wc_status wc_age_identities_add(wc_age_identities *identities, const char *text, const char **detail) {
@@ -219,7 +232,7 @@ size_t wc_age_identities_count(const wc_age_identities *identities) {
 }
 
 wc_status wc_age_identity_format(const wc_age_identities *identities, size_t index, char *out, size_t out_cap) {
-  if (!x25519_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
+  if (!key_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
   std::string text = age::format_identity(identities->keys[index]);
   const wc_status status = copy_key(text, out, out_cap);
   warpcrypt::secure_wipe(text.data(), text.size());
@@ -227,7 +240,7 @@ wc_status wc_age_identity_format(const wc_age_identities *identities, size_t ind
 }
 
 wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t index, char *out, size_t out_cap) {
-  if (!x25519_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
+  if (!key_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
   age::Recipient recipient;
   const wc_status status = age::recipient_of(kHostCrypto, identities->keys[index], &recipient);
   if (status != WC_OK) return status;

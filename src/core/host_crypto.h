@@ -35,6 +35,14 @@ class TextCoder {
   virtual wc_status final(uint8_t *out, size_t *out_len) = 0;
 };
 
+// ML-KEM-768's sizes (FIPS 203 table 3).
+inline constexpr size_t kMlkem768EncapsulationKeyLen = 1184;
+inline constexpr size_t kMlkem768DecapsulationKeyLen = 2400;
+inline constexpr size_t kMlkem768CiphertextLen = 1088;
+inline constexpr size_t kMlkem768SeedLen = 64;  // d || z
+inline constexpr size_t kMlkemSharedSecretLen = 32;
+inline constexpr size_t kMlkemRandomnessLen = 32;  // Encaps' message m
+
 struct HostCrypto {
   // Every random byte a format or the API draws.
   RandomSource *random;
@@ -69,6 +77,25 @@ struct HostCrypto {
                             std::span<const uint8_t, 32> seed);
   wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
                               std::span<const uint8_t, 32> public_key);
+  // SHA3-256 and SHAKE256 (FIPS 202), for the hybrid KEM that combines
+  // ML-KEM-768 with X25519.
+  void (*sha3_256)(std::span<uint8_t, 32> out, std::span<const uint8_t> in);
+  void (*shake256)(std::span<uint8_t> out, std::span<const uint8_t> in);
+  // ML-KEM-768 (FIPS 203): the key pair of a 64-byte seed d || z; Encaps
+  // with the 32 bytes of randomness drawn from `random` (WC_ERR_FORMAT for an
+  // encapsulation key that fails section 7.2's modulus check); Decaps with
+  // implicit rejection (WC_ERR_FORMAT only for a decapsulation key whose
+  // stored hash is wrong: a bad ciphertext yields a pseudorandom secret).
+  void (*mlkem768_keygen)(std::span<uint8_t, kMlkem768EncapsulationKeyLen> encapsulation_key,
+                          std::span<uint8_t, kMlkem768DecapsulationKeyLen> decapsulation_key,
+                          std::span<const uint8_t, kMlkem768SeedLen> seed);
+  wc_status (*mlkem768_encaps)(std::span<uint8_t, kMlkem768CiphertextLen> ciphertext,
+                               std::span<uint8_t, kMlkemSharedSecretLen> shared_secret,
+                               std::span<const uint8_t, kMlkem768EncapsulationKeyLen> encapsulation_key,
+                               RandomSource &random);
+  wc_status (*mlkem768_decaps)(std::span<uint8_t, kMlkemSharedSecretLen> shared_secret,
+                               std::span<const uint8_t, kMlkem768DecapsulationKeyLen> decapsulation_key,
+                               std::span<const uint8_t, kMlkem768CiphertextLen> ciphertext);
   // `openssl enc -a`'s base64, byte for byte: encoding writes lines of 64
   // characters, each ending in LF, or with `one_line` (-A) one line and no
   // LF; decoding ignores line breaks and spaces. Null when out of memory.
@@ -76,7 +103,8 @@ struct HostCrypto {
 };
 
 // The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs, HMAC and
-// base64, libsodium's Argon2id, X25519 and Ed25519
+// base64, libsodium's Argon2id, X25519 and Ed25519, and ML-KEM-768 written
+// here (backends/cpu/mlkem768.cpp)
 // (backends/cpu/host_crypto.cpp).
 extern const HostCrypto kHostCrypto;
 

@@ -66,7 +66,8 @@ std::vector<VectorRecord> parse_vector_text(std::string_view text) {
       }
       const std::string name(trim(line.substr(0, equals)));
       const std::string value(equals == std::string_view::npos ? "" : trim(line.substr(equals + 1)));
-      if (name == "COUNT") finish_record();
+      // The ML-KEM KAT files write it "count", with no blank lines between.
+      if (name == "COUNT" || name == "count") finish_record();
       if (current.fields.empty()) {
         current.section = section;
         current.line = line_number;

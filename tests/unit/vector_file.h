@@ -28,7 +28,7 @@ struct VectorRecord {
 };
 
 // Splits text into records. A record ends at a blank line, at a section
-// header, or where a COUNT line starts the next one. Other bracketed headers
+// header, or where a COUNT (or count) line starts the next one. Other bracketed headers
 // (e.g. "[Keylen = 128]") are ignored. A bare upper-case word (the CAVP GCM
 // files' FAIL) is a field with an empty value. Throws std::runtime_error on a
 // line that is none of these.

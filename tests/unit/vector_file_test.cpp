@@ -54,6 +54,13 @@ TEST(VectorFileTest, CountStartsANewRecordWithoutABlankLine) {
   EXPECT_EQ(records[1].text("KEY"), "01");
 }
 
+// The ML-KEM KAT files' lower-case spelling.
+TEST(VectorFileTest, LowerCaseCountStartsANewRecord) {
+  const auto records = parse_vector_text("count = 0\nz = 00\ncount = 1\nz = 01\n");
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].text("z"), "01");
+}
+
 TEST(VectorFileTest, IgnoresOtherBracketedHeadersAndTrailingTextWithoutNewline) {
   const auto records = parse_vector_text("[Keylen = 128]\nCOUNT = 7\nKEY = ff");
   ASSERT_EQ(records.size(), 1u);

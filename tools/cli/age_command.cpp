@@ -51,7 +51,8 @@ struct AgeOptions {
 };
 
 struct KeygenOptions {
-  bool convert = false;  // -y: print the recipients of an identity file
+  bool convert = false;       // -y: print the recipients of an identity file
+  bool post_quantum = false;  // -pq: a hybrid ML-KEM-768 + X25519 key
   std::optional<std::string> in_path;
   std::optional<std::string> out_path;
 };
@@ -306,6 +307,7 @@ int keygen(const KeygenOptions &o) {
   wc_age_identities *raw = nullptr;
   if (wc_age_identities_new(&raw) != WC_OK) throw CliError("out of memory");
   std::unique_ptr<wc_age_identities, decltype(&wc_age_identities_free)> identities(raw, wc_age_identities_free);
+  if (o.convert && o.post_quantum) throw CliError("-pq is for generating a key; -y reads any identity file");
   if (o.convert) {
     KeyText text;
     read_key_file(o.in_path, &text);
@@ -322,7 +324,8 @@ int keygen(const KeygenOptions &o) {
     return 0;
   }
   if (o.in_path) throw CliError("an input file is only for -y");
-  if (wc_age_identities_generate(raw) != WC_OK) throw CliError("cannot generate a key");
+  const wc_status generated = o.post_quantum ? wc_age_identities_generate_pq(raw) : wc_age_identities_generate(raw);
+  if (generated != WC_OK) throw CliError("cannot generate a key");
   std::string public_key;
   KeyText text;
   text.text = identity_file_text(raw, &public_key);
@@ -333,9 +336,12 @@ int keygen(const KeygenOptions &o) {
 
 void add_age_keygen(CommandLine &command_line) {
   auto o = std::make_shared<KeygenOptions>();
-  Command &command = command_line.add_command("age-keygen", "generate an age X25519 key pair, as age-keygen does");
+  Command &command = command_line.add_command(
+      "age-keygen", "generate an age X25519 (or, with -pq, hybrid) key pair, as age-keygen does");
   command.add_option("-o,--output", "OUT", "write the identity to OUT (created 0600, never overwritten)",
                      [o](const std::string &path) { o->out_path = path; });
+  command.add_flag("-pq", "generate a post-quantum hybrid (ML-KEM-768 + X25519) key pair, as age 1.3's -pq does",
+                   [o] { o->post_quantum = true; });
   command.add_flag("-y", "print the recipients (public keys) of the identity file INPUT (default stdin)",
                    [o] { o->convert = true; });
   command.add_positional("INPUT", "with -y: the identity file", [o](const std::string &path) { o->in_path = path; });

@@ -1,0 +1,88 @@
+// Fuzzes age's post-quantum hybrid keys and stanza (src/age/age_pq.h). An
+// input that opens like an age header is parsed as one, and each of its
+// stanzas goes to hybrid_unwrap under a fixed identity (kSeed); any other
+// input is read as key text, by parse_recipient and parse_identity. Besides
+// the sanitizers' checks: a refusal names its rule; a stanza that opens
+// gives the file key the seed corpus wrapped (the AEAD admits no other); an
+// accepted key is the one spelling of its bytes (it formats back to the
+// input), and a recipient accepted as hybrid holds 1216 bytes.
+//
+// The seed corpus (corpus/age_pq) is written by make_age_pq_corpus.py from
+// the Python reference of tests/cli/test_age_pq_reference.py.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "age/age_format.h"
+#include "age/age_keys.h"
+#include "age/age_pq.h"
+#include "fuzz_support.h"
+
+namespace {
+
+namespace age = warpcrypt::age;
+using warpcrypt::kHostCrypto;
+using warpcrypt::fuzz::require;
+
+// make_age_pq_corpus.py's identity (bytes 0..31) and file key (16 x 0x42).
+constexpr std::array<uint8_t, age::kHybridSeedLen> kSeed = [] {
+  std::array<uint8_t, age::kHybridSeedLen> seed{};
+  for (size_t i = 0; i < seed.size(); ++i) seed[i] = static_cast<uint8_t>(i);
+  return seed;
+}();
+constexpr uint8_t kFileKeyByte = 0x42;
+
+void check_stanzas(std::string_view bytes) {
+  age::Header header;
+  bool need_more = false;
+  const char *detail = nullptr;
+  if (age::parse_header(bytes, &header, &need_more, &detail) != WC_OK) return;
+  for (const age::Stanza &stanza : header.stanzas) {
+    age::FileKey file_key;
+    detail = nullptr;
+    const wc_status status = age::hybrid_unwrap(kHostCrypto, kSeed, stanza, &file_key, &detail);
+    require(status == WC_OK || status == WC_ERR_NO_IDENTITY || status == WC_ERR_FORMAT,
+            "hybrid_unwrap answered an unexpected status");
+    if (status == WC_ERR_FORMAT) require(detail != nullptr, "hybrid_unwrap refused a stanza without a detail");
+    if (status == WC_OK) {
+      require(stanza.type == age::kHybridStanzaType, "a stanza of another type opened");
+      require(std::all_of(file_key.bytes.begin(), file_key.bytes.end(), [](uint8_t b) { return b == kFileKeyByte; }),
+              "a stanza opened to a file key nobody wrapped");
+    }
+  }
+}
+
+void check_keys(std::string_view text) {
+  const char *detail = nullptr;
+  age::Recipient recipient;
+  const wc_status recipient_status = age::parse_recipient(text, &recipient, &detail);
+  if (recipient_status != WC_OK) {
+    require(detail != nullptr, "parse_recipient refused without a detail");
+  } else if (recipient.type == age::KeyType::hybrid) {
+    require(recipient.hybrid_public_key.size() == age::kHybridPublicKeyLen, "a hybrid recipient of the wrong size");
+    require(age::format_recipient(recipient) == text, "an accepted age1pq1 recipient is not its one spelling");
+  }
+  detail = nullptr;
+  age::Identity identity;
+  const wc_status identity_status = age::parse_identity(text, &identity, &detail);
+  if (identity_status != WC_OK) {
+    require(detail != nullptr, "parse_identity refused without a detail");
+  } else if (identity.type == age::KeyType::hybrid) {
+    require(age::format_identity(identity) == text, "an accepted PQ identity is not its one spelling");
+    age::Recipient derived;
+    require(age::recipient_of(kHostCrypto, identity, &derived) == WC_OK, "a PQ identity has no recipient");
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char *>(data), size);
+  if (input.starts_with("age-encryption.org/")) {
+    check_stanzas(input);
+  } else {
+    check_keys(input);
+  }
+  return 0;
+}
