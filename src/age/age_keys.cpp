@@ -6,6 +6,7 @@
 
 #include "core/aead_registry.h"
 #include "core/backend_tables.h"
+#include "age/age_ssh.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {
@@ -16,7 +17,6 @@ constexpr std::string_view kRecipientHrp = "age";
 constexpr std::string_view kIdentityHrp = "AGE-SECRET-KEY-";
 constexpr std::string_view kX25519Label = "age-encryption.org/v1/X25519";
 constexpr std::string_view kScryptLabel = "age-encryption.org/v1/scrypt";
-constexpr size_t kWrappedKeyLen = kFileKeyLen + engine::kStreamTagLen;
 constexpr size_t kScryptSaltLen = 16;
 
 uint32_t bech32_polymod(const std::vector<uint8_t> &values) {
@@ -73,32 +73,6 @@ std::span<const uint8_t> bytes_of(std::string_view text) {
   return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
 }
 
-// ChaCha20-Poly1305 under `key` with the all-zero nonce, as every stanza
-// wraps the file key (each wrapping key is used once).
-wc_status seal_file_key(std::span<const uint8_t, 32> key, const FileKey &file_key,
-                        std::array<uint8_t, kWrappedKeyLen> *wrapped) {
-  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
-  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
-  const std::array<uint8_t, 12> nonce{};
-  const wc_aead_message message = {wrapped->data(), file_key.bytes.data(), kFileKeyLen, nonce.data(), nonce.size(),
-                                   nullptr,          0,                     wrapped->data() + kFileKeyLen};
-  return cipher->seal({&message, 1}, engine::kStreamTagLen);
-}
-
-// WC_OK with the file key, WC_ERR_AUTH when `key` is not the one.
-wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t> body, FileKey *file_key) {
-  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
-  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
-  const std::array<uint8_t, 12> nonce{};
-  std::array<uint8_t, engine::kStreamTagLen> tag{};
-  std::copy_n(body.begin() + kFileKeyLen, tag.size(), tag.begin());
-  const wc_aead_message message = {file_key->bytes.data(), body.data(), kFileKeyLen, nonce.data(), nonce.size(),
-                                   nullptr,                0,           tag.data()};
-  wc_status result = WC_OK;
-  const wc_status status = cipher->open({&message, 1}, engine::kStreamTagLen, &result);
-  return status != WC_OK ? status : result;
-}
-
 wc_status x25519_wrap_key(const HostCrypto &crypto, std::span<const uint8_t, 32> shared,
                           std::span<const uint8_t, 32> ephemeral_share, std::span<const uint8_t, 32> recipient,
                           DerivedKey *key) {
@@ -132,6 +106,7 @@ wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::sp
     *detail = why;
     return WC_ERR_FORMAT;
   };
+  if (identity.type == KeyType::ssh) return unwrap_ssh(crypto, identity, stanza, file_key, detail);
   if (identity.type == KeyType::x25519) {
     if (stanza.type != "X25519") return WC_ERR_NO_IDENTITY;
     if (stanza.args.size() != 1) return bad("malformed X25519 stanza: it takes exactly one argument");
@@ -179,9 +154,6 @@ wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::sp
 // What a key this build does not run is, for the message; nullptr when the
 // text is no key age defines.
 const char *unsupported_recipient(std::string_view text) {
-  if (text.starts_with("ssh-ed25519 ") || text.starts_with("ssh-rsa ")) {
-    return "SSH recipients (ssh-ed25519, ssh-rsa) are not supported by this build; use an age1... X25519 key";
-  }
   if (text.starts_with("age1pq1")) return "post-quantum (ML-KEM hybrid) recipients are not supported by this build";
   if (text.starts_with("age1") && text.find('1', 4) != std::string_view::npos) {
     return "age plugin recipients (age1<plugin>1...) are not supported by this build";
@@ -190,9 +162,7 @@ const char *unsupported_recipient(std::string_view text) {
 }
 
 const char *unsupported_identity(std::string_view text) {
-  if (text.starts_with("-----BEGIN") || text.starts_with("ssh-")) {
-    return "SSH identities are not supported by this build; use an AGE-SECRET-KEY-1... X25519 key";
-  }
+  if (text.starts_with("ssh-")) return "an SSH public key is a recipient; decrypt with its private key file";
   if (text.starts_with("AGE-SECRET-KEY-PQ-1")) {
     return "post-quantum (ML-KEM hybrid) identities are not supported by this build";
   }
@@ -252,6 +222,29 @@ std::optional<Bech32> decode_bech32(std::string_view text) {
   return Bech32{std::string(hrp), std::move(*data)};
 }
 
+wc_status seal_file_key(std::span<const uint8_t, 32> key, const FileKey &file_key,
+                        std::array<uint8_t, kWrappedKeyLen> *wrapped) {
+  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
+  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
+  const std::array<uint8_t, 12> nonce{};
+  const wc_aead_message message = {wrapped->data(), file_key.bytes.data(), kFileKeyLen, nonce.data(), nonce.size(),
+                                   nullptr,          0,                     wrapped->data() + kFileKeyLen};
+  return cipher->seal({&message, 1}, engine::kStreamTagLen);
+}
+
+wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t> body, FileKey *file_key) {
+  const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
+  if (!cipher) return WC_ERR_CRYPTO_LIBRARY;
+  const std::array<uint8_t, 12> nonce{};
+  std::array<uint8_t, engine::kStreamTagLen> tag{};
+  std::copy_n(body.begin() + kFileKeyLen, tag.size(), tag.begin());
+  const wc_aead_message message = {file_key->bytes.data(), body.data(), kFileKeyLen, nonce.data(), nonce.size(),
+                                   nullptr,                0,           tag.data()};
+  wc_status result = WC_OK;
+  const wc_status status = cipher->open({&message, 1}, engine::kStreamTagLen, &result);
+  return status != WC_OK ? status : result;
+}
+
 Recipient::~Recipient() { secure_wipe(passphrase.data(), passphrase.size()); }
 Identity::~Identity() {
   secure_wipe(secret_key.data(), secret_key.size());
@@ -270,6 +263,7 @@ wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recip
 }
 
 wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail) {
+  if (text.starts_with("ssh-")) return parse_ssh_recipient(text, recipient, detail);
   if (const char *why = unsupported_recipient(text)) {
     *detail = why;
     return WC_ERR_UNSUPPORTED;
@@ -315,6 +309,7 @@ wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *r
 }
 
 wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail) {
+  if (text.starts_with("-----BEGIN")) return parse_ssh_identity(text, &identities->emplace_back(), detail);
   if (const char *why = unsupported_identity(text)) {
     *detail = why;
     return WC_ERR_UNSUPPORTED;
@@ -340,6 +335,7 @@ wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileK
   std::array<uint8_t, kWrappedKeyLen> wrapped{};
   DerivedKey key;
   wc_status status = WC_OK;
+  if (recipient.type == KeyType::ssh) return wrap_ssh(crypto, recipient, file_key, stanza, detail);
   if (recipient.type == KeyType::x25519) {
     std::array<uint8_t, 32> ephemeral{};
     std::array<uint8_t, 32> share{};
@@ -401,11 +397,12 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
   } else if (passphrase_given) {
     *detail = "the file is encrypted to keys, not with a passphrase";
   } else {
-    const bool all_x25519 = std::all_of(header.stanzas.begin(), header.stanzas.end(),
-                                        [](const Stanza &stanza) { return stanza.type == "X25519"; });
-    *detail = all_x25519 ? "no identity matched any of the file's X25519 recipients"
-                         : "no identity matched a recipient (the file also has stanzas of types this build does not "
-                           "support, such as ssh-ed25519, ssh-rsa, ML-KEM hybrid or plugins)";
+    const bool all_run_here = std::all_of(header.stanzas.begin(), header.stanzas.end(), [](const Stanza &stanza) {
+      return stanza.type == "X25519" || stanza.type == "ssh-ed25519" || stanza.type == "ssh-rsa";
+    });
+    *detail = all_run_here ? "no identity matched any of the file's recipients"
+                           : "no identity matched a recipient (the file also has stanzas of types this build does not "
+                             "support, such as ML-KEM hybrid or plugins)";
   }
   return WC_ERR_NO_IDENTITY;
 }

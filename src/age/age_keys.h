@@ -1,14 +1,16 @@
 // age's recipient types: what a file is encrypted to (a recipient) and what
 // opens it (an identity). X25519 keys in their Bech32 spellings ("age1...",
-// "AGE-SECRET-KEY-1..."), and scrypt passphrases. Each wraps the file key
-// into one stanza of the header and unwraps it from one. The types age
-// defines that this build does not implement (ssh-ed25519, ssh-rsa, the
-// ML-KEM hybrid, plugins) are recognised and refused with a message, never
-// skipped silently.
+// "AGE-SECRET-KEY-1..."), scrypt passphrases, and SSH keys (ssh-ed25519,
+// ssh-rsa: age/age_ssh.h). Each wraps the file key into one stanza of the
+// header and unwraps it from one. The types age defines that this build
+// does not implement (the ML-KEM hybrid, plugins) are recognised and
+// refused with a message, never skipped silently.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "age/age_format.h"
+#include "age/ssh_keys.h"
 
 namespace warpcrypt::age {
 
@@ -38,7 +41,7 @@ inline constexpr unsigned kDefaultWorkFactor = WC_AGE_DEFAULT_WORK_FACTOR;  // a
 inline constexpr unsigned kDefaultMaxWorkFactor = WC_AGE_DEFAULT_MAX_WORK_FACTOR;
 inline constexpr unsigned kMaxWorkFactor = WC_AGE_MAX_WORK_FACTOR;
 
-enum class KeyType { x25519, scrypt };
+enum class KeyType { x25519, scrypt, ssh };
 
 // Whom a file is encrypted to. The passphrase is wiped on destruction.
 struct Recipient {
@@ -46,6 +49,7 @@ struct Recipient {
   std::array<uint8_t, 32> public_key{};  // X25519
   std::vector<uint8_t> passphrase;       // scrypt
   unsigned work_factor = kDefaultWorkFactor;
+  SshPublicKey ssh;                      // ssh
   ~Recipient();
 };
 
@@ -55,6 +59,11 @@ struct Identity {
   std::array<uint8_t, 32> secret_key{};  // X25519
   std::vector<uint8_t> passphrase;       // scrypt
   unsigned max_work_factor = kDefaultMaxWorkFactor;
+  std::shared_ptr<const OpensshKeyFile> ssh;  // ssh: the key file, its private part maybe encrypted
+  // ssh: asks for an encrypted key file's passphrase, called only when a
+  // stanza names the key (its public key is in clear); unset, such a key
+  // opens nothing.
+  std::function<wc_status(std::vector<uint8_t> *passphrase)> ask_ssh_passphrase;
   ~Identity();
 };
 
@@ -79,6 +88,14 @@ std::string format_recipient(const Recipient &recipient);  // X25519 only
 std::string format_identity(const Identity &identity);     // X25519 only
 
 // ---- stanzas --------------------------------------------------------------
+
+// ChaCha20-Poly1305 under a stanza's wrapping key with the all-zero nonce,
+// as every stanza type but ssh-rsa wraps the file key (each wrapping key
+// is used once). Opening is WC_ERR_AUTH where `key` is not the one.
+inline constexpr size_t kWrappedKeyLen = kFileKeyLen + engine::kStreamTagLen;
+wc_status seal_file_key(std::span<const uint8_t, 32> key, const FileKey &file_key,
+                        std::array<uint8_t, kWrappedKeyLen> *wrapped);
+wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t> body, FileKey *file_key);
 
 // The stanza that gives `recipient` the file key. Refuses an X25519
 // recipient that is a low-order point (WC_ERR_INVALID_ARGUMENT: no identity

@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
+#include "core/secret_bytes.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt {
@@ -33,6 +35,19 @@ class TextCoder {
   virtual wc_status update(std::span<const uint8_t> in, uint8_t *out, size_t *out_len) = 0;
   // WC_ERR_FORMAT where decoded text ends inside a group of four characters.
   virtual wc_status final(uint8_t *out, size_t *out_len) = 0;
+};
+
+// An RSA key as an SSH key holds it: big-endian integers. The private
+// parts are wiped on destruction.
+struct RsaPublicKey {
+  std::vector<uint8_t> n, e;
+};
+struct RsaPrivateKey {
+  RsaPublicKey public_key;
+  std::vector<uint8_t> d, p, q, iqmp;
+  ~RsaPrivateKey() {
+    for (std::vector<uint8_t> *part : {&d, &p, &q, &iqmp}) secure_wipe(part->data(), part->size());
+  }
 };
 
 struct HostCrypto {
@@ -69,6 +84,27 @@ struct HostCrypto {
                             std::span<const uint8_t, 32> seed);
   wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
                               std::span<const uint8_t, 32> public_key);
+  // OpenBSD's bcrypt-pbkdf, which OpenSSH encrypts key files with; `out` of
+  // 1 to 1024 bytes, `rounds` at least 1 (each costs milliseconds: the
+  // caller caps it).
+  wc_status (*bcrypt_pbkdf)(std::span<uint8_t> out, std::span<const uint8_t> passphrase,
+                            std::span<const uint8_t> salt, uint32_t rounds);
+  // A message digest by name ("sha256", "sha512"); `out` is its length.
+  wc_status (*digest)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> message);
+  // An Ed25519 public key's point on Curve25519 (the birational map RFC 7748
+  // gives), as age's ssh-ed25519 recipients use it; WC_ERR_FORMAT for a
+  // key that is no valid point or of small order.
+  wc_status (*ed25519_to_x25519)(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> ed25519_public_key);
+  // RSA-OAEP with `digest` for the hash and MGF1, and `label` (age's
+  // ssh-rsa stanzas). Encryption draws its seed from OpenSSL's CSPRNG, not
+  // from `random`. Decryption is WC_ERR_AUTH for a ciphertext that does not
+  // open, or a plaintext longer than `out`; WC_ERR_INVALID_ARGUMENT for a
+  // key OpenSSL refuses.
+  wc_status (*rsa_oaep_encrypt)(std::vector<uint8_t> *out, const RsaPublicKey &key, const char *digest,
+                                std::span<const uint8_t> label, std::span<const uint8_t> message);
+  wc_status (*rsa_oaep_decrypt)(std::span<uint8_t> out, size_t *out_len, const RsaPrivateKey &key,
+                                const char *digest, std::span<const uint8_t> label,
+                                std::span<const uint8_t> ciphertext);
   // `openssl enc -a`'s base64, byte for byte: encoding writes lines of 64
   // characters, each ending in LF, or with `one_line` (-A) one line and no
   // LF; decoding ignores line breaks and spaces. Null when out of memory.
