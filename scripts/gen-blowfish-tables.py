@@ -5,9 +5,8 @@ fractional part, in order (18 P words, then 4 x 256 S words).
 
 pi comes from Machin's formula, pi = 16 atan(1/5) - 4 atan(1/239), in
 fixed-point integer arithmetic with guard bits, so the table is derived
-here rather than copied from anywhere. Run it from the repository root; it
-overwrites the file, and a check in tests/unit/bcrypt_pbkdf_test.cpp holds
-the first and last words to the published ones.
+here rather than copied from anywhere. It overwrites the file; the
+bcrypt-pbkdf known answers of tests/unit/ssh_keys_test.cpp check the result.
 """
 
 from pathlib import Path

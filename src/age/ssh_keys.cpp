@@ -296,7 +296,6 @@ wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, co
   if (!cipher || !kdf || !kdf_options || !count || !public_blob || !private_section) {
     return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: a length runs past the end of the key");
   }
-  if (!reader.empty()) return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: bytes after the key");
   if (*count != 1) return fail(WC_ERR_FORMAT, detail, "an OpenSSH private key file must hold exactly one key");
   if (const wc_status status = parse_key_blob(*public_blob, &file->public_key, detail); status != WC_OK) {
     return status;
@@ -310,8 +309,9 @@ wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, co
   } else {
     if (find_key_file_cipher(file->cipher) == nullptr) {
       return fail(WC_ERR_UNSUPPORTED, detail,
-                  "the OpenSSH private key is encrypted with a cipher this build does not run (it runs aes256-ctr, "
-                  "aes128-ctr and aes256-cbc; ssh-keygen -p can re-encrypt it)");
+                  "the OpenSSH private key is encrypted with a cipher this build does not run, such as "
+                  "aes256-gcm@openssh.com or chacha20-poly1305@openssh.com (it runs aes256-ctr, ssh-keygen's "
+                  "default, aes128-ctr and aes256-cbc; ssh-keygen -p -Z aes256-ctr re-encrypts a key)");
     }
     if (kdf_name != "bcrypt") {
       return fail(WC_ERR_UNSUPPORTED, detail, "the OpenSSH private key uses a KDF other than bcrypt");
@@ -329,6 +329,9 @@ wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, co
     file->salt.assign(salt->begin(), salt->end());
     file->rounds = *rounds;
   }
+  // Checked after the cipher, as the AEAD ciphers refused above put their
+  // tag here.
+  if (!reader.empty()) return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: bytes after the key");
   file->private_section.assign(private_section->begin(), private_section->end());
   return WC_OK;
 }
