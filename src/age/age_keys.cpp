@@ -162,7 +162,7 @@ const char *unsupported_recipient(std::string_view text) {
 }
 
 const char *unsupported_identity(std::string_view text) {
-  if (text.starts_with("ssh-")) return "an SSH public key is a recipient; decrypt with its private key file";
+  if (is_ssh_public_key_line(text)) return "an SSH public key is a recipient; decrypt with its private key file";
   if (text.starts_with("AGE-SECRET-KEY-PQ-1")) {
     return "post-quantum (ML-KEM hybrid) identities are not supported by this build";
   }
@@ -263,7 +263,7 @@ wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recip
 }
 
 wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail) {
-  if (text.starts_with("ssh-")) return parse_ssh_recipient(text, recipient, detail);
+  if (is_ssh_public_key_line(text)) return parse_ssh_recipient(text, recipient, detail);
   if (const char *why = unsupported_recipient(text)) {
     *detail = why;
     return WC_ERR_UNSUPPORTED;

@@ -157,6 +157,10 @@ wc_status unwrap_rsa(const HostCrypto &crypto, const Identity &identity, const S
 
 }  // namespace
 
+bool is_ssh_public_key_line(std::string_view text) {
+  return text.starts_with("ssh-") || text.starts_with("ecdsa-sha2-") || text.starts_with("sk-");
+}
+
 wc_status parse_ssh_recipient(std::string_view text, Recipient *recipient, const char **detail) {
   recipient->type = KeyType::ssh;
   return parse_ssh_public_key(text, &recipient->ssh, detail);

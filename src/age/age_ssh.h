@@ -18,6 +18,9 @@
 
 namespace warpcrypt::age {
 
+// Whether `text` begins as an SSH public key line does (ssh-..., ecdsa-sha2-...,
+// sk-...), so that a key type age does not use is refused by name.
+bool is_ssh_public_key_line(std::string_view text);
 // "ssh-ed25519 AAAA... comment" or "ssh-rsa AAAA..." to a recipient.
 wc_status parse_ssh_recipient(std::string_view text, Recipient *recipient, const char **detail);
 // An OpenSSH private key file to an identity; an encrypted one is opened
