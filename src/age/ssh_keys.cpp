@@ -133,7 +133,9 @@ std::optional<std::vector<uint8_t>> decode_pem(std::string_view text) {
     return s;
   };
   text = trim(text);
-  if (!text.starts_with(kPemBegin) || !text.ends_with(kPemEnd)) return std::nullopt;
+  if (text.size() < kPemBegin.size() + kPemEnd.size() || !text.starts_with(kPemBegin) || !text.ends_with(kPemEnd)) {
+    return std::nullopt;
+  }
   text = text.substr(kPemBegin.size(), text.size() - kPemBegin.size() - kPemEnd.size());
   std::string joined;
   for (char c : text) {
@@ -277,6 +279,11 @@ wc_status parse_ssh_public_key(std::string_view line, SshPublicKey *key, const c
 }
 
 wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, const char **detail) {
+  if (text.starts_with("-----BEGIN") && !text.starts_with(kPemBegin)) {
+    return fail(WC_ERR_UNSUPPORTED, detail,
+                "only OpenSSH private key files (BEGIN OPENSSH PRIVATE KEY) are read; ssh-keygen -p -f KEY rewrites "
+                "a PEM key in that format");
+  }
   const auto bytes = decode_pem(text);
   if (!bytes) {
     return fail(WC_ERR_FORMAT, detail,

@@ -249,6 +249,11 @@ TEST_F(SshKeyAttacks, AppendedBytesAndTextAreRefused) {
   EXPECT_EQ(parse(pem(longer)).status, WC_ERR_FORMAT);
   EXPECT_EQ(parse(pem(plain_) + "ssh-ed25519 AAAA\n").status, WC_ERR_FORMAT);
   EXPECT_EQ(parse("junk\n" + pem(plain_)).status, WC_ERR_FORMAT);
+  // The markers alone, overlapping, and a PEM key of another kind.
+  EXPECT_EQ(parse("-----BEGIN OPENSSH PRIVATE KEY-----END OPENSSH PRIVATE KEY-----").status, WC_ERR_FORMAT);
+  const Parsed pkcs1 = parse("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n");
+  EXPECT_EQ(pkcs1.status, WC_ERR_UNSUPPORTED);
+  EXPECT_NE(pkcs1.detail.find("ssh-keygen -p"), std::string::npos) << pkcs1.detail;
 }
 
 TEST_F(SshKeyAttacks, LengthsPastTheEndAreRefused) {
@@ -337,18 +342,32 @@ TEST_F(SshVectors, PublicLinesAsAgeReadsThem) {
   EXPECT_EQ(age::parse_ssh_public_key("ssh-ed25519 " + base64(raw), &key, &detail), WC_ERR_FORMAT);
 }
 
-TEST(SshPublicKey, RsaBelow2048BitsIsRefusedAsAgeRefusesIt) {
-  // e = 65537 and a 1024-bit modulus of all 0x7f bytes (shape is enough).
-  Bytes blob = {0, 0, 0, 7, 's', 's', 'h', '-', 'r', 's', 'a', 0, 0, 0, 3, 1, 0, 1, 0, 0, 0, 128};
-  blob.resize(blob.size() + 128, 0x7f);
+// An ssh-rsa blob: e = 65537 and a modulus of `modulus_len` bytes of 0x7f
+// (its shape is all the parser looks at), the first byte 0 with
+// `leading_zero`, which no minimal mpint has before a byte below 0x80.
+Bytes rsa_blob(size_t modulus_len, bool leading_zero) {
+  Bytes blob;
+  const auto put_string = [&blob](const Bytes &value) {
+    for (int shift = 24; shift >= 0; shift -= 8) blob.push_back(static_cast<uint8_t>(value.size() >> shift));
+    for (uint8_t byte : value) blob.push_back(byte);
+  };
+  put_string({'s', 's', 'h', '-', 'r', 's', 'a'});
+  put_string({1, 0, 1});
+  Bytes modulus(modulus_len, 0x7f);
+  if (leading_zero) modulus[0] = 0;
+  put_string(modulus);
+  return blob;
+}
+
+TEST(SshPublicKey, RsaBelow2048BitsAndNonMinimalIntegersAreRefused) {
   age::SshPublicKey key;
   const char *detail = "";
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(blob), &key, &detail), WC_ERR_FORMAT);
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(256, false)), &key, &detail), WC_OK) << detail;
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(128, false)), &key, &detail), WC_ERR_FORMAT);
   EXPECT_NE(std::string(detail).find("2048"), std::string::npos) << detail;
-  // A modulus with a needless leading zero is no minimal mpint.
-  blob[21] = 129;
-  blob.insert(blob.begin() + 22, 0);
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(blob), &key, &detail), WC_ERR_FORMAT);
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(257, true)), &key, &detail), WC_ERR_FORMAT);
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(16384 / 8 + 1, false)), &key, &detail),
+            WC_ERR_FORMAT);
 }
 
 // ---- bcrypt-pbkdf ------------------------------------------------------------------

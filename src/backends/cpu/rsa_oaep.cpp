@@ -6,6 +6,7 @@
 #include <openssl/param_build.h>
 #include <openssl/rsa.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace warpcrypt::cpu {
@@ -119,8 +120,8 @@ wc_status rsa_oaep_decrypt(std::span<uint8_t> out, size_t *out_len, const RsaPri
   if (!ctx || EVP_PKEY_decrypt_init(ctx.get()) <= 0 || !set_oaep(ctx.get(), digest, label)) {
     return WC_ERR_CRYPTO_LIBRARY;
   }
-  // OAEP output never exceeds the modulus; decrypting into a buffer that
-  // size keeps the plaintext in `out` and nowhere else.
+  // The plaintext passes through a buffer of the modulus' size (OAEP's
+  // output is never longer), wiped before returning.
   std::vector<uint8_t> plain(static_cast<size_t>(EVP_PKEY_get_size(pkey.get())));
   size_t len = plain.size();
   const bool opened = EVP_PKEY_decrypt(ctx.get(), plain.data(), &len, ciphertext.data(), ciphertext.size()) > 0;

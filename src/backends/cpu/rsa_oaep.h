@@ -3,6 +3,7 @@
 // one call.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
