@@ -4,9 +4,9 @@
 #include <cctype>
 #include <memory>
 
+#include "age/age_ssh.h"
 #include "core/aead_registry.h"
 #include "core/backend_tables.h"
-#include "age/age_ssh.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {

@@ -181,16 +181,15 @@ wc_status decrypt_section(const HostCrypto &crypto, const OpensshKeyFile &file, 
   std::copy_n(derived.begin() + cipher.key_len, kAesBlock, iv.begin());
   BackendCipher backend;
   if (status == WC_OK) {
-    status = kCpuBackend.make_cipher(&backend, *find_cipher(cipher.name), WC_DECRYPT,
-                                     {derived.first(cipher.key_len), iv});
+    status =
+        kCpuBackend.make_cipher(&backend, *find_cipher(cipher.name), WC_DECRYPT, {derived.first(cipher.key_len), iv});
   }
   secure_wipe(key_iv.data(), key_iv.size());
   if (status != WC_OK) return status;
   plain->resize(file.private_section.size());
   if (backend.random_access) {
     // At the start of the stream the chain block is the IV (CBC reads it).
-    return backend.random_access->transform_at(0, iv.data(), file.private_section.data(), plain->data(),
-                                               plain->size());
+    return backend.random_access->transform_at(0, iv.data(), file.private_section.data(), plain->data(), plain->size());
   }
   return backend.sequential->transform_next(file.private_section.data(), plain->data(), plain->size());
 }
@@ -203,7 +202,9 @@ wc_status parse_private_section(std::span<const uint8_t> section, size_t block, 
   WireReader reader(section);
   const auto check1 = reader.uint32();
   const auto check2 = reader.uint32();
-  if (!check1 || !check2) return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: the private part is short");
+  if (!check1 || !check2) {
+    return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: the private part is short");
+  }
   if (*check1 != *check2) {
     return fail(WC_ERR_AUTH, detail, "incorrect passphrase for the OpenSSH private key (its check integers differ)");
   }
@@ -274,7 +275,9 @@ wc_status parse_ssh_public_key(std::string_view line, SshPublicKey *key, const c
   // The type before the blob must be the one inside it (OpenSSH checks the
   // same), so an options field in front is no key type.
   const std::string_view inner = key->type == SshKeyType::ed25519 ? kEd25519Type : kRsaType;
-  if (type != inner) return fail(WC_ERR_FORMAT, detail, "malformed SSH public key: the key type does not match the key");
+  if (type != inner) {
+    return fail(WC_ERR_FORMAT, detail, "malformed SSH public key: the key type does not match the key");
+  }
   return WC_OK;
 }
 

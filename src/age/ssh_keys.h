@@ -28,9 +28,9 @@ inline constexpr uint32_t kMaxBcryptRounds = 1024;
 
 struct SshPublicKey {
   SshKeyType type = SshKeyType::ed25519;
-  std::vector<uint8_t> wire;           // the key blob: what its tag and age's tweak hash
+  std::vector<uint8_t> wire;          // the key blob: what its tag and age's tweak hash
   std::array<uint8_t, 32> ed25519{};  // SshKeyType::ed25519
-  RsaPublicKey rsa;                    // SshKeyType::rsa
+  RsaPublicKey rsa;                   // SshKeyType::rsa
 };
 
 // The secrets of one key; wiped on destruction.

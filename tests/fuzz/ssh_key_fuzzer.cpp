@@ -68,8 +68,7 @@ void fuzz_private_file(std::string_view text) {
       age::SshPrivateKey key;
       const std::string_view passphrase = "fuzz";
       const wc_status opened = age::open_openssh_key_file(
-          kHostCrypto, file, {reinterpret_cast<const uint8_t *>(passphrase.data()), passphrase.size()}, &key,
-          &detail);
+          kHostCrypto, file, {reinterpret_cast<const uint8_t *>(passphrase.data()), passphrase.size()}, &key, &detail);
       require(opened == WC_OK || opened == WC_ERR_FORMAT || opened == WC_ERR_AUTH,
               "opening a key file failed with another status");
       require(opened == WC_OK || detail != nullptr, "opening a key file failed without a detail");

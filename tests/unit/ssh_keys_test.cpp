@@ -2,23 +2,26 @@
 // that cryptography-vectors ships, opened and refused by name; the attacks
 // on the parsers; bcrypt-pbkdf against the `bcrypt` package's known
 // answers; and the ssh-ed25519 and ssh-rsa stanzas, wrapped and unwrapped.
+#include "age/ssh_keys.h"
+
+#include <gtest/gtest.h>
 #include <openssl/bn.h>
 #include <openssl/evp.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "age/age_keys.h"
 #include "age/age_ssh.h"
-#include "age/ssh_keys.h"
 #include "core/host_crypto.h"
 #include "support/bytes.h"
 #include "support/test_environment.h"
+#include "warpcrypt/age.h"
 
 namespace wctest {
 namespace {
@@ -41,14 +44,16 @@ std::string read_text(const fs::path &path) {
 // Standard padded base64 by OpenSSL, independent of the parser under test.
 std::string base64(const Bytes &bytes) {
   std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int len = EVP_EncodeBlock(reinterpret_cast<uint8_t *>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
+  const int len =
+      EVP_EncodeBlock(reinterpret_cast<uint8_t *>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
   out.resize(static_cast<size_t>(len));
   return out;
 }
 Bytes unbase64(std::string text) {
   std::erase_if(text, [](char c) { return c == '\n' || c == '\r'; });
   Bytes out(text.size());
-  const int len = EVP_DecodeBlock(out.data(), reinterpret_cast<const uint8_t *>(text.data()), static_cast<int>(text.size()));
+  const int len =
+      EVP_DecodeBlock(out.data(), reinterpret_cast<const uint8_t *>(text.data()), static_cast<int>(text.size()));
   EXPECT_GE(len, 0);
   size_t pad = 0;
   while (pad < 2 && text.size() > pad && text[text.size() - 1 - pad] == '=') ++pad;
@@ -196,11 +201,9 @@ TEST_F(SshVectors, WrongPassphraseIsAuthNotAKey) {
 
 TEST_F(SshVectors, OtherKeyTypesAndCiphersAreRefusedByName) {
   const std::pair<const char *, const char *> refused[] = {
-      {"dsa-nopsw.key", "DSA"},           {"dsa-psw.key", "DSA"},
-      {"ecdsa-nopsw.key", "ECDSA"},       {"ecdsa-psw.key", "ECDSA"},
-      {"sk-ecdsa-nopsw.key", "sk-"},      {"sk-ecdsa-psw.key", "sk-"},
-      {"sk-ed25519-nopsw.key", "sk-"},    {"sk-ed25519-psw.key", "sk-"},
-      {"ed25519-aesgcm-psw.key", "cipher"},
+      {"dsa-nopsw.key", "DSA"},        {"dsa-psw.key", "DSA"},        {"ecdsa-nopsw.key", "ECDSA"},
+      {"ecdsa-psw.key", "ECDSA"},      {"sk-ecdsa-nopsw.key", "sk-"}, {"sk-ecdsa-psw.key", "sk-"},
+      {"sk-ed25519-nopsw.key", "sk-"}, {"sk-ed25519-psw.key", "sk-"}, {"ed25519-aesgcm-psw.key", "cipher"},
   };
   for (const auto &[name, why] : refused) {
     const Parsed parsed = parse(text(name));
@@ -208,8 +211,10 @@ TEST_F(SshVectors, OtherKeyTypesAndCiphersAreRefusedByName) {
     EXPECT_NE(parsed.detail.find(why), std::string::npos) << name << ": " << parsed.detail;
   }
   const std::pair<const char *, const char *> refused_public[] = {
-      {"dsa-nopsw.key.pub", "DSA"},           {"ecdsa-nopsw.key.pub", "ECDSA"},
-      {"sk-ed25519-nopsw.key.pub", "sk-"},    {"ed25519-nopsw.key-cert.pub", "certificate"},
+      {"dsa-nopsw.key.pub", "DSA"},
+      {"ecdsa-nopsw.key.pub", "ECDSA"},
+      {"sk-ed25519-nopsw.key.pub", "sk-"},
+      {"ed25519-nopsw.key-cert.pub", "certificate"},
       {"rsa-nopsw.key-cert.pub", "certificate"},
   };
   for (const auto &[name, why] : refused_public) {
@@ -386,12 +391,16 @@ TEST(BcryptPbkdf, MatchesTheBcryptPackage) {
   Bytes counting(16);
   for (size_t i = 0; i < counting.size(); ++i) counting[i] = static_cast<uint8_t>(i);
   const Case cases[] = {
-      {"password", {'s', 'a', 'l', 't'}, 4,
+      {"password",
+       {'s', 'a', 'l', 't'},
+       4,
        "5ba4bfc60c7ac272931458407f4c1c4936ea356c55125c5a279b791d65bf9842d49d7e1b572a9052715ebfa9421e7e94"},
       {"hunter2 is longhunter2 is longhunter2 is long", counting, 16,
        "f9003116ddbca3159a5af641dbd8f9769074fd998c0916be2df7192fdc959e8ba9"},
       {"x", Bytes(bytes_of("saltsaltsaltsalt").begin(), bytes_of("saltsaltsaltsalt").end()), 2, "9f"},
-      {"\xffpass", {1}, 3,
+      {"\xffpass",
+       {1},
+       3,
        "3a52823439b4ced181148c35839126fb199c114625618c6a4d651c05f05a3ee07ccc593ca4cfd62312d7c991f4ca4bba921a63835345eb"
        "f48cded7740786db99a582d99ea04842d7bd37af1bde99d951887a031be359f169cd1e3d4158a9450f643a829b"},
   };
@@ -498,6 +507,86 @@ TEST_F(SshStanzas, PassphraseIsAskedOnlyForAStanzaThatNamesTheKey) {
   std::string why;
   EXPECT_EQ(unwrap(identity, mine, &opened, &why), WC_ERR_NO_IDENTITY);
   EXPECT_NE(why.find("passphrase"), std::string::npos) << why;
+}
+
+
+// ---- the C API: wc_age_identities_add_with_prompt ----------------------------------
+
+// What the test's passphrase callback answers, and how often it was asked.
+struct Prompt {
+  std::string answer;
+  wc_status status = WC_OK;
+  size_t claimed_extra = 0;  // a length past what was written, to test the bound
+  int asked = 0;
+};
+
+wc_status answer_prompt(void *context, uint8_t *out, size_t out_cap, size_t *out_len) {
+  auto *prompt = static_cast<Prompt *>(context);
+  ++prompt->asked;
+  if (prompt->status != WC_OK) return prompt->status;
+  std::copy_n(prompt->answer.begin(), std::min(prompt->answer.size(), out_cap), out);
+  *out_len = prompt->answer.size() + prompt->claimed_extra;
+  return WC_OK;
+}
+
+class SshApi : public SshVectors {
+ protected:
+  // A file encrypted to `name`.pub through the C API.
+  Bytes encrypt_to(const std::string &name, const Bytes &plain) {
+    wc_age_recipients *recipients = nullptr;
+    EXPECT_EQ(wc_age_recipients_new(&recipients), WC_OK);
+    EXPECT_EQ(wc_age_recipients_add(recipients, text(name + ".key.pub").c_str(), nullptr), WC_OK);
+    Bytes out(plain.size() + 4096);
+    size_t len = 0;
+    EXPECT_EQ(wc_age_encrypt_buffer(nullptr, recipients, 0, nullptr, out.data(), out.size(), &len, plain.data(),
+                                    plain.size()),
+              WC_OK);
+    wc_age_recipients_free(recipients);
+    out.resize(len);
+    return out;
+  }
+  // Decrypts `file` with the key file `name`, asking `prompt` (none: nullptr).
+  wc_status decrypt_with(const std::string &name, Prompt *prompt, const Bytes &file, Bytes *plain) {
+    wc_age_identities *identities = nullptr;
+    EXPECT_EQ(wc_age_identities_new(&identities), WC_OK);
+    const std::string key = text(name + ".key");
+    EXPECT_EQ(prompt != nullptr
+                  ? wc_age_identities_add_with_prompt(identities, key.c_str(), answer_prompt, prompt, nullptr)
+                  : wc_age_identities_add(identities, key.c_str(), nullptr),
+              WC_OK);
+    plain->assign(file.size(), 0);
+    size_t len = 0;
+    const wc_status status = wc_age_decrypt_buffer(nullptr, identities, 0, UINT64_MAX, nullptr, plain->data(),
+                                                   plain->size(), &len, file.data(), file.size());
+    plain->resize(len);
+    wc_age_identities_free(identities);
+    return status;
+  }
+};
+
+TEST_F(SshApi, ThePromptIsCalledOnlyForItsKeyAndItsAnswerChecked) {
+  const Bytes plain = from_hex("00112233445566778899");
+  const Bytes for_key = encrypt_to("ed25519-psw", plain);
+  const Bytes for_other = encrypt_to("rsa-nopsw", plain);
+  Bytes out;
+  Prompt right{std::string(kPassphrase)};
+  ASSERT_EQ(decrypt_with("ed25519-psw", &right, for_key, &out), WC_OK);
+  EXPECT_TRUE(same_bytes(plain, out));
+  EXPECT_EQ(right.asked, 1);
+  EXPECT_EQ(decrypt_with("ed25519-psw", &right, for_other, &out), WC_ERR_NO_IDENTITY);
+  EXPECT_EQ(right.asked, 1);
+  Prompt wrong{"nope"};
+  EXPECT_EQ(decrypt_with("ed25519-psw", &wrong, for_key, &out), WC_ERR_AUTH);
+  Prompt gives_up{"", WC_ERR_IO};
+  EXPECT_EQ(decrypt_with("ed25519-psw", &gives_up, for_key, &out), WC_ERR_IO);
+  Prompt overlong{std::string(kPassphrase), WC_OK, WC_AGE_PASSPHRASE_MAX};
+  EXPECT_EQ(decrypt_with("ed25519-psw", &overlong, for_key, &out), WC_ERR_INVALID_ARGUMENT);
+  // Without a prompt the key is kept, and opens nothing.
+  EXPECT_EQ(decrypt_with("ed25519-psw", nullptr, for_key, &out), WC_ERR_NO_IDENTITY);
+  // An unencrypted key never asks.
+  Prompt unused{"x"};
+  ASSERT_EQ(decrypt_with("rsa-nopsw", &unused, for_other, &out), WC_OK);
+  EXPECT_EQ(unused.asked, 0);
 }
 
 }  // namespace

@@ -34,9 +34,7 @@ using Bn = std::unique_ptr<BIGNUM, BnDeleter>;
 using Pkey = std::unique_ptr<EVP_PKEY, PkeyDeleter>;
 using PkeyCtx = std::unique_ptr<EVP_PKEY_CTX, PkeyCtxDeleter>;
 
-Bn big(std::span<const uint8_t> bytes) {
-  return Bn(BN_bin2bn(bytes.data(), static_cast<int>(bytes.size()), nullptr));
-}
+Bn big(std::span<const uint8_t> bytes) { return Bn(BN_bin2bn(bytes.data(), static_cast<int>(bytes.size()), nullptr)); }
 
 // The key from its integers. A private key also gets its CRT exponents,
 // which an SSH key file leaves out: OpenSSL checks and uses all of them.
