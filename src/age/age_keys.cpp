@@ -332,10 +332,10 @@ std::string format_identity(const Identity &identity) { return encode_bech32(kId
 
 wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
                const char **detail) {
+  if (recipient.type == KeyType::ssh) return wrap_ssh(crypto, recipient, file_key, stanza, detail);
   std::array<uint8_t, kWrappedKeyLen> wrapped{};
   DerivedKey key;
   wc_status status = WC_OK;
-  if (recipient.type == KeyType::ssh) return wrap_ssh(crypto, recipient, file_key, stanza, detail);
   if (recipient.type == KeyType::x25519) {
     std::array<uint8_t, 32> ephemeral{};
     std::array<uint8_t, 32> share{};

@@ -72,15 +72,17 @@ wc_status generate_identity(const HostCrypto &crypto, Identity *identity);
 // The recipient an X25519 identity opens files for.
 wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
 
-// "age1..." to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
+// "age1..." or an SSH public key line to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
 // defines and this build does not run; WC_ERR_FORMAT for anything else that
 // is no recipient.
 wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail);
 // "AGE-SECRET-KEY-1..." to an identity; errors as parse_recipient.
 wc_status parse_identity(std::string_view text, Identity *identity, const char **detail);
 // A recipients file (-R) or identity file (-i): one key per line, '#'
-// comments and empty lines skipped. An SSH key file is refused whole
-// (WC_ERR_UNSUPPORTED); a file with no key is WC_ERR_FORMAT.
+// comments and empty lines skipped (SSH public keys among them, in
+// authorized_keys form); an identity file that opens with "-----BEGIN" is
+// one OpenSSH private key (age/age_ssh.h). A file with no key is
+// WC_ERR_FORMAT.
 wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *recipients, const char **detail);
 wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail);
 
