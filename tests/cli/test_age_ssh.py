@@ -214,3 +214,24 @@ def test_keys_age_does_not_use_are_refused_by_name(warpcrypt_binary, tmp_path):
 def x25519_recipient_of_fresh(folder: Path) -> str:
     run([AGE_KEYGEN, "-o", folder / "fresh"])
     return run([AGE_KEYGEN, "-y", folder / "fresh"]).stdout.decode().strip()
+
+
+@pytest.mark.parametrize("cipher", ["aes128-ctr", "aes256-cbc"])
+def test_other_key_file_ciphers_ssh_keygen_writes(warpcrypt_binary, cipher, tmp_path):
+    key = tmp_path / "key"
+    run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", PASSPHRASE, "-a", "2", "-Z", cipher, "-f", key])
+    encrypted = tmp_path / "f.age"
+    run([AGE, "-r", public(key), "-o", encrypted], stdin=b"under " + cipher.encode())
+    status, transcript = ask([warpcrypt_binary, "age", "-d", "-i", key, "-o", tmp_path / "out", encrypted],
+                             [PASSPHRASE])
+    assert status == 0, transcript
+    assert (tmp_path / "out").read_bytes() == b"under " + cipher.encode()
+
+
+@pytest.mark.parametrize("cipher", ["aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com"])
+def test_aead_key_file_ciphers_are_refused_by_name(warpcrypt_binary, cipher, tmp_path):
+    key = tmp_path / "key"
+    run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", PASSPHRASE, "-a", "2", "-Z", cipher, "-f", key])
+    encrypted = run([AGE, "-r", public(key)], stdin=b"x").stdout
+    one_line_failure(run([warpcrypt_binary, "age", "-d", "-i", key], stdin=encrypted, check=False),
+                     r"encrypted with a cipher this build does not run")
