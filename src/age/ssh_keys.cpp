@@ -6,6 +6,7 @@
 #include "age/age_format.h"
 #include "core/backend_tables.h"
 #include "core/cipher_registry.h"
+#include "core/secret_bytes.h"
 
 namespace warpcrypt::age {
 namespace {
@@ -138,12 +139,27 @@ std::optional<std::vector<uint8_t>> decode_pem(std::string_view text) {
   }
   text = text.substr(kPemBegin.size(), text.size() - kPemBegin.size() - kPemEnd.size());
   std::string joined;
+  joined.reserve(text.size());
   for (char c : text) {
     if (c == '\r' || c == '\n') continue;
     joined.push_back(c);
   }
-  return decode_padded_base64(joined);
+  auto decoded = decode_padded_base64(joined);
+  secure_wipe(joined.data(), joined.size());
+  return decoded;
 }
+
+// Wipes a buffer that held a key file's bytes when it goes out of scope.
+class WipeOnExit {
+ public:
+  explicit WipeOnExit(std::vector<uint8_t> &bytes) : bytes_(bytes) {}
+  ~WipeOnExit() { secure_wipe(bytes_.data(), bytes_.size()); }
+  WipeOnExit(const WipeOnExit &) = delete;
+  WipeOnExit &operator=(const WipeOnExit &) = delete;
+
+ private:
+  std::vector<uint8_t> &bytes_;
+};
 
 // A cipher OpenSSH encrypts key files with: its name in this library's
 // registry, and its key and IV lengths.
@@ -259,6 +275,7 @@ wc_status parse_private_section(std::span<const uint8_t> section, size_t block, 
 }  // namespace
 
 SshPrivateKey::~SshPrivateKey() { secure_wipe(ed25519_seed.data(), ed25519_seed.size()); }
+OpensshKeyFile::~OpensshKeyFile() { secure_wipe(private_section.data(), private_section.size()); }
 
 wc_status parse_ssh_public_key(std::string_view line, SshPublicKey *key, const char **detail) {
   const size_t type_end = line.find_first_of(" \t");
@@ -287,11 +304,12 @@ wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, co
                 "only OpenSSH private key files (BEGIN OPENSSH PRIVATE KEY) are read; ssh-keygen -p -f KEY rewrites "
                 "a PEM key in that format");
   }
-  const auto bytes = decode_pem(text);
+  auto bytes = decode_pem(text);
   if (!bytes) {
     return fail(WC_ERR_FORMAT, detail,
                 "malformed OpenSSH private key: expected base64 between the BEGIN and END OPENSSH PRIVATE KEY lines");
   }
+  const WipeOnExit wipe_bytes(*bytes);
   const std::span<const uint8_t> all(*bytes);
   if (!text_of(all).starts_with(kAuthMagic)) {
     return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: no openssh-key-v1 magic");

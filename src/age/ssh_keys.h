@@ -42,7 +42,8 @@ struct SshPrivateKey {
 };
 
 // An OpenSSH private key file, parsed as far as it can be without the
-// passphrase: the public key is in clear, the private section maybe not.
+// passphrase: the public key is in clear, the private section maybe not
+// (wiped on destruction, as an unencrypted one is the key itself).
 struct OpensshKeyFile {
   SshPublicKey public_key;
   std::string cipher;  // "none", "aes256-ctr", ...
@@ -50,6 +51,7 @@ struct OpensshKeyFile {
   uint32_t rounds = 0;
   std::vector<uint8_t> private_section;  // as stored: encrypted unless cipher is "none"
   bool encrypted() const { return cipher != "none"; }
+  ~OpensshKeyFile();
 };
 
 // One line of an authorized_keys file or an -r argument: the key type, its
