@@ -1,6 +1,7 @@
 // Host crypto: the primitives the formats and the API run on the host, a
-// few bytes at a time (random bytes, the KDFs, HMAC, X25519, Ed25519), apart
-// from the compute backends' bulk ciphers (core/backend_tables.h). The
+// few bytes at a time (random bytes, the KDFs, HMAC, digests, X25519,
+// Ed25519, RSA-OAEP), apart from the compute backends' bulk ciphers
+// (core/backend_tables.h). The
 // formats take a HostCrypto from their caller and never reach kHostCrypto
 // themselves, so a test or a fuzzer hands them a seeded RandomSource and
 // gets the same file every run; the API layer hands them kHostCrypto.
@@ -111,9 +112,9 @@ struct HostCrypto {
   std::unique_ptr<TextCoder> (*base64)(bool encode, bool one_line);
 };
 
-// The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs, HMAC and
-// base64, libsodium's Argon2id, X25519 and Ed25519
-// (backends/cpu/host_crypto.cpp).
+// The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs, HMAC,
+// digests, RSA and base64, libsodium's Argon2id, X25519 and Ed25519, and
+// bcrypt-pbkdf on OpenSSL's SHA-512 (backends/cpu/host_crypto.cpp).
 extern const HostCrypto kHostCrypto;
 
 }  // namespace warpcrypt

@@ -235,3 +235,8 @@ def test_aead_key_file_ciphers_are_refused_by_name(warpcrypt_binary, cipher, tmp
     encrypted = run([AGE, "-r", public(key)], stdin=b"x").stdout
     one_line_failure(run([warpcrypt_binary, "age", "-d", "-i", key], stdin=encrypted, check=False),
                      r"encrypted with a cipher this build does not run")
+
+
+def test_age_keygen_y_points_an_ssh_key_to_its_pub_file(warpcrypt_binary, keys):
+    # age-keygen -y reads age keys only, as age's does.
+    one_line_failure(run([warpcrypt_binary, "age-keygen", "-y", keys["ed25519"]], check=False), r"\.pub file")

@@ -323,7 +323,7 @@ int keygen(const KeygenOptions &o) {
     for (size_t i = 0; i < wc_age_identities_count(raw); ++i) {
       char recipient[WC_AGE_KEY_MAX_LEN];
       if (wc_age_identity_recipient(raw, i, recipient, sizeof recipient) != WC_OK) {
-        throw CliError("cannot format a recipient");
+        throw CliError("cannot format a recipient (an SSH key's recipient is its public key, the .pub file)");
       }
       lines += std::string(recipient) + "\n";
     }
