@@ -2,6 +2,7 @@
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 #include <openssl/rsa.h>
@@ -130,6 +131,9 @@ wc_status rsa_oaep_decrypt(std::span<uint8_t> out, size_t *out_len, const RsaPri
     status = WC_OK;
   }
   OPENSSL_cleanse(plain.data(), plain.size());
+  // A ciphertext that does not open is an answer, not an error to leave
+  // in OpenSSL's queue for a later call to find.
+  if (!opened) ERR_clear_error();
   return status;
 }
 
