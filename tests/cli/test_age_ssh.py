@@ -240,3 +240,15 @@ def test_aead_key_file_ciphers_are_refused_by_name(warpcrypt_binary, cipher, tmp
 def test_age_keygen_y_points_an_ssh_key_to_its_pub_file(warpcrypt_binary, keys):
     # age-keygen -y reads age keys only, as age's does.
     one_line_failure(run([warpcrypt_binary, "age-keygen", "-y", keys["ed25519"]], check=False), r"\.pub file")
+
+
+def test_a_private_key_given_as_a_recipient_is_not_echoed(warpcrypt_binary, keys, tmp_path):
+    private = Path(keys["ed25519"]).read_text()
+    body = private.splitlines()[1]
+    result = run([warpcrypt_binary, "age", "-r", private, "-o", tmp_path / "out"], stdin=b"x", check=False)
+    one_line_failure(result, r"-r <private key>: not an age recipient")
+    assert body.encode() not in result.stderr
+    # A PEM block cut short is masked to the end.
+    cut = "\n".join(private.splitlines()[:3])
+    result = run([warpcrypt_binary, "age", "-r", cut], stdin=b"x", check=False)
+    assert body.encode() not in result.stderr and b"<private key>" in result.stderr
