@@ -222,7 +222,8 @@ wc_status parse_private_section(std::span<const uint8_t> section, size_t block, 
     return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: the private part is short");
   }
   if (*check1 != *check2) {
-    return fail(WC_ERR_AUTH, detail, "incorrect passphrase for the OpenSSH private key (its check integers differ)");
+    return fail(WC_ERR_AUTH, detail,
+                "incorrect passphrase for the OpenSSH private key, or a damaged key (its check integers differ)");
   }
   const auto type = reader.string();
   if (!type) return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: no key type in the private part");
