@@ -17,10 +17,13 @@ extern "C" {
  * header with one stanza per recipient and a MAC, then the payload in 64 KiB
  * ChaCha20-Poly1305 chunks, which run on the streaming engine (every lane of
  * `options->backend`, regular files read and written at many offsets at
- * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1...")
- * and scrypt passphrases. The types age defines that this build does not
- * run (ssh-ed25519, ssh-rsa, the ML-KEM hybrid, plugins) are refused with
- * WC_ERR_UNSUPPORTED and a sentence in *detail, never skipped.
+ * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1..."),
+ * scrypt passphrases, and SSH keys as age has them: "ssh-ed25519 ..." and
+ * "ssh-rsa ..." public keys (authorized_keys lines), OpenSSH private key
+ * files, passphrase-protected or not. The types age defines that this build
+ * does not run (the ML-KEM hybrid, plugins) and SSH keys age does not use
+ * are refused with WC_ERR_UNSUPPORTED and a sentence in *detail, never
+ * skipped.
  *
  * Everything age's specification asks of a reader is checked; a file that
  * breaks a rule is WC_ERR_FORMAT with job->detail naming it, a header whose
@@ -36,8 +39,8 @@ extern "C" {
 /* A set of recipients a file is encrypted to. Passphrases are wiped when
  * freed. */
 typedef struct wc_age_recipients wc_age_recipients;
-/* A set of identities that may open a file: X25519 secret keys and
- * passphrases, wiped when freed. */
+/* A set of identities that may open a file: X25519 secret keys, SSH
+ * private keys and passphrases, wiped when freed. */
 typedef struct wc_age_identities wc_age_identities;
 
 /* age's scrypt work factors (log2 of N): what encrypting uses by default,
@@ -71,9 +74,25 @@ WC_API wc_status wc_age_identities_generate(wc_age_identities *identities);
  * "AGE-SECRET-KEY-PQ-1...", recipient "age1pq1...") from the CSPRNG. */
 WC_API wc_status wc_age_identities_generate_pq(wc_age_identities *identities);
 /* Adds identities from `text`: one "AGE-SECRET-KEY-1..." or
- * "AGE-SECRET-KEY-PQ-1..." key, or an
- * identity file as age-keygen writes it. Nothing is added on failure. */
+ * "AGE-SECRET-KEY-PQ-1..." key, an identity file as age-keygen writes it,
+ * or an OpenSSH private key file ("-----BEGIN OPENSSH PRIVATE KEY-----",
+ * ed25519 or RSA). Nothing is added on failure. A passphrase-protected SSH
+ * key added here has no way to get its passphrase: a stanza that names it
+ * fails with WC_ERR_NO_IDENTITY. */
 WC_API wc_status wc_age_identities_add(wc_age_identities *identities, const char *text, const char **detail);
+/* Asked for the passphrase of a passphrase-protected SSH key: writes it to
+ * `out` (up to `out_cap` bytes, WC_AGE_PASSPHRASE_MAX) and its length to
+ * *out_len, and returns WC_OK; any other status gives up, and decryption
+ * fails with it. Called during decryption, on the decrypting thread, only
+ * when a stanza names the key (its public key is in clear in the key file),
+ * once per such stanza; the library wipes `out` after use. */
+typedef wc_status (*wc_age_passphrase_fn)(void *context, uint8_t *out, size_t out_cap, size_t *out_len);
+#define WC_AGE_PASSPHRASE_MAX 1024u
+/* As wc_age_identities_add, with `ask` (and its `context`) as the way to a
+ * passphrase-protected SSH key's passphrase. A wrong passphrase fails
+ * decryption with WC_ERR_AUTH. */
+WC_API wc_status wc_age_identities_add_with_prompt(wc_age_identities *identities, const char *text,
+                                                   wc_age_passphrase_fn ask, void *context, const char **detail);
 /* Adds a passphrase; scrypt stanzas above 2^max_work_factor (1 to
  * WC_AGE_MAX_WORK_FACTOR) are refused unopened. */
 WC_API wc_status wc_age_identities_add_passphrase(wc_age_identities *identities, const uint8_t *passphrase,

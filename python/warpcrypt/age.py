@@ -7,10 +7,12 @@
     >>> age.decrypt(sealed, [identity])
     b'data'
 
-Recipients are X25519 public keys (``age1...``) or one passphrase (scrypt);
-identities are X25519 secret keys (``AGE-SECRET-KEY-1...``) or passphrases.
-Key types age defines that this build does not run (ssh-ed25519, ssh-rsa,
-the ML-KEM hybrid, plugins) raise Unsupported. A damaged file raises
+Recipients are X25519 public keys (``age1...``), SSH public keys
+(``ssh-ed25519 ...``, ``ssh-rsa ...``) or one passphrase (scrypt);
+identities are X25519 secret keys (``AGE-SECRET-KEY-1...``) or passphrases
+(SSH private keys are the CLI's and the C API's for now). Key types age
+defines that this build does not run (the ML-KEM hybrid, plugins) raise
+Unsupported. A damaged file raises
 FormatError (a broken rule, named), InvalidTag (a header MAC or chunk that
 does not authenticate) or NoIdentity (nothing opens it); no plaintext of a
 chunk that did not authenticate is returned or written.

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "age/age_pq.h"
+#include "age/age_ssh.h"
 #include "core/aead_registry.h"
 #include "core/backend_tables.h"
 #include "core/secret_bytes.h"
@@ -17,8 +18,6 @@ constexpr std::string_view kRecipientHrp = "age";
 constexpr std::string_view kIdentityHrp = "AGE-SECRET-KEY-";
 constexpr std::string_view kX25519Label = "age-encryption.org/v1/X25519";
 constexpr std::string_view kScryptLabel = "age-encryption.org/v1/scrypt";
-static_assert(kWrappedKeyLen == kFileKeyLen + engine::kStreamTagLen);
-constexpr std::array<uint8_t, 12> kZeroNonce{};
 constexpr size_t kScryptSaltLen = 16;
 
 uint32_t bech32_polymod(const std::vector<uint8_t> &values) {
@@ -77,8 +76,9 @@ std::span<const uint8_t> bytes_of(std::string_view text) {
 
 }  // namespace
 
-// Outside the anonymous namespace: the hybrid stanza (age_pq.cpp) seals and
-// opens with HPKE's base nonce through these too.
+// Outside the anonymous namespace: the hybrid stanza (age_pq.cpp), with
+// HPKE's base nonce, and ssh-ed25519's (age_ssh.cpp) seal and open through
+// these too.
 wc_status seal_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce, const FileKey &file_key,
                         std::array<uint8_t, kWrappedKeyLen> *wrapped) {
   const auto cipher = kCpuBackend.make_aead(*find_aead("chacha20-poly1305"), key, 1);
@@ -137,6 +137,7 @@ wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::sp
     return WC_ERR_FORMAT;
   };
   if (identity.type == KeyType::hybrid) return hybrid_unwrap(crypto, identity.secret_key, stanza, file_key, detail);
+  if (identity.type == KeyType::ssh) return unwrap_ssh(crypto, identity, stanza, file_key, detail);
   if (identity.type == KeyType::x25519) {
     if (stanza.type != "X25519") return WC_ERR_NO_IDENTITY;
     if (stanza.args.size() != 1) return bad("malformed X25519 stanza: it takes exactly one argument");
@@ -184,9 +185,6 @@ wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::sp
 // What a key this build does not run is, for the message; nullptr when the
 // text is no key age defines.
 const char *unsupported_recipient(std::string_view text) {
-  if (text.starts_with("ssh-ed25519 ") || text.starts_with("ssh-rsa ")) {
-    return "SSH recipients (ssh-ed25519, ssh-rsa) are not supported by this build; use an age1... X25519 key";
-  }
   if (text.starts_with("age1") && !text.starts_with("age1pq1") && text.find('1', 4) != std::string_view::npos) {
     return "age plugin recipients (age1<plugin>1...) are not supported by this build";
   }
@@ -194,9 +192,7 @@ const char *unsupported_recipient(std::string_view text) {
 }
 
 const char *unsupported_identity(std::string_view text) {
-  if (text.starts_with("-----BEGIN") || text.starts_with("ssh-")) {
-    return "SSH identities are not supported by this build; use an AGE-SECRET-KEY-1... X25519 key";
-  }
+  if (is_ssh_public_key_line(text)) return "an SSH public key is a recipient; decrypt with its private key file";
   if (text.starts_with("AGE-PLUGIN-")) return "age plugin identities are not supported by this build";
   return nullptr;
 }
@@ -278,6 +274,7 @@ wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recip
 }
 
 wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail) {
+  if (is_ssh_public_key_line(text)) return parse_ssh_recipient(text, recipient, detail);
   if (const char *why = unsupported_recipient(text)) {
     *detail = why;
     return WC_ERR_UNSUPPORTED;
@@ -334,6 +331,7 @@ wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *r
 }
 
 wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail) {
+  if (text.starts_with("-----BEGIN")) return parse_ssh_identity(text, &identities->emplace_back(), detail);
   if (const char *why = unsupported_identity(text)) {
     *detail = why;
     return WC_ERR_UNSUPPORTED;
@@ -359,6 +357,7 @@ std::string format_identity(const Identity &identity) {
 
 wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
                const char **detail) {
+  if (recipient.type == KeyType::ssh) return wrap_ssh(crypto, recipient, file_key, stanza, detail);
   std::array<uint8_t, kWrappedKeyLen> wrapped{};
   DerivedKey key;
   wc_status status = WC_OK;
@@ -426,12 +425,13 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
   } else if (passphrase_given) {
     *detail = "the file is encrypted to keys, not with a passphrase";
   } else {
-    const bool all_supported = std::all_of(header.stanzas.begin(), header.stanzas.end(), [](const Stanza &stanza) {
-      return stanza.type == "X25519" || stanza.type == kHybridStanzaType;
+    const bool all_run_here = std::all_of(header.stanzas.begin(), header.stanzas.end(), [](const Stanza &stanza) {
+      return stanza.type == "X25519" || stanza.type == kHybridStanzaType || stanza.type == "ssh-ed25519" ||
+             stanza.type == "ssh-rsa";
     });
-    *detail = all_supported ? "no identity matched any of the file's recipients"
-                            : "no identity matched a recipient (the file also has stanzas of types this build does not "
-                              "support, such as ssh-ed25519, ssh-rsa or plugins)";
+    *detail = all_run_here ? "no identity matched any of the file's recipients"
+                           : "no identity matched a recipient (the file also has stanzas of types this build does not "
+                             "support, such as plugins)";
   }
   return WC_ERR_NO_IDENTITY;
 }

@@ -1,15 +1,17 @@
 // age's recipient types: what a file is encrypted to (a recipient) and what
 // opens it (an identity). X25519 keys in their Bech32 spellings ("age1...",
 // "AGE-SECRET-KEY-1..."), age 1.3's post-quantum hybrid keys ("age1pq1...",
-// "AGE-SECRET-KEY-PQ-1...", age_pq.h), and scrypt passphrases. Each wraps the file key
-// into one stanza of the header and unwraps it from one. The types age
-// defines that this build does not implement (ssh-ed25519, ssh-rsa,
-// plugins) are recognised and refused with a message, never
-// skipped silently.
+// "AGE-SECRET-KEY-PQ-1...": age/age_pq.h), SSH keys (ssh-ed25519, ssh-rsa:
+// age/age_ssh.h) and scrypt passphrases. Each wraps the file key into one
+// stanza of the header and unwraps it from one. The types age defines that
+// this build does not implement (plugins) are recognised and refused with a
+// message, never skipped silently.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "age/age_format.h"
+#include "age/ssh_keys.h"
 
 namespace warpcrypt::age {
 
@@ -39,7 +42,7 @@ inline constexpr unsigned kDefaultWorkFactor = WC_AGE_DEFAULT_WORK_FACTOR;  // a
 inline constexpr unsigned kDefaultMaxWorkFactor = WC_AGE_DEFAULT_MAX_WORK_FACTOR;
 inline constexpr unsigned kMaxWorkFactor = WC_AGE_MAX_WORK_FACTOR;
 
-enum class KeyType { x25519, scrypt, hybrid };
+enum class KeyType { x25519, scrypt, hybrid, ssh };
 
 // Whom a file is encrypted to. The passphrase is wiped on destruction.
 struct Recipient {
@@ -48,6 +51,7 @@ struct Recipient {
   std::vector<uint8_t> hybrid_public_key;  // hybrid: ML-KEM-768 || X25519, kHybridPublicKeyLen bytes
   std::vector<uint8_t> passphrase;         // scrypt
   unsigned work_factor = kDefaultWorkFactor;
+  SshPublicKey ssh;                      // ssh
   ~Recipient();
 };
 
@@ -57,6 +61,11 @@ struct Identity {
   std::array<uint8_t, 32> secret_key{};  // X25519, or the hybrid KEM's 32-byte seed
   std::vector<uint8_t> passphrase;       // scrypt
   unsigned max_work_factor = kDefaultMaxWorkFactor;
+  std::shared_ptr<const OpensshKeyFile> ssh;  // ssh: the key file, its private part maybe encrypted
+  // ssh: asks for an encrypted key file's passphrase, called only when a
+  // stanza names the key (its public key is in clear); unset, such a key
+  // opens nothing.
+  std::function<wc_status(std::vector<uint8_t> *passphrase)> ask_ssh_passphrase;
   ~Identity();
 };
 
@@ -65,15 +74,17 @@ wc_status generate_identity(const HostCrypto &crypto, Identity *identity, KeyTyp
 // The recipient an X25519 or hybrid identity opens files for.
 wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
 
-// "age1..." to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
+// "age1..." or an SSH public key line to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
 // defines and this build does not run; WC_ERR_FORMAT for anything else that
 // is no recipient.
 wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail);
 // "AGE-SECRET-KEY-1..." to an identity; errors as parse_recipient.
 wc_status parse_identity(std::string_view text, Identity *identity, const char **detail);
 // A recipients file (-R) or identity file (-i): one key per line, '#'
-// comments and empty lines skipped. An SSH key file is refused whole
-// (WC_ERR_UNSUPPORTED); a file with no key is WC_ERR_FORMAT.
+// comments and empty lines skipped (SSH public keys among them, in
+// authorized_keys form); an identity file that opens with "-----BEGIN" is
+// one OpenSSH private key (age/age_ssh.h). A file with no key is
+// WC_ERR_FORMAT.
 wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *recipients, const char **detail);
 wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail);
 
@@ -82,11 +93,13 @@ std::string format_identity(const Identity &identity);     // X25519 and hybrid
 
 // ---- stanzas --------------------------------------------------------------
 
-// ChaCha20-Poly1305 of the file key under a stanza's wrapping key. X25519
-// and scrypt use the all-zero nonce (each wrapping key is used once), the
-// hybrid stanza HPKE's base nonce. Opening is WC_ERR_AUTH where `key` or
-// `nonce` is not the one; `body` is kFileKeyLen plus the tag.
-inline constexpr size_t kWrappedKeyLen = kFileKeyLen + 16;
+// ChaCha20-Poly1305 of the file key under a stanza's wrapping key, as every
+// stanza type but ssh-rsa wraps it. X25519, scrypt and ssh-ed25519 use the
+// all-zero nonce (each wrapping key is used once), the hybrid stanza HPKE's
+// base nonce. Opening is WC_ERR_AUTH where `key` or `nonce` is not the one;
+// `body` is kFileKeyLen plus the tag.
+inline constexpr size_t kWrappedKeyLen = kFileKeyLen + engine::kStreamTagLen;
+inline constexpr std::array<uint8_t, 12> kZeroNonce{};
 wc_status seal_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce, const FileKey &file_key,
                         std::array<uint8_t, kWrappedKeyLen> *wrapped);
 wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_t, 12> nonce,

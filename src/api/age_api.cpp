@@ -206,8 +206,35 @@ wc_status wc_age_identities_generate_pq(wc_age_identities *identities) {
 }
 
 wc_status wc_age_identities_add(wc_age_identities *identities, const char *text, const char **detail) {
+  return wc_age_identities_add_with_prompt(identities, text, nullptr, nullptr, detail);
+}
+
+wc_status wc_age_identities_add_with_prompt(wc_age_identities *identities, const char *text,
+                                            wc_age_passphrase_fn ask, void *context, const char **detail) {
   if (identities == nullptr) return WC_ERR_INVALID_ARGUMENT;
-  return add_keys(identities->keys, text, detail, age::parse_identities_file);
+  const auto parse_and_attach = [ask, context](std::string_view file, std::vector<age::Identity> *parsed,
+                                               const char **why) {
+    const wc_status status = age::parse_identities_file(file, parsed, why);
+    if (status != WC_OK || ask == nullptr) return status;
+    for (age::Identity &identity : *parsed) {
+      if (identity.type != age::KeyType::ssh || !identity.ssh->encrypted()) continue;
+      identity.ask_ssh_passphrase = [ask, context](std::vector<uint8_t> *passphrase) {
+        passphrase->assign(WC_AGE_PASSPHRASE_MAX, 0);
+        size_t len = 0;
+        const wc_status asked = ask(context, passphrase->data(), passphrase->size(), &len);
+        if (asked != WC_OK || len > passphrase->size()) {
+          warpcrypt::secure_wipe(passphrase->data(), passphrase->size());
+          passphrase->clear();
+          return asked != WC_OK ? asked : WC_ERR_INVALID_ARGUMENT;
+        }
+        warpcrypt::secure_wipe(passphrase->data() + len, passphrase->size() - len);
+        passphrase->resize(len);
+        return WC_OK;
+      };
+    }
+    return status;
+  };
+  return add_keys(identities->keys, text, detail, parse_and_attach);
 }
 
 wc_status wc_age_identities_add_passphrase(wc_age_identities *identities, const uint8_t *passphrase,

@@ -1,6 +1,7 @@
 // Host crypto: the primitives the formats and the API run on the host, a
-// few bytes at a time (random bytes, the KDFs, HMAC, X25519, Ed25519), apart
-// from the compute backends' bulk ciphers (core/backend_tables.h). The
+// few bytes at a time (random bytes, the KDFs, HMAC, digests, X25519,
+// Ed25519, RSA-OAEP), apart from the compute backends' bulk ciphers
+// (core/backend_tables.h). The
 // formats take a HostCrypto from their caller and never reach kHostCrypto
 // themselves, so a test or a fuzzer hands them a seeded RandomSource and
 // gets the same file every run; the API layer hands them kHostCrypto.
@@ -10,7 +11,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
+#include "core/secret_bytes.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt {
@@ -42,6 +45,19 @@ inline constexpr size_t kMlkem768CiphertextLen = 1088;
 inline constexpr size_t kMlkem768SeedLen = 64;  // d || z
 inline constexpr size_t kMlkemSharedSecretLen = 32;
 inline constexpr size_t kMlkemRandomnessLen = 32;  // Encaps' message m
+
+// An RSA key as an SSH key holds it: big-endian integers. The private
+// parts are wiped on destruction.
+struct RsaPublicKey {
+  std::vector<uint8_t> n, e;
+};
+struct RsaPrivateKey {
+  RsaPublicKey public_key;
+  std::vector<uint8_t> d, p, q, iqmp;
+  ~RsaPrivateKey() {
+    for (std::vector<uint8_t> *part : {&d, &p, &q, &iqmp}) secure_wipe(part->data(), part->size());
+  }
+};
 
 struct HostCrypto {
   // Every random byte a format or the API draws.
@@ -96,15 +112,36 @@ struct HostCrypto {
   wc_status (*mlkem768_decaps)(std::span<uint8_t, kMlkemSharedSecretLen> shared_secret,
                                std::span<const uint8_t, kMlkem768DecapsulationKeyLen> decapsulation_key,
                                std::span<const uint8_t, kMlkem768CiphertextLen> ciphertext);
+  // OpenBSD's bcrypt-pbkdf, which OpenSSH encrypts key files with; `out` of
+  // 1 to 1024 bytes, `rounds` at least 1 (each costs milliseconds: the
+  // caller caps it).
+  wc_status (*bcrypt_pbkdf)(std::span<uint8_t> out, std::span<const uint8_t> passphrase,
+                            std::span<const uint8_t> salt, uint32_t rounds);
+  // A message digest by name ("sha256", "sha512"); `out` is its length.
+  wc_status (*digest)(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> message);
+  // An Ed25519 public key's point on Curve25519 (the birational map RFC 7748
+  // gives), as age's ssh-ed25519 recipients use it; WC_ERR_FORMAT for a
+  // key that is no valid point or of small order.
+  wc_status (*ed25519_to_x25519)(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> ed25519_public_key);
+  // RSA-OAEP with `digest` for the hash and MGF1, and `label` (age's
+  // ssh-rsa stanzas). Encryption draws its seed from OpenSSL's CSPRNG, not
+  // from `random`. Decryption is WC_ERR_AUTH for a ciphertext that does not
+  // open, or a plaintext longer than `out`; WC_ERR_INVALID_ARGUMENT for a
+  // key OpenSSL refuses.
+  wc_status (*rsa_oaep_encrypt)(std::vector<uint8_t> *out, const RsaPublicKey &key, const char *digest,
+                                std::span<const uint8_t> label, std::span<const uint8_t> message);
+  wc_status (*rsa_oaep_decrypt)(std::span<uint8_t> out, size_t *out_len, const RsaPrivateKey &key,
+                                const char *digest, std::span<const uint8_t> label,
+                                std::span<const uint8_t> ciphertext);
   // `openssl enc -a`'s base64, byte for byte: encoding writes lines of 64
   // characters, each ending in LF, or with `one_line` (-A) one line and no
   // LF; decoding ignores line breaks and spaces. Null when out of memory.
   std::unique_ptr<TextCoder> (*base64)(bool encode, bool one_line);
 };
 
-// The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs, HMAC and
-// base64, libsodium's Argon2id, X25519 and Ed25519, and ML-KEM-768 written
-// here (backends/cpu/mlkem768.cpp)
+// The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs, HMAC,
+// digests, RSA and base64, libsodium's Argon2id, X25519 and Ed25519, and,
+// written here, bcrypt-pbkdf (on OpenSSL's SHA-512), Keccak and ML-KEM-768
 // (backends/cpu/host_crypto.cpp).
 extern const HostCrypto kHostCrypto;
 

@@ -236,8 +236,8 @@ def test_failures_are_one_line_and_leave_no_output(warpcrypt_binary, keys, tmp_p
     cases = [
         (["-d", "-i", keys["files"]["age"], "-o", out, tmp_path / "bad.age"], r"authentication failed.*chunk 2"),
         (["-d", "-i", keys["files"]["warpcrypt"], "-o", out, tmp_path / "bad.age"], r"no identity matched"),
-        (["-r", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGN", "-o", out,
-          tmp_path / "bad.age"], r"SSH recipients .* not supported"),
+        (["-r", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5", "-o", out, tmp_path / "bad.age"],
+         r"malformed ssh-ed25519 public key"),
         (["-r", "age1notakey", "-o", out, tmp_path / "bad.age"], r"not an age recipient"),
         (["-p", "-r", keys["recipients"]["age"], "-o", out, tmp_path / "bad.age"], r"-p cannot be combined"),
         (["-d", "-pass", "pass:x", "-o", out, keys["files"]["age"]], r"not an age file"),

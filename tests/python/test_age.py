@@ -41,8 +41,10 @@ def test_keys_print_and_parse_as_age_keygen_writes_them():
     assert age.parse_recipients(f"# team\n{identity.recipient}\n\n") == [identity.recipient]
     with pytest.raises(warpcrypt.FormatError, match="not an age identity"):
         age.Identity.parse("AGE-SECRET-KEY-1NOPE")
-    with pytest.raises(warpcrypt.Unsupported, match="SSH recipients"):
-        age.Recipient("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGN")
+    # SSH recipients are accepted; the post-quantum hybrid is refused by name.
+    age.Recipient("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGN")
+    with pytest.raises(warpcrypt.Unsupported, match="post-quantum"):
+        age.Recipient("age1pq1qqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqq")
 
 
 @pytest.mark.parametrize("size", [0, 1, CHUNK, CHUNK + 1, 5 * CHUNK + 3])

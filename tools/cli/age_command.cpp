@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 #include "json_report.h"
 #include "key_setup.h"
 #include "progress.h"
+#include "ssh_key_prompt.h"
 #include "terminal.h"
 
 namespace warpcrypt::cli {
@@ -171,10 +173,14 @@ int decrypt(const AgeOptions &o) {
   wc_age_identities *raw = nullptr;
   if (wc_age_identities_new(&raw) != WC_OK) throw CliError("out of memory");
   std::unique_ptr<wc_age_identities, decltype(&wc_age_identities_free)> identities(raw, wc_age_identities_free);
+  std::list<SshKeyPrompt> prompts;  // one per -i, at fixed addresses for the library's callbacks
   for (const std::string &path : o.identity_files) {
     KeyText text;
     read_key_file(path, &text);
-    add_keys(raw, text.text, path, wc_age_identities_add);
+    SshKeyPrompt *prompt = &prompts.emplace_back(path);
+    add_keys(raw, text.text, path, [prompt](wc_age_identities *keys, const char *key_text, const char **detail) {
+      return wc_age_identities_add_with_prompt(keys, key_text, SshKeyPrompt::ask, prompt, detail);
+    });
   }
   InputFile input(o.in_path);
   const bool ranged = o.offset || o.length;
@@ -198,7 +204,10 @@ int decrypt(const AgeOptions &o) {
                                  output.fd(), input.fd());
       },
       &job);
-  if (status != WC_OK) fail(o, status, job);
+  if (status != WC_OK) {
+    for (const SshKeyPrompt &prompt : prompts) prompt.rethrow();
+    fail(o, status, job);
+  }
   output.commit();
   report(o, job);
   return 0;
@@ -209,7 +218,7 @@ void add_age(CommandLine &command_line) {
   Command &command = command_line.add_command("age", "encrypt and decrypt age v1 files (age-encryption.org/v1)");
   command.add_flag("-e,--encrypt", "encrypt (the default)", [o] { o->decrypt = false; });
   command.add_flag("-d,--decrypt", "decrypt", [o] { o->decrypt = true; });
-  command.add_option("-r,--recipient", "RECIPIENT", "encrypt to an age1... public key (repeatable)",
+  command.add_option("-r,--recipient", "RECIPIENT", "encrypt to an age1..., ssh-ed25519 or ssh-rsa public key (repeatable)",
                      [o](const std::string &text) { o->recipients.push_back(text); });
   command.add_option("-R,--recipients-file", "PATH", "encrypt to the recipients listed in a file (repeatable)",
                      [o](const std::string &path) { o->recipient_files.push_back(path); });
@@ -316,7 +325,7 @@ int keygen(const KeygenOptions &o) {
     for (size_t i = 0; i < wc_age_identities_count(raw); ++i) {
       char recipient[WC_AGE_KEY_MAX_LEN];
       if (wc_age_identity_recipient(raw, i, recipient, sizeof recipient) != WC_OK) {
-        throw CliError("cannot format a recipient");
+        throw CliError("cannot format a recipient (an SSH key's recipient is its public key, the .pub file)");
       }
       lines += std::string(recipient) + "\n";
     }

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string_view>
+#include <utility>
 
 namespace warpcrypt::cli {
 
@@ -23,9 +24,39 @@ bool ends_word(char c) {
   return std::isspace(static_cast<unsigned char>(c)) || c == '\'' || c == '"' || c == ':' || c == '/';
 }
 
+// Replaces each PEM private key block, from its BEGIN line through its END
+// line and its line break (or the end, where that is missing), by
+// "<private key>".
+std::string mask_private_key_blocks(std::string message) {
+  static constexpr std::string_view kBegin = "-----BEGIN ";
+  static constexpr std::string_view kEnd = "-----END ";
+  static constexpr std::string_view kLabelEnd = "PRIVATE KEY-----";
+  static constexpr std::string_view kMask = "<private key>";
+  for (size_t at = message.find(kBegin); at != std::string::npos; at = message.find(kBegin, at)) {
+    const size_t label = message.find(kLabelEnd, at);
+    if (label == std::string::npos || message.find('\n', at) < label) {
+      at += kBegin.size();
+      continue;
+    }
+    const size_t end_line = message.find(kEnd, label);
+    const size_t end_label = end_line == std::string::npos ? std::string::npos : message.find(kLabelEnd, end_line);
+    size_t end = end_label == std::string::npos ? message.size() : end_label + kLabelEnd.size();
+    // The END line's own line break goes too, so the message stays one line.
+    if (message.compare(end, 2, "\r\n") == 0) {
+      end += 2;
+    } else if (end < message.size() && message[end] == '\n') {
+      ++end;
+    }
+    message.replace(at, end - at, kMask);
+    at += kMask.size();
+  }
+  return message;
+}
+
 }  // namespace
 
 std::string mask_secrets(std::string message) {
+  message = mask_private_key_blocks(std::move(message));
   static constexpr std::string_view kSecretPrefixes[] = {"AGE-SECRET-KEY-", "AGE-PLUGIN-"};
   static constexpr std::string_view kMask = "<secret key>";
   for (size_t at = 0; at < message.size(); ++at) {

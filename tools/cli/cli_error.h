@@ -10,9 +10,10 @@
 namespace warpcrypt::cli {
 
 // `message` with every word that is an age secret key (AGE-SECRET-KEY-1...,
-// AGE-PLUGIN-..., in either case) replaced by "<secret key>": a key given
-// where a recipient or a path belongs must not be echoed to a terminal or
-// a log.
+// AGE-PLUGIN-..., in either case) replaced by "<secret key>", and every PEM
+// private key block (an SSH key's "-----BEGIN ... PRIVATE KEY-----" through
+// its END line, or the message's end) by "<private key>": a key given where
+// a recipient or a path belongs must not be echoed to a terminal or a log.
 std::string mask_secrets(std::string message);
 
 // Thrown by any command; main() prints "warpcrypt: <message>" and exits with

@@ -5,9 +5,11 @@
 #include <array>
 
 #include "backends/cpu/base64.h"
+#include "backends/cpu/bcrypt_pbkdf.h"
 #include "backends/cpu/kdf.h"
 #include "backends/cpu/keccak.h"
 #include "backends/cpu/mlkem768.h"
+#include "backends/cpu/rsa_oaep.h"
 #include "backends/cpu/signature.h"
 #include "core/secret_bytes.h"
 
@@ -53,6 +55,11 @@ const HostCrypto kHostCrypto = {
     .mlkem768_keygen = cpu::mlkem768_keygen,
     .mlkem768_encaps = mlkem768_encaps_from,
     .mlkem768_decaps = cpu::mlkem768_decaps,
+    .bcrypt_pbkdf = cpu::bcrypt_pbkdf,
+    .digest = cpu::digest,
+    .ed25519_to_x25519 = cpu::ed25519_to_x25519,
+    .rsa_oaep_encrypt = cpu::rsa_oaep_encrypt,
+    .rsa_oaep_decrypt = cpu::rsa_oaep_decrypt,
     .base64 = cpu::make_base64,
 };
 

@@ -167,6 +167,16 @@ wc_status hmac(std::span<uint8_t> out, const char *digest, std::span<const uint8
   return mac != nullptr && len == out.size() ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
 }
 
+wc_status digest(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> message) {
+  std::unique_ptr<EVP_MD, DigestDeleter> md(EVP_MD_fetch(nullptr, digest, nullptr));
+  if (!md) return WC_ERR_DIGEST;
+  if (out.size() != static_cast<size_t>(EVP_MD_get_size(md.get()))) return WC_ERR_INVALID_ARGUMENT;
+  unsigned len = 0;
+  return EVP_Digest(message.data(), message.size(), out.data(), &len, md.get(), nullptr) == 1 && len == out.size()
+             ? WC_OK
+             : WC_ERR_CRYPTO_LIBRARY;
+}
+
 wc_status scrypt(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,
                  unsigned log2_n) {
   if (log2_n < 1 || log2_n > 30) return WC_ERR_INVALID_ARGUMENT;

@@ -37,6 +37,9 @@ wc_status random_bytes(std::span<uint8_t> out);
 wc_status hmac(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> key,
                std::span<const uint8_t> message);
 
+// A message digest by name; `out` is the digest's length.
+wc_status digest(std::span<uint8_t> out, const char *digest, std::span<const uint8_t> message);
+
 // scrypt (RFC 7914), N = 2^log2_n (1 to 30), r = 8, p = 1;
 // WC_ERR_OUT_OF_MEMORY where its 2^log2_n KiB cannot be allocated.
 wc_status scrypt(std::span<uint8_t> out, std::span<const uint8_t> passphrase, std::span<const uint8_t> salt,

@@ -62,4 +62,9 @@ wc_status ed25519_verify(std::span<const uint8_t, 64> signature, std::span<const
              : WC_ERR_AUTH;
 }
 
+wc_status ed25519_to_x25519(std::span<uint8_t, 32> out, std::span<const uint8_t, 32> ed25519_public_key) {
+  if (!sodium_ready()) return WC_ERR_CRYPTO_LIBRARY;
+  return crypto_sign_ed25519_pk_to_curve25519(out.data(), ed25519_public_key.data()) == 0 ? WC_OK : WC_ERR_FORMAT;
+}
+
 }  // namespace warpcrypt::cpu

@@ -1,0 +1,76 @@
+// SSH keys as age uses them (agessh): public keys in the authorized_keys
+// form ("ssh-ed25519 AAAA... comment"), and private keys in OpenSSH's own
+// file format (openssh-key-v1, PROTOCOL.key), unencrypted or encrypted
+// with bcrypt-pbkdf and AES. Only Ed25519 and RSA keys are age recipients;
+// every other SSH key type, cipher and KDF is refused by name.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/host_crypto.h"
+
+namespace warpcrypt::age {
+
+enum class SshKeyType { ed25519, rsa };
+
+// age refuses RSA keys below 2048 bits, as agessh does.
+inline constexpr size_t kMinRsaModulusBytes = 2048 / 8;
+// The most bcrypt-pbkdf rounds a key file may ask for. The rounds are read
+// before the passphrase can be checked, so a forged file could otherwise
+// make a reader spend hours; ssh-keygen writes 16 by default and -a
+// rarely goes past a few hundred (each round costs about 8 ms).
+inline constexpr uint32_t kMaxBcryptRounds = 1024;
+
+struct SshPublicKey {
+  SshKeyType type = SshKeyType::ed25519;
+  std::vector<uint8_t> wire;          // the key blob: what its tag and age's tweak hash
+  std::array<uint8_t, 32> ed25519{};  // SshKeyType::ed25519
+  RsaPublicKey rsa;                   // SshKeyType::rsa
+};
+
+// The secrets of one key; wiped on destruction.
+struct SshPrivateKey {
+  SshPublicKey public_key;
+  std::array<uint8_t, 32> ed25519_seed{};  // SshKeyType::ed25519
+  RsaPrivateKey rsa;                       // SshKeyType::rsa (its public_key repeats public_key.rsa)
+  ~SshPrivateKey();
+};
+
+// An OpenSSH private key file, parsed as far as it can be without the
+// passphrase: the public key is in clear, the private section maybe not
+// (wiped on destruction, as an unencrypted one is the key itself).
+struct OpensshKeyFile {
+  SshPublicKey public_key;
+  std::string cipher;  // "none", "aes256-ctr", ...
+  std::vector<uint8_t> salt;
+  uint32_t rounds = 0;
+  std::vector<uint8_t> private_section;  // as stored: encrypted unless cipher is "none"
+  bool encrypted() const { return cipher != "none"; }
+  ~OpensshKeyFile();
+};
+
+// One line of an authorized_keys file or an -r argument: the key type, its
+// base64 blob, and an optional comment after a space. Options before the
+// type are refused, as age refuses them. WC_ERR_UNSUPPORTED (and *detail)
+// for an SSH key type age does not use; WC_ERR_FORMAT for anything else
+// that is not a well-formed Ed25519 or RSA key.
+wc_status parse_ssh_public_key(std::string_view line, SshPublicKey *key, const char **detail);
+
+// The "-----BEGIN OPENSSH PRIVATE KEY-----" file. Errors as
+// parse_ssh_public_key; a cipher or KDF this build does not run is
+// WC_ERR_UNSUPPORTED, found before any passphrase is asked for.
+wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, const char **detail);
+
+// The private key of a parsed file, decrypted with `passphrase` where the
+// file is encrypted (ignored where not). A wrong passphrase is
+// WC_ERR_AUTH (the check integers differ); a private section that breaks
+// the format, or whose key is not the file's public key, WC_ERR_FORMAT.
+wc_status open_openssh_key_file(const HostCrypto &crypto, const OpensshKeyFile &file,
+                                std::span<const uint8_t> passphrase, SshPrivateKey *key, const char **detail);
+
+}  // namespace warpcrypt::age
