@@ -66,12 +66,13 @@ void close_fd(int *fd) {
 class PluginProcess {
  public:
   ~PluginProcess() {
+    // A plugin that failed gets no say, nor a broken pipe to complain of: it
+    // is killed before its pipes close. One that finished sees its input
+    // end and exits by itself, after whatever cleaning up it does.
+    if (pid_ > 0 && !finished_) kill(pid_, SIGKILL);
     close_fd(&to_plugin_);
     close_fd(&from_plugin_);
     if (pid_ <= 0) return;
-    // As age does, a plugin is asked to stop once its conversation is over;
-    // one that failed it gets no say.
-    kill(pid_, finished_ ? SIGINT : SIGKILL);
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
@@ -100,7 +101,7 @@ class PluginProcess {
     close(out[1]);
     if (error != 0) {
       pid_ = 0;
-      *detail = error == ENOENT ? "age plugin not found: its program, age-plugin-<name>, is not on PATH"
+      *detail = error == ENOENT ? "age plugin not found: its program is not on PATH"
                                 : "cannot start the age plugin's program";
       return error == ENOENT ? WC_ERR_UNSUPPORTED : WC_ERR_IO;
     }

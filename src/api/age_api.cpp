@@ -71,11 +71,10 @@ wc_status copy_key(const std::string &text, char *out, size_t out_cap) {
 // Gives the set's plugin keys, present and future, a copy of *ui (none
 // for NULL).
 template <typename Set>
-wc_status set_plugin_ui(Set *set, const wc_age_plugin_ui *ui) {
-  if (set == nullptr) return WC_ERR_INVALID_ARGUMENT;
+void set_plugin_ui(Set *set, const wc_age_plugin_ui *ui) {
+  if (set == nullptr) return;
   set->plugin_ui = ui != nullptr ? *ui : wc_age_plugin_ui{};
   for (auto &key : set->keys) key.plugin_ui = set->plugin_ui;
-  return WC_OK;
 }
 
 bool x25519_at(const wc_age_identities *identities, size_t index) {
@@ -253,12 +252,12 @@ wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t 
 
 void wc_age_identities_free(wc_age_identities *identities) { delete identities; }
 
-wc_status wc_age_recipients_set_plugin_ui(wc_age_recipients *recipients, const wc_age_plugin_ui *ui) {
-  return set_plugin_ui(recipients, ui);
+void wc_age_recipients_set_plugin_ui(wc_age_recipients *recipients, const wc_age_plugin_ui *ui) {
+  set_plugin_ui(recipients, ui);
 }
 
-wc_status wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age_plugin_ui *ui) {
-  return set_plugin_ui(identities, ui);
+void wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age_plugin_ui *ui) {
+  set_plugin_ui(identities, ui);
 }
 
 wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *recipients, int armor, wc_job *job,
