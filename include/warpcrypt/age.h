@@ -111,9 +111,10 @@ WC_API wc_status wc_age_identity_recipient(const wc_age_identities *identities, 
 WC_API void wc_age_identities_free(wc_age_identities *identities);
 
 /* The plugins of these recipients or identities, present and added later,
- * talk to the user through a copy of *ui; NULL takes that away again. */
-WC_API wc_status wc_age_recipients_set_plugin_ui(wc_age_recipients *recipients, const wc_age_plugin_ui *ui);
-WC_API wc_status wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age_plugin_ui *ui);
+ * talk to the user through a copy of *ui; a NULL ui takes that away again,
+ * a NULL set is a no-op. */
+WC_API void wc_age_recipients_set_plugin_ui(wc_age_recipients *recipients, const wc_age_plugin_ui *ui);
+WC_API void wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age_plugin_ui *ui);
 
 /* Encrypts everything from in_fd's offset to its end, to every recipient,
  * into out_fd at its offset; ASCII-armored when `armor` is nonzero. The

@@ -19,9 +19,7 @@ bool valid_word(std::string_view word) {
   return !word.empty() && std::all_of(word.begin(), word.end(), [](char c) { return c >= 0x21 && c <= 0x7e; });
 }
 
-bool base64_character(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/';
-}
+bool base64_character(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/'; }
 
 bool valid_plugin_name(std::string_view name) {
   constexpr std::string_view kAllowed = "+-._";
@@ -191,8 +189,8 @@ wc_status PluginSession::handle_common(const PluginStanza &stanza, std::string *
   }
   if (stanza.type == "msg") {
     const std::string message(stanza.body.begin(), stanza.body.end());
-    const bool shown = ui_.display_message != nullptr &&
-                       ui_.display_message(ui_.context, name_.c_str(), message.c_str()) == 0;
+    const bool shown =
+        ui_.display_message != nullptr && ui_.display_message(ui_.context, name_.c_str(), message.c_str()) == 0;
     *reply += stanza_without_body(shown ? "ok" : "fail");
     return WC_OK;
   }

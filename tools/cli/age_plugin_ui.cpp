@@ -18,8 +18,8 @@ namespace {
 // returns that overwrite the prompt).
 std::string printable(const char *text) {
   std::string out(text);
-  std::replace_if(out.begin(), out.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; },
-                  '?');
+  std::replace_if(
+      out.begin(), out.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }, '?');
   return out;
 }
 
