@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-45}
-native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source base64)
+native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source base64 age_plugin)
 python_targets=(zarr_codec torch_checkpoint safetensors_header)
 all_targets=("${native_targets[@]}" "${python_targets[@]}")
 targets=("$@")
@@ -58,8 +58,9 @@ echo "==> build-fuzz build: $(($(date +%s) - start)) s"
 # Sealed files grow to a few chunks of 4 KiB; the other inputs are words.
 declare -A max_len=([open_fd]=16384)
 # Targets that reach their coverage early run shorter, so that CI's time
-# stays within its budget: base64's coder is OpenSSL's, with a thin wrapper.
-declare -A most_seconds=([base64]=20)
+# stays within its budget: base64's coder is OpenSSL's, with a thin wrapper;
+# age_plugin's state machines are small.
+declare -A most_seconds=([base64]=20 [age_plugin]=20)
 
 # fuzz TARGET: one libFuzzer run, its exit status left in the log folder.
 fuzz() {

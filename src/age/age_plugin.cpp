@@ -44,6 +44,13 @@ std::string stanza_without_body(std::string_view type, std::span<const std::stri
   return encode_plugin_stanza(type, args, {});
 }
 
+// Appends a stanza that carries a secret (a file key, an identity, a typed
+// value), wiping the encoded copy.
+void append_secret(std::string *out, std::string stanza) {
+  out->append(stanza);
+  secure_wipe(stanza.data(), stanza.size());
+}
+
 // Decimal file index 0, the only file a session wraps or unwraps, spelled
 // the one way.
 bool first_file(std::string_view index) { return index == "0"; }
@@ -85,13 +92,16 @@ PluginStanzaReader::~PluginStanzaReader() {
 }
 
 wc_status PluginStanzaReader::feed(std::string_view bytes, std::vector<PluginStanza> *out, const char **detail) {
-  if (bytes.size() > kMaxPluginOutputLen - total_) {
-    return refuse(detail, "the age plugin wrote more than 16 MiB, more than any answer needs");
-  }
-  total_ += bytes.size();
+  // Line by line, limits included, so that the stanzas `bytes` completes
+  // are the same whatever pieces it comes in.
   while (!bytes.empty()) {
     const size_t end = bytes.find('\n');
     const std::string_view piece = bytes.substr(0, end);
+    const size_t taken = end == std::string_view::npos ? piece.size() : piece.size() + 1;
+    if (taken > kMaxPluginOutputLen - total_) {
+      return refuse(detail, "the age plugin wrote more than 16 MiB, more than any answer needs");
+    }
+    total_ += taken;
     if (piece.size() > kMaxPluginLineLen - line_.size()) {
       return refuse(detail, "the age plugin wrote a line longer than 64 KiB");
     }
@@ -170,12 +180,18 @@ PluginSession::~PluginSession() { secure_wipe(opening_.data(), opening_.size());
 wc_status PluginSession::feed(std::string_view bytes, std::string *reply, const char **detail) {
   // What a plugin writes after "done" is no part of the conversation.
   if (finished_) return WC_OK;
+  // The stanzas completed before a malformed one are answered first, as
+  // they would be had they come in a piece of their own.
   std::vector<PluginStanza> stanzas;
-  wc_status status = reader_.feed(bytes, &stanzas, detail);
+  const char *read_detail = nullptr;
+  const wc_status read = reader_.feed(bytes, &stanzas, &read_detail);
+  wc_status status = WC_OK;
   for (size_t i = 0; status == WC_OK && i < stanzas.size() && !finished_; ++i) {
     status = handle_common(stanzas[i], reply, detail);
   }
-  return status;
+  if (status != WC_OK || finished_ || read == WC_OK) return status;
+  *detail = read_detail;
+  return read;
 }
 
 wc_status PluginSession::handle_common(const PluginStanza &stanza, std::string *reply, const char **detail) {
@@ -211,8 +227,8 @@ wc_status PluginSession::answer_request(const PluginStanza &stanza, std::string 
       ui_.request_value(ui_.context, name_.c_str(), prompt.c_str(), stanza.type == "request-secret" ? 1 : 0,
                         value.data(), value.size(), &value_len) == 0 &&
       value_len <= value.size();
-  *reply += answered ? encode_plugin_stanza("ok", {}, bytes_of(std::string_view(value.data(), value_len)))
-                     : stanza_without_body("fail");
+  append_secret(reply, answered ? encode_plugin_stanza("ok", {}, bytes_of(std::string_view(value.data(), value_len)))
+                                : stanza_without_body("fail"));
   secure_wipe(value.data(), value.size());
   return WC_OK;
 }
@@ -242,8 +258,10 @@ PluginRecipientSession::PluginRecipientSession(std::string name, const wc_age_pl
                                                std::span<const std::string> identities, const FileKey &file_key)
     : PluginSession(std::move(name), ui) {
   for (const std::string &recipient : recipients) opening_ += stanza_without_body("add-recipient", {&recipient, 1});
-  for (const std::string &identity : identities) opening_ += stanza_without_body("add-identity", {&identity, 1});
-  opening_ += encode_plugin_stanza("wrap-file-key", {}, file_key.bytes);
+  for (const std::string &identity : identities) {
+    append_secret(&opening_, stanza_without_body("add-identity", {&identity, 1}));
+  }
+  append_secret(&opening_, encode_plugin_stanza("wrap-file-key", {}, file_key.bytes));
   opening_ += stanza_without_body("extension-labels");
   opening_ += stanza_without_body("done");
 }
@@ -282,7 +300,9 @@ wc_status PluginRecipientSession::finish(const char **detail) {
 PluginIdentitySession::PluginIdentitySession(std::string name, const wc_age_plugin_ui &ui,
                                              std::span<const std::string> identities, const Header &header)
     : PluginSession(std::move(name), ui) {
-  for (const std::string &identity : identities) opening_ += stanza_without_body("add-identity", {&identity, 1});
+  for (const std::string &identity : identities) {
+    append_secret(&opening_, stanza_without_body("add-identity", {&identity, 1}));
+  }
   for (const Stanza &stanza : header.stanzas) {
     std::vector<std::string> args = {"0", stanza.type};
     args.insert(args.end(), stanza.args.begin(), stanza.args.end());

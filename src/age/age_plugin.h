@@ -49,8 +49,9 @@ std::string encode_plugin_stanza(std::string_view type, std::span<const std::str
 class PluginStanzaReader {
  public:
   ~PluginStanzaReader();
-  // Appends every stanza that `bytes` completes to *out. WC_ERR_FORMAT
-  // (and *detail) for a malformed stanza or one past the limits above.
+  // Appends every stanza that `bytes` completes to *out, up to the first
+  // malformed stanza or one past the limits above: WC_ERR_FORMAT (and
+  // *detail) then.
   wc_status feed(std::string_view bytes, std::vector<PluginStanza> *out, const char **detail);
 
  private:

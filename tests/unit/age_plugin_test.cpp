@@ -284,6 +284,22 @@ TEST_F(AgePluginRecipientSession, CollectsStanzasAndAnswersEveryCommand) {
   EXPECT_EQ(feed(session, "garbage").status, WC_OK);
 }
 
+TEST_F(AgePluginRecipientSession, AnswersWhatCameBeforeAMalformedStanzaAsInPieces) {
+  // Found by age_plugin_fuzzer: one piece or two, the same replies.
+  const std::string good = stanza("recipient-stanza", {"0", "wctest"});
+  for (const bool split : {false, true}) {
+    age::PluginRecipientSession session("wctest", no_ui, recipients, {}, file_key);
+    std::string reply;
+    const char *detail = nullptr;
+    wc_status status = WC_OK;
+    if (split) status = session.feed(good, &reply, &detail);
+    if (status == WC_OK) status = session.feed((split ? "" : good) + "not a stanza\n", &reply, &detail);
+    EXPECT_EQ(status, WC_ERR_FORMAT);
+    EXPECT_STREQ(detail, "the age plugin wrote a line that starts no stanza");
+    EXPECT_EQ(reply, "-> ok\n\n") << split;
+  }
+}
+
 TEST_F(AgePluginRecipientSession, PassesRequestsToTheUi) {
   RecordingUi recording;
   age::PluginRecipientSession session("wctest", recording.ui(), recipients, {}, file_key);
