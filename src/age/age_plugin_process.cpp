@@ -93,9 +93,18 @@ class PluginProcess {
     posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
     std::string flag = "--age-plugin=";
     flag += protocol;
+    // The plugin starts with no signal blocked, whatever the calling thread
+    // holds back.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
     char *const argv[] = {const_cast<char *>(program.c_str()), flag.data(), nullptr};
     // posix_spawnp searches PATH for the name, which holds no '/'.
-    const int error = posix_spawnp(&pid_, program.c_str(), &actions, nullptr, argv, environ);
+    const int error = posix_spawnp(&pid_, program.c_str(), &actions, &attributes, argv, environ);
+    posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close(in[0]);
     close(out[1]);

@@ -436,6 +436,28 @@ TEST_F(AgePluginProcess, RunsAPluginFromPathAndReapsIt) {
   EXPECT_TRUE(no_child_left());
 }
 
+TEST_F(AgePluginProcess, StartsThePluginWithNoSignalBlocked) {
+  // The plugin names its blocked-signal mask (from /proc) as its stanza type.
+  plugin("mask",
+         "while IFS= read -r line; do [ \"$line\" = '-> done' ] && break; done\n"
+         "blocked=$(awk '/^SigBlk/ {print $2}' /proc/$$/status)\n"
+         "printf -- '-> recipient-stanza 0 mask%s\\n\\n-> done\\n\\n' \"$blocked\"\n");
+  sigset_t held;
+  sigset_t before;
+  sigemptyset(&held);
+  sigaddset(&held, SIGUSR1);
+  sigaddset(&held, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &held, &before);
+  const std::vector<std::string> recipients = {"age1mask1xyz"};
+  age::PluginRecipientSession session("mask", no_ui, recipients, {}, file_key);
+  const char *detail = nullptr;
+  const wc_status status = age::run_plugin(session, "recipient-v1", &detail);
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ASSERT_EQ(status, WC_OK) << detail;
+  ASSERT_EQ(session.stanzas().size(), 1u);
+  EXPECT_EQ(session.stanzas()[0].type, "mask0000000000000000");
+}
+
 TEST_F(AgePluginProcess, AMissingOrCrashingPluginFailsAndLeavesNoChild) {
   plugin("crash", "exit 3\n");
   const std::vector<std::string> recipients = {"age1x1xyz"};
