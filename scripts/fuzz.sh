@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-45}
-native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source base64 aes_gcm_vaes age_pq)
+native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source base64 aes_gcm_vaes age_pq age_plugin)
 python_targets=(zarr_codec torch_checkpoint safetensors_header)
 all_targets=("${native_targets[@]}" "${python_targets[@]}")
 targets=("$@")
@@ -60,8 +60,9 @@ declare -A max_len=([open_fd]=16384)
 # Targets that reach their coverage early run shorter, so that CI's time
 # stays within its budget: base64's coder is OpenSSL's, with a thin wrapper;
 # aes_gcm_vaes has no branches on data, only on lengths; age_pq's parsers
-# are small, and each input costs an ML-KEM decapsulation.
-declare -A most_seconds=([base64]=20 [aes_gcm_vaes]=20 [age_pq]=20)
+# are small, and each input costs an ML-KEM decapsulation; age_plugin's
+# state machines are small.
+declare -A most_seconds=([base64]=20 [aes_gcm_vaes]=20 [age_pq]=20 [age_plugin]=20)
 
 # fuzz TARGET: one libFuzzer run, its exit status left in the log folder.
 fuzz() {

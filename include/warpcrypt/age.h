@@ -17,9 +17,9 @@ extern "C" {
  * header with one stanza per recipient and a MAC, then the payload in 64 KiB
  * ChaCha20-Poly1305 chunks, which run on the streaming engine (every lane of
  * `options->backend`, regular files read and written at many offsets at
- * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1...")
- * and scrypt passphrases. The types age defines that this build does not
- * run (ssh-ed25519, ssh-rsa, the ML-KEM hybrid, plugins) are refused with
+ * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1..."),
+ * scrypt passphrases and plugins (below). The types age defines that this
+ * build does not run (ssh-ed25519, ssh-rsa, the ML-KEM hybrid) are refused with
  * WC_ERR_UNSUPPORTED and a sentence in *detail, never skipped.
  *
  * Everything age's specification asks of a reader is checked; a file that
@@ -49,6 +49,30 @@ typedef struct wc_age_identities wc_age_identities;
 #define WC_AGE_MAX_WORK_FACTOR 30u
 /* The longest key string the format calls write, with its NUL. */
 #define WC_AGE_KEY_MAX_LEN 2048u
+
+/* age plugins (docs/age.md, "Plugins"): a recipient "age1NAME1..." or an
+ * identity "AGE-PLUGIN-NAME-1..." runs the program age-plugin-NAME found on
+ * PATH, which wraps or unwraps the file key over age's plugin protocol. A
+ * plugin may want to talk to the user; these functions, given to a set of
+ * recipients or identities, let it. Each returns 0 when done; a NULL member,
+ * or one that returns nonzero, answers the plugin's request "fail", which
+ * most plugins take as the end of the operation. `plugin` is the plugin's
+ * name; the strings come from the plugin, NUL-terminated, and are untrusted
+ * text a caller displays as such. */
+typedef struct wc_age_plugin_ui {
+  void *context;
+  /* Shows `message`. */
+  int (*display_message)(void *context, const char *plugin, const char *message);
+  /* Asks for a value after `prompt`, typed without echo where `secret` is
+   * nonzero, into `value` (`value_cap` bytes, not NUL-terminated; the
+   * library wipes it) and its length into *value_len. */
+  int (*request_value)(void *context, const char *plugin, const char *prompt, int secret, char *value,
+                       size_t value_cap, size_t *value_len);
+  /* Asks `prompt`, to be answered `yes` or, where `no` is not NULL, `no`;
+   * *chose_yes receives 1 for yes. */
+  int (*confirm)(void *context, const char *plugin, const char *prompt, const char *yes, const char *no,
+                 int *chose_yes);
+} wc_age_plugin_ui;
 
 WC_API wc_status wc_age_recipients_new(wc_age_recipients **recipients);
 /* Adds recipients from `text`: one "age1..." key, or a recipients file (one
@@ -89,6 +113,12 @@ WC_API wc_status wc_age_identity_recipient(const wc_age_identities *identities, 
                                            size_t out_cap);
 /* Wipes every secret, and frees. NULL is a no-op. */
 WC_API void wc_age_identities_free(wc_age_identities *identities);
+
+/* The plugins of these recipients or identities, present and added later,
+ * talk to the user through a copy of *ui; a NULL ui takes that away again,
+ * a NULL set is a no-op. */
+WC_API void wc_age_recipients_set_plugin_ui(wc_age_recipients *recipients, const wc_age_plugin_ui *ui);
+WC_API void wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age_plugin_ui *ui);
 
 /* Encrypts everything from in_fd's offset to its end, to every recipient,
  * into out_fd at its offset; ASCII-armored when `armor` is nonzero. The

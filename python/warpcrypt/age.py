@@ -9,8 +9,11 @@
 
 Recipients are X25519 public keys (``age1...``) or one passphrase (scrypt);
 identities are X25519 secret keys (``AGE-SECRET-KEY-1...``) or passphrases.
-Key types age defines that this build does not run (ssh-ed25519, ssh-rsa,
-the ML-KEM hybrid, plugins) raise Unsupported. A damaged file raises
+Plugin keys (``age1name1...``, ``AGE-PLUGIN-NAME-1...``) run
+``age-plugin-name`` from PATH (docs/age.md); a plugin that asks the user
+for anything is answered "fail", since Python offers it no terminal. Key
+types age defines that this build does not run (ssh-ed25519, ssh-rsa)
+raise Unsupported. A damaged file raises
 FormatError (a broken rule, named), InvalidTag (a header MAC or chunk that
 does not authenticate) or NoIdentity (nothing opens it); no plaintext of a
 chunk that did not authenticate is returned or written.
