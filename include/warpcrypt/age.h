@@ -18,8 +18,9 @@ extern "C" {
  * ChaCha20-Poly1305 chunks, which run on the streaming engine (every lane of
  * `options->backend`, regular files read and written at many offsets at
  * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1..."),
+ * age 1.3's post-quantum hybrid keys ("age1pq1...", "AGE-SECRET-KEY-PQ-1..."),
  * scrypt passphrases and plugins (below). The types age defines that this
- * build does not run (ssh-ed25519, ssh-rsa, the ML-KEM hybrid) are refused with
+ * build does not run (ssh-ed25519, ssh-rsa) are refused with
  * WC_ERR_UNSUPPORTED and a sentence in *detail, never skipped.
  *
  * Everything age's specification asks of a reader is checked; a file that
