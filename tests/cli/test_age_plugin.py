@@ -215,3 +215,15 @@ def test_a_secret_the_plugin_asks_for_is_typed_without_echo(monkeypatch, warpcry
         assert PIN.encode() not in terminal.transcript
     assert (tmp_path / "back").read_bytes() == plain.read_bytes()
     assert_no_plugin_left(env)
+
+
+def test_a_plugin_recipient_does_not_join_a_hybrid_one(run_cli, expect_failure, env, keys, plain, tmp_path,
+                                                       tmp_path_factory):
+    # Its labels are not read, so it counts as classical under age 1.3's rule.
+    pq_key = tmp_path_factory.mktemp("pq") / "pq.key"
+    run_cli("age-keygen", "-pq", "-o", pq_key).check()
+    hybrid = run_cli("age-keygen", "-y", pq_key).check().stdout.decode().strip()
+    assert hybrid.startswith("age1pq1")
+    expect_failure("age", "-r", hybrid, "-r", keys["recipient"], "-o", tmp_path / "out.age", plain, cwd=tmp_path,
+                   env=env, message="cannot be combined with classical ones")
+    assert plugin_pids(env) == []
