@@ -18,12 +18,12 @@ extern "C" {
  * ChaCha20-Poly1305 chunks, which run on the streaming engine (every lane of
  * `options->backend`, regular files read and written at many offsets at
  * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1..."),
- * scrypt passphrases, and SSH keys as age has them: "ssh-ed25519 ..." and
- * "ssh-rsa ..." public keys (authorized_keys lines), OpenSSH private key
- * files, passphrase-protected or not. The types age defines that this build
- * does not run (the ML-KEM hybrid, plugins) and SSH keys age does not use
- * are refused with WC_ERR_UNSUPPORTED and a sentence in *detail, never
- * skipped.
+ * age 1.3's post-quantum hybrid keys ("age1pq1...", "AGE-SECRET-KEY-PQ-1..."),
+ * scrypt passphrases, SSH keys as age has them ("ssh-ed25519 ..." and
+ * "ssh-rsa ..." public keys in authorized_keys lines, OpenSSH private key
+ * files, passphrase-protected or not) and plugins (below). SSH keys of the
+ * types age does not use are refused with WC_ERR_UNSUPPORTED and a sentence
+ * in *detail, never skipped.
  *
  * Everything age's specification asks of a reader is checked; a file that
  * breaks a rule is WC_ERR_FORMAT with job->detail naming it, a header whose
@@ -52,6 +52,30 @@ typedef struct wc_age_identities wc_age_identities;
 #define WC_AGE_MAX_WORK_FACTOR 30u
 /* The longest key string the format calls write, with its NUL. */
 #define WC_AGE_KEY_MAX_LEN 2048u
+
+/* age plugins (docs/age.md, "Plugins"): a recipient "age1NAME1..." or an
+ * identity "AGE-PLUGIN-NAME-1..." runs the program age-plugin-NAME found on
+ * PATH, which wraps or unwraps the file key over age's plugin protocol. A
+ * plugin may want to talk to the user; these functions, given to a set of
+ * recipients or identities, let it. Each returns 0 when done; a NULL member,
+ * or one that returns nonzero, answers the plugin's request "fail", which
+ * most plugins take as the end of the operation. `plugin` is the plugin's
+ * name; the strings come from the plugin, NUL-terminated, and are untrusted
+ * text a caller displays as such. */
+typedef struct wc_age_plugin_ui {
+  void *context;
+  /* Shows `message`. */
+  int (*display_message)(void *context, const char *plugin, const char *message);
+  /* Asks for a value after `prompt`, typed without echo where `secret` is
+   * nonzero, into `value` (`value_cap` bytes, not NUL-terminated; the
+   * library wipes it) and its length into *value_len. */
+  int (*request_value)(void *context, const char *plugin, const char *prompt, int secret, char *value,
+                       size_t value_cap, size_t *value_len);
+  /* Asks `prompt`, to be answered `yes` or, where `no` is not NULL, `no`;
+   * *chose_yes receives 1 for yes. */
+  int (*confirm)(void *context, const char *plugin, const char *prompt, const char *yes, const char *no,
+                 int *chose_yes);
+} wc_age_plugin_ui;
 
 WC_API wc_status wc_age_recipients_new(wc_age_recipients **recipients);
 /* Adds recipients from `text`: one "age1..." key, or a recipients file (one
@@ -108,6 +132,12 @@ WC_API wc_status wc_age_identity_recipient(const wc_age_identities *identities, 
                                            size_t out_cap);
 /* Wipes every secret, and frees. NULL is a no-op. */
 WC_API void wc_age_identities_free(wc_age_identities *identities);
+
+/* The plugins of these recipients or identities, present and added later,
+ * talk to the user through a copy of *ui; a NULL ui takes that away again,
+ * a NULL set is a no-op. */
+WC_API void wc_age_recipients_set_plugin_ui(wc_age_recipients *recipients, const wc_age_plugin_ui *ui);
+WC_API void wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age_plugin_ui *ui);
 
 /* Encrypts everything from in_fd's offset to its end, to every recipient,
  * into out_fd at its offset; ASCII-armored when `armor` is nonzero. The

@@ -7,12 +7,14 @@
     >>> age.decrypt(sealed, [identity])
     b'data'
 
-Recipients are X25519 public keys (``age1...``), SSH public keys
-(``ssh-ed25519 ...``, ``ssh-rsa ...``) or one passphrase (scrypt);
-identities are X25519 secret keys (``AGE-SECRET-KEY-1...``) or passphrases
-(SSH private keys are the CLI's and the C API's for now). Key types age
-defines that this build does not run (the ML-KEM hybrid, plugins) raise
-Unsupported. A damaged file raises
+Recipients are X25519 public keys (``age1...``), post-quantum hybrid keys
+(``age1pq1...``), SSH public keys (``ssh-ed25519 ...``, ``ssh-rsa ...``) or
+one passphrase (scrypt); identities are X25519 and hybrid secret keys
+(``AGE-SECRET-KEY-1...``, ``AGE-SECRET-KEY-PQ-1...``) or passphrases (SSH
+private keys are the CLI's and the C API's for now). Plugin keys
+(``age1name1...``, ``AGE-PLUGIN-NAME-1...``) run ``age-plugin-name`` from
+PATH (docs/age.md); a plugin that asks the user for anything is answered
+"fail", since Python offers it no terminal. A damaged file raises
 FormatError (a broken rule, named), InvalidTag (a header MAC or chunk that
 does not authenticate) or NoIdentity (nothing opens it); no plaintext of a
 chunk that did not authenticate is returned or written.

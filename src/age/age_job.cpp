@@ -184,12 +184,10 @@ wc_status inspect_armored(const Endpoint &in, const std::string &start, Inspecti
 wc_status encrypt_binary(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
                          const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   FileKey file_key;
-  std::vector<Stanza> stanzas(recipients.size());
+  std::vector<Stanza> stanzas;
   const char *detail = nullptr;
   wc_status status = crypto.random->fill(file_key.bytes);
-  for (size_t i = 0; status == WC_OK && i < recipients.size(); ++i) {
-    status = wrap(crypto, recipients[i], file_key, &stanzas[i], &detail);
-  }
+  if (status == WC_OK) status = wrap_all(crypto, recipients, file_key, &stanzas, &detail);
   std::string header;
   if (status == WC_OK) status = encode_header(crypto, stanzas, file_key, &header, &detail);
   std::array<uint8_t, kNonceLen> nonce{};

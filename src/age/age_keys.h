@@ -2,10 +2,10 @@
 // opens it (an identity). X25519 keys in their Bech32 spellings ("age1...",
 // "AGE-SECRET-KEY-1..."), age 1.3's post-quantum hybrid keys ("age1pq1...",
 // "AGE-SECRET-KEY-PQ-1...": age/age_pq.h), SSH keys (ssh-ed25519, ssh-rsa:
-// age/age_ssh.h) and scrypt passphrases. Each wraps the file key into one
-// stanza of the header and unwraps it from one. The types age defines that
-// this build does not implement (plugins) are recognised and refused with a
-// message, never skipped silently.
+// age/age_ssh.h), scrypt passphrases, and plugins ("age1NAME1...",
+// "AGE-PLUGIN-NAME-1...", run by age/age_plugin_process.h). Each native key
+// wraps the file key into one stanza of the header and unwraps it from one;
+// a plugin wraps and unwraps for all of its keys in one run.
 #pragma once
 
 #include <array>
@@ -20,6 +20,7 @@
 
 #include "age/age_format.h"
 #include "age/ssh_keys.h"
+#include "warpcrypt/age.h"
 
 namespace warpcrypt::age {
 
@@ -42,7 +43,7 @@ inline constexpr unsigned kDefaultWorkFactor = WC_AGE_DEFAULT_WORK_FACTOR;  // a
 inline constexpr unsigned kDefaultMaxWorkFactor = WC_AGE_DEFAULT_MAX_WORK_FACTOR;
 inline constexpr unsigned kMaxWorkFactor = WC_AGE_MAX_WORK_FACTOR;
 
-enum class KeyType { x25519, scrypt, hybrid, ssh };
+enum class KeyType { x25519, scrypt, hybrid, ssh, plugin };
 
 // Whom a file is encrypted to. The passphrase is wiped on destruction.
 struct Recipient {
@@ -52,6 +53,9 @@ struct Recipient {
   std::vector<uint8_t> passphrase;         // scrypt
   unsigned work_factor = kDefaultWorkFactor;
   SshPublicKey ssh;                      // ssh
+  std::string plugin;               // plugin: its name, NAME in age1NAME1...
+  std::string encoding;             // plugin: the recipient as written
+  wc_age_plugin_ui plugin_ui{};     // plugin: how it talks to the user
   ~Recipient();
 };
 
@@ -66,6 +70,9 @@ struct Identity {
   // stanza names the key (its public key is in clear); unset, such a key
   // opens nothing.
   std::function<wc_status(std::vector<uint8_t> *passphrase)> ask_ssh_passphrase;
+  std::string plugin;               // plugin: its name, lower case
+  std::string encoding;             // plugin: the identity as written
+  wc_age_plugin_ui plugin_ui{};     // plugin: how it talks to the user
   ~Identity();
 };
 
@@ -109,14 +116,22 @@ wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_
 // recipient that is a low-order point (WC_ERR_INVALID_ARGUMENT: no identity
 // could open its stanza) and reports scrypt's memory it cannot allocate
 // (WC_ERR_OUT_OF_MEMORY); *detail says which.
+// A plugin recipient is WC_ERR_INVALID_ARGUMENT: its plugin runs once for
+// all its recipients (wrap_all).
 wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
                const char **detail);
+// The stanzas for every recipient: each native one's, then those of each
+// plugin, run once for all of its recipients.
+wc_status wrap_all(const HostCrypto &crypto, std::span<const Recipient> recipients, const FileKey &file_key,
+                   std::vector<Stanza> *stanzas, const char **detail);
 
 // The file key from the header with the first identity that opens one of
 // its stanzas, the header's MAC checked under it. Refuses an scrypt stanza
 // beside any other (WC_ERR_FORMAT), a malformed stanza of a type an
 // identity reads (WC_ERR_FORMAT), an scrypt work factor above the
-// identity's limit (WC_ERR_FORMAT); none opening is WC_ERR_NO_IDENTITY, a
+// identity's limit (WC_ERR_FORMAT); native identities are tried before
+// plugins, and a plugin's failure ends the search (as in age); none
+// opening is WC_ERR_NO_IDENTITY, a
 // MAC that does not match WC_ERR_AUTH. *detail says which.
 wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::span<const Identity> identities,
                           FileKey *file_key, const char **detail);

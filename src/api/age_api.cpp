@@ -18,9 +18,11 @@
 
 struct wc_age_recipients {
   std::vector<warpcrypt::age::Recipient> keys;
+  wc_age_plugin_ui plugin_ui{};  // given to every plugin key added
 };
 struct wc_age_identities {
   std::vector<warpcrypt::age::Identity> keys;
+  wc_age_plugin_ui plugin_ui{};
 };
 
 namespace {
@@ -34,9 +36,11 @@ void set_detail(const char **detail, const char *why) {
   if (detail != nullptr) *detail = why;
 }
 
-// Adds what `parse` reads from `text` to `keys`, or nothing.
-template <typename Key, typename Parse>
-wc_status add_keys(std::vector<Key> &keys, const char *text, const char **detail, Parse parse) {
+// Adds what `parse` reads from `text` to the set's keys, or nothing.
+template <typename Set, typename Parse>
+wc_status add_keys(Set &set, const char *text, const char **detail, Parse parse) {
+  using Key = typename decltype(set.keys)::value_type;
+  std::vector<Key> &keys = set.keys;
   if (text == nullptr) return WC_ERR_INVALID_ARGUMENT;
   const char *why = nullptr;
   std::vector<Key> parsed;
@@ -45,7 +49,10 @@ wc_status add_keys(std::vector<Key> &keys, const char *text, const char **detail
     status = parse(text, &parsed, &why);
     if (status == WC_OK) {
       keys.reserve(keys.size() + parsed.size());
-      for (Key &key : parsed) keys.push_back(std::move(key));
+      for (Key &key : parsed) {
+        key.plugin_ui = set.plugin_ui;
+        keys.push_back(std::move(key));
+      }
     }
   } catch (const std::bad_alloc &) {
     status = WC_ERR_OUT_OF_MEMORY;
@@ -59,6 +66,15 @@ wc_status copy_key(const std::string &text, char *out, size_t out_cap) {
   if (text.size() + 1 > out_cap) return WC_ERR_OUTPUT_TOO_SMALL;
   std::memcpy(out, text.c_str(), text.size() + 1);
   return WC_OK;
+}
+
+// Gives the set's plugin keys, present and future, a copy of *ui (none
+// for NULL).
+template <typename Set>
+void set_plugin_ui(Set *set, const wc_age_plugin_ui *ui) {
+  if (set == nullptr) return;
+  set->plugin_ui = ui != nullptr ? *ui : wc_age_plugin_ui{};
+  for (auto &key : set->keys) key.plugin_ui = set->plugin_ui;
 }
 
 // A key (X25519 or hybrid), not a passphrase.
@@ -148,7 +164,7 @@ wc_status wc_age_recipients_new(wc_age_recipients **recipients) {
 
 wc_status wc_age_recipients_add(wc_age_recipients *recipients, const char *text, const char **detail) {
   if (recipients == nullptr) return WC_ERR_INVALID_ARGUMENT;
-  return add_keys(recipients->keys, text, detail, age::parse_recipients_file);
+  return add_keys(*recipients, text, detail, age::parse_recipients_file);
 }
 
 wc_status wc_age_recipients_add_passphrase(wc_age_recipients *recipients, const uint8_t *passphrase,
@@ -234,7 +250,7 @@ wc_status wc_age_identities_add_with_prompt(wc_age_identities *identities, const
     }
     return status;
   };
-  return add_keys(identities->keys, text, detail, parse_and_attach);
+  return add_keys(*identities, text, detail, parse_and_attach);
 }
 
 wc_status wc_age_identities_add_passphrase(wc_age_identities *identities, const uint8_t *passphrase,
@@ -275,6 +291,14 @@ wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t 
 }
 
 void wc_age_identities_free(wc_age_identities *identities) { delete identities; }
+
+void wc_age_recipients_set_plugin_ui(wc_age_recipients *recipients, const wc_age_plugin_ui *ui) {
+  set_plugin_ui(recipients, ui);
+}
+
+void wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age_plugin_ui *ui) {
+  set_plugin_ui(identities, ui);
+}
 
 wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *recipients, int armor, wc_job *job,
                             int out_fd, int in_fd) {

@@ -258,12 +258,13 @@ TEST(AgeKeys, RefusesTypesThisBuildDoesNotRunByName) {
   Keys keys;
   const char *detail = nullptr;
   const char *recipients[] = {
-                              "age1yubikey1qwt50d05nh5vutpdzmlg5wn80xq5negm4uj9ghv0snvdd3yysf5yw3rhl3t"};
+      "ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAIbmlzdHAyNTYAAABBBEmKSENjQEezOmxkZMy7opKgwFB9nkt5YRrYMjNuG5N87uRgg6CLrbo5wAdT/y6v0mKV0U2w0WZ2YB/++Tpockg=",
+      "sk-ssh-ed25519@openssh.com AAAAGnNrLXNzaC1lZDI1NTE5QG9wZW5zc2guY29tAAAAIHsKLqeplhpW+uObz5dvMgjz1OxfM/XXUB+VHtZ6isGNAAAABHNzaDo="};
   for (const char *text : recipients) {
     EXPECT_EQ(wc_age_recipients_add(keys.recipients, text, &detail), WC_ERR_UNSUPPORTED) << text;
     EXPECT_NE(std::string(detail).find("not supported"), std::string::npos);
   }
-  const char *identities[] = {"AGE-PLUGIN-YUBIKEY-1QQQQQQ"};
+  const char *identities[] = {"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n"};
   for (const char *text : identities) {
     EXPECT_EQ(wc_age_identities_add(keys.identities, text, &detail), WC_ERR_UNSUPPORTED) << text;
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "age_plugin_ui.h"
 #include "arguments.h"
 #include "cli_error.h"
 #include "command_line.h"
@@ -138,6 +139,7 @@ int encrypt(const AgeOptions &o) {
   wc_age_recipients *raw = nullptr;
   if (wc_age_recipients_new(&raw) != WC_OK) throw CliError("out of memory");
   recipients.reset(raw);
+  wc_age_recipients_set_plugin_ui(raw, &terminal_plugin_ui());
   for (const std::string &text : o.recipients) add_keys(raw, text, "-r " + text, wc_age_recipients_add);
   for (const std::string &path : o.recipient_files) {
     KeyText text;
@@ -174,6 +176,7 @@ int decrypt(const AgeOptions &o) {
   if (wc_age_identities_new(&raw) != WC_OK) throw CliError("out of memory");
   std::unique_ptr<wc_age_identities, decltype(&wc_age_identities_free)> identities(raw, wc_age_identities_free);
   std::list<SshKeyPrompt> prompts;  // one per -i, at fixed addresses for the library's callbacks
+  wc_age_identities_set_plugin_ui(raw, &terminal_plugin_ui());
   for (const std::string &path : o.identity_files) {
     KeyText text;
     read_key_file(path, &text);

@@ -1,0 +1,246 @@
+#include "age/age_plugin_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ctime>
+#include <iterator>
+#include <string>
+
+#include "core/secret_bytes.h"
+
+extern char **environ;
+
+namespace warpcrypt::age {
+namespace {
+
+constexpr size_t kReadPiece = 64 * 1024;
+
+// SIGPIPE held on this thread while it writes to a plugin that may have
+// exited: a write then fails with EPIPE instead. A SIGPIPE that our writes
+// raise is taken back before the mask is restored; one already pending
+// before is left for its owner.
+class HeldSigpipe {
+ public:
+  HeldSigpipe() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &previous_);
+  }
+  ~HeldSigpipe() {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!was_pending_ && sigismember(&pending, SIGPIPE) == 1) {
+      const timespec now{};
+      while (sigtimedwait(&pipe_, nullptr, &now) < 0 && errno == EINTR) {
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+  }
+  HeldSigpipe(const HeldSigpipe &) = delete;
+  HeldSigpipe &operator=(const HeldSigpipe &) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t previous_;
+  bool was_pending_ = false;
+};
+
+void close_fd(int *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+// The running plugin: its pipes' ends on our side, and its pid, waited for
+// on destruction (killed first unless it finished its conversation).
+class PluginProcess {
+ public:
+  ~PluginProcess() {
+    // A plugin that failed gets no say, nor a broken pipe to complain of: it
+    // is killed before its pipes close. One that finished sees its input
+    // end and exits by itself, after whatever cleaning up it does.
+    if (pid_ > 0 && !finished_) kill(pid_, SIGKILL);
+    close_fd(&to_plugin_);
+    close_fd(&from_plugin_);
+    if (pid_ <= 0) return;
+    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+
+  wc_status start(const std::string &program, std::string_view protocol, const char **detail) {
+    int in[2] = {-1, -1};
+    int out[2] = {-1, -1};
+    if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+      for (int *fd : {&in[0], &in[1], &out[0], &out[1]}) close_fd(fd);
+      *detail = "cannot create the pipes to an age plugin";
+      return WC_ERR_IO;
+    }
+    to_plugin_ = in[1];
+    from_plugin_ = out[0];
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    std::string flag = "--age-plugin=";
+    flag += protocol;
+    // The plugin starts with no signal blocked, whatever the calling thread
+    // holds back.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+    char *const argv[] = {const_cast<char *>(program.c_str()), flag.data(), nullptr};
+    // posix_spawnp searches PATH for the name, which holds no '/'.
+    const int error = posix_spawnp(&pid_, program.c_str(), &actions, &attributes, argv, environ);
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    close(in[0]);
+    close(out[1]);
+    if (error != 0) {
+      pid_ = 0;
+      *detail = error == ENOENT ? "age plugin not found: its program is not on PATH"
+                                : "cannot start the age plugin's program";
+      return error == ENOENT ? WC_ERR_UNSUPPORTED : WC_ERR_IO;
+    }
+    fcntl(to_plugin_, F_SETFL, fcntl(to_plugin_, F_GETFL) | O_NONBLOCK);
+    fcntl(from_plugin_, F_SETFL, fcntl(from_plugin_, F_GETFL) | O_NONBLOCK);
+    return WC_OK;
+  }
+
+  wc_status converse(PluginSession &session, const char **detail) {
+    std::string pending = session.opening();
+    std::string piece(kReadPiece, '\0');
+    wc_status status = WC_OK;
+    while (status == WC_OK && !session.finished()) {
+      pollfd fds[2] = {{from_plugin_, POLLIN, 0}, {pending.empty() ? -1 : to_plugin_, POLLOUT, 0}};
+      if (poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        *detail = "cannot wait for the age plugin";
+        status = WC_ERR_IO;
+        break;
+      }
+      if (fds[1].revents != 0) write_some(&pending);
+      if (fds[0].revents == 0) continue;
+      const ssize_t got = read(from_plugin_, piece.data(), piece.size());
+      if (got < 0) {
+        if (errno == EINTR || errno == EAGAIN) continue;
+        *detail = "cannot read from the age plugin";
+        status = WC_ERR_IO;
+      } else if (got == 0) {
+        *detail = "the age plugin exited before it finished";
+        status = WC_ERR_UNSUPPORTED;
+      } else {
+        status = session.feed(std::string_view(piece.data(), static_cast<size_t>(got)), &pending, detail);
+      }
+    }
+    // The last reply (the "ok" to an error) is offered once, without
+    // waiting: the plugin may be gone, or no longer reading.
+    if (!pending.empty() && to_plugin_ >= 0) write_some(&pending);
+    secure_wipe(pending.data(), pending.size());
+    secure_wipe(piece.data(), piece.size());
+    finished_ = status == WC_OK;
+    return status;
+  }
+
+ private:
+  // Writes what the pipe takes now. A plugin that closed its input stops
+  // being written to: whether it finished is for its output to say.
+  void write_some(std::string *pending) {
+    const ssize_t wrote = write(to_plugin_, pending->data(), pending->size());
+    if (wrote < 0) {
+      if (errno == EINTR || errno == EAGAIN) return;
+      secure_wipe(pending->data(), pending->size());
+      pending->clear();
+      close_fd(&to_plugin_);
+      return;
+    }
+    secure_wipe(pending->data(), static_cast<size_t>(wrote));
+    pending->erase(0, static_cast<size_t>(wrote));
+  }
+
+  pid_t pid_ = 0;
+  int to_plugin_ = -1;
+  int from_plugin_ = -1;
+  bool finished_ = false;
+};
+
+// The distinct plugin names of `keys`, in the order they first appear.
+template <typename Key>
+std::vector<std::string> plugins_of(std::span<const Key> keys) {
+  std::vector<std::string> names;
+  for (const Key &key : keys) {
+    if (key.type == KeyType::plugin && std::find(names.begin(), names.end(), key.plugin) == names.end()) {
+      names.push_back(key.plugin);
+    }
+  }
+  return names;
+}
+
+// The encodings of `plugin`'s keys, and the ui of the first of them.
+template <typename Key>
+std::vector<std::string> encodings_of(std::span<const Key> keys, const std::string &plugin, wc_age_plugin_ui *ui) {
+  std::vector<std::string> encodings;
+  for (const Key &key : keys) {
+    if (key.type != KeyType::plugin || key.plugin != plugin) continue;
+    if (encodings.empty()) *ui = key.plugin_ui;
+    encodings.push_back(key.encoding);
+  }
+  return encodings;
+}
+
+void wipe_all(std::vector<std::string> *texts) {
+  for (std::string &text : *texts) secure_wipe(text.data(), text.size());
+}
+
+}  // namespace
+
+wc_status run_plugin(PluginSession &session, std::string_view protocol, const char **detail) {
+  PluginProcess process;
+  wc_status status = process.start("age-plugin-" + session.name(), protocol, detail);
+  if (status != WC_OK) return status;
+  const HeldSigpipe held;
+  return process.converse(session, detail);
+}
+
+wc_status wrap_with_plugins(std::span<const Recipient> recipients, const FileKey &file_key,
+                            std::vector<Stanza> *stanzas, const char **detail) {
+  for (const std::string &plugin : plugins_of(recipients)) {
+    wc_age_plugin_ui ui{};
+    const std::vector<std::string> encodings = encodings_of(recipients, plugin, &ui);
+    PluginRecipientSession session(plugin, ui, encodings, {}, file_key);
+    if (const wc_status status = run_plugin(session, "recipient-v1", detail); status != WC_OK) return status;
+    std::move(session.stanzas().begin(), session.stanzas().end(), std::back_inserter(*stanzas));
+  }
+  return WC_OK;
+}
+
+wc_status unwrap_with_plugins(std::span<const Identity> identities, const Header &header, FileKey *file_key,
+                              const char **detail) {
+  for (const std::string &plugin : plugins_of(identities)) {
+    wc_age_plugin_ui ui{};
+    std::vector<std::string> encodings = encodings_of(identities, plugin, &ui);
+    PluginIdentitySession session(plugin, ui, encodings, header);
+    wipe_all(&encodings);
+    const wc_status status = run_plugin(session, "identity-v1", detail);
+    if (status == WC_ERR_NO_IDENTITY) continue;
+    if (status != WC_OK) return status;
+    file_key->bytes = session.file_key().bytes;
+    return WC_OK;
+  }
+  *detail = "no age plugin identity matched a recipient";
+  return WC_ERR_NO_IDENTITY;
+}
+
+}  // namespace warpcrypt::age

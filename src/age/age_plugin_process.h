@@ -1,0 +1,39 @@
+// Running an age plugin's program for a PluginSession (age_plugin.h):
+// age-plugin-NAME found on PATH, started without a shell with
+// --age-plugin=PROTOCOL, its standard input and output the conversation's
+// pipes and its standard error the caller's, so that what a plugin says of
+// its own failures reaches the user.
+#pragma once
+
+#include <string_view>
+
+#include <span>
+#include <vector>
+
+#include "age/age_keys.h"
+#include "age/age_plugin.h"
+
+namespace warpcrypt::age {
+
+// Holds `session` with the plugin named by session.name() over `protocol`
+// ("recipient-v1", "identity-v1") until the session is finished, or fails
+// (with *detail): the program missing, the plugin exiting or misbehaving
+// before it is done. The plugin is waited for in every case (a failed one
+// killed first), and a plugin that stops reading cannot kill the caller
+// with SIGPIPE: the signal is held on this thread alone while it writes.
+wc_status run_plugin(PluginSession &session, std::string_view protocol, const char **detail);
+
+// Appends the stanzas of every plugin among `recipients`, each plugin run
+// once (recipient-v1) for all of its recipients, in the order the plugins
+// first appear. Other recipients are skipped.
+wc_status wrap_with_plugins(std::span<const Recipient> recipients, const FileKey &file_key,
+                            std::vector<Stanza> *stanzas, const char **detail);
+// Offers the header to every plugin among `identities` (identity-v1), each
+// run once for all of its identities, until one returns a file key, which
+// is not yet checked against the header's MAC. WC_ERR_NO_IDENTITY where
+// none does (or there is no plugin identity); a plugin's failure ends the
+// search.
+wc_status unwrap_with_plugins(std::span<const Identity> identities, const Header &header, FileKey *file_key,
+                              const char **detail);
+
+}  // namespace warpcrypt::age
