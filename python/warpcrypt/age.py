@@ -56,7 +56,8 @@ Passphrase = Union[str, bytes, None]
 
 
 class Recipient:
-    """An X25519 public key, ``age1...``."""
+    """A recipient as age writes it: ``age1...``, ``age1pq1...``, an SSH
+    public key line, or a plugin's ``age1name1...``."""
 
     def __init__(self, text: str):
         _native.AgeRecipients().add(text)  # checks it, or raises
