@@ -22,10 +22,6 @@ int base64_value(char c) {
   return -1;
 }
 
-std::span<const uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
-}
-
 // An argument is one or more printable ASCII characters (VCHAR, 0x21-0x7E).
 bool valid_argument(std::string_view arg) {
   return !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) { return c >= 0x21 && c <= 0x7e; });

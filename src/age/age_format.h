@@ -56,6 +56,11 @@ struct DerivedKey {
   ~DerivedKey();
 };
 
+// A label or a line of the format as the bytes the primitives take.
+inline std::span<const uint8_t> bytes_of(std::string_view text) {
+  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
+}
+
 // ---- base64 ---------------------------------------------------------------
 
 // Standard base64 (RFC 4648 section 4) without padding, as the header uses

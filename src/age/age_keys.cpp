@@ -73,10 +73,6 @@ bool all_lower(std::string_view s) {
   return std::none_of(s.begin(), s.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)); });
 }
 
-std::span<const uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
-}
-
 }  // namespace
 
 // Outside the anonymous namespace: the hybrid stanza (age_pq.cpp), with
@@ -460,8 +456,8 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
     *detail = "the file is encrypted to keys, not with a passphrase";
   } else {
     const bool all_run_here = std::all_of(header.stanzas.begin(), header.stanzas.end(), [](const Stanza &stanza) {
-      return stanza.type == "X25519" || stanza.type == kHybridStanzaType || stanza.type == "ssh-ed25519" ||
-             stanza.type == "ssh-rsa";
+      return stanza.type == "X25519" || stanza.type == kHybridStanzaType || stanza.type == kSshEd25519 ||
+             stanza.type == kSshRsa;
     });
     *detail = all_run_here ? "no identity matched any of the file's recipients"
                            : "no identity matched a recipient (the file also has stanzas of other types, such as a "

@@ -36,10 +36,6 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-std::span<const uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
-}
-
 std::string stanza_without_body(std::string_view type, std::span<const std::string> args = {}) {
   return encode_plugin_stanza(type, args, {});
 }

@@ -18,10 +18,6 @@ constexpr uint16_t kAeadId = 0x0003;  // ChaCha20-Poly1305
 constexpr size_t kX25519Len = 32;
 constexpr std::string_view kHpkeInfo = "age-encryption.org/mlkem768x25519";
 
-std::span<const uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
-}
-
 // The private key's expansion, wiped on destruction.
 struct ExpandedKey {
   std::array<uint8_t, kMlkem768EncapsulationKeyLen> mlkem_public{};

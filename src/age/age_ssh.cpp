@@ -11,12 +11,6 @@ namespace {
 
 constexpr std::string_view kEd25519Label = "age-encryption.org/v1/ssh-ed25519";
 constexpr std::string_view kRsaLabel = "age-encryption.org/v1/ssh-rsa";
-constexpr std::string_view kEd25519Stanza = "ssh-ed25519";
-constexpr std::string_view kRsaStanza = "ssh-rsa";
-
-std::span<const uint8_t> bytes_of(std::string_view text) {
-  return {reinterpret_cast<const uint8_t *>(text.data()), text.size()};
-}
 
 wc_status fail(wc_status status, const char **detail, const char *why) {
   *detail = why;
@@ -67,7 +61,7 @@ wc_status wrap_ed25519(const HostCrypto &crypto, const SshPublicKey &key, const 
   std::string tag;
   if (status == WC_OK) status = key_tag(crypto, key, &tag);
   if (status != WC_OK) return status;
-  stanza->type = kEd25519Stanza;
+  stanza->type = kSshEd25519;
   stanza->args = {tag, encode_base64(share)};
   stanza->body.assign(wrapped.begin(), wrapped.end());
   return WC_OK;
@@ -81,7 +75,7 @@ wc_status wrap_rsa(const HostCrypto &crypto, const SshPublicKey &key, const File
   status = crypto.rsa_oaep_encrypt(&stanza->body, key.rsa, "sha256", bytes_of(kRsaLabel), file_key.bytes);
   if (status == WC_ERR_INVALID_ARGUMENT) *detail = "the ssh-rsa recipient is not a valid RSA public key";
   if (status != WC_OK) return status;
-  stanza->type = kRsaStanza;
+  stanza->type = kSshRsa;
   stanza->args = {tag};
   return WC_OK;
 }
@@ -185,7 +179,7 @@ wc_status unwrap_ssh(const HostCrypto &crypto, const Identity &identity, const S
                      const char **detail) {
   const SshPublicKey &key = identity.ssh->public_key;
   const bool ed25519 = key.type == SshKeyType::ed25519;
-  if (stanza.type != (ed25519 ? kEd25519Stanza : kRsaStanza)) return WC_ERR_NO_IDENTITY;
+  if (stanza.type != (ed25519 ? kSshEd25519 : kSshRsa)) return WC_ERR_NO_IDENTITY;
   if (stanza.args.size() != (ed25519 ? 2u : 1u)) {
     return fail(WC_ERR_FORMAT, detail,
                 ed25519 ? "malformed ssh-ed25519 stanza: it takes a tag and a share"

@@ -11,8 +11,6 @@
 namespace warpcrypt::age {
 namespace {
 
-constexpr std::string_view kEd25519Type = "ssh-ed25519";
-constexpr std::string_view kRsaType = "ssh-rsa";
 constexpr std::string_view kPemBegin = "-----BEGIN OPENSSH PRIVATE KEY-----";
 constexpr std::string_view kPemEnd = "-----END OPENSSH PRIVATE KEY-----";
 constexpr std::string_view kAuthMagic{"openssh-key-v1\0", 15};
@@ -95,7 +93,7 @@ wc_status parse_key_blob(std::span<const uint8_t> blob, SshPublicKey *key, const
   const auto type = reader.string();
   if (!type) return fail(WC_ERR_FORMAT, detail, "malformed SSH public key: no key type in the blob");
   key->wire.assign(blob.begin(), blob.end());
-  if (text_of(*type) == kEd25519Type) {
+  if (text_of(*type) == kSshEd25519) {
     const auto point = reader.string();
     if (!point || point->size() != 32 || !reader.empty()) {
       return fail(WC_ERR_FORMAT, detail, "malformed ssh-ed25519 public key: expected one 32-byte key");
@@ -104,7 +102,7 @@ wc_status parse_key_blob(std::span<const uint8_t> blob, SshPublicKey *key, const
     std::copy(point->begin(), point->end(), key->ed25519.begin());
     return WC_OK;
   }
-  if (text_of(*type) == kRsaType) {
+  if (text_of(*type) == kSshRsa) {
     const auto e = reader.positive_mpint();
     const auto n = reader.positive_mpint();
     if (!e || !n || !reader.empty()) {
@@ -239,7 +237,7 @@ wc_status parse_private_section(std::span<const uint8_t> section, size_t block, 
     }
     // OpenSSH stores seed || public key; both copies of the public key
     // must be the one in clear.
-    if (text_of(*type) != kEd25519Type || !std::equal(point->begin(), point->end(), public_key.ed25519.begin()) ||
+    if (text_of(*type) != kSshEd25519 || !std::equal(point->begin(), point->end(), public_key.ed25519.begin()) ||
         !std::equal(secret->begin() + 32, secret->end(), public_key.ed25519.begin())) {
       return mismatch();
     }
@@ -254,7 +252,7 @@ wc_status parse_private_section(std::span<const uint8_t> section, size_t block, 
     if (!n || !e || !d || !iqmp || !p || !q) {
       return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: bad ssh-rsa private part");
     }
-    if (text_of(*type) != kRsaType || !std::ranges::equal(*n, public_key.rsa.n) ||
+    if (text_of(*type) != kSshRsa || !std::ranges::equal(*n, public_key.rsa.n) ||
         !std::ranges::equal(*e, public_key.rsa.e)) {
       return mismatch();
     }
@@ -292,7 +290,7 @@ wc_status parse_ssh_public_key(std::string_view line, SshPublicKey *key, const c
   if (const wc_status status = parse_key_blob(*blob, key, detail); status != WC_OK) return status;
   // The type before the blob must be the one inside it (OpenSSH checks the
   // same), so an options field in front is no key type.
-  const std::string_view inner = key->type == SshKeyType::ed25519 ? kEd25519Type : kRsaType;
+  const std::string_view inner = key->type == SshKeyType::ed25519 ? kSshEd25519 : kSshRsa;
   if (type != inner) {
     return fail(WC_ERR_FORMAT, detail, "malformed SSH public key: the key type does not match the key");
   }

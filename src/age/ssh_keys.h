@@ -19,6 +19,9 @@ namespace warpcrypt::age {
 enum class SshKeyType { ed25519, rsa };
 
 // age refuses RSA keys below 2048 bits, as agessh does.
+// The two SSH key types age uses, each also the name of its stanza.
+inline constexpr std::string_view kSshEd25519 = "ssh-ed25519";
+inline constexpr std::string_view kSshRsa = "ssh-rsa";
 inline constexpr size_t kMinRsaModulusBytes = 2048 / 8;
 // The most bcrypt-pbkdf rounds a key file may ask for. The rounds are read
 // before the passphrase can be checked, so a forged file could otherwise
