@@ -204,11 +204,17 @@ TEST_P(VaesGcm, TamperingIsRejected) {
 // AEAD's threshold and the segment boundaries that 1, 2, 3, 7 and 16
 // workers give them (each a whole number of 256-byte steps, so lengths
 // just past a multiple of 16 and 256 bytes leave a partial block or step
-// in the last segment), up to 16 MiB; AAD of 0, 1, 17 and 4099 bytes; in
-// place and not.
+// in the last segment), up to 16 MiB, and short messages where some
+// workers get no segment; AAD of 0, 1, 17 and 4099 bytes; in place and not.
 TEST_P(VaesGcm, SegmentedMatchesOpenSsl) {
   TestRng rng = TestRng::for_current_test();
-  const std::vector<size_t> lengths = {kSegmentedMinLen - 1,
+  const std::vector<size_t> lengths = {0,
+                                       1,
+                                       255,
+                                       256,
+                                       257,
+                                       4097,
+                                       kSegmentedMinLen - 1,
                                        kSegmentedMinLen,
                                        kSegmentedMinLen + 1,
                                        kSegmentedMinLen + 15,
