@@ -290,9 +290,27 @@ WARPCRYPT_VAES_TARGET __m128i crypt_text(const Block16 *round_keys, const Block1
     }
   }
   if (kSeal && len >= 256) hash = ghash_blocks(powers, hash, to_hash, 16);
-  if (done < len)
+  if (done < len) {
     hash = crypt_tail<kRounds, kSeal>(round_keys, powers, counters, hash, in + done, out + done, len - done);
+  }
   return hash;
+}
+
+// crypt_text for the key's number of rounds: the one place that turns it
+// into the template argument.
+template <bool kSeal>
+__attribute__((target(WARPCRYPT_VAES_ISA))) __m128i crypt_text_for_rounds(const Block16 *round_keys,
+                                                                          const Block16 *powers, int rounds,
+                                                                          Counters counters, __m128i hash,
+                                                                          const uint8_t *in, uint8_t *out, size_t len) {
+  switch (rounds) {
+    case 10:
+      return crypt_text<10, kSeal>(round_keys, powers, counters, hash, in, out, len);
+    case 12:
+      return crypt_text<12, kSeal>(round_keys, powers, counters, hash, in, out, len);
+    default:
+      return crypt_text<14, kSeal>(round_keys, powers, counters, hash, in, out, len);
+  }
 }
 
 // The tag from the hash of the AAD and text: the length block (AAD bits
@@ -305,31 +323,15 @@ WARPCRYPT_VAES_TARGET __m128i finish_tag(const Block16 *round_keys, int rounds, 
   return _mm_xor_si128(reflect(hash), aes_block(round_keys, rounds, j0_block));
 }
 
-// Runs the message and returns the full 16-byte tag.
-template <int kRounds, bool kSeal>
-WARPCRYPT_VAES_TARGET __m128i crypt(const Block16 *round_keys, const Block16 *powers, const Message &m) {
+// Runs the whole message on this thread and writes the full 16-byte tag.
+template <bool kSeal>
+__attribute__((target(WARPCRYPT_VAES_ISA))) void crypt(const Block16 *round_keys, const Block16 *powers, int rounds,
+                                                       const Message &m, uint8_t tag[16]) {
   const __m128i j0_block = j0_for(m.nonce);
   __m128i hash = ghash_bytes(powers, _mm_setzero_si128(), m.aad, m.aad_len);
-  hash = crypt_text<kRounds, kSeal>(round_keys, powers, counters_at(j0_block, 0), hash, m.in, m.out, m.len);
-  return finish_tag(round_keys, kRounds, powers, hash, j0_block, m.aad_len, m.len);
-}
-
-template <bool kSeal>
-__attribute__((target(WARPCRYPT_VAES_ISA))) void crypt_for_rounds(const Block16 *round_keys, const Block16 *powers,
-                                                                  int rounds, const Message &m, uint8_t tag[16]) {
-  __m128i full_tag;
-  switch (rounds) {
-    case 10:
-      full_tag = crypt<10, kSeal>(round_keys, powers, m);
-      break;
-    case 12:
-      full_tag = crypt<12, kSeal>(round_keys, powers, m);
-      break;
-    default:
-      full_tag = crypt<14, kSeal>(round_keys, powers, m);
-      break;
-  }
-  _mm_storeu_si128(reinterpret_cast<__m128i *>(tag), full_tag);
+  hash = crypt_text_for_rounds<kSeal>(round_keys, powers, rounds, counters_at(j0_block, 0), hash, m.in, m.out, m.len);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(tag),
+                   finish_tag(round_keys, rounds, powers, hash, j0_block, m.aad_len, m.len));
 }
 
 // --- One message in segments ------------------------------------------------
@@ -357,20 +359,8 @@ __attribute__((target(WARPCRYPT_VAES_ISA))) void crypt_segment(const Block16 *ro
                                                                int rounds, const uint8_t *nonce, size_t first_block,
                                                                const uint8_t *in, uint8_t *out, size_t len,
                                                                uint8_t *hash) {
-  const Counters counters = counters_at(j0_for(nonce), first_block);
-  const __m128i zero = _mm_setzero_si128();
-  __m128i result;
-  switch (rounds) {
-    case 10:
-      result = crypt_text<10, kSeal>(round_keys, powers, counters, zero, in, out, len);
-      break;
-    case 12:
-      result = crypt_text<12, kSeal>(round_keys, powers, counters, zero, in, out, len);
-      break;
-    default:
-      result = crypt_text<14, kSeal>(round_keys, powers, counters, zero, in, out, len);
-      break;
-  }
+  const __m128i result = crypt_text_for_rounds<kSeal>(
+      round_keys, powers, rounds, counters_at(j0_for(nonce), first_block), _mm_setzero_si128(), in, out, len);
   _mm_storeu_si128(reinterpret_cast<__m128i *>(hash), result);
 }
 
@@ -526,14 +516,14 @@ std::unique_ptr<VaesGcmKey> VaesGcmKey::make(std::span<const uint8_t> key) {
 void VaesGcmKey::seal(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out,
                       size_t len, uint8_t *tag, size_t tag_len) const {
   uint8_t full_tag[16];
-  crypt_for_rounds<true>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, full_tag);
+  crypt<true>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, full_tag);
   std::memcpy(tag, full_tag, tag_len);
 }
 
 wc_status VaesGcmKey::open(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out,
                            size_t len, const uint8_t *tag, size_t tag_len) const {
   uint8_t expected[16];
-  crypt_for_rounds<false>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, expected);
+  crypt<false>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, expected);
   return check_expected_tag(expected, tag, tag_len);
 }
 
