@@ -28,13 +28,15 @@ extern "C" {
  * Tags are 4 to 16 bytes; a shorter tag is the prefix of the 16-byte one.
  * Below 16 bytes forgeries get easier (SP 800-38D appendix C): use 16.
  *
- * Backends: the CPU runs OpenSSL (one message per thread, batches spread over
- * the thread pool); the GPU runs GCM as the CTR keystream kernel with GHASH
- * computed alongside, and ChaCha20-Poly1305 likewise with Poly1305, both
- * authenticators evaluated in parallel from precomputed powers of the hash
- * key. WC_BACKEND_AUTO and WC_BACKEND_HYBRID run host-memory calls on the
- * CPU; WC_BACKEND_GPU runs one-shot and batch calls on the GPU (streaming
- * contexts are CPU only).
+ * Backends: the CPU runs OpenSSL, or for GCM with 12-byte nonces its own
+ * VAES code where the CPU has it (batches spread over the thread pool, one
+ * message per thread; a lone VAES message of 256 KiB or more is split over
+ * up to `threads` of them); the GPU runs GCM as the CTR keystream kernel
+ * with GHASH computed alongside, and ChaCha20-Poly1305 likewise with
+ * Poly1305, both authenticators evaluated in parallel from precomputed
+ * powers of the hash key. WC_BACKEND_AUTO and WC_BACKEND_HYBRID run
+ * host-memory calls on the CPU; WC_BACKEND_GPU runs one-shot and batch calls
+ * on the GPU (streaming contexts are CPU only).
  */
 
 #define WC_AEAD_MIN_TAG_LEN 4

@@ -7,6 +7,10 @@
 // this code too on a CPU that has it; this test reaches it whatever the
 // dispatch decides, and OpenSSL's path stays covered by the oracle here and
 // by nonces other than 12 bytes.
+//
+// The segmented path (one message over several workers) is checked the
+// same way, with explicit worker counts so that the segment boundaries do
+// not depend on the machine's cores, and once through the public API.
 #include <string>
 #include <vector>
 
@@ -15,11 +19,18 @@
 #include "aead_support.h"
 #include "backends/cpu/aes_gcm_vaes.h"
 #include "support/test_rng.h"
+#include "support/warpcrypt_calls.h"
 
 namespace wctest {
 namespace {
 
 using warpcrypt::cpu::VaesGcmKey;
+
+constexpr size_t kKiB = 1024;
+constexpr size_t kMiB = 1024 * kKiB;
+// EvpAead's kSegmentedMinLen (src/backends/cpu/evp_aead.cpp): the lone
+// message length from which the CPU AEAD segments.
+constexpr size_t kSegmentedMinLen = 256 * kKiB;
 
 class VaesGcm : public ::testing::TestWithParam<int> {
  protected:
@@ -60,6 +71,32 @@ class VaesGcm : public ::testing::TestWithParam<int> {
     ASSERT_TRUE(
         same_bytes(input.plaintext, Bytes(opened.begin() + static_cast<std::ptrdiff_t>(offset), opened.end() - 1)));
     ASSERT_EQ(opened.back(), 0x5a) << "wrote past the end of the output";
+  }
+
+  // Seals and opens through the segmented calls on `workers` workers, into
+  // a separate buffer or in place, and compares with OpenSSL's `expected`.
+  static void check_segmented(const VaesGcmKey &key, const AeadInput &input, const AeadSealed &expected,
+                              unsigned workers, bool in_place) {
+    const size_t len = input.plaintext.size();
+    Bytes buffer = input.plaintext;
+    buffer.push_back(0xa5);  // a guard byte past the end
+    Bytes separate(len + 1, 0xa5);
+    uint8_t *out = in_place ? buffer.data() : separate.data();
+    Bytes tag(input.tag_len, 0);
+    key.seal_segmented(input.nonce.data(), input.aad.data(), input.aad.size(), buffer.data(), out, len, tag.data(),
+                       tag.size(), workers);
+    ASSERT_TRUE(same_bytes(expected.ciphertext, Bytes(out, out + len)));
+    ASSERT_TRUE(same_bytes(expected.tag, tag));
+    ASSERT_EQ(out[len], 0xa5) << "wrote past the end of the output";
+
+    const uint8_t *ciphertext = out;
+    Bytes opened_separately(len + 1, 0x5a);
+    uint8_t *opened = in_place ? buffer.data() : opened_separately.data();
+    ASSERT_EQ(key.open_segmented(input.nonce.data(), input.aad.data(), input.aad.size(), ciphertext, opened, len,
+                                 tag.data(), tag.size(), workers),
+              WC_OK);
+    ASSERT_TRUE(same_bytes(input.plaintext, Bytes(opened, opened + len)));
+    ASSERT_EQ(opened[len], in_place ? 0xa5 : 0x5a) << "wrote past the end of the output";
   }
 };
 
@@ -161,6 +198,97 @@ TEST_P(VaesGcm, TamperingIsRejected) {
     EXPECT_EQ(open(input.nonce, input.aad, sealed.ciphertext, prefix), WC_OK);
     EXPECT_EQ(open(input.nonce, input.aad, sealed.ciphertext, with_bit_flipped(prefix, 31)), WC_ERR_AUTH);
   }
+}
+
+// The segmented path byte for byte against OpenSSL: lengths around the CPU
+// AEAD's threshold and the segment boundaries that 1, 2, 3, 7 and 16
+// workers give them (each a whole number of 256-byte steps, so lengths
+// just past a multiple of 16 and 256 bytes leave a partial block or step
+// in the last segment), up to 16 MiB, and short messages where some
+// workers get no segment; AAD of 0, 1, 17 and 4099 bytes; in place and not.
+TEST_P(VaesGcm, SegmentedMatchesOpenSsl) {
+  TestRng rng = TestRng::for_current_test();
+  const std::vector<size_t> lengths = {0,
+                                       1,
+                                       255,
+                                       256,
+                                       257,
+                                       4097,
+                                       kSegmentedMinLen - 1,
+                                       kSegmentedMinLen,
+                                       kSegmentedMinLen + 1,
+                                       kSegmentedMinLen + 15,
+                                       kSegmentedMinLen + 16,
+                                       kSegmentedMinLen + 255,
+                                       kSegmentedMinLen + 256,
+                                       kMiB,
+                                       kMiB + 13,
+                                       3 * kMiB + 255,
+                                       16 * kMiB};
+  const std::vector<size_t> aad_lengths = {0, 1, 17, 4099};
+  for (size_t len : lengths) {
+    for (size_t aad_len : aad_lengths) {
+      AeadInput input = random_aead_input(rng, aead_name(), len, aad_len);
+      input.tag_len = rng.uniform(WC_AEAD_MIN_TAG_LEN, WC_AEAD_MAX_TAG_LEN);
+      const AeadSealed expected = openssl_aead_seal(aead_name(), input);
+      const std::unique_ptr<VaesGcmKey> key = keyed(input);
+      for (unsigned workers : {1u, 2u, 3u, 7u, 16u}) {
+        for (bool in_place : {false, true}) {
+          SCOPED_TRACE("message length " + std::to_string(len) + ", AAD length " + std::to_string(aad_len) + ", " +
+                       std::to_string(workers) + " workers" + (in_place ? ", in place" : ""));
+          check_segmented(*key, input, expected, workers, in_place);
+        }
+      }
+    }
+  }
+}
+
+// A flipped bit in the tag, or in the ciphertext of the last segment, a
+// middle one or the first, fails the segmented open with WC_ERR_AUTH.
+TEST_P(VaesGcm, SegmentedTamperingIsRejected) {
+  TestRng rng = TestRng::for_current_test();
+  const size_t len = kMiB + 13;
+  const AeadInput input = random_aead_input(rng, aead_name(), len, 17);
+  const AeadSealed sealed = openssl_aead_seal(aead_name(), input);
+  const std::unique_ptr<VaesGcmKey> key = keyed(input);
+  Bytes out(len);
+  auto open = [&](const Bytes &ciphertext, const Bytes &tag, unsigned workers) {
+    return key->open_segmented(input.nonce.data(), input.aad.data(), input.aad.size(), ciphertext.data(), out.data(),
+                               len, tag.data(), tag.size(), workers);
+  };
+  for (unsigned workers : {3u, 7u}) {
+    SCOPED_TRACE(std::to_string(workers) + " workers");
+    ASSERT_EQ(open(sealed.ciphertext, sealed.tag, workers), WC_OK);
+    for (size_t bit : {size_t{0}, size_t{77}, 8 * sealed.tag.size() - 1}) {
+      EXPECT_EQ(open(sealed.ciphertext, with_bit_flipped(sealed.tag, bit), workers), WC_ERR_AUTH) << "tag bit " << bit;
+    }
+    // Bytes 0, len / 2 (a middle segment for 3 and 7 workers) and the last.
+    for (size_t byte : {size_t{0}, len / 2, len - 1}) {
+      EXPECT_EQ(open(with_bit_flipped(sealed.ciphertext, 8 * byte + 3), sealed.tag, workers), WC_ERR_AUTH)
+          << "ciphertext byte " << byte;
+    }
+  }
+}
+
+// Through the public API with an explicit thread count, a message past the
+// threshold (which the CPU AEAD segments when the CPU has VAES) matches
+// OpenSSL, and a forged one fails with its output zeroed.
+TEST_P(VaesGcm, SegmentedThroughTheApi) {
+  TestRng rng = TestRng::for_current_test();
+  const wc_options options = make_options(4, WC_BACKEND_CPU);
+  const AeadInput input = random_aead_input(rng, aead_name(), 2 * kMiB + 100, 40);
+  const AeadSealed expected = openssl_aead_seal(aead_name(), input);
+  const AeadSealed sealed = lib_aead_seal(aead_name(), input, options);
+  ASSERT_EQ(sealed.status, WC_OK);
+  EXPECT_TRUE(same_bytes(expected.ciphertext, sealed.ciphertext));
+  EXPECT_TRUE(same_bytes(expected.tag, sealed.tag));
+  const AeadOpened opened = lib_aead_open(aead_name(), input, sealed.ciphertext, sealed.tag, options);
+  ASSERT_EQ(opened.status, WC_OK);
+  EXPECT_TRUE(same_bytes(input.plaintext, opened.out));
+  const AeadOpened forged =
+      lib_aead_open(aead_name(), input, with_bit_flipped(sealed.ciphertext, 8 * kMiB), sealed.tag, options);
+  EXPECT_EQ(forged.status, WC_ERR_AUTH);
+  EXPECT_TRUE(same_bytes(Bytes(forged.out.size(), 0), forged.out)) << "a forgery's plaintext was left in the output";
 }
 
 // Only AES key sizes key; the CPU AEAD falls back to OpenSSL on nullptr.

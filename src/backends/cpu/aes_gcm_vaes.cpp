@@ -3,18 +3,22 @@
 #include <openssl/crypto.h>
 
 #include <cstring>
+#include <vector>
 
 #include "core/secret_bytes.h"
+#include "core/thread_pool.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
 #include <immintrin.h>
 #define WARPCRYPT_VAES_GCM 1
-// GCC 12 reports -Wmaybe-uninitialized from inside its own AVX-512 headers
-// (their `__Y` temporaries), a false positive: nothing here reads an
-// uninitialised value.
+// GCC 12 reports -Wmaybe-uninitialized and -Wuninitialized from inside its
+// own AVX-512 headers (their `__Y` temporaries, which an intrinsic such as
+// _mm512_broadcast_i32x4 overwrites whole), a false positive: nothing here
+// reads an uninitialised value.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #else
 #define WARPCRYPT_VAES_GCM 0
@@ -238,72 +242,177 @@ WARPCRYPT_VAES_TARGET __m128i crypt_tail(const Block16 *round_keys, const Block1
   return ghash_blocks(powers, hash, ciphertext, (len + 15) / 16);
 }
 
-// Runs the message and returns the full 16-byte tag. Sealing hashes each
+// The counter blocks of a message, starting `first_block` blocks into its
+// text: J0 + 1 + first_block .. + 3 in the four lanes. The API's length cap
+// keeps the 32-bit counter from wrapping, so a plain vpaddd is enough.
+WARPCRYPT_VAES_TARGET Counters counters_at(__m128i j0_block, size_t first_block) {
+  const int b = static_cast<int>(first_block);
+  return {_mm512_add_epi32(_mm512_broadcast_i32x4(reflect(j0_block)),
+                           _mm512_set_epi32(0, 0, 0, b + 4, 0, 0, 0, b + 3, 0, 0, 0, b + 2, 0, 0, 0, b + 1))};
+}
+
+WARPCRYPT_VAES_TARGET __m128i j0_for(const uint8_t *nonce) {
+  alignas(16) uint8_t j0[16] = {};
+  std::memcpy(j0, nonce, kVaesGcmNonceLen);
+  j0[15] = 1;
+  return _mm_load_si128(reinterpret_cast<const __m128i *>(j0));
+}
+
+// Encrypts or decrypts `len` bytes with the keystream from `counters` and
+// hashes their ciphertext into `hash`, which it returns. Sealing hashes each
 // 256 bytes of ciphertext during the next 256 bytes' AES (it exists only
 // after its own); opening hashes the ciphertext it is decrypting.
 template <int kRounds, bool kSeal>
-WARPCRYPT_VAES_TARGET __m128i crypt(const Block16 *round_keys, const Block16 *powers, const Message &m) {
-  __m128i hash = ghash_bytes(powers, _mm_setzero_si128(), m.aad, m.aad_len);
-
-  alignas(16) uint8_t j0[16] = {};
-  std::memcpy(j0, m.nonce, kVaesGcmNonceLen);
-  j0[15] = 1;
-  const __m128i j0_block = _mm_load_si128(reinterpret_cast<const __m128i *>(j0));
-  // J0 + 1 .. J0 + 4 in the four lanes.
-  Counters counters{_mm512_add_epi32(_mm512_broadcast_i32x4(reflect(j0_block)),
-                                     _mm512_set_epi32(0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 2, 0, 0, 0, 1))};
-
+WARPCRYPT_VAES_TARGET __m128i crypt_text(const Block16 *round_keys, const Block16 *powers, Counters counters,
+                                         __m128i hash, const uint8_t *in, uint8_t *out, size_t len) {
   __m512i text[4];
   __m512i result[4];
   __m512i to_hash[4];  // reflected ciphertext for the next GHASH step
   Products sum = no_products();
   size_t done = 0;
-  if (kSeal && m.len >= 256) {  // hashed during the next step's AES, or after the loop
-    load_256(m.in, text);
-    crypt_256<kRounds>(round_keys, counters, nullptr, sum, text, m.out, result);
+  if (kSeal && len >= 256) {  // hashed during the next step's AES, or after the loop
+    load_256(in, text);
+    crypt_256<kRounds>(round_keys, counters, nullptr, sum, text, out, result);
     for (int i = 0; i < 4; ++i) to_hash[i] = reflect_lanes(result[i]);
     done = 256;
   }
-  for (; m.len - done >= 256; done += 256) {
-    load_256(m.in + done, text);
+  for (; len - done >= 256; done += 256) {
+    load_256(in + done, text);
     if (!kSeal) {
       for (int i = 0; i < 4; ++i) to_hash[i] = reflect_lanes(text[i]);
     }
     const GhashStep step = ghash_step(powers, hash, to_hash, 16);
     sum = no_products();
-    crypt_256<kRounds>(round_keys, counters, &step, sum, text, m.out + done, result);
+    crypt_256<kRounds>(round_keys, counters, &step, sum, text, out + done, result);
     hash = reduce(sum);
     if (kSeal) {
       for (int i = 0; i < 4; ++i) to_hash[i] = reflect_lanes(result[i]);
     }
   }
-  if (kSeal && m.len >= 256) hash = ghash_blocks(powers, hash, to_hash, 16);
-  if (done < m.len) {
-    hash = crypt_tail<kRounds, kSeal>(round_keys, powers, counters, hash, m.in + done, m.out + done, m.len - done);
+  if (kSeal && len >= 256) hash = ghash_blocks(powers, hash, to_hash, 16);
+  if (done < len) {
+    hash = crypt_tail<kRounds, kSeal>(round_keys, powers, counters, hash, in + done, out + done, len - done);
   }
+  return hash;
+}
 
-  // The length block, AAD bits then text bits, reflected.
-  const __m128i lengths = _mm_set_epi64x(static_cast<long long>(m.aad_len * 8), static_cast<long long>(m.len * 8));
+// crypt_text for the key's number of rounds: the one place that turns it
+// into the template argument.
+template <bool kSeal>
+__attribute__((target(WARPCRYPT_VAES_ISA))) __m128i crypt_text_for_rounds(const Block16 *round_keys,
+                                                                          const Block16 *powers, int rounds,
+                                                                          Counters counters, __m128i hash,
+                                                                          const uint8_t *in, uint8_t *out, size_t len) {
+  switch (rounds) {
+    case 10:
+      return crypt_text<10, kSeal>(round_keys, powers, counters, hash, in, out, len);
+    case 12:
+      return crypt_text<12, kSeal>(round_keys, powers, counters, hash, in, out, len);
+    default:
+      return crypt_text<14, kSeal>(round_keys, powers, counters, hash, in, out, len);
+  }
+}
+
+// The tag from the hash of the AAD and text: the length block (AAD bits
+// then text bits, reflected) is hashed in, and the result masked with the
+// encrypted J0.
+WARPCRYPT_VAES_TARGET __m128i finish_tag(const Block16 *round_keys, int rounds, const Block16 *powers, __m128i hash,
+                                         __m128i j0_block, size_t aad_len, size_t len) {
+  const __m128i lengths = _mm_set_epi64x(static_cast<long long>(aad_len * 8), static_cast<long long>(len * 8));
   hash = gf_multiply(_mm_xor_si128(hash, lengths), _mm_loadu_si128(reinterpret_cast<const __m128i *>(powers[15])));
-  return _mm_xor_si128(reflect(hash), aes_block(round_keys, kRounds, j0_block));
+  return _mm_xor_si128(reflect(hash), aes_block(round_keys, rounds, j0_block));
+}
+
+// Runs the whole message on this thread and writes the full 16-byte tag.
+template <bool kSeal>
+__attribute__((target(WARPCRYPT_VAES_ISA))) void crypt(const Block16 *round_keys, const Block16 *powers, int rounds,
+                                                       const Message &m, uint8_t tag[16]) {
+  const __m128i j0_block = j0_for(m.nonce);
+  __m128i hash = ghash_bytes(powers, _mm_setzero_si128(), m.aad, m.aad_len);
+  hash = crypt_text_for_rounds<kSeal>(round_keys, powers, rounds, counters_at(j0_block, 0), hash, m.in, m.out, m.len);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(tag),
+                   finish_tag(round_keys, rounds, powers, hash, j0_block, m.aad_len, m.len));
+}
+
+// --- One message in segments ------------------------------------------------
+
+// A message's text cut into `count` segments of `segment_len` bytes (a
+// multiple of 256, so every segment but the last is whole 16-block steps),
+// the last holding the rest.
+struct Segments {
+  size_t segment_len;
+  size_t count;
+
+  Segments(size_t len, unsigned workers) {
+    const size_t share = (len + workers - 1) / workers;
+    segment_len = share < 256 ? 256 : (share + 255) / 256 * 256;
+    count = (len + segment_len - 1) / segment_len;
+  }
+  size_t offset(size_t j) const { return j * segment_len; }
+  size_t length(size_t j, size_t len) const { return j + 1 < count ? segment_len : len - offset(j); }
+};
+
+// One segment's text, hashed from a zero GHASH state; the hash goes to
+// `hash` (a plain field element, not pre-multiplied by x).
+template <bool kSeal>
+__attribute__((target(WARPCRYPT_VAES_ISA))) void crypt_segment(const Block16 *round_keys, const Block16 *powers,
+                                                               int rounds, const uint8_t *nonce, size_t first_block,
+                                                               const uint8_t *in, uint8_t *out, size_t len,
+                                                               uint8_t *hash) {
+  const __m128i result = crypt_text_for_rounds<kSeal>(
+      round_keys, powers, rounds, counters_at(j0_for(nonce), first_block), _mm_setzero_si128(), in, out, len);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(hash), result);
+}
+
+// H^k for k >= 1, pre-multiplied by x like the stored powers: gf_multiply of
+// two such values is again one (Hx * H'x / x), so square-and-multiply over
+// k's bits needs no conversion. k is a block count, not a secret.
+WARPCRYPT_VAES_TARGET __m128i hash_key_power(const Block16 *powers, size_t k) {
+  const __m128i h1 = _mm_loadu_si128(reinterpret_cast<const __m128i *>(powers[15]));
+  __m128i power = h1;
+  int bit = 63 - __builtin_clzll(static_cast<unsigned long long>(k));
+  while (--bit >= 0) {
+    power = gf_multiply(power, power);
+    if ((k >> bit) & 1) power = gf_multiply(power, h1);
+  }
+  return power;
+}
+
+// The tag of a message whose segments were hashed apart. GHASH over the
+// whole text is Y = GHASH(AAD)·H^(c+1) ⊕ Σ_j P_j·H^(blocks after segment j)
+// ⊕ L·H; folding the segments in order, hash = hash·H^(blocks of segment j)
+// ⊕ P_j, gives the same sum with one power per segment length, and
+// finish_tag adds L·H.
+__attribute__((target(WARPCRYPT_VAES_ISA))) void combine_segments(const Block16 *round_keys, int rounds,
+                                                                  const Block16 *powers, const Message &m,
+                                                                  const Segments &segments,
+                                                                  const uint8_t *segment_hashes, uint8_t tag[16]) {
+  __m128i hash = ghash_bytes(powers, _mm_setzero_si128(), m.aad, m.aad_len);
+  const __m128i whole_segment_power = hash_key_power(powers, segments.segment_len / 16);
+  for (size_t j = 0; j < segments.count; ++j) {
+    const size_t blocks = (segments.length(j, m.len) + 15) / 16;
+    const __m128i power = blocks * 16 == segments.segment_len ? whole_segment_power : hash_key_power(powers, blocks);
+    hash = _mm_xor_si128(gf_multiply(hash, power),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i *>(segment_hashes + 16 * j)));
+  }
+  const __m128i full_tag = finish_tag(round_keys, rounds, powers, hash, j0_for(m.nonce), m.aad_len, m.len);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(tag), full_tag);
 }
 
 template <bool kSeal>
-__attribute__((target(WARPCRYPT_VAES_ISA))) void crypt_for_rounds(const Block16 *round_keys, const Block16 *powers,
-                                                                  int rounds, const Message &m, uint8_t tag[16]) {
-  __m128i full_tag;
-  switch (rounds) {
-    case 10:
-      full_tag = crypt<10, kSeal>(round_keys, powers, m);
-      break;
-    case 12:
-      full_tag = crypt<12, kSeal>(round_keys, powers, m);
-      break;
-    default:
-      full_tag = crypt<14, kSeal>(round_keys, powers, m);
-      break;
-  }
-  _mm_storeu_si128(reinterpret_cast<__m128i *>(tag), full_tag);
+void crypt_segmented(const Block16 *round_keys, const Block16 *powers, int rounds, const Message &m, unsigned workers,
+                     uint8_t tag[16]) {
+  const Segments segments(m.len, workers < 1 ? 1 : workers);
+  // Wiped after: with the ciphertext known, a segment's hash is a
+  // polynomial in H that an attacker could solve for the hash key.
+  std::vector<uint8_t> segment_hashes(16 * segments.count);
+  ThreadPool::instance().parallel_for(segments.count, workers, [&](size_t j) {
+    const size_t offset = segments.offset(j);
+    crypt_segment<kSeal>(round_keys, powers, rounds, m.nonce, offset / 16, m.in + offset, m.out + offset,
+                         segments.length(j, m.len), segment_hashes.data() + 16 * j);
+  });
+  combine_segments(round_keys, rounds, powers, m, segments, segment_hashes.data(), tag);
+  secure_wipe(segment_hashes.data(), segment_hashes.size());
 }
 
 // --- Keying ----------------------------------------------------------------
@@ -382,6 +491,13 @@ bool cpu_has_instructions() {
   return (xcr0_low & kZmmState) == kZmmState;
 }
 
+// Compares in constant time, after every byte of the text is done.
+wc_status check_expected_tag(uint8_t expected[16], const uint8_t *tag, size_t tag_len) {
+  const bool authentic = CRYPTO_memcmp(expected, tag, tag_len) == 0;
+  secure_wipe(expected, 16);  // the right tag for a forgery
+  return authentic ? WC_OK : WC_ERR_AUTH;
+}
+
 }  // namespace
 
 bool vaes_gcm_supported() {
@@ -400,17 +516,30 @@ std::unique_ptr<VaesGcmKey> VaesGcmKey::make(std::span<const uint8_t> key) {
 void VaesGcmKey::seal(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out,
                       size_t len, uint8_t *tag, size_t tag_len) const {
   uint8_t full_tag[16];
-  crypt_for_rounds<true>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, full_tag);
+  crypt<true>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, full_tag);
   std::memcpy(tag, full_tag, tag_len);
 }
 
 wc_status VaesGcmKey::open(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out,
                            size_t len, const uint8_t *tag, size_t tag_len) const {
   uint8_t expected[16];
-  crypt_for_rounds<false>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, expected);
-  const bool authentic = CRYPTO_memcmp(expected, tag, tag_len) == 0;
-  secure_wipe(expected, sizeof expected);  // the right tag for a forgery
-  return authentic ? WC_OK : WC_ERR_AUTH;
+  crypt<false>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, expected);
+  return check_expected_tag(expected, tag, tag_len);
+}
+
+void VaesGcmKey::seal_segmented(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in,
+                                uint8_t *out, size_t len, uint8_t *tag, size_t tag_len, unsigned workers) const {
+  uint8_t full_tag[16];
+  crypt_segmented<true>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, workers, full_tag);
+  std::memcpy(tag, full_tag, tag_len);
+}
+
+wc_status VaesGcmKey::open_segmented(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in,
+                                     uint8_t *out, size_t len, const uint8_t *tag, size_t tag_len,
+                                     unsigned workers) const {
+  uint8_t expected[16];
+  crypt_segmented<false>(round_keys_, powers_, rounds_, {nonce, aad, aad_len, in, out, len}, workers, expected);
+  return check_expected_tag(expected, tag, tag_len);
 }
 
 #else
@@ -426,6 +555,14 @@ void VaesGcmKey::seal(const uint8_t *, const uint8_t *, size_t, const uint8_t *,
 
 wc_status VaesGcmKey::open(const uint8_t *, const uint8_t *, size_t, const uint8_t *, uint8_t *, size_t,
                            const uint8_t *, size_t) const {
+  return WC_ERR_BACKEND_UNAVAILABLE;
+}
+
+void VaesGcmKey::seal_segmented(const uint8_t *, const uint8_t *, size_t, const uint8_t *, uint8_t *, size_t, uint8_t *,
+                                size_t, unsigned) const {}
+
+wc_status VaesGcmKey::open_segmented(const uint8_t *, const uint8_t *, size_t, const uint8_t *, uint8_t *, size_t,
+                                     const uint8_t *, size_t, unsigned) const {
   return WC_ERR_BACKEND_UNAVAILABLE;
 }
 

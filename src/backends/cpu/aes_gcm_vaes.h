@@ -44,6 +44,17 @@ class VaesGcmKey {
   wc_status open(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out, size_t len,
                  const uint8_t *tag, size_t tag_len) const;
 
+  // The same, for one message cut into up to `workers` segments of whole
+  // 256-byte steps (the last takes the rest) that run on the thread pool:
+  // each runs CTR from its own counter and hashes its ciphertext from zero,
+  // and the hashes are combined with powers of H. The output is the same as
+  // seal/open's; opening checks the tag only after every segment is done.
+  // Not from inside a ThreadPool::parallel_for task.
+  void seal_segmented(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out,
+                      size_t len, uint8_t *tag, size_t tag_len, unsigned workers) const;
+  wc_status open_segmented(const uint8_t *nonce, const uint8_t *aad, size_t aad_len, const uint8_t *in, uint8_t *out,
+                           size_t len, const uint8_t *tag, size_t tag_len, unsigned workers) const;
+
  private:
   VaesGcmKey() = default;
 
