@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(build-essential cmake pkg-config libssl-dev libsodium-dev libgtest-dev libcli11-dev openssl python3-venv age)
+apt_packages=(build-essential cmake pkg-config libssl-dev libsodium-dev libgtest-dev libcli11-dev openssl python3-venv age
+  openssh-client valgrind)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

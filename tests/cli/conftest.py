@@ -47,6 +47,21 @@ def warpcrypt_binary() -> Path:
 
 
 @pytest.fixture(scope="session")
+def build_tool(warpcrypt_binary) -> Callable[[str], Path]:
+    """`build_tool(name)`: a test-only program the build makes beside the CLI
+    under test (<build>/tests/NAME, with the warpcrypt_unit_tests target),
+    so the tests reach the library's internals of the same build."""
+
+    def find(name: str) -> Path:
+        path = warpcrypt_binary.parent / "tests" / name
+        if not _executable(path):
+            pytest.fail(f"{path} is missing: build the warpcrypt_unit_tests target", pytrace=False)
+        return path
+
+    return find
+
+
+@pytest.fixture(scope="session")
 def openssl_binary() -> Path:
     found = os.environ.get("OPENSSL_BIN") or shutil.which("openssl")
     if not found or not _executable(Path(found)):

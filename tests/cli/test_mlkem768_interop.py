@@ -1,7 +1,7 @@
 """ML-KEM-768 against pyca/cryptography's independent implementation.
 
 warpcrypt's ML-KEM (src/backends/cpu/mlkem768.cpp) is reached through the
-test-only tool build/tests/mlkem768_tool ($WARPCRYPT_MLKEM_TOOL overrides).
+test-only tool mlkem768_tool, built beside the CLI under test (<build>/tests).
 Keys come from random seeds; each direction is checked: a warpcrypt
 encapsulation opened by pyca, a pyca encapsulation opened by warpcrypt, and
 both implementations' implicit rejection of a damaged ciphertext agreeing.
@@ -9,7 +9,6 @@ both implementations' implicit rejection of a damaged ciphertext agreeing.
 
 from __future__ import annotations
 
-import os
 import random
 import subprocess
 from pathlib import Path
@@ -17,16 +16,12 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric import mlkem
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-TOOL = Path(os.environ.get("WARPCRYPT_MLKEM_TOOL", REPO_ROOT / "build" / "tests" / "mlkem768_tool"))
 ROUNDS = 25
 
 
 @pytest.fixture(scope="module")
-def tool():
-    if not os.access(TOOL, os.X_OK):
-        pytest.fail(f"{TOOL} is missing: build the warpcrypt_unit_tests target or set WARPCRYPT_MLKEM_TOOL")
-    return TOOL
+def tool(build_tool):
+    return build_tool("mlkem768_tool")
 
 
 def call(tool: Path, *args: bytes) -> list[bytes]:
