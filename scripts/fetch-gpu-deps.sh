@@ -16,7 +16,10 @@ cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR,GCM} .deps/vectors/cryptograph
 cp -r "$vectors"/ciphers/ChaCha20 .deps/vectors/cryptography_vectors/ciphers/
 mkdir -p .deps/vectors/cryptography_vectors/KDF .deps/vectors/cryptography_vectors/asymmetric
 cp "$vectors"/KDF/rfc-5869-HKDF-SHA{1,256}.txt .deps/vectors/cryptography_vectors/KDF/
-cp -r "$vectors"/asymmetric/Ed25519 .deps/vectors/cryptography_vectors/asymmetric/
+cp -r "$vectors"/asymmetric/{Ed25519,MLKEM,OpenSSH} .deps/vectors/cryptography_vectors/asymmetric/
+# The HPKE vector of age's post-quantum suite (tests/cli/test_age_pq_reference.py).
+mkdir -p .deps/vectors/cryptography_vectors/HPKE
+cp "$vectors"/HPKE/hpke-pq-test-vectors.json .deps/vectors/cryptography_vectors/HPKE/
 # Dask, distributed and zarr for the GPU machine's Python 3.12, which lacks
 # them: its Dask, Zarr and CuPy-chunk tests run on them; pyca/cryptography
 # and pyrage, the independent implementations the differential, sealed-file
