@@ -321,8 +321,26 @@ def python(notes: LabNotes) -> list[str]:
         "",
         "Reproduce: `python3 bench/python_overhead.py` (`scripts/gpu-check.sh python`).",
         "",
-        "Per-call AEAD against pyca/cryptography has no results file; see the lab notes' "
-        + notes.link("Python AEAD per call") + ".",
+        *python_aead(notes),
+    ]
+
+
+def python_aead(notes: LabNotes) -> list[str]:
+    name = "python_aead_h200_16cores.json"
+    d = load(name)
+    body = [[r["aead"], r["direction"], r["label"], f"{r['warpcrypt_us']:.2f}", f"{r['pyca_us']:.2f}",
+             f"{r['warpcrypt_us'] / r['pyca_us']:.2f}"] for r in d["rows"]]
+    return [
+        "Per call, against pyca/cryptography " + d["cryptography"] + " in the same process, in turns:"
+        f" `docs/bench/{name}`, {d['device']}, {d['date']}, commit {d['commit']}, Python {d['python']};"
+        " the median of three rounds, each the median of the timeit repeats. Below one, warpcrypt is faster.",
+        "",
+        *table(["AEAD", "call", "size", "warpcrypt, µs", "pyca, µs", "warpcrypt ÷ pyca"], body),
+        "",
+        f"Reproduce: `bench/python_aead_bench.py --repeats {d['repeats']} --json PATH` under `taskset`, on"
+        f" {d['cpus_used']} cores."
+        " The development machine's runs are in the lab notes' " + notes.link("Python AEAD per call") + " and "
+        + notes.link("AES-GCM on VAES") + ".",
         "",
     ]
 
