@@ -11,8 +11,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <ctime>
+#include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/secret_bytes.h"
 
@@ -55,6 +58,26 @@ class HeldSigpipe {
   sigset_t previous_;
   bool was_pending_ = false;
 };
+
+// The plugin's program: the first executable `name` in an absolute folder
+// of PATH. An empty or relative entry names the working directory, where
+// another user may have planted a program, so it is passed over, as Go's
+// exec.LookPath refuses it for age. nullopt where none is found.
+std::optional<std::string> find_program(const std::string &name) {
+  const char *path = std::getenv("PATH");
+  std::string_view folders = path != nullptr ? path : "";
+  while (!folders.empty()) {
+    const size_t end = folders.find(':');
+    const std::string_view folder = folders.substr(0, end);
+    folders = end == std::string_view::npos ? std::string_view{} : folders.substr(end + 1);
+    if (!folder.starts_with('/')) continue;
+    std::string candidate(folder);
+    candidate += '/';
+    candidate += name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
 
 void close_fd(int *fd) {
   if (*fd >= 0) close(*fd);
@@ -101,9 +124,10 @@ class PluginProcess {
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+    const std::optional<std::string> found = find_program(program);
     char *const argv[] = {const_cast<char *>(program.c_str()), flag.data(), nullptr};
-    // posix_spawnp searches PATH for the name, which holds no '/'.
-    const int error = posix_spawnp(&pid_, program.c_str(), &actions, &attributes, argv, environ);
+    const int error =
+        found ? posix_spawn(&pid_, found->c_str(), &actions, &attributes, argv, environ) : ENOENT;
     posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close(in[0]);

@@ -196,6 +196,24 @@ def test_names_that_could_escape_the_path_lookup_are_refused(expect_failure, env
     assert not marker.exists()
 
 
+@pytest.mark.parametrize("path", [".:{}", ":{}", "{}:", "{}::/bin", "plugins:{}"])
+def test_a_plugin_is_never_taken_from_a_relative_path_entry(expect_failure, env, plain, tmp_path, path):
+    # Another user can plant a program in a directory the command runs in; a
+    # PATH entry that is empty or relative (the working directory to the
+    # shell) must not find it, as Go's exec.LookPath refuses it for age.
+    marker = tmp_path / "ran"
+    for folder in (tmp_path, tmp_path / "plugins"):
+        folder.mkdir(exist_ok=True)
+        trap = folder / "age-plugin-planted"
+        trap.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        trap.chmod(0o755)
+    recipient = wctest.bech32_encode("age1planted", bytes(32))
+    expect_failure("age", "-r", recipient, "-o", tmp_path / "out.age", plain, cwd=tmp_path,
+                   env={**env, "PATH": path.format(search_path(with_plugins=False))},
+                   message="age plugin not found: its program is not on PATH", watch=[tmp_path / "plugins"])
+    assert not marker.exists()
+
+
 def test_an_empty_plugin_name_is_refused(expect_failure, env, plain, tmp_path):
     (tmp_path / "bad.key").write_text(wctest.bech32_encode("AGE-PLUGIN--", bytes(32)) + "\n")
     expect_failure("age", "-d", "-i", tmp_path / "bad.key", "-o", tmp_path / "out", plain, cwd=tmp_path, env=env,
