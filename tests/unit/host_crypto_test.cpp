@@ -154,9 +154,8 @@ TEST(HostCrypto, AgeFileFollowsTheSeed) {
 // number of threads, and every recipient's identity opens it.
 TEST(HostCrypto, AgeFileToManyRecipientsFollowsTheSeedOnAnyNumberOfThreads) {
   // A file's recipients are all classical or all post-quantum (age 1.3's rule).
-  for (const auto &kind : {std::pair{age::KeyType::x25519, size_t{13}}, std::pair{age::KeyType::hybrid, size_t{5}}}) {
-    const age::KeyType type = kind.first;
-    const size_t count = kind.second;
+  for (const auto &[type, count] :
+       {std::pair{age::KeyType::x25519, size_t{13}}, std::pair{age::KeyType::hybrid, size_t{5}}}) {
     const auto encrypt = [type, count](unsigned threads, std::vector<std::string> *identity_texts) {
       SeededRandom random(kSeed);
       const HostCrypto crypto = drawing_from(random);
