@@ -9,7 +9,6 @@
 #include "age/age_armor.h"
 #include "core/secret_bytes.h"
 #include "engine/memory_file.h"
-#include "engine/placement.h"
 
 namespace warpcrypt::age {
 namespace {
@@ -188,9 +187,7 @@ wc_status encrypt_binary(const HostCrypto &crypto, const wc_options &options, st
   std::vector<Stanza> stanzas;
   const char *detail = nullptr;
   wc_status status = crypto.random->fill(file_key.bytes);
-  if (status == WC_OK) {
-    status = wrap_all(crypto, recipients, file_key, engine::host_workers(options), &stanzas, &detail);
-  }
+  if (status == WC_OK) status = wrap_all(crypto, recipients, file_key, &stanzas, &detail);
   std::string header;
   if (status == WC_OK) status = encode_header(crypto, stanzas, file_key, &header, &detail);
   std::array<uint8_t, kNonceLen> nonce{};

@@ -11,7 +11,6 @@
 #include "core/aead_registry.h"
 #include "core/backend_tables.h"
 #include "core/secret_bytes.h"
-#include "core/thread_pool.h"
 
 namespace warpcrypt::age {
 namespace {
@@ -409,60 +408,15 @@ wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileK
   return WC_OK;
 }
 
-namespace {
-
-// One stanza's randomness: HKDF-SHA-256 of a 32-byte seed from the caller's
-// source, each draw with its own counter in the info. The seed is as
-// unpredictable as the source, and HKDF-Expand of it a PRF, so the
-// ephemeral keys are as good as drawn directly.
-class StanzaRandom final : public RandomSource {
- public:
-  explicit StanzaRandom(const HostCrypto &crypto) : crypto_(crypto) {}
-  ~StanzaRandom() override { secure_wipe(seed_.data(), seed_.size()); }
-  wc_status seed(RandomSource &from) { return from.fill(seed_); }
-  wc_status fill(std::span<uint8_t> out) override {
-    std::array<uint8_t, kInfo.size() + 4> info{};
-    std::copy(kInfo.begin(), kInfo.end(), info.begin());
-    for (size_t i = 0; i < 4; ++i) info[kInfo.size() + i] = static_cast<uint8_t>(draws_ >> (24 - 8 * i));
-    ++draws_;
-    return crypto_.hkdf(out, "sha256", seed_, {}, info);
-  }
-
- private:
-  static constexpr std::string_view kInfo = "warpcrypt age stanza randomness";
-  const HostCrypto &crypto_;
-  std::array<uint8_t, 32> seed_{};
-  uint32_t draws_ = 0;
-};
-
-}  // namespace
-
 wc_status wrap_all(const HostCrypto &crypto, std::span<const Recipient> recipients, const FileKey &file_key,
-                   unsigned workers, std::vector<Stanza> *stanzas, const char **detail) {
-  std::vector<const Recipient *> native;
+                   std::vector<Stanza> *stanzas, const char **detail) {
   for (const Recipient &recipient : recipients) {
-    if (recipient.type != KeyType::plugin) native.push_back(&recipient);
-  }
-  std::vector<std::unique_ptr<StanzaRandom>> randoms;
-  for (size_t i = 0; i < native.size(); ++i) {
-    randoms.push_back(std::make_unique<StanzaRandom>(crypto));
-    if (const wc_status status = randoms.back()->seed(*crypto.random); status != WC_OK) return status;
-  }
-  std::vector<Stanza> made(native.size());
-  std::vector<wc_status> statuses(native.size(), WC_OK);
-  std::vector<const char *> details(native.size(), nullptr);
-  ThreadPool::instance().parallel_for(native.size(), std::max(1u, workers), [&](size_t i) {
-    HostCrypto own = crypto;
-    own.random = randoms[i].get();
-    statuses[i] = wrap(own, *native[i], file_key, &made[i], &details[i]);
-  });
-  for (size_t i = 0; i < native.size(); ++i) {
-    if (statuses[i] != WC_OK) {
-      *detail = details[i];
-      return statuses[i];
+    if (recipient.type == KeyType::plugin) continue;
+    if (const wc_status status = wrap(crypto, recipient, file_key, &stanzas->emplace_back(), detail);
+        status != WC_OK) {
+      return status;
     }
   }
-  stanzas->insert(stanzas->end(), std::make_move_iterator(made.begin()), std::make_move_iterator(made.end()));
   return wrap_with_plugins(recipients, file_key, stanzas, detail);
 }
 

@@ -120,13 +120,10 @@ wc_status open_file_key(std::span<const uint8_t, 32> key, std::span<const uint8_
 // all its recipients (wrap_all).
 wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
                const char **detail);
-// The stanzas for every recipient: each native one's, on up to `workers`
-// threads, then those of each plugin, run once for all of its recipients.
-// Each native stanza draws its randomness from a seed of its own, drawn from
-// crypto.random in recipient order, so a seeded source gives the same
-// header whatever order the workers finish in.
+// The stanzas for every recipient: each native one's, then those of each
+// plugin, run once for all of its recipients.
 wc_status wrap_all(const HostCrypto &crypto, std::span<const Recipient> recipients, const FileKey &file_key,
-                   unsigned workers, std::vector<Stanza> *stanzas, const char **detail);
+                   std::vector<Stanza> *stanzas, const char **detail);
 
 // The file key from the header with the first identity that opens one of
 // its stanzas, the header's MAC checked under it. Refuses an scrypt stanza

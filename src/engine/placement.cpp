@@ -107,7 +107,7 @@ class LanesForLargeCalls final : public RandomAccessCipher {
 wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                           wc_direction direction, const KeyMaterial &key) {
   const wc_status status = kCpuBackend.make_cipher(out, cipher, direction, key);
-  const unsigned threads = host_workers(options);
+  const unsigned threads = options.threads != 0 ? options.threads : usable_cpus();
   if (status != WC_OK || !out->random_access || threads == 1) return status;
   Placement shape;
   shape.backend = WC_BACKEND_CPU;
@@ -268,8 +268,6 @@ wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_di
   return options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, input_bytes, page_locked)
                                             : options.backend;
 }
-
-unsigned host_workers(const wc_options &options) { return options.threads != 0 ? options.threads : usable_cpus(); }
 
 wc_options sequential_options(const wc_options &options, wc_backend backend) {
   wc_options sequential = options;

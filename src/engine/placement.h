@@ -137,10 +137,6 @@ wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_di
 // backends as they are (the GPU ones refuse them).
 wc_options sequential_options(const wc_options &options, wc_backend backend);
 
-// The threads a job's host work of many small independent pieces spreads
-// over (an age header's stanzas): options.threads, or every usable core.
-unsigned host_workers(const wc_options &options);
-
 // The options of work that runs on its caller's thread alone, placed
 // otherwise as `options` ask (a wc_sealed_stream's chunks: a caller that
 // wants parallelism calls from several threads).

@@ -55,16 +55,15 @@ HostCrypto drawing_from(SeededRandom &random) {
 // A plaintext of a few chunks of either format, the last one partial.
 Bytes plaintext() { return TestRng(1).bytes(200'000); }
 
-// Runs `write` from a memory file holding `in` to another, on `threads`
-// threads (0: every core), and returns what it wrote.
+// Runs `write` from a memory file holding `in` to another, and returns what
+// it wrote.
 template <typename Write>
-Bytes written_by(const Bytes &in, Write write, unsigned threads = 0) {
+Bytes written_by(const Bytes &in, Write write) {
   MemoryFile input;
   MemoryFile output;
   EXPECT_TRUE(warpcrypt::engine::pwrite_fully(input.fd(), in.data(), in.size(), 0));
   wc_options options;
   wc_options_init(&options);
-  options.threads = threads;
   JobMonitor monitor(nullptr, in.size());
   JobTotals totals;
   EXPECT_EQ(write(options, monitor, &totals, output.fd(), input.fd()), WC_OK);
@@ -147,42 +146,6 @@ TEST(HostCrypto, AgeFileFollowsTheSeed) {
   EXPECT_EQ(first.identity, age_file(kSeed).identity);
   EXPECT_FALSE(same_bytes(first.bytes, age_file(kSeed + 1).bytes));
   EXPECT_TRUE(same_bytes(plaintext(), age_decrypted(first)));
-}
-
-// An age header's stanzas are made on several threads, each from a seed of
-// its own drawn in recipient order: the file follows the seed whatever the
-// number of threads, and every recipient's identity opens it.
-TEST(HostCrypto, AgeFileToManyRecipientsFollowsTheSeedOnAnyNumberOfThreads) {
-  // A file's recipients are all classical or all post-quantum (age 1.3's rule).
-  for (const auto &[type, count] :
-       {std::pair{age::KeyType::x25519, size_t{13}}, std::pair{age::KeyType::hybrid, size_t{5}}}) {
-    const auto encrypt = [type, count](unsigned threads, std::vector<std::string> *identity_texts) {
-      SeededRandom random(kSeed);
-      const HostCrypto crypto = drawing_from(random);
-      std::vector<age::Recipient> recipients(count);
-      identity_texts->clear();
-      for (size_t i = 0; i < recipients.size(); ++i) {
-        age::Identity identity;
-        EXPECT_EQ(age::generate_identity(crypto, &identity, type), WC_OK);
-        EXPECT_EQ(age::recipient_of(crypto, identity, &recipients[i]), WC_OK);
-        identity_texts->push_back(age::format_identity(identity));
-      }
-      return written_by(
-          plaintext(),
-          [&](const wc_options &options, JobMonitor &monitor, JobTotals *totals, int out_fd, int in_fd) {
-            return age::run_encrypt_fd(crypto, options, recipients, false, out_fd, in_fd, monitor, totals);
-          },
-          threads);
-    };
-    std::vector<std::string> identities;
-    const Bytes alone = encrypt(1, &identities);
-    std::vector<std::string> again;
-    EXPECT_TRUE(same_bytes(alone, encrypt(8, &again)));
-    EXPECT_EQ(identities, again);
-    for (const size_t i : {size_t{0}, size_t{3}, identities.size() - 1}) {
-      EXPECT_TRUE(same_bytes(plaintext(), age_decrypted({alone, identities[i]}))) << "identity " << i;
-    }
-  }
 }
 
 TEST(HostCrypto, SealedFileFollowsTheSeed) {
