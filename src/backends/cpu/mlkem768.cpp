@@ -265,6 +265,15 @@ void load_encryption_key(PkeEncryptionKey &key, std::span<const uint8_t, kMlkem7
   generate_matrix(key.a_hat, ek.subspan<kVectorBytes, 32>());
 }
 
+// kK polynomials from the CBD of `seed` with consecutive counters, each
+// taken to the NTT domain (K-PKE's s-hat, e-hat and y-hat).
+void sample_ntt_vector(PolyVector &vector, std::span<const uint8_t, 32> seed, uint8_t &counter) {
+  for (Poly &f : vector) {
+    sample_cbd(f, seed, counter++);
+    ntt(f);
+  }
+}
+
 // K-PKE.Encrypt (algorithm 14) with the key already loaded.
 void pke_encrypt(std::span<uint8_t, kMlkem768CiphertextLen> c, const PkeEncryptionKey &key,
                  std::span<const uint8_t, 32> message, std::span<const uint8_t, 32> r) {
@@ -273,10 +282,7 @@ void pke_encrypt(std::span<uint8_t, kMlkem768CiphertextLen> c, const PkeEncrypti
   Wiped<Poly> v;
   Wiped<Poly> noise;
   uint8_t counter = 0;
-  for (Poly &y : y_hat.value) {
-    sample_cbd(y, r, counter++);
-    ntt(y);
-  }
+  sample_ntt_vector(y_hat.value, r, counter);
   for (unsigned i = 0; i < kK; ++i) {
     u.value[i] = {};
     for (unsigned j = 0; j < kK; ++j) multiply_add_ntt(u.value[i], key.a_hat[j][i], y_hat.value[j]);
@@ -349,17 +355,13 @@ void mlkem768_keygen(std::span<uint8_t, kMlkem768EncapsulationKeyLen> encapsulat
   Wiped<Matrix> a_hat;
   generate_matrix(a_hat.value, rho);
   Wiped<PolyVector> s_hat;
+  Wiped<PolyVector> e_hat;
   Wiped<PolyVector> t_hat;
-  Wiped<Poly> e;
   uint8_t counter = 0;
-  for (Poly &s : s_hat.value) {
-    sample_cbd(s, sigma, counter++);
-    ntt(s);
-  }
+  sample_ntt_vector(s_hat.value, sigma, counter);
+  sample_ntt_vector(e_hat.value, sigma, counter);
   for (unsigned i = 0; i < kK; ++i) {
-    sample_cbd(e.value, sigma, counter++);
-    ntt(e.value);
-    t_hat.value[i] = e.value;
+    t_hat.value[i] = e_hat.value[i];
     for (unsigned j = 0; j < kK; ++j) multiply_add_ntt(t_hat.value[i], a_hat.value[i][j], s_hat.value[j]);
   }
   encode_vector12(encapsulation_key.first(kVectorBytes), t_hat.value);
