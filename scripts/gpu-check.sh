@@ -45,6 +45,9 @@
 #   hybrid    cpu, gpu and hybrid side by side on files, pipes and buffers,
 #             and what a GPU job pays before its first chunk
 #             (bench/hybrid_bounds.sh, bench/gpu/start_bench.cu; hybrid.json)
+#   host-data the gpu backend on page-cached files against its pinned-buffer
+#             figures: rate and start apart, from two file sizes
+#             (bench/gpu_host_data.sh; host-data.json)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
 #   multigpu  what only several devices show: memcheck on the multi-device
@@ -273,6 +276,9 @@ fi
 if want hybrid; then
   step hybrid env HYBRID_JSON="$out/hybrid.json" bench/hybrid_bounds.sh build-gpu/warpcrypt \
     build-gpu/bench/gpu/warpcrypt_start_bench
+fi
+if want host-data; then
+  step host-data env HOST_DATA_JSON="$out/host-data.json" bench/gpu_host_data.sh build-gpu/warpcrypt
 fi
 if want demo; then
   step demo env WARPCRYPT_CLI=build-gpu/warpcrypt scripts/demo.sh

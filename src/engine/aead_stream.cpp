@@ -33,7 +33,12 @@ constexpr uint64_t kBufferBudget = uint64_t{2} << 30;
 // the first.
 constexpr uint64_t kNoWindow = UINT64_MAX;
 
+// A GPU lane's buffers are page-locked (engine/io_buffer.h): its reads
+// from the file land where the device copies from, and its results where
+// the writes take them.
 struct AeadLane {
+  explicit AeadLane(HostMemory memory) : in(memory), out{IoBuffer(memory), IoBuffer(memory)} {}
+
   std::unique_ptr<AeadCipher> cipher;
   IoBuffer in;
   std::array<IoBuffer, 2> out;
@@ -123,7 +128,7 @@ class StreamLanes {
 
  private:
   wc_status add_lane(std::vector<std::unique_ptr<AeadLane>> *into, wc_backend backend, const int *device) {
-    auto lane = std::make_unique<AeadLane>();
+    auto lane = std::make_unique<AeadLane>(backend == WC_BACKEND_GPU ? HostMemory::page_locked : HostMemory::pageable);
     const wc_status status = make_aead(&lane->cipher, lane_options(options_, backend, device), *shape_.aead,
                                        {key_.data(), key_.size()});
     if (status == WC_OK) into->push_back(std::move(lane));

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::engine {
@@ -28,7 +29,24 @@ size_t lead_for(uint64_t file_offset) {
 
 }  // namespace
 
-void IoBuffer::PageFree::operator()(uint8_t *memory) const { ::operator delete(memory, std::align_val_t{kPage}); }
+void IoBuffer::PageFree::operator()(uint8_t *memory) const {
+  if (page_locked) {
+    kCudaBackend.free_pinned(memory);
+  } else {
+    ::operator delete(memory, std::align_val_t{kPage});
+  }
+}
+
+// Page-locked memory comes page-aligned (cudaMallocHost).
+IoBuffer::Memory IoBuffer::allocate(size_t capacity) const {
+  if (wanted_ == HostMemory::page_locked) {
+    void *locked = nullptr;
+    if (kCudaBackend.alloc_pinned(&locked, capacity) == WC_OK) {
+      return Memory(static_cast<uint8_t *>(locked), PageFree{true});
+    }
+  }
+  return Memory(static_cast<uint8_t *>(::operator new(capacity, std::align_val_t{kPage}, std::nothrow)), PageFree{false});
+}
 
 IoBuffer::~IoBuffer() { release(); }
 
@@ -48,8 +66,7 @@ uint8_t *IoBuffer::place(size_t len, uint64_t file_offset) {
   // Room for either lead, so that a window never grows the buffer for its
   // page offset alone.
   const size_t capacity = len + kCacheLine;
-  std::unique_ptr<uint8_t, PageFree> grown(
-      static_cast<uint8_t *>(::operator new(capacity, std::align_val_t{kPage}, std::nothrow)));
+  Memory grown = allocate(capacity);
   if (!grown) return nullptr;
   if (memory_ && lead == lead_) std::memcpy(grown.get() + lead, data(), capacity_ - lead_);
   secure_wipe(memory_.get(), capacity_);

@@ -20,9 +20,14 @@
 
 namespace warpcrypt::engine {
 
+// What memory a buffer takes. Page-locked memory that cannot be had (no
+// device, or the driver refuses) is pageable memory: the lane's AEAD then
+// copies it through pinned staging, which is slower but the same bytes.
+enum class HostMemory { pageable, page_locked };
+
 class IoBuffer {
  public:
-  IoBuffer() = default;
+  explicit IoBuffer(HostMemory memory = HostMemory::pageable) : wanted_(memory) {}
   // What it held may be plaintext: wiped.
   ~IoBuffer();
   IoBuffer(const IoBuffer &) = delete;
@@ -40,11 +45,17 @@ class IoBuffer {
   void release();
 
  private:
+  // Frees a buffer as it was allocated: page-locked or not (false where
+  // value-initialized, as an empty unique_ptr's deleter is).
   struct PageFree {
+    bool page_locked;
     void operator()(uint8_t *memory) const;
   };
+  using Memory = std::unique_ptr<uint8_t, PageFree>;
+  Memory allocate(size_t capacity) const;
 
-  std::unique_ptr<uint8_t, PageFree> memory_;  // page-aligned
+  HostMemory wanted_;
+  Memory memory_;  // page-aligned
   size_t capacity_ = 0;
   size_t lead_ = 0;  // where the bytes begin
 };

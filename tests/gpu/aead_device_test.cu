@@ -331,6 +331,145 @@ TEST_P(AeadDevice, HostBatchMixesGroupsPiecesAndPageLockedMemory) {
   wc_aead_key_free(keyed);
 }
 
+// Page-locked host memory, owned by the test.
+class PinnedBytes {
+ public:
+  explicit PinnedBytes(size_t len) : len_(len) {
+    if (cudaMallocHost(&data_, std::max<size_t>(len, 1)) != cudaSuccess) data_ = nullptr;
+  }
+  ~PinnedBytes() { cudaFreeHost(data_); }
+  PinnedBytes(const PinnedBytes &) = delete;
+  PinnedBytes &operator=(const PinnedBytes &) = delete;
+  uint8_t *data() const { return static_cast<uint8_t *>(data_); }
+  Bytes bytes() const { return Bytes(data(), data() + len_); }
+
+ private:
+  void *data_ = nullptr;
+  size_t len_;
+};
+
+// A window of a chunked stream as the engine's GPU lanes hold it, in
+// page-locked memory: the plaintext chunks back to back, and each sealed
+// chunk followed by its tag. It goes to the device and back as ranges,
+// with no copy on the host; a window larger than a lane's buffer in
+// several groups, chunks longer than half of it in pieces. Sealed as the
+// CPU seals the same layout, opened, and a changed chunk refused alone,
+// its output zeroed.
+TEST_P(AeadDevice, PageLockedWindowsGoStraightThrough) {
+  struct Window {
+    size_t chunk;
+    size_t chunks;
+    size_t tag_len;
+  };
+  const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  wc_options gpu = make_options(0, WC_BACKEND_GPU), cpu = make_options(0, WC_BACKEND_CPU);
+  wc_aead_key *gpu_key = nullptr, *cpu_key = nullptr;
+  ASSERT_EQ(wc_aead_key_new(&gpu_key, &gpu, aead_of(name()), key.data(), key.size()), WC_OK);
+  ASSERT_EQ(wc_aead_key_new(&cpu_key, &cpu, aead_of(name()), key.data(), key.size()), WC_OK);
+  const Bytes aad = rng_.bytes(13);
+  for (const Window window : {Window{64 * KiB, 128, 16}, Window{1024 * KiB, 9, 16}, Window{1000, 50, 12},
+                              Window{4 * 1024 * KiB + 1, 2, 16}}) {
+    SCOPED_TRACE(name() + " chunk " + std::to_string(window.chunk) + " tag " + std::to_string(window.tag_len));
+    const size_t sealed_chunk = window.chunk + window.tag_len;
+    // The last chunk is short, as a stream's is.
+    auto length_of = [&](size_t i) { return i + 1 == window.chunks ? window.chunk / 2 + 3 : window.chunk; };
+    const size_t plain_len = window.chunk * (window.chunks - 1) + length_of(window.chunks - 1);
+    const size_t sealed_len = plain_len + window.chunks * window.tag_len;
+    PinnedBytes plain(plain_len), sealed(sealed_len), opened(plain_len);
+    ASSERT_NE(plain.data(), nullptr);
+    ASSERT_NE(sealed.data(), nullptr);
+    ASSERT_NE(opened.data(), nullptr);
+    const Bytes plaintext = rng_.bytes(plain_len);
+    std::memcpy(plain.data(), plaintext.data(), plain_len);
+    Bytes expected(sealed_len);
+    std::vector<Bytes> nonces;
+    for (size_t i = 0; i < window.chunks; ++i) nonces.push_back(rng_.bytes(12));
+
+    // Messages of the window laid over `in` and `out`, sealing or opening.
+    auto messages_over = [&](const uint8_t *in, uint8_t *out, bool seal) {
+      std::vector<wc_aead_message> messages;
+      for (size_t i = 0; i < window.chunks; ++i) {
+        const size_t plain_at = i * window.chunk, sealed_at = i * sealed_chunk, len = length_of(i);
+        uint8_t *sealed_chunk_at = seal ? out + sealed_at : const_cast<uint8_t *>(in) + sealed_at;
+        messages.push_back({seal ? sealed_chunk_at : out + plain_at, seal ? in + plain_at : sealed_chunk_at, len,
+                            nonces[i].data(), 12, aad.data(), aad.size(), sealed_chunk_at + len});
+      }
+      return messages;
+    };
+    const std::vector<wc_aead_message> reference = messages_over(plaintext.data(), expected.data(), true);
+    ASSERT_EQ(wc_aead_key_seal(cpu_key, reference.data(), reference.size(), window.tag_len), WC_OK);
+    const std::vector<wc_aead_message> sealing = messages_over(plain.data(), sealed.data(), true);
+    ASSERT_EQ(wc_aead_key_seal(gpu_key, sealing.data(), sealing.size(), window.tag_len), WC_OK);
+    ASSERT_TRUE(same_bytes(expected, sealed.bytes()));
+
+    std::vector<wc_status> results(window.chunks, WC_ERR_DEVICE);
+    const std::vector<wc_aead_message> opening = messages_over(sealed.data(), opened.data(), false);
+    ASSERT_EQ(wc_aead_key_open(gpu_key, results.data(), opening.data(), opening.size(), window.tag_len), WC_OK);
+    EXPECT_TRUE(std::all_of(results.begin(), results.end(), [](wc_status r) { return r == WC_OK; }));
+    EXPECT_TRUE(same_bytes(plaintext, opened.bytes()));
+
+    const size_t changed = window.chunks / 2;
+    sealed.data()[changed * sealed_chunk + 7] ^= 0x10;
+    std::memset(opened.data(), 0xa5, plain_len);
+    ASSERT_EQ(wc_aead_key_open(gpu_key, results.data(), opening.data(), opening.size(), window.tag_len),
+              WC_ERR_AUTH);
+    for (size_t i = 0; i < window.chunks; ++i) {
+      SCOPED_TRACE("chunk " + std::to_string(i));
+      const Bytes chunk(opened.data() + i * window.chunk, opened.data() + i * window.chunk + length_of(i));
+      if (i == changed) {
+        EXPECT_EQ(results[i], WC_ERR_AUTH);
+        EXPECT_TRUE(all_zero(chunk.data(), chunk.size()));
+      } else {
+        EXPECT_EQ(results[i], WC_OK);
+        EXPECT_TRUE(same_bytes(Bytes(plaintext.begin() + i * window.chunk,
+                                     plaintext.begin() + i * window.chunk + length_of(i)),
+                               chunk));
+      }
+    }
+  }
+  wc_aead_key_free(gpu_key);
+  wc_aead_key_free(cpu_key);
+}
+
+// Page-locked messages sealed in place, their tags in an array of their
+// own: the ranges read and written are the same memory, each given its own
+// place on the device.
+TEST_P(AeadDevice, PageLockedMessagesSealInPlace) {
+  const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  wc_options gpu = make_options(0, WC_BACKEND_GPU), cpu = make_options(0, WC_BACKEND_CPU);
+  wc_aead_key *gpu_key = nullptr, *cpu_key = nullptr;
+  ASSERT_EQ(wc_aead_key_new(&gpu_key, &gpu, aead_of(name()), key.data(), key.size()), WC_OK);
+  ASSERT_EQ(wc_aead_key_new(&cpu_key, &cpu, aead_of(name()), key.data(), key.size()), WC_OK);
+  const std::vector<size_t> lengths = {0, 1, 17, 16 * KiB + 1, 300 * KiB, 3 * 1024 * KiB};
+  size_t total = 0;
+  for (size_t length : lengths) total += length;
+  PinnedBytes data(total), tags(16 * lengths.size());
+  ASSERT_NE(data.data(), nullptr);
+  ASSERT_NE(tags.data(), nullptr);
+  const Bytes plaintext = rng_.bytes(total);
+  std::memcpy(data.data(), plaintext.data(), total);
+  Bytes expected = plaintext, expected_tags(16 * lengths.size());
+  const Bytes nonce = rng_.bytes(12);
+  std::vector<wc_aead_message> in_place, reference;
+  size_t at = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    in_place.push_back({data.data() + at, data.data() + at, lengths[i], nonce.data(), 12, nullptr, 0,
+                        tags.data() + 16 * i});
+    reference.push_back({expected.data() + at, expected.data() + at, lengths[i], nonce.data(), 12, nullptr, 0,
+                         expected_tags.data() + 16 * i});
+    at += lengths[i];
+  }
+  ASSERT_EQ(wc_aead_key_seal(cpu_key, reference.data(), reference.size(), 16), WC_OK);
+  ASSERT_EQ(wc_aead_key_seal(gpu_key, in_place.data(), in_place.size(), 16), WC_OK);
+  EXPECT_TRUE(same_bytes(expected, data.bytes()));
+  EXPECT_TRUE(same_bytes(expected_tags, tags.bytes()));
+  std::vector<wc_status> results(lengths.size(), WC_ERR_DEVICE);
+  ASSERT_EQ(wc_aead_key_open(gpu_key, results.data(), in_place.data(), in_place.size(), 16), WC_OK);
+  EXPECT_TRUE(same_bytes(plaintext, data.bytes()));
+  wc_aead_key_free(gpu_key);
+  wc_aead_key_free(cpu_key);
+}
+
 TEST_P(AeadDevice, KeyedObjectServesThreadsOnDeviceAndHostMemory) {
   const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
   wc_options gpu = make_options(0, WC_BACKEND_GPU), automatic = make_options(0, WC_BACKEND_AUTO);

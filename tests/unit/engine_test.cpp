@@ -28,6 +28,7 @@
 #include "support/test_rng.h"
 #include "support/warpcrypt_calls.h"
 
+#include "core/backend_tables.h"
 #include "engine/endpoint.h"
 #include "engine/io_buffer.h"
 #include "engine/job_monitor.h"
@@ -427,11 +428,21 @@ TEST(EngineOptions, AMissingDeviceIsAnErrorNeverTheCpu) {
   EXPECT_EQ(wc_status_kind_of(WC_ERR_NO_DEVICE), WC_KIND_NO_DEVICE);
 }
 
+// Both kinds of memory keep the same rules: a GPU lane's page-locked
+// buffer (pageable where no device gives page-locked memory) and a CPU
+// lane's.
+using warpcrypt::engine::HostMemory;
+class EngineIoBuffer : public ::testing::TestWithParam<HostMemory> {};
+INSTANTIATE_TEST_SUITE_P(Memory, EngineIoBuffer, ::testing::Values(HostMemory::pageable, HostMemory::page_locked),
+                         [](const auto &info) {
+                           return std::string(info.param == HostMemory::pageable ? "pageable" : "page_locked");
+                         });
+
 // However far into its page a file offset is, the bytes for it start on a
 // cache line and never 1 to 31 bytes from it within a page, either way (the
 // kernel's slow copies), whatever was placed before.
-TEST(EngineIoBuffer, KeepsEveryWindowOutOfTheSlowCopies) {
-  warpcrypt::engine::IoBuffer buffer;
+TEST_P(EngineIoBuffer, KeepsEveryWindowOutOfTheSlowCopies) {
+  warpcrypt::engine::IoBuffer buffer(GetParam());
   std::vector<uint64_t> offsets;
   // Every offset within a page, each in a page of its own.
   for (uint64_t in_page = 0; in_page < 4096; ++in_page) offsets.push_back(4097 * in_page);
@@ -451,8 +462,8 @@ TEST(EngineIoBuffer, KeepsEveryWindowOutOfTheSlowCopies) {
 }
 
 // A window read in order grows as its bytes arrive: growing keeps them.
-TEST(EngineIoBuffer, GrowingAtTheSamePageOffsetKeepsTheBytes) {
-  warpcrypt::engine::IoBuffer buffer;
+TEST_P(EngineIoBuffer, GrowingAtTheSamePageOffsetKeepsTheBytes) {
+  warpcrypt::engine::IoBuffer buffer(GetParam());
   Bytes held(3000);
   for (size_t i = 0; i < held.size(); ++i) held[i] = static_cast<uint8_t>(i * 7 + 1);
   for (const uint64_t offset : {uint64_t{0}, uint64_t{4096 + 5}}) {
@@ -463,6 +474,19 @@ TEST(EngineIoBuffer, GrowingAtTheSamePageOffsetKeepsTheBytes) {
       EXPECT_TRUE(same_bytes(held.data(), held.size(), grown, held.size())) << offset << " " << len;
     }
   }
+}
+
+// Where a device gives page-locked memory, a GPU lane's buffer is
+// page-locked, so the device copies from it straight; elsewhere it is
+// pageable, and the same bytes all the same.
+TEST(EngineIoBufferMemory, PageLockedWhereADeviceGivesIt) {
+  int devices = 0;
+  const bool device = wc_device_count(&devices) == WC_OK && devices > 0;
+  warpcrypt::engine::IoBuffer locked(HostMemory::page_locked), pageable;
+  ASSERT_NE(locked.place(size_t{1} << 20, 0), nullptr);
+  ASSERT_NE(pageable.place(size_t{1} << 20, 0), nullptr);
+  EXPECT_EQ(warpcrypt::kCudaBackend.page_locked(locked.data()), device);
+  EXPECT_FALSE(warpcrypt::kCudaBackend.page_locked(pageable.data()));
 }
 
 // OrderedWriter on a pipe: pieces handed over before their turn wait with

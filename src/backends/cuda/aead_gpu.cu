@@ -553,8 +553,9 @@ class KeyedGpuAead {
 // segments on one device, one piece per lane in turn, each piece's segment
 // values going to one array in that device's memory; its finish kernel
 // waits for every lane of the device and runs with the last piece, which
-// holds the tail. Page-locked memory is copied straight from and to;
-// pageable memory is staged through the lane's pinned buffer.
+// holds the tail. Page-locked memory is copied straight from and to
+// (a group's ranges of it, HostRanges); pageable memory is staged through
+// the lane's pinned buffer.
 class GpuAead final : public AeadCipher {
  public:
   GpuAead(std::unique_ptr<KeyedGpuAead> keyed, std::vector<int> devices)
@@ -605,36 +606,143 @@ class GpuAead final : public AeadCipher {
     size_t next = 0;
   };
 
-  // Per message in a group: its bytes at a 16-byte boundary; then per
-  // message 16 bytes of tag and a verdict. A piece: its bytes, then the tag
-  // and the verdict.
+  // A staged group's lane holds per message its bytes at a 16-byte
+  // boundary; then per message 16 bytes of tag and a verdict. A piece: its
+  // bytes, then the tag and the verdict.
   static constexpr size_t kTrailerBytes = 16 + sizeof(int32_t);
   static size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+
+  // Host memory a group's kernels reach by copies straight from or to it:
+  // the messages' ranges of one direction (read by the kernels, or written),
+  // merged where they touch, so that a window of chunks is one copy. Each is
+  // placed in the lane's device buffer at its host address's offset modulo
+  // 16, so the kernels' aligned loads stay aligned.
+  class HostRanges {
+   public:
+    void add(const uint8_t *host, size_t len) {
+      if (len != 0) ranges_.push_back({host, host + len, 0});
+    }
+
+    // Merges the ranges and places them from device offset `at` on;
+    // returns the offset past the last.
+    size_t place(size_t at) {
+      std::sort(ranges_.begin(), ranges_.end(), [](const Range &a, const Range &b) { return a.begin < b.begin; });
+      std::vector<Range> merged;
+      for (const Range &range : ranges_) {
+        if (!merged.empty() && range.begin <= merged.back().end) {
+          merged.back().end = std::max(merged.back().end, range.end);
+        } else {
+          merged.push_back(range);
+        }
+      }
+      for (Range &range : merged) {
+        at += (reinterpret_cast<uintptr_t>(range.begin) - at) % 16;
+        range.at = at;
+        at += static_cast<size_t>(range.end - range.begin);
+      }
+      ranges_ = std::move(merged);
+      return at;
+    }
+
+    // Once placed: where host byte `host` of a range lies in `device`.
+    uint8_t *on_device(const uint8_t *host, uint8_t *device) const {
+      auto after = std::upper_bound(ranges_.begin(), ranges_.end(), host,
+                                    [](const uint8_t *p, const Range &range) { return p < range.begin; });
+      const Range &range = *(after - 1);
+      return device + range.at + (host - range.begin);
+    }
+
+    // Once placed: whether every range is page-locked. A range's first byte
+    // stands for it: a message within two allocations is no message, and
+    // this decides only the speed, since a copy from pageable memory is
+    // correct too.
+    bool page_locked() const {
+      return std::all_of(ranges_.begin(), ranges_.end(),
+                         [](const Range &range) { return cuda::page_locked(range.begin); });
+    }
+
+    wc_status upload(uint8_t *device, cudaStream_t stream) const {
+      return copy(device, cudaMemcpyHostToDevice, stream);
+    }
+    wc_status download(uint8_t *device, cudaStream_t stream) const {
+      return copy(device, cudaMemcpyDeviceToHost, stream);
+    }
+
+   private:
+    struct Range {
+      const uint8_t *begin;
+      const uint8_t *end;
+      size_t at;  // its place in the device buffer
+    };
+
+    wc_status copy(uint8_t *device, cudaMemcpyKind kind, cudaStream_t stream) const {
+      for (const Range &range : ranges_) {
+        uint8_t *on = device + range.at;
+        const size_t len = static_cast<size_t>(range.end - range.begin);
+        auto *host = const_cast<uint8_t *>(range.begin);  // written only by downloads, of written ranges
+        const cudaError_t error = kind == cudaMemcpyHostToDevice ? cudaMemcpyAsync(on, host, len, kind, stream)
+                                                                 : cudaMemcpyAsync(host, on, len, kind, stream);
+        if (error != cudaSuccess) return device_status(error);
+      }
+      return WC_OK;
+    }
+
+    std::vector<Range> ranges_;
+  };
+
+  // The ranges a group's kernels read (inputs, and tags when opening) and
+  // write (outputs, and tags when sealing).
+  struct GroupRanges {
+    HostRanges reads;
+    HostRanges writes;
+  };
+  static GroupRanges ranges_of(std::span<const wc_aead_message> messages, size_t tag_len, bool seal) {
+    GroupRanges ranges;
+    for (const wc_aead_message &m : messages) {
+      ranges.reads.add(m.in, m.len);
+      ranges.writes.add(m.out, m.len);
+      (seal ? ranges.writes : ranges.reads).add(m.tag, tag_len);
+    }
+    return ranges;
+  }
+
+  // What a message needs of a lane's device buffer, at most: staged, its
+  // bytes and trailer; direct, its input, output and tag, each in a range
+  // that may start 15 bytes on, and a verdict.
+  static size_t lane_bytes(const wc_aead_message &m, bool direct) {
+    return direct ? 2 * m.len + 3 * 15 + kTrailerBytes : round_up16(m.len) + kTrailerBytes;
+  }
 
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
     std::vector<DeviceLanes> devices;
     wc_status status = list_devices(&devices);
+    GroupRanges whole = ranges_of(messages, tag_len, seal);
+    whole.reads.place(0);
+    whole.writes.place(0);
+    const bool direct = whole.reads.page_locked() && whole.writes.page_locked();
     size_t turn = 0;
     for (size_t first = 0; first < messages.size() && status == WC_OK;) {
       DeviceLanes &device = devices[turn++ % devices.size()];
       const CurrentDevice on_device(device.device);
       status = on_device.status();
-      if (status == WC_OK && device.lanes.empty()) status = lease_lanes(device);
       if (status != WC_OK) break;
-      if (round_up16(messages[first].len) + kTrailerBytes > kLaneBytes) {
+      if (lane_bytes(messages[first], direct) > kLaneBytes) {
         status = run_pieces(device, messages[first], tag_len, seal, results ? results + first : nullptr);
         ++first;
         continue;
       }
       size_t end = first;
       size_t bytes = 0;
-      while (end < messages.size() && round_up16(messages[end].len) + kTrailerBytes <= kLaneBytes - bytes) {
-        bytes += round_up16(messages[end].len) + kTrailerBytes;
+      while (end < messages.size() && lane_bytes(messages[end], direct) <= kLaneBytes - bytes) {
+        bytes += lane_bytes(messages[end], direct);
         ++end;
       }
+      const std::span<const wc_aead_message> group = messages.subspan(first, end - first);
+      wc_status *group_results = results ? results + first : nullptr;
       HostLane &lane = next_lane_of(device, &status);
       if (status == WC_OK) {
-        status = run_group(lane, messages.subspan(first, end - first), tag_len, seal, results ? results + first : nullptr);
+        status = direct ? run_direct_group(lane, group, tag_len, seal, group_results)
+                        : run_group(lane, group, tag_len, seal, group_results);
       }
       first = end;
     }
@@ -664,22 +772,18 @@ class GpuAead final : public AeadCipher {
     return WC_OK;
   }
 
-  // kAeadHostLanes lanes on the device, leased when a message first goes
-  // there: a call of one message leases on one device only.
-  static wc_status lease_lanes(DeviceLanes &device) {
-    device.lanes.resize(tuning::kAeadHostLanes);
-    for (HostLane &lane : device.lanes) {
-      const wc_status status = LeasedBuffers::acquire(&lane.buffers, device.device, kLaneBytes);
-      if (status != WC_OK) return status;
-    }
-    return WC_OK;
-  }
-
   // The device's next lane in turn, once its stream has passed its earlier
-  // work and the host has collected that work's outputs.
+  // work and the host has collected that work's outputs. Up to
+  // kAeadHostLanes lanes on the device, each leased when work first goes to
+  // it: a call of one group leases one lane on one device.
   static HostLane &next_lane_of(DeviceLanes &device, wc_status *status) {
+    if (device.lanes.empty()) device.lanes.resize(tuning::kAeadHostLanes);
     HostLane &lane = device.lanes[device.next++ % device.lanes.size()];
     if (*status != WC_OK) return lane;
+    if (lane.buffers == nullptr) {
+      *status = LeasedBuffers::acquire(&lane.buffers, device.device, kLaneBytes);
+      return lane;
+    }
     *status = lane.buffers->wait();
     if (*status == WC_OK && lane.collect) lane.collect();
     lane.collect = nullptr;
@@ -725,6 +829,40 @@ class GpuAead final : public AeadCipher {
           results[i] = verdict(pinned + verdicts_at + sizeof(int32_t) * i);
         }
       }
+    };
+    return WC_OK;
+  }
+
+  // A group whose memory is page-locked: its ranges go to the device and
+  // back as they are, with no copy on the host; only an opening's verdicts
+  // come back through the lane's pinned buffer.
+  wc_status run_direct_group(HostLane &lane, std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
+                             wc_status *results) const {
+    LeasedBuffers &buffers = *lane.buffers;
+    GroupRanges ranges = ranges_of(messages, tag_len, seal);
+    const size_t verdicts_at = round_up16(ranges.writes.place(ranges.reads.place(0)));
+    const size_t verdict_bytes = seal ? 0 : sizeof(int32_t) * messages.size();
+    buffers.mark_device_used(verdicts_at + verdict_bytes);
+    buffers.mark_pinned_used(verdict_bytes);
+    uint8_t *device = buffers.device();
+    std::vector<wc_aead_message> on_device(messages.begin(), messages.end());
+    for (wc_aead_message &m : on_device) {
+      m.in = m.len != 0 ? ranges.reads.on_device(m.in, device) : device;
+      m.out = m.len != 0 ? ranges.writes.on_device(m.out, device) : device;
+      m.tag = (seal ? ranges.writes : ranges.reads).on_device(m.tag, device);
+    }
+    cudaStream_t stream = buffers.stream();
+    auto *verdicts = reinterpret_cast<int32_t *>(device + verdicts_at);
+    wc_status status = ranges.reads.upload(device, stream);
+    if (status == WC_OK) status = keyed_->queue(on_device, tag_len, seal, seal ? nullptr : verdicts, stream);
+    if (status == WC_OK) status = ranges.writes.download(device, stream);
+    if (status == WC_OK && !seal) {
+      status = device_status(
+          cudaMemcpyAsync(buffers.pinned(), verdicts, verdict_bytes, cudaMemcpyDeviceToHost, stream));
+    }
+    if (status != WC_OK || seal) return status;
+    lane.collect = [count = messages.size(), pinned = buffers.pinned(), results] {
+      for (size_t i = 0; i < count; ++i) results[i] = verdict(pinned + sizeof(int32_t) * i);
     };
     return WC_OK;
   }
@@ -789,7 +927,8 @@ class GpuAead final : public AeadCipher {
       if (status == WC_OK && last) {
         // The finish kernel reads every piece's segment values.
         for (const HostLane &other : device_lanes.lanes) {
-          if (&other != &lane && status == WC_OK) status = buffers.order_after(*other.buffers);
+          if (&other == &lane || other.buffers == nullptr || status != WC_OK) continue;
+          status = buffers.order_after(*other.buffers);
         }
         if (status == WC_OK) status = keyed_->queue_kernels(launch, 0, true, stream);
       }

@@ -81,13 +81,13 @@ LeasedBuffers::~LeasedBuffers() {
   if (on_device.status() == WC_OK) {
     // Whatever is still queued uses the buffers: let it finish first.
     cudaStreamSynchronize(buffers_.stream);
-    if (used_ != 0) {
-      cudaMemsetAsync(buffers_.device, 0, used_, buffers_.stream);
+    if (device_used_ != 0) {
+      cudaMemsetAsync(buffers_.device, 0, device_used_, buffers_.stream);
       cudaStreamSynchronize(buffers_.stream);
     }
   }
   cudaGetLastError();
-  secure_wipe(buffers_.pinned, used_);
+  secure_wipe(buffers_.pinned, pinned_used_);
   LaneBufferPool::for_device(device_).release(buffers_);
 }
 

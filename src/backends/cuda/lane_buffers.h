@@ -26,7 +26,7 @@ struct LaneBuffers {
 
 // Buffers of at least `capacity` bytes on `device`, leased for the lifetime
 // of this object. Both buffers hold plaintext at times, so the lease wipes
-// what was used (mark_used) before the pool hands them to another job.
+// what was used (mark_used and its parts) before the pool hands them to another job.
 class LeasedBuffers {
  public:
   static wc_status acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity);
@@ -39,7 +39,13 @@ class LeasedBuffers {
   uint8_t *pinned() const { return buffers_.pinned; }
   uint8_t *device() const { return buffers_.device; }
   size_t capacity() const { return buffers_.capacity; }
-  void mark_used(size_t bytes) { used_ = bytes > used_ ? bytes : used_; }
+  // How much of each buffer held data: the lease wipes that much.
+  void mark_used(size_t bytes) {
+    mark_device_used(bytes);
+    mark_pinned_used(bytes);
+  }
+  void mark_device_used(size_t bytes) { device_used_ = bytes > device_used_ ? bytes : device_used_; }
+  void mark_pinned_used(size_t bytes) { pinned_used_ = bytes > pinned_used_ ? bytes : pinned_used_; }
 
   // Records the event on the stream and sleeps until the stream reaches it.
   wc_status wait() const;
@@ -52,7 +58,8 @@ class LeasedBuffers {
 
   int device_;
   LaneBuffers buffers_;
-  size_t used_ = 0;
+  size_t device_used_ = 0;
+  size_t pinned_used_ = 0;
 };
 
 }  // namespace warpcrypt::cuda
