@@ -71,7 +71,7 @@ wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsign
   auto keyed = std::make_shared<const KeyedGpuCipher>(cipher, direction, key, selected_implementation());
   for (unsigned i = 0; i < count; ++i) {
     std::unique_ptr<LeasedBuffers> buffers;
-    status = LeasedBuffers::acquire(&buffers, device, capacity);
+    status = LeasedBuffers::acquire(&buffers, device, capacity, capacity);
     if (status != WC_OK) return status;
     out->push_back(std::make_unique<GpuLane>(keyed, std::move(buffers)));
   }

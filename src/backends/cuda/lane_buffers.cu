@@ -24,11 +24,11 @@ class LaneBufferPool {
   }
 
   // Called with the pool's device current.
-  wc_status acquire(LaneBuffers *out, size_t capacity) {
+  wc_status acquire(LaneBuffers *out, size_t capacity, size_t pinned_capacity) {
     {
       std::lock_guard lock(mutex_);
       for (auto it = free_.begin(); it != free_.end(); ++it) {
-        if (it->capacity >= capacity) {
+        if (it->capacity >= capacity && it->pinned_capacity >= pinned_capacity) {
           *out = *it;
           free_.erase(it);
           return WC_OK;
@@ -37,9 +37,11 @@ class LaneBufferPool {
     }
     LaneBuffers fresh;
     fresh.capacity = capacity;
+    fresh.pinned_capacity = pinned_capacity;
     if (cudaStreamCreateWithFlags(&fresh.stream, cudaStreamNonBlocking) != cudaSuccess ||
         cudaEventCreateWithFlags(&fresh.done, cudaEventBlockingSync | cudaEventDisableTiming) != cudaSuccess ||
-        cudaMallocHost(&fresh.pinned, capacity) != cudaSuccess || cudaMalloc(&fresh.device, capacity) != cudaSuccess) {
+        cudaMallocHost(&fresh.pinned, pinned_capacity) != cudaSuccess ||
+        cudaMalloc(&fresh.device, capacity) != cudaSuccess) {
       release_memory(fresh);
       return device_status(cudaErrorMemoryAllocation);
     }
@@ -67,11 +69,12 @@ class LaneBufferPool {
 
 }  // namespace
 
-wc_status LeasedBuffers::acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity) {
+wc_status LeasedBuffers::acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity,
+                                 size_t pinned_capacity) {
   const CurrentDevice on_device(device);
   if (on_device.status() != WC_OK) return on_device.status();
   LaneBuffers buffers;
-  const wc_status status = LaneBufferPool::for_device(device).acquire(&buffers, capacity);
+  const wc_status status = LaneBufferPool::for_device(device).acquire(&buffers, capacity, pinned_capacity);
   if (status == WC_OK) out->reset(new LeasedBuffers(device, buffers));
   return status;
 }

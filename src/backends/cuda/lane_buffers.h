@@ -21,15 +21,20 @@ struct LaneBuffers {
   cudaEvent_t done = nullptr;
   uint8_t *pinned = nullptr;
   uint8_t *device = nullptr;
-  size_t capacity = 0;
+  size_t capacity = 0;         // the device buffer's
+  size_t pinned_capacity = 0;  // the pinned buffer's
 };
 
-// Buffers of at least `capacity` bytes on `device`, leased for the lifetime
-// of this object. Both buffers hold plaintext at times, so the lease wipes
+// A device buffer of at least `capacity` bytes on `device` and a pinned one
+// of at least `pinned_capacity` (all of `capacity` for work staged through
+// it; less for work whose host memory is page-locked already, which needs
+// the pinned buffer only for results such as verdicts), leased for the
+// lifetime of this object. Both buffers hold plaintext at times, so the lease wipes
 // what was used (mark_used and its parts) before the pool hands them to another job.
 class LeasedBuffers {
  public:
-  static wc_status acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity);
+  static wc_status acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity,
+                           size_t pinned_capacity);
   ~LeasedBuffers();
   LeasedBuffers(const LeasedBuffers &) = delete;
   LeasedBuffers &operator=(const LeasedBuffers &) = delete;
