@@ -55,23 +55,19 @@ int cuda_device_count() {
 // its ABI has them, rather than built against its header, which the CUDA
 // toolkit does not always carry; NVML_SUCCESS is 0 and
 // NVML_ERROR_NOT_SUPPORTED (no MIG on this GPU) 3.
-//
-// NVML stays loaded and initialized once it has counted: the count is made
-// once per process, and nvmlShutdown with the unloading took 18 ms on the
-// H200 machine, more than its init and count (14-16 ms), which a hybrid job
-// shorter than the check waited for (a 1 MiB seal: 6 ms on cpu, 37 ms on
-// hybrid).
 std::optional<int> nvml_device_count() {
   if (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr || driver_version() < CUDART_VERSION) return std::nullopt;
   void *library = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
   if (library == nullptr) return std::nullopt;
   using Device = void *;
   auto init = reinterpret_cast<int (*)()>(dlsym(library, "nvmlInit_v2"));
+  auto shutdown = reinterpret_cast<int (*)()>(dlsym(library, "nvmlShutdown"));
   auto count = reinterpret_cast<int (*)(unsigned *)>(dlsym(library, "nvmlDeviceGetCount_v2"));
   auto handle = reinterpret_cast<int (*)(unsigned, Device *)>(dlsym(library, "nvmlDeviceGetHandleByIndex_v2"));
   auto mig_mode = reinterpret_cast<int (*)(Device, unsigned *, unsigned *)>(dlsym(library, "nvmlDeviceGetMigMode"));
   std::optional<int> devices;
-  if (init != nullptr && count != nullptr && handle != nullptr && mig_mode != nullptr && init() == 0) {
+  if (init != nullptr && shutdown != nullptr && count != nullptr && handle != nullptr && mig_mode != nullptr &&
+      init() == 0) {
     unsigned found = 0;
     bool agrees = count(&found) == 0;
     for (unsigned i = 0; agrees && i < found; ++i) {
@@ -82,7 +78,9 @@ std::optional<int> nvml_device_count() {
       agrees = mig == 3 || (mig == 0 && current == 0);
     }
     if (agrees) devices = static_cast<int>(found);
+    shutdown();
   }
+  dlclose(library);
   return devices;
 }
 
