@@ -258,22 +258,25 @@ def hybrid(notes: LabNotes) -> list[str]:
     # The NVML count's figures came in two runs of one day: the enc paths,
     # then seal, open and age; each path's backends ran in turns in one run.
     latest = [load(name) for name in ("hybrid_h200_nvml_enc.json", "hybrid_h200_nvml_sealed.json")]
-    (device,) = {d["device"] for d in (*runs.values(), *latest)}
-    (date,) = {d["date"] for d in (*runs.values(), *latest)}
+    # The AEAD paths again once GPU lanes read into page-locked windows.
+    direct_run = load("hybrid_h200_direct.json")
+    (device,) = {d["device"] for d in (*runs.values(), *latest, direct_run)}
+    (date,) = {d["date"] for d in (*runs.values(), *latest, direct_run)}
 
     def medians(*runs: dict) -> dict[tuple[str, str], float]:
         return {(r["path"], r["backend"]): r["median_s"] for run in runs for r in run["rows"]}
 
-    old, mid, new = medians(before), medians(after), medians(*latest)
+    old, mid, new, direct = medians(before), medians(after), medians(*latest), medians(direct_run)
     paths = list(dict.fromkeys(r["path"] for r in after["rows"]))
     body = []
     for path in paths:
-        now = new if (path, "hybrid") in new else mid
+        now = next(run for run in (direct, new, mid) if (path, "hybrid") in run)
         fastest = min(now[(path, "cpu")], now[(path, "gpu")])
         body.append([path, *(f"{now[(path, b)]:.3f}" for b in ("cpu", "gpu")),
                      f"{old[(path, 'hybrid')]:.3f}" if (path, "hybrid") in old else "—",
                      f"{mid[(path, 'hybrid')]:.3f}",
                      f"{new[(path, 'hybrid')]:.3f}" if (path, "hybrid") in new else "not rerun",
+                     f"{direct[(path, 'hybrid')]:.3f}" if (path, "hybrid") in direct else "not rerun",
                      f"{now[(path, 'hybrid')] / fastest:.2f}"])
     commits = " and ".join(f"`docs/bench/{name}` (commit {run['commit']}, {run['rounds']} rounds)" for name, run in
                            zip(("hybrid_h200_nvml_enc.json", "hybrid_h200_nvml_sealed.json"), latest))
@@ -283,15 +286,48 @@ def hybrid(notes: LabNotes) -> list[str]:
         f"Each path on a {size(after['bytes'])} random file in /dev/shm (the page cache), cpu, gpu and hybrid"
         f" in turns, median wall seconds, process start included: `docs/bench/hybrid_h200_before.json`"
         f" (commit {before['commit']}), `docs/bench/hybrid_h200_after.json` (commit {after['commit']},"
-        f" late lanes for sealed and age files) and, with the devices counted through NVML, {commits};"
+        f" late lanes for sealed and age files), with the devices counted through NVML, {commits}, and with"
+        f" the GPU lanes' windows page-locked, `docs/bench/hybrid_h200_direct.json` (commit"
+        f" {direct_run['commit']}, {direct_run['rounds']} rounds, the AEAD paths to /dev/null);"
         f" {device}, {date}. The cpu and gpu columns, and the last column, hybrid over the faster of the two,"
         " are from the latest run that has the path (the enc chacha20 file and pipe paths were not rerun).",
         "",
         *table(["path", "cpu, s", "gpu, s", f"hybrid, s, at {before['commit']}", f"hybrid, s, at {after['commit']}",
-                "hybrid, s, NVML count", "hybrid / fastest"], body),
+                "hybrid, s, NVML count", f"hybrid, s, at {direct_run['commit']}", "hybrid / fastest"], body),
         "",
         "Reproduce: `bench/hybrid_bounds.sh` (`scripts/gpu-check.sh hybrid`, which writes `hybrid.json`;"
         " `HYBRID_PATHS` picks paths).",
+        "",
+    ]
+
+
+def gpu_host_data(notes: LabNotes) -> list[str]:
+    names = ("gpu_host_data_h200_457a505.json", "gpu_host_data_h200_ecd6702.json")
+    runs = [load(name) for name in names]
+    (device,) = {d["device"] for d in runs}
+    (date,) = {d["date"] for d in runs}
+    body = []
+    for run in runs:
+        for r in run["rows"]:
+            points = sorted((p["bytes"], p["median_s"]) for p in r["points"])
+            body.append([run["commit"], r["path"], *(f"{size(b)}: {t:.3f}" for b, t in points), gbs(r["rate_gbps"]),
+                         f"{r['start_s']:.2f}", gbs(r["pinned_gbps"]), f"{r['rate_gbps'] / r['pinned_gbps']:.2f}"])
+    head = ["commit", "path", "small file, s", "large file, s", "rate, GB/s", "start, s", "pinned, GB/s",
+            "rate / pinned"]
+    return [
+        "## The gpu backend on host data",
+        "",
+        "The gpu backend on two sizes of file in /dev/shm (the page cache), to /dev/null: the median wall"
+        " seconds of each (process start included), and from both sizes the rate once started"
+        " and the start, against the same cipher's figure from pinned buffers (`warpcrypt speed --memory"
+        " pinned`, one GiB calls) in the same run: " + ", ".join(
+            f"`docs/bench/{name}` (commit {run['commit']}, {run['rounds']} rounds)" for name, run in zip(names, runs))
+        + f"; {device}, {date}. What bounds these is in the lab notes, "
+        + notes.link("The GPU on host data") + ".",
+        "",
+        *table(head, body),
+        "",
+        "Reproduce: `bench/gpu_host_data.sh` (`scripts/gpu-check.sh host-data`, which writes `host-data.json`).",
         "",
     ]
 
@@ -494,7 +530,7 @@ def page(notes: LabNotes) -> str:
         f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
         "",
     ]
-    for area in (gpu_kernels, cli, sealed, backends, hybrid, python, dask, safetensors):
+    for area in (gpu_kernels, cli, sealed, backends, hybrid, gpu_host_data, python, dask, safetensors):
         lines += area(notes)
     return "\n".join(lines).rstrip("\n") + "\n"
 
