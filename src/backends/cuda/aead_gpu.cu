@@ -721,6 +721,9 @@ class GpuAead final : public AeadCipher {
   static size_t lane_bytes(const wc_aead_message &m, bool direct) {
     return direct ? 2 * m.len + 3 * 15 + kTrailerBytes : round_up16(m.len) + kTrailerBytes;
   }
+  // What a group's messages may need of the buffer together: a direct
+  // group's verdicts start on 16 bytes, up to 15 bytes after its ranges.
+  static constexpr size_t group_budget(bool direct) { return direct ? kLaneBytes - 15 : kLaneBytes; }
 
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
     std::vector<DeviceLanes> devices;
@@ -735,14 +738,14 @@ class GpuAead final : public AeadCipher {
       const CurrentDevice on_device(device.device);
       status = on_device.status();
       if (status != WC_OK) break;
-      if (lane_bytes(messages[first], direct) > kLaneBytes) {
+      if (lane_bytes(messages[first], direct) > group_budget(direct)) {
         status = run_pieces(device, messages[first], tag_len, seal, direct, results ? results + first : nullptr);
         ++first;
         continue;
       }
       size_t end = first;
       size_t bytes = 0;
-      while (end < messages.size() && lane_bytes(messages[end], direct) <= kLaneBytes - bytes &&
+      while (end < messages.size() && lane_bytes(messages[end], direct) <= group_budget(direct) - bytes &&
              (!direct || end - first < kDirectGroupMessages)) {
         bytes += lane_bytes(messages[end], direct);
         ++end;
