@@ -48,26 +48,41 @@ FieldElement add(const FieldElement &a, const FieldElement &b) {
   return {{a.limb[0] + b.limb[0], a.limb[1] + b.limb[1], a.limb[2] + b.limb[2]}};
 }
 
-// a·b mod p, partly reduced. 2^132 = 4·2^130 ≡ 20, so a limb product that
-// lands at 2^132 or above folds back times 20.
-FieldElement multiply(const FieldElement &a, const FieldElement &b) {
+// A product a·b before reduction: limb sums at 2^0, 2^44 and 2^88, each
+// under 2^94 for the limb bounds above, so four such sums still fit in 128
+// bits. 2^132 = 4·2^130 ≡ 20, so a limb product that lands at 2^132 or
+// above folds back times 20.
+struct WideProduct {
+  u128 d0, d1, d2;
+};
+
+WideProduct product(const FieldElement &a, const FieldElement &b) {
   const uint64_t b1_folded = b.limb[1] * 20;
   const uint64_t b2_folded = b.limb[2] * 20;
-  const u128 d0 = u128{a.limb[0]} * b.limb[0] + u128{a.limb[1]} * b2_folded + u128{a.limb[2]} * b1_folded;
-  u128 d1 = u128{a.limb[0]} * b.limb[1] + u128{a.limb[1]} * b.limb[0] + u128{a.limb[2]} * b2_folded;
-  u128 d2 = u128{a.limb[0]} * b.limb[2] + u128{a.limb[1]} * b.limb[1] + u128{a.limb[2]} * b.limb[0];
+  return {u128{a.limb[0]} * b.limb[0] + u128{a.limb[1]} * b2_folded + u128{a.limb[2]} * b1_folded,
+          u128{a.limb[0]} * b.limb[1] + u128{a.limb[1]} * b.limb[0] + u128{a.limb[2]} * b2_folded,
+          u128{a.limb[0]} * b.limb[2] + u128{a.limb[1]} * b.limb[1] + u128{a.limb[2]} * b.limb[0]};
+}
+
+WideProduct operator+(const WideProduct &a, const WideProduct &b) { return {a.d0 + b.d0, a.d1 + b.d1, a.d2 + b.d2}; }
+
+// Back to limbs, partly reduced (the second limb may exceed 44 bits by a
+// few units).
+FieldElement reduce(WideProduct d) {
   FieldElement r;
-  d1 += static_cast<uint64_t>(d0 >> 44);
-  r.limb[0] = static_cast<uint64_t>(d0) & kMask44;
-  d2 += static_cast<uint64_t>(d1 >> 44);
-  r.limb[1] = static_cast<uint64_t>(d1) & kMask44;
-  const uint64_t over = static_cast<uint64_t>(d2 >> 42);  // 2^130 ≡ 5
-  r.limb[2] = static_cast<uint64_t>(d2) & kMask42;
+  d.d1 += static_cast<uint64_t>(d.d0 >> 44);
+  r.limb[0] = static_cast<uint64_t>(d.d0) & kMask44;
+  d.d2 += static_cast<uint64_t>(d.d1 >> 44);
+  r.limb[1] = static_cast<uint64_t>(d.d1) & kMask44;
+  const uint64_t over = static_cast<uint64_t>(d.d2 >> 42);  // 2^130 ≡ 5
+  r.limb[2] = static_cast<uint64_t>(d.d2) & kMask42;
   r.limb[0] += over * 5;
   r.limb[1] += r.limb[0] >> 44;
   r.limb[0] &= kMask44;
   return r;
 }
+
+FieldElement multiply(const FieldElement &a, const FieldElement &b) { return reduce(product(a, b)); }
 
 // r^k for k >= 1 by square-and-multiply; k is a block count, not a secret.
 FieldElement power(const FieldElement &r, size_t k) {
@@ -79,36 +94,54 @@ FieldElement power(const FieldElement &r, size_t k) {
   return result;
 }
 
-// h = (h + block + 2^128)·r for each whole 16-byte block.
-void absorb_blocks(FieldElement &h, const FieldElement &r, const uint8_t *blocks, size_t count) {
-  for (size_t i = 0; i < count; ++i, blocks += 16) {
-    h = multiply(add(h, from_words(load_le64(blocks), load_le64(blocks + 8), 1)), r);
-  }
-}
-
-// RFC 8439 §2.8's padded input: whole blocks, and a partial last one
-// zero-filled to 16 bytes and hashed as a whole block.
-void absorb_padded(FieldElement &h, const FieldElement &r, const uint8_t *bytes, size_t len) {
-  absorb_blocks(h, r, bytes, len / 16);
-  if (len % 16 == 0) return;
-  uint8_t last[16] = {};
-  std::memcpy(last, bytes + len / 16 * 16, len % 16);
-  absorb_blocks(h, r, last, 1);
-  secure_wipe(last, sizeof last);
-}
-
-// The one-time key's r (clamped as RFC 8439 §2.5 says) and s.
+// The one-time key's r (clamped as RFC 8439 §2.5 says), its powers up to
+// r^4 for hashing four blocks a step, and s.
 struct OneTimeKey {
   FieldElement r;
+  FieldElement r_powers[4];  // r, r^2, r^3, r^4
   uint64_t s[2];
 
   explicit OneTimeKey(const uint8_t key[kPoly1305KeyLen])
       : r(from_words(load_le64(key) & 0x0ffffffc0fffffff, load_le64(key + 8) & 0x0ffffffc0ffffffc, 0)),
-        s{load_le64(key + 16), load_le64(key + 24)} {}
+        s{load_le64(key + 16), load_le64(key + 24)} {
+    r_powers[0] = r;
+    for (int k = 1; k < 4; ++k) r_powers[k] = multiply(r_powers[k - 1], r);
+  }
   ~OneTimeKey() { secure_wipe(this, sizeof *this); }
   OneTimeKey(const OneTimeKey &) = delete;
   OneTimeKey &operator=(const OneTimeKey &) = delete;
 };
+
+// A whole 16-byte block with Poly1305's 2^128 marker.
+FieldElement whole_block(const uint8_t *block) { return from_words(load_le64(block), load_le64(block + 8), 1); }
+
+// h = (h + block)·r for each whole block. Four blocks a step as
+// (h + b1)·r^4 + b2·r^3 + b3·r^2 + b4·r, the same sum with four independent
+// products and one reduction, so the multiplier is not waiting on the
+// previous block's carries.
+// The loop works on local copies: through the references the compiler
+// would have to assume the stores to h change the powers.
+void absorb_blocks(FieldElement &h, const OneTimeKey &key, const uint8_t *blocks, size_t count) {
+  FieldElement acc = h;
+  const FieldElement r1 = key.r_powers[0], r2 = key.r_powers[1], r3 = key.r_powers[2], r4 = key.r_powers[3];
+  for (; count >= 4; count -= 4, blocks += 64) {
+    acc = reduce(product(add(acc, whole_block(blocks)), r4) + product(whole_block(blocks + 16), r3) +
+                 product(whole_block(blocks + 32), r2) + product(whole_block(blocks + 48), r1));
+  }
+  for (; count > 0; --count, blocks += 16) acc = multiply(add(acc, whole_block(blocks)), r1);
+  h = acc;
+}
+
+// RFC 8439 §2.8's padded input: whole blocks, and a partial last one
+// zero-filled to 16 bytes and hashed as a whole block.
+void absorb_padded(FieldElement &h, const OneTimeKey &key, const uint8_t *bytes, size_t len) {
+  absorb_blocks(h, key, bytes, len / 16);
+  if (len % 16 == 0) return;
+  uint8_t last[16] = {};
+  std::memcpy(last, bytes + len / 16 * 16, len % 16);
+  absorb_blocks(h, key, last, 1);
+  secure_wipe(last, sizeof last);
+}
 
 // (h mod p) + s mod 2^128. h is reduced fully with masks, not a
 // comparison, so the time does not depend on whether h >= p.
@@ -181,9 +214,9 @@ bool crypt_segment(const uint8_t *key, const OneTimeKey &mac_key, const Message 
     const size_t chunk = std::min(kChunkLen, len - done);
     const uint8_t *in = m.in + offset + done;
     uint8_t *out = m.out + offset + done;
-    if (!kSeal) absorb_padded(h, mac_key.r, in, chunk);
+    if (!kSeal) absorb_padded(h, mac_key, in, chunk);
     if (!update_all(ctx.get(), in, out, chunk)) return false;
-    if (kSeal) absorb_padded(h, mac_key.r, out, chunk);
+    if (kSeal) absorb_padded(h, mac_key, out, chunk);
   }
   hash = h;
   secure_wipe(&h, sizeof h);
@@ -197,7 +230,7 @@ bool crypt_segment(const uint8_t *key, const OneTimeKey &mac_key, const Message 
 void combine_segments(const OneTimeKey &mac_key, const Message &m, const MessageSegments<kChaChaBlockLen> &segments,
                       const std::vector<FieldElement> &segment_hashes, uint8_t tag[kPoly1305TagLen]) {
   FieldElement h;
-  absorb_padded(h, mac_key.r, m.aad, m.aad_len);
+  absorb_padded(h, mac_key, m.aad, m.aad_len);
   FieldElement whole_segment_power = power(mac_key.r, segments.segment_len / 16);
   for (size_t j = 0; j < segments.count; ++j) {
     const size_t blocks = (segments.length(j, m.len) + 15) / 16;
@@ -212,7 +245,7 @@ void combine_segments(const OneTimeKey &mac_key, const Message &m, const Message
   uint8_t lengths[16];
   store_le64(lengths, m.aad_len);
   store_le64(lengths + 8, m.len);
-  absorb_blocks(h, mac_key.r, lengths, 1);
+  absorb_blocks(h, mac_key, lengths, 1);
   finish_tag(h, mac_key.s, tag);
   secure_wipe(&whole_segment_power, sizeof whole_segment_power);
   secure_wipe(&h, sizeof h);
@@ -247,7 +280,7 @@ bool crypt_segmented(const uint8_t *key, const Message &m, unsigned workers, uin
 void poly1305(const uint8_t key[kPoly1305KeyLen], const uint8_t *message, size_t len, uint8_t tag[kPoly1305TagLen]) {
   const OneTimeKey mac_key(key);
   FieldElement h;
-  absorb_blocks(h, mac_key.r, message, len / 16);
+  absorb_blocks(h, mac_key, message, len / 16);
   if (len % 16 != 0) {
     // A short last block is marked by a 1 byte right after it, not 2^128.
     uint8_t last[16] = {};
