@@ -201,8 +201,17 @@ class EvpAead final : public AeadCipher {
   // one each.
   unsigned segment_workers(const wc_aead_message &m) const {
     if (!has_segmented_path(m) || m.len < kSegmentedMinLen) return 1;
-    return static_cast<unsigned>(std::min<size_t>(worker_budget(), m.len / kMinSegmentLen));
+    const auto workers = static_cast<unsigned>(std::min<size_t>(worker_budget(), m.len / kMinSegmentLen));
+    return workers >= min_segment_workers() ? workers : 1;
   }
+
+  // Fewest workers worth a split. A VAES segment runs at the whole
+  // message's speed, so two already gain. A ChaCha20-Poly1305 segment runs
+  // at some 0.6 of OpenSSL's one-core speed (its Poly1305 is scalar here,
+  // OpenSSL's AVX-512; 2-core machine, docs/lab-notes/
+  // performance-history.md), so two or three workers would gain little, or
+  // lose when another process holds a core.
+  unsigned min_segment_workers() const { return chacha_ ? 4 : 2; }
 
   bool runs_on_vaes(const wc_aead_message &m) const { return vaes_ && m.nonce_len == kVaesGcmNonceLen; }
 
