@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "backends/cpu/evp_cipher.h"
@@ -123,13 +124,16 @@ FieldElement whole_block(const uint8_t *block) { return from_words(load_le64(blo
 // would have to assume the stores to h change the powers.
 void absorb_blocks(FieldElement &h, const OneTimeKey &key, const uint8_t *blocks, size_t count) {
   FieldElement acc = h;
-  const FieldElement r1 = key.r_powers[0], r2 = key.r_powers[1], r3 = key.r_powers[2], r4 = key.r_powers[3];
+  FieldElement r[4];
+  std::copy(std::begin(key.r_powers), std::end(key.r_powers), r);
   for (; count >= 4; count -= 4, blocks += 64) {
-    acc = reduce(product(add(acc, whole_block(blocks)), r4) + product(whole_block(blocks + 16), r3) +
-                 product(whole_block(blocks + 32), r2) + product(whole_block(blocks + 48), r1));
+    acc = reduce(product(add(acc, whole_block(blocks)), r[3]) + product(whole_block(blocks + 16), r[2]) +
+                 product(whole_block(blocks + 32), r[1]) + product(whole_block(blocks + 48), r[0]));
   }
-  for (; count > 0; --count, blocks += 16) acc = multiply(add(acc, whole_block(blocks)), r1);
+  for (; count > 0; --count, blocks += 16) acc = multiply(add(acc, whole_block(blocks)), r[0]);
   h = acc;
+  secure_wipe(r, sizeof r);
+  secure_wipe(&acc, sizeof acc);
 }
 
 // RFC 8439 §2.8's padded input: whole blocks, and a partial last one
@@ -256,7 +260,10 @@ bool crypt_segmented(const uint8_t *key, const Message &m, unsigned workers, uin
   // Poly1305's one-time key is the first 32 bytes of ChaCha20 block 0.
   uint8_t key_block[kPoly1305KeyLen] = {};
   const CtxPtr block0 = chacha20_at(key, m.nonce, 0);
-  if (!block0 || !update_all(block0.get(), key_block, key_block, sizeof key_block)) return false;
+  if (!block0 || !update_all(block0.get(), key_block, key_block, sizeof key_block)) {
+    secure_wipe(key_block, sizeof key_block);
+    return false;
+  }
   const OneTimeKey mac_key(key_block);
   secure_wipe(key_block, sizeof key_block);
 
