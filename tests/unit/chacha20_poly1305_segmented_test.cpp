@@ -222,12 +222,15 @@ TEST(ChaChaPolySegmented, TamperingIsRejected) {
 }
 
 // Through the public API with an explicit thread count a message past the
-// threshold (which the CPU AEAD segments) matches OpenSSL, and a forged one
-// fails with its output zeroed.
-TEST(ChaChaPolySegmented, ThroughTheApi) {
+// threshold (which the CPU AEAD segments on 4 workers) matches OpenSSL, for
+// the full tag and shortened ones as wc_aead allows, and a forged one fails
+// with its output zeroed.
+class ChaChaPolySegmentedApi : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(ChaChaPolySegmentedApi, MatchesOpenSslAndZeroesForgeries) {
   TestRng rng = TestRng::for_current_test();
   const wc_options options = make_options(4, WC_BACKEND_CPU);
-  const AeadInput input = random_aead_input(rng, kAead, 2 * kMiB + 100, 40);
+  const AeadInput input = random_aead_input(rng, kAead, 2 * kMiB + 100, 40, 0, GetParam());
   const AeadSealed expected = openssl_aead_seal(kAead, input);
   const AeadSealed sealed = lib_aead_seal(kAead, input, options);
   ASSERT_EQ(sealed.status, WC_OK);
@@ -243,6 +246,8 @@ TEST(ChaChaPolySegmented, ThroughTheApi) {
     EXPECT_TRUE(same_bytes(Bytes(forged.out.size(), 0), forged.out)) << "a forgery's plaintext was left in the output";
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(TagLengths, ChaChaPolySegmentedApi, ::testing::Values(size_t{16}, size_t{12}, size_t{4}));
 
 TEST(ChaChaPolySegmented, RejectsOtherKeyLengths) {
   for (size_t len : {size_t{0}, size_t{16}, size_t{31}, size_t{33}}) {
