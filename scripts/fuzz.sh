@@ -21,7 +21,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-45}
 native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source base64 aes_gcm_vaes age_pq
-                ssh_key age_plugin)
+                ssh_key age_plugin chacha20_poly1305_segmented)
 python_targets=(zarr_codec torch_checkpoint safetensors_header)
 all_targets=("${native_targets[@]}" "${python_targets[@]}")
 targets=("$@")
@@ -63,8 +63,10 @@ declare -A max_len=([open_fd]=16384)
 # aes_gcm_vaes has no branches on data, only on lengths; age_pq's parsers
 # are small, and each input costs an ML-KEM decapsulation; ssh_key's
 # parsers are small, and its encrypted seeds' KDF is slow; age_plugin's
-# state machines are small.
-declare -A most_seconds=([base64]=20 [aes_gcm_vaes]=20 [age_pq]=20 [ssh_key]=20 [age_plugin]=20)
+# state machines are small; chacha20_poly1305_segmented, like aes_gcm_vaes,
+# branches only on lengths and the worker count.
+declare -A most_seconds=([base64]=20 [aes_gcm_vaes]=20 [age_pq]=20 [ssh_key]=20 [age_plugin]=20
+                         [chacha20_poly1305_segmented]=20)
 
 # fuzz TARGET: one libFuzzer run, its exit status left in the log folder.
 fuzz() {

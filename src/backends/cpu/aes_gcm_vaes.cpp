@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/message_segments.h"
 #include "core/secret_bytes.h"
 #include "core/thread_pool.h"
 
@@ -336,21 +337,8 @@ __attribute__((target(WARPCRYPT_VAES_ISA))) void crypt(const Block16 *round_keys
 
 // --- One message in segments ------------------------------------------------
 
-// A message's text cut into `count` segments of `segment_len` bytes (a
-// multiple of 256, so every segment but the last is whole 16-block steps),
-// the last holding the rest.
-struct Segments {
-  size_t segment_len;
-  size_t count;
-
-  Segments(size_t len, unsigned workers) {
-    const size_t share = (len + workers - 1) / workers;
-    segment_len = share < 256 ? 256 : (share + 255) / 256 * 256;
-    count = (len + segment_len - 1) / segment_len;
-  }
-  size_t offset(size_t j) const { return j * segment_len; }
-  size_t length(size_t j, size_t len) const { return j + 1 < count ? segment_len : len - offset(j); }
-};
+// Segments of whole 16-block (256-byte) steps.
+using Segments = MessageSegments<256>;
 
 // One segment's text, hashed from a zero GHASH state; the hash goes to
 // `hash` (a plain field element, not pre-multiplied by x).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/aes_gcm_vaes.h"
+#include "backends/cpu/chacha20_poly1305_segmented.h"
 #include "backends/cpu/evp_cipher.h"
 #include "core/cpu_budget.h"
 #include "core/thread_pool.h"
@@ -125,12 +126,14 @@ class KeyedContexts {
 // Messages run through OpenSSL's contexts, except GCM messages with 12-byte
 // nonces on a CPU with VAES and VPCLMULQDQ, which run through `vaes_`
 // (about three times OpenSSL 3.0's speed there; docs/lab-notes/
-// performance-history.md). A lone such message of kSegmentedMinLen or more
-// is cut into segments over several workers.
+// performance-history.md). A lone such message, or a lone ChaCha20-Poly1305
+// one, of kSegmentedMinLen or more is cut into segments over several
+// workers (`vaes_` or `chacha_`).
 class EvpAead final : public AeadCipher {
  public:
-  EvpAead(std::unique_ptr<KeyedContexts> contexts, std::unique_ptr<const VaesGcmKey> vaes, unsigned threads)
-      : contexts_(std::move(contexts)), vaes_(std::move(vaes)), threads_(threads) {}
+  EvpAead(std::unique_ptr<KeyedContexts> contexts, std::unique_ptr<const VaesGcmKey> vaes,
+          std::unique_ptr<const ChaCha20Poly1305Key> chacha, unsigned threads)
+      : contexts_(std::move(contexts)), vaes_(std::move(vaes)), chacha_(std::move(chacha)), threads_(threads) {}
 
   wc_backend backend() const override { return WC_BACKEND_CPU; }
 
@@ -139,6 +142,9 @@ class EvpAead final : public AeadCipher {
       const wc_aead_message &m = messages[0];
       const unsigned workers = segment_workers(m);
       if (workers < 2) return seal_one(m, tag_len);
+      if (chacha_) {
+        return chacha_->seal_segmented(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag, tag_len, workers);
+      }
       vaes_->seal_segmented(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag, tag_len, workers);
       return WC_OK;
     }
@@ -155,9 +161,13 @@ class EvpAead final : public AeadCipher {
     if (messages.size() == 1) {
       const wc_aead_message &m = messages[0];
       const unsigned workers = segment_workers(m);
-      results[0] = workers < 2
-                       ? open_one(m, tag_len)
-                       : vaes_->open_segmented(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag, tag_len, workers);
+      if (workers < 2) {
+        results[0] = open_one(m, tag_len);
+      } else if (chacha_) {
+        results[0] = chacha_->open_segmented(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag, tag_len, workers);
+      } else {
+        results[0] = vaes_->open_segmented(m.nonce, m.aad, m.aad_len, m.in, m.out, m.len, m.tag, tag_len, workers);
+      }
     } else {
       for_each_message(messages.size(), [&](size_t i) { results[i] = open_one(messages[i], tag_len); });
     }
@@ -181,18 +191,32 @@ class EvpAead final : public AeadCipher {
   // machine with many idle cores (the 2-core one cannot show the gain).
   static constexpr size_t kSegmentedMinLen = size_t{256} << 10;
   // No segment shorter than this, so each one's start-up (waking a thread,
-  // its own first and last GHASH step) stays a small part of its work.
+  // its own first and last GHASH or Poly1305 step) stays a small part of
+  // its work.
   static constexpr size_t kMinSegmentLen = size_t{64} << 10;
 
-  // How many workers a lone message runs on: 1 (not segmented) unless it
-  // runs on VAES and is at least kSegmentedMinLen long. Batches never
-  // segment: their messages already fill the workers, one each.
+  // How many workers a lone message runs on: 1 (not segmented) unless a
+  // segmented implementation takes it and it is at least kSegmentedMinLen
+  // long. Batches never segment: their messages already fill the workers,
+  // one each.
   unsigned segment_workers(const wc_aead_message &m) const {
-    if (!runs_on_vaes(m) || m.len < kSegmentedMinLen) return 1;
-    return static_cast<unsigned>(std::min<size_t>(worker_budget(), m.len / kMinSegmentLen));
+    if (!has_segmented_path(m) || m.len < kSegmentedMinLen) return 1;
+    const auto workers = static_cast<unsigned>(std::min<size_t>(worker_budget(), m.len / kMinSegmentLen));
+    return workers >= min_segment_workers() ? workers : 1;
   }
 
+  // Fewest workers worth a split. A VAES segment runs at the whole
+  // message's speed, so two already gain. A ChaCha20-Poly1305 segment runs
+  // at some 0.6 of OpenSSL's one-core speed (its Poly1305 is scalar here,
+  // OpenSSL's AVX-512; 2-core machine, docs/lab-notes/
+  // performance-history.md), so two or three workers would gain little, or
+  // lose when another process holds a core.
+  unsigned min_segment_workers() const { return chacha_ ? 4 : 2; }
+
   bool runs_on_vaes(const wc_aead_message &m) const { return vaes_ && m.nonce_len == kVaesGcmNonceLen; }
+
+  // ChaCha20-Poly1305's nonce is always 12 bytes (the API checks it).
+  bool has_segmented_path(const wc_aead_message &m) const { return runs_on_vaes(m) || chacha_ != nullptr; }
 
   wc_status seal_one(const wc_aead_message &m, size_t tag_len) const {
     if (runs_on_vaes(m)) {
@@ -224,7 +248,8 @@ class EvpAead final : public AeadCipher {
   }
 
   std::unique_ptr<KeyedContexts> contexts_;
-  std::unique_ptr<const VaesGcmKey> vaes_;  // null for ChaCha20-Poly1305 or without the instructions
+  std::unique_ptr<const VaesGcmKey> vaes_;             // null for ChaCha20-Poly1305 or without the instructions
+  std::unique_ptr<const ChaCha20Poly1305Key> chacha_;  // null for AES-GCM
   unsigned threads_;
 };
 
@@ -255,7 +280,9 @@ std::unique_ptr<AeadCipher> make_evp_aead(const wc_aead &aead, std::span<const u
   std::unique_ptr<KeyedContexts> contexts = KeyedContexts::make(evp, key);
   if (!contexts) return nullptr;
   std::unique_ptr<const VaesGcmKey> vaes = aead.kind == AeadKind::gcm ? VaesGcmKey::make(key) : nullptr;
-  return std::make_unique<EvpAead>(std::move(contexts), std::move(vaes), threads);
+  std::unique_ptr<const ChaCha20Poly1305Key> chacha =
+      aead.kind == AeadKind::chacha20_poly1305 ? ChaCha20Poly1305Key::make(key) : nullptr;
+  return std::make_unique<EvpAead>(std::move(contexts), std::move(vaes), std::move(chacha), threads);
 }
 
 std::unique_ptr<AeadStream> make_evp_aead_stream(const wc_aead &aead, wc_direction direction,
