@@ -388,10 +388,10 @@ def python_aead_segmented(notes: LabNotes) -> list[str]:
     body = [[r["aead"], r["direction"], r["label"], f"{r['warpcrypt_us']:.2f}", f"{r['pyca_us']:.2f}",
              f"{r['warpcrypt_us'] / r['pyca_us']:.2f}"] for r in d["rows"]]
     return [
-        "Once one long ChaCha20-Poly1305 message also runs in segments over the cores, against pyca/cryptography "
+        "Once one long message of either AEAD runs in segments over the cores, against pyca/cryptography "
         + d["cryptography"] + f": `docs/bench/{name}`, {d['device']}, {d['date']}, commit {d['commit']}. Method: "
         + d["method"] + ". The benchmark script did not finish in the device time left; how the figures were taken"
-        " is in the lab notes' " + notes.link("ChaCha20-Poly1305: one message over several cores") + ".",
+        " is in the lab notes' " + notes.link("One ChaCha") + ".",
         "",
         *table(["AEAD", "call", "size", "warpcrypt, µs", "pyca, µs", "warpcrypt ÷ pyca"], body),
         "",
