@@ -63,11 +63,11 @@ run_asan() {
   report_time "build-asan build" "$start"
   start=$(date +%s)
   echo "==> unit tests under ASan + UBSan"
-  # Not the ML-KEM constant-time check: valgrind cannot run a sanitizer's
-  # binary, and the plain build runs it (scripts/test.sh).
+  # Not the constant-time checks (label valgrind): valgrind cannot run a
+  # sanitizer's binary, and the plain build runs them (scripts/test.sh).
   ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1:strict_init_order=1:detect_stack_use_after_return=1 \
   UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -E '^mlkem768_constant_time'
+    ctest --test-dir build-asan --output-on-failure -j"$(nproc)" -LE valgrind
   report_time "build-asan tests" "$start"
   start=$(date +%s)
   echo "==> the attack tests on the CLI under ASan + UBSan"
