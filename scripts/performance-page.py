@@ -361,17 +361,22 @@ def python(notes: LabNotes) -> list[str]:
     ]
 
 
+def pyca_table(d: dict) -> list[str]:
+    """A Python AEAD run's rows: µs per call, warpcrypt against pyca/cryptography."""
+    return table(["AEAD", "call", "size", "warpcrypt, µs", "pyca, µs", "warpcrypt ÷ pyca"],
+                 [[r["aead"], r["direction"], r["label"], f"{r['warpcrypt_us']:.2f}", f"{r['pyca_us']:.2f}",
+                   f"{r['warpcrypt_us'] / r['pyca_us']:.2f}"] for r in d["rows"]])
+
+
 def python_aead(notes: LabNotes) -> list[str]:
     name = "python_aead_h200_16cores.json"
     d = load(name)
-    body = [[r["aead"], r["direction"], r["label"], f"{r['warpcrypt_us']:.2f}", f"{r['pyca_us']:.2f}",
-             f"{r['warpcrypt_us'] / r['pyca_us']:.2f}"] for r in d["rows"]]
     return [
         "Per call, against pyca/cryptography " + d["cryptography"] + " in the same process, in turns:"
         f" `docs/bench/{name}`, {d['device']}, {d['date']}, commit {d['commit']}, Python {d['python']};"
         " the median of three rounds, each the median of the timeit repeats. Below one, warpcrypt is faster.",
         "",
-        *table(["AEAD", "call", "size", "warpcrypt, µs", "pyca, µs", "warpcrypt ÷ pyca"], body),
+        *pyca_table(d),
         "",
         f"Reproduce: `bench/python_aead_bench.py --repeats {d['repeats']} --json PATH` under `taskset`, on"
         f" {d['cpus_used']} cores."
@@ -385,15 +390,13 @@ def python_aead(notes: LabNotes) -> list[str]:
 def python_aead_segmented(notes: LabNotes) -> list[str]:
     name = "python_aead_h200_16cores_dc9408e.json"
     d = load(name)
-    body = [[r["aead"], r["direction"], r["label"], f"{r['warpcrypt_us']:.2f}", f"{r['pyca_us']:.2f}",
-             f"{r['warpcrypt_us'] / r['pyca_us']:.2f}"] for r in d["rows"]]
     return [
         "Once one long message of either AEAD runs in segments over the cores, against pyca/cryptography "
         + d["cryptography"] + f": `docs/bench/{name}`, {d['device']}, {d['date']}, commit {d['commit']}. Method: "
         + d["method"] + ". The benchmark script did not finish in the device time left; how the figures were taken"
         " is in the lab notes' " + notes.link("One ChaCha") + ".",
         "",
-        *table(["AEAD", "call", "size", "warpcrypt, µs", "pyca, µs", "warpcrypt ÷ pyca"], body),
+        *pyca_table(d),
         "",
     ]
 

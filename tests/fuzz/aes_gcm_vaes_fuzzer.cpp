@@ -7,7 +7,6 @@
 // are the right tag. Under ASan this also checks that the masked tail
 // loads and stores stay inside the buffers. On a CPU without the
 // instructions there is nothing to compare, and every input passes.
-#include <openssl/evp.h>
 
 #include <cstdint>
 #include <cstring>
@@ -16,10 +15,12 @@
 
 #include "backends/cpu/aes_gcm_vaes.h"
 #include "fuzz_support.h"
+#include "openssl_aead_reference.h"
 
 namespace {
 
 using warpcrypt::cpu::VaesGcmKey;
+using warpcrypt::fuzz::openssl_aead_seal;
 using warpcrypt::fuzz::require;
 using Bytes = std::vector<uint8_t>;
 
@@ -34,23 +35,8 @@ struct Input {
   Bytes plaintext;
 };
 
-// OpenSSL's ciphertext followed by its tag.
-Bytes openssl_seal(const Input &in) {
-  static const char *const kNames[] = {"AES-128-GCM", "AES-192-GCM", "AES-256-GCM"};
-  EVP_CIPHER *cipher = EVP_CIPHER_fetch(nullptr, kNames[(in.key_len - 16) / 8], nullptr);
-  EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-  Bytes out(in.plaintext.size() + kTagLen);
-  int n = 0;
-  require(cipher != nullptr && ctx != nullptr && EVP_EncryptInit_ex2(ctx, cipher, in.key, in.nonce, nullptr) == 1 &&
-              EVP_EncryptUpdate(ctx, nullptr, &n, in.aad.data(), static_cast<int>(in.aad.size())) == 1 &&
-              EVP_EncryptUpdate(ctx, out.data(), &n, in.plaintext.data(), static_cast<int>(in.plaintext.size())) == 1 &&
-              EVP_EncryptFinal_ex(ctx, out.data(), &n) == 1 &&
-              EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, kTagLen, out.data() + in.plaintext.size()) == 1,
-          "OpenSSL sealing failed");
-  EVP_CIPHER_CTX_free(ctx);
-  EVP_CIPHER_free(cipher);
-  return out;
-}
+// OpenSSL's names by key length.
+constexpr const char *kNames[] = {"AES-128-GCM", "AES-192-GCM", "AES-256-GCM"};
 
 }  // namespace
 
@@ -74,7 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   const std::unique_ptr<VaesGcmKey> key = VaesGcmKey::make({in.key, in.key_len});
   require(key != nullptr, "VaesGcmKey::make refused an AES key");
-  const Bytes expected = openssl_seal(in);
+  const Bytes expected =
+      openssl_aead_seal(kNames[(in.key_len - 16) / 8], in.key, in.nonce, in.aad, in.plaintext, kTagLen);
 
   Bytes sealed(len + kTagLen);
   key->seal(in.nonce, in.aad.data(), in.aad.size(), in.plaintext.data(), sealed.data(), len, sealed.data() + len,

@@ -8,7 +8,6 @@
 // WC_ERR_AUTH. Short lengths make many 64-byte segments, so the boundaries
 // and the combination with powers of r get exercised; under ASan this also
 // checks no segment reads or writes past its buffers.
-#include <openssl/evp.h>
 
 #include <cstdint>
 #include <cstring>
@@ -17,10 +16,12 @@
 
 #include "backends/cpu/chacha20_poly1305_segmented.h"
 #include "fuzz_support.h"
+#include "openssl_aead_reference.h"
 
 namespace {
 
 using warpcrypt::cpu::ChaCha20Poly1305Key;
+using warpcrypt::fuzz::openssl_aead_seal;
 using warpcrypt::fuzz::require;
 using Bytes = std::vector<uint8_t>;
 
@@ -35,22 +36,6 @@ struct Input {
   Bytes plaintext;
 };
 
-// OpenSSL's ciphertext followed by its tag.
-Bytes openssl_seal(const Input &in) {
-  EVP_CIPHER *cipher = EVP_CIPHER_fetch(nullptr, "ChaCha20-Poly1305", nullptr);
-  EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-  Bytes out(in.plaintext.size() + kTagLen);
-  int n = 0;
-  require(cipher != nullptr && ctx != nullptr && EVP_EncryptInit_ex2(ctx, cipher, in.key, in.nonce, nullptr) == 1 &&
-              EVP_EncryptUpdate(ctx, nullptr, &n, in.aad.data(), static_cast<int>(in.aad.size())) == 1 &&
-              EVP_EncryptUpdate(ctx, out.data(), &n, in.plaintext.data(), static_cast<int>(in.plaintext.size())) == 1 &&
-              EVP_EncryptFinal_ex(ctx, out.data(), &n) == 1 &&
-              EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, kTagLen, out.data() + in.plaintext.size()) == 1,
-          "OpenSSL sealing failed");
-  EVP_CIPHER_CTX_free(ctx);
-  EVP_CIPHER_free(cipher);
-  return out;
-}
 
 }  // namespace
 
@@ -73,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   const std::unique_ptr<ChaCha20Poly1305Key> key = ChaCha20Poly1305Key::make({in.key, kKeyLen});
   require(key != nullptr, "ChaCha20Poly1305Key::make refused a 32-byte key");
-  const Bytes expected = openssl_seal(in);
+  const Bytes expected = openssl_aead_seal("ChaCha20-Poly1305", in.key, in.nonce, in.aad, in.plaintext, kTagLen);
 
   Bytes sealed(len + kTagLen);
   require(key->seal_segmented(in.nonce, in.aad.data(), in.aad.size(), in.plaintext.data(), sealed.data(), len,

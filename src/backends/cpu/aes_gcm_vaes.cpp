@@ -192,14 +192,6 @@ struct Counters {
   }
 };
 
-struct Message {
-  const uint8_t *nonce;
-  const uint8_t *aad;
-  size_t aad_len;
-  const uint8_t *in;
-  uint8_t *out;
-  size_t len;
-};
 
 WARPCRYPT_VAES_TARGET void load_256(const uint8_t *in, __m512i text[4]) {
   for (int i = 0; i < 4; ++i) text[i] = _mm512_loadu_si512(in + 64 * i);
@@ -327,7 +319,7 @@ WARPCRYPT_VAES_TARGET __m128i finish_tag(const Block16 *round_keys, int rounds, 
 // Runs the whole message on this thread and writes the full 16-byte tag.
 template <bool kSeal>
 __attribute__((target(WARPCRYPT_VAES_ISA))) void crypt(const Block16 *round_keys, const Block16 *powers, int rounds,
-                                                       const Message &m, uint8_t tag[16]) {
+                                                       const SegmentedMessage &m, uint8_t tag[16]) {
   const __m128i j0_block = j0_for(m.nonce);
   __m128i hash = ghash_bytes(powers, _mm_setzero_si128(), m.aad, m.aad_len);
   hash = crypt_text_for_rounds<kSeal>(round_keys, powers, rounds, counters_at(j0_block, 0), hash, m.in, m.out, m.len);
@@ -372,7 +364,7 @@ WARPCRYPT_VAES_TARGET __m128i hash_key_power(const Block16 *powers, size_t k) {
 // ⊕ P_j, gives the same sum with one power per segment length, and
 // finish_tag adds L·H.
 __attribute__((target(WARPCRYPT_VAES_ISA))) void combine_segments(const Block16 *round_keys, int rounds,
-                                                                  const Block16 *powers, const Message &m,
+                                                                  const Block16 *powers, const SegmentedMessage &m,
                                                                   const Segments &segments,
                                                                   const uint8_t *segment_hashes, uint8_t tag[16]) {
   __m128i hash = ghash_bytes(powers, _mm_setzero_si128(), m.aad, m.aad_len);
@@ -388,8 +380,8 @@ __attribute__((target(WARPCRYPT_VAES_ISA))) void combine_segments(const Block16 
 }
 
 template <bool kSeal>
-void crypt_segmented(const Block16 *round_keys, const Block16 *powers, int rounds, const Message &m, unsigned workers,
-                     uint8_t tag[16]) {
+void crypt_segmented(const Block16 *round_keys, const Block16 *powers, int rounds, const SegmentedMessage &m,
+                     unsigned workers, uint8_t tag[16]) {
   const Segments segments(m.len, workers < 1 ? 1 : workers);
   // Wiped after: with the ciphertext known, a segment's hash is a
   // polynomial in H that an attacker could solve for the hash key.

@@ -195,22 +195,14 @@ CtxPtr chacha20_at(const uint8_t *key, const uint8_t *nonce, uint32_t counter) {
 // ciphertext is still in L1/L2 when Poly1305 reads it, whole ChaCha blocks.
 constexpr size_t kChunkLen = size_t{16} << 10;
 
-struct Message {
-  const uint8_t *nonce;
-  const uint8_t *aad;
-  size_t aad_len;
-  const uint8_t *in;
-  uint8_t *out;
-  size_t len;
-};
 
 // One segment, starting `offset` bytes (whole ChaCha blocks) into the text:
 // ChaCha20 from block 1 + offset/64 (block 0 is Poly1305's key) and
 // Poly1305 of its ciphertext from a zero accumulator into `hash`. Opening
 // hashes each chunk before decrypting it, so in-place works.
 template <bool kSeal>
-bool crypt_segment(const uint8_t *key, const OneTimeKey &mac_key, const Message &m, size_t offset, size_t len,
-                   FieldElement &hash) {
+bool crypt_segment(const uint8_t *key, const OneTimeKey &mac_key, const SegmentedMessage &m, size_t offset,
+                   size_t len, FieldElement &hash) {
   const CtxPtr ctx = chacha20_at(key, m.nonce, static_cast<uint32_t>(1 + offset / kChaChaBlockLen));
   if (!ctx) return false;
   FieldElement h;
@@ -231,7 +223,8 @@ bool crypt_segment(const uint8_t *key, const OneTimeKey &mac_key, const Message 
 // the text is Σ_j A_j·r^(blocks after segment j); folding the segments in
 // order, h = h·r^(blocks of segment j) + A_j, starting from the AAD's
 // padded hash, gives that sum, and the lengths block comes last.
-void combine_segments(const OneTimeKey &mac_key, const Message &m, const MessageSegments<kChaChaBlockLen> &segments,
+void combine_segments(const OneTimeKey &mac_key, const SegmentedMessage &m,
+                      const MessageSegments<kChaChaBlockLen> &segments,
                       const std::vector<FieldElement> &segment_hashes, uint8_t tag[kPoly1305TagLen]) {
   FieldElement h;
   absorb_padded(h, mac_key, m.aad, m.aad_len);
@@ -256,7 +249,7 @@ void combine_segments(const OneTimeKey &mac_key, const Message &m, const Message
 }
 
 template <bool kSeal>
-bool crypt_segmented(const uint8_t *key, const Message &m, unsigned workers, uint8_t tag[kPoly1305TagLen]) {
+bool crypt_segmented(const uint8_t *key, const SegmentedMessage &m, unsigned workers, uint8_t tag[kPoly1305TagLen]) {
   // Poly1305's one-time key is the first 32 bytes of ChaCha20 block 0.
   uint8_t key_block[kPoly1305KeyLen] = {};
   const CtxPtr block0 = chacha20_at(key, m.nonce, 0);

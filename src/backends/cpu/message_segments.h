@@ -3,8 +3,19 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace warpcrypt::cpu {
+
+// The one message a segmented AEAD seals or opens, as its workers share it.
+struct SegmentedMessage {
+  const uint8_t *nonce;
+  const uint8_t *aad;
+  size_t aad_len;
+  const uint8_t *in;
+  uint8_t *out;
+  size_t len;
+};
 
 // A message's text cut into `count` segments of `segment_len` bytes, a
 // multiple of kGranularity so every segment but the last ends on a whole
