@@ -6,8 +6,8 @@
 #                (tests/cli/test_trust.py and the mutation suite), which
 #                count a sanitizer report on stderr as a crash.
 #   build-tsan/  ThreadSanitizer: the tests that run the thread pool and the
-#                engine's workers (threading, engine, late-lane and sealed-file
-#                tests).
+#                engine's workers (threading, engine, late-lane, sealed-file
+#                and AEAD staging tests).
 # Only what the tests run is built: the unit-test binary, and the CLI for
 # the ASan attack tests. OpenSSL and libsodium are not instrumented; no
 # suppressions, as neither sanitizer reports anything of theirs.
@@ -89,10 +89,10 @@ run_tsan() {
   build_tests build-tsan "-fsanitize=thread" warpcrypt_unit_tests
   report_time "build-tsan build" "$start"
   start=$(date +%s)
-  echo "==> thread pool, engine, late-lane and sealed-file tests under TSan"
+  echo "==> thread pool, engine, late-lane, sealed-file and staging tests under TSan"
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
     ctest --test-dir build-tsan --output-on-failure -j"$(nproc)" \
-      -R '(ThreadedEqualsSingleThreaded|Engine|Sealed|LateLanes)[A-Za-z]*\.'
+      -R '(ThreadedEqualsSingleThreaded|Engine|Sealed|LateLanes|StagedAead)[A-Za-z]*\.'
   report_time "build-tsan tests" "$start"
 }
 

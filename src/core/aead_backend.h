@@ -5,11 +5,28 @@
 
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "core/aead_registry.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt {
+
+// A message's pieces (AeadCipher::pieces): the bytes from cuts()[k] to the
+// next cut, or to the message's end for the last. Every piece but the last
+// may run at once on several threads, in any order; the last, which sets
+// the tag (sealing) or checks it (opening: WC_ERR_AUTH on a mismatch, and
+// the caller zeroes everything the pieces wrote), runs once every other
+// piece has returned. Each run returns once its output is written.
+class AeadPieces {
+ public:
+  virtual ~AeadPieces() = default;
+  // Where the pieces start: 0 first, ascending.
+  virtual const std::vector<uint64_t> &cuts() const = 0;
+  // Runs the piece starting at cuts()[k]: its bytes from `in` to `out`,
+  // each holding just that piece (page-locked memory moves fastest).
+  virtual wc_status run(size_t k, const uint8_t *in, uint8_t *out) = 0;
+};
 
 // An AEAD bound to a key, with whatever the key allows computing once (GCM's
 // hash key and its powers) computed at construction. Every call is const and
@@ -44,6 +61,15 @@ class AeadCipher {
   virtual wc_status queue_device_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
                                          wc_cuda_stream stream) const {
     (void)batch, (void)tag_len, (void)seal, (void)verified, (void)stream;
+    return WC_ERR_BACKEND_UNAVAILABLE;
+  }
+
+  // One long host-memory message, run in pieces by a caller that moves each
+  // piece through memory of its own (engine/staged_aead.h).
+  // WC_ERR_BACKEND_UNAVAILABLE where the backend takes whole messages only.
+  virtual wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
+                           bool seal) const {
+    (void)out, (void)message, (void)tag_len, (void)seal;
     return WC_ERR_BACKEND_UNAVAILABLE;
   }
 

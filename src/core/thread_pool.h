@@ -1,8 +1,9 @@
-// A process-wide pool of worker threads: the engine's lanes (cipher chunks
-// and sealed-file windows alike), the CPU backend's AEAD batches and the GPU
-// AEAD's staging copies all run on it. It lives in core, below both, so that neither reaches into the other. Threads start on first
-// use and live until exit, so a stream of updates does not pay thread
-// creation on every call.
+// A process-wide pool of worker threads: the engine's lanes (cipher chunks,
+// sealed-file windows and the GPU AEAD's staging alike) and the CPU
+// backend's AEAD batches all run on it. It lives in core, below both, so
+// that neither reaches into the other. Threads start on first use and live
+// until exit, so a stream of updates does not pay thread creation on every
+// call.
 #pragma once
 
 #include <condition_variable>

@@ -22,7 +22,7 @@ namespace warpcrypt::engine {
 
 // What memory a buffer takes. Page-locked memory that cannot be had (no
 // device, or the driver refuses) is pageable memory: the lane's AEAD then
-// copies it through pinned staging, which is slower but the same bytes.
+// stages it (engine/staged_aead.h), which is slower but the same bytes.
 enum class HostMemory { pageable, page_locked };
 
 class IoBuffer {

@@ -12,6 +12,7 @@
 #include "core/stream_state.h"
 #include "core/cpu_budget.h"
 #include "engine/lane_cipher.h"
+#include "engine/staged_aead.h"
 
 namespace warpcrypt::engine {
 namespace {
@@ -368,8 +369,13 @@ wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options,
     }
     case WC_BACKEND_GPU: {
       engine::Placement shape;  // resolve_placement checks the device list too
-      const wc_status status = engine::resolve_placement(&shape, options, WC_BACKEND_GPU);
-      return status == WC_OK ? kCudaBackend.make_aead(out, aead, key, shape.devices) : status;
+      wc_status status = engine::resolve_placement(&shape, options, WC_BACKEND_GPU);
+      std::unique_ptr<AeadCipher> device_aead;
+      if (status == WC_OK) status = kCudaBackend.make_aead(&device_aead, aead, key, shape.devices);
+      if (status == WC_OK) {
+        *out = stage_host_memory(std::move(device_aead), shape.streams * static_cast<unsigned>(shape.devices.size()));
+      }
+      return status;
     }
   }
   return WC_ERR_INVALID_ARGUMENT;

@@ -180,7 +180,8 @@ wc_status check_piecewise_aead(const wc_options &options);
 // spread over options.threads threads (0: every core; no AEAD break-even
 // size has been measured yet); gpu runs them on the device list (every
 // device where there is none), WC_ERR_NO_DEVICE without one, never a silent
-// fallback. The device list is checked whatever the backend (check_devices).
+// fallback, staging pageable memory on its GPU lanes (engine/staged_aead.h).
+// The device list is checked whatever the backend (check_devices).
 wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
                     std::span<const uint8_t> key);
 

@@ -17,6 +17,7 @@
 
 #include "aead_support.h"
 #include "backends/cuda/gf128_device.cuh"
+#include "core/backend_tables.h"
 #include "gpu_support.h"
 #include "support/cipher_table.h"
 #include "support/test_rng.h"
@@ -249,21 +250,17 @@ TEST_P(AeadDevice, RunsOnTheCallersStream) {
   EXPECT_TRUE(same_bytes(expected.tag, tag_bytes));
 }
 
-// A keyed object set up once serves many calls and threads: device-memory
-// messages sealed from four threads on their own streams, and host memory
-// through a gpu key, all equal to the CPU's one-shot results; a key under
-// auto also takes device memory, and opening through it flags a forgery.
-// Host memory through the GPU's lanes: a message up to a lane's 8 MiB goes
-// in a group, a longer one in pieces of whole segments on several streams.
-// Lengths on both sides of that line and several pieces long, sealed and
-// opened against the CPU; a changed bit in the first piece, the last piece
-// or the tag is refused with the whole output zeroed.
-constexpr size_t kLaneBytes = 8 * 1024 * KiB;
-constexpr size_t kLongestGroupMessage = kLaneBytes + 224;  // tuning::kAeadHostLaneBytes less the trailer
-
+// Pageable host memory through the engine's staging (engine/staged_aead.h):
+// a message its 8 MiB window holds, tag included, goes in a group, a longer
+// one in the device AEAD's pieces, through several windows at once. Lengths
+// on both sides of that line and several pieces long, sealed and opened
+// against the CPU; a changed bit in the first piece, the last piece or the
+// tag is refused with the whole output zeroed.
+constexpr size_t kWindowBytes = 8 * 1024 * KiB;
+constexpr size_t kLongestGroupMessage = kWindowBytes - 16;
 TEST_P(AeadDevice, HostMemoryThroughLanes) {
   const wc_options gpu = make_options(0, WC_BACKEND_GPU), cpu = make_options(0, WC_BACKEND_CPU);
-  for (size_t length : {kLongestGroupMessage, kLongestGroupMessage + 1, 2 * kLaneBytes + 17, 3 * kLaneBytes - 1}) {
+  for (size_t length : {kLongestGroupMessage, kLongestGroupMessage + 1, 2 * kWindowBytes + 17, 3 * kWindowBytes - 1}) {
     const AeadInput input = random_input(length);
     SCOPED_TRACE(name() + " length " + std::to_string(length) + " nonce " + std::to_string(input.nonce.size()));
     const AeadSealed expected = lib_aead_seal(name(), input, cpu);
@@ -292,7 +289,7 @@ TEST_P(AeadDevice, HostBatchMixesGroupsPiecesAndPageLockedMemory) {
   wc_options gpu = make_options(0, WC_BACKEND_GPU);
   wc_aead_key *keyed = nullptr;
   ASSERT_EQ(wc_aead_key_new(&keyed, &gpu, aead_of(name()), key.data(), key.size()), WC_OK);
-  const std::vector<size_t> lengths = {1000, 2 * kLaneBytes + 17, 0, kLongestGroupMessage + 1, 65, 5 * KiB};
+  const std::vector<size_t> lengths = {1000, 2 * kWindowBytes + 17, 0, kLongestGroupMessage + 1, 65, 5 * KiB};
   std::vector<AeadInput> inputs;
   for (size_t length : lengths) {
     AeadInput input = random_input(length);
@@ -329,6 +326,48 @@ TEST_P(AeadDevice, HostBatchMixesGroupsPiecesAndPageLockedMemory) {
   }
   for (uint8_t *memory : locked) cudaFreeHost(memory);
   wc_aead_key_free(keyed);
+}
+
+// The device AEAD alone, below the engine's staging, takes pageable memory
+// too: the driver copies it through staging of its own, slower, to the same
+// bytes. A group and a message in pieces, sealed and opened in one call
+// each, against the CPU.
+TEST_P(AeadDevice, DeviceAeadCopiesPageableMemoryStraight) {
+  const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  std::unique_ptr<warpcrypt::AeadCipher> device;
+  ASSERT_EQ(warpcrypt::kCudaBackend.make_aead(&device, *aead_of(name()), {key.data(), key.size()}, {}), WC_OK);
+  const std::vector<size_t> lengths = {1000, 2 * kWindowBytes + 17, 65};
+  std::vector<AeadInput> inputs;
+  std::vector<Bytes> sealed, tags(lengths.size(), Bytes(16)), opened;
+  std::vector<wc_aead_message> sealing, opening;
+  for (size_t length : lengths) {
+    AeadInput input = random_input(length);
+    input.key = key;
+    inputs.push_back(std::move(input));
+    sealed.emplace_back(length);
+    opened.emplace_back(length);
+  }
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    const AeadInput &input = inputs[i];
+    sealing.push_back({sealed[i].data(), input.plaintext.data(), lengths[i], input.nonce.data(), input.nonce.size(),
+                       data_or_dummy(input.aad), input.aad.size(), tags[i].data()});
+    opening.push_back({opened[i].data(), sealed[i].data(), lengths[i], input.nonce.data(), input.nonce.size(),
+                       data_or_dummy(input.aad), input.aad.size(), tags[i].data()});
+  }
+  ASSERT_EQ(device->seal(sealing, 16), WC_OK);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    SCOPED_TRACE("message " + std::to_string(i));
+    const AeadSealed expected = lib_aead_seal(name(), inputs[i], make_options(0, WC_BACKEND_CPU));
+    EXPECT_TRUE(same_bytes(expected.ciphertext, sealed[i]));
+    EXPECT_TRUE(same_bytes(expected.tag, tags[i]));
+  }
+  std::vector<wc_status> results(lengths.size(), WC_ERR_DEVICE);
+  ASSERT_EQ(device->open(opening, 16, results.data()), WC_OK);
+  for (size_t i = 0; i < lengths.size(); ++i) EXPECT_TRUE(same_bytes(inputs[i].plaintext, opened[i])) << i;
+  tags[1][0] ^= 1;
+  EXPECT_EQ(device->open(opening, 16, results.data()), WC_ERR_AUTH);
+  EXPECT_EQ(results[0], WC_OK);
+  EXPECT_EQ(results[1], WC_ERR_AUTH);
 }
 
 // Page-locked host memory, owned by the test.
@@ -470,6 +509,10 @@ TEST_P(AeadDevice, PageLockedMessagesSealInPlace) {
   wc_aead_key_free(cpu_key);
 }
 
+// A keyed object set up once serves many calls and threads: device-memory
+// messages sealed from four threads on their own streams, and host memory
+// through a gpu key, all equal to the CPU's one-shot results; a key under
+// auto also takes device memory, and opening through it flags a forgery.
 TEST_P(AeadDevice, KeyedObjectServesThreadsOnDeviceAndHostMemory) {
   const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
   wc_options gpu = make_options(0, WC_BACKEND_GPU), automatic = make_options(0, WC_BACKEND_AUTO);

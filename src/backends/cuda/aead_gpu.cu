@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -15,9 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/cpu_budget.h"
 #include "core/secret_bytes.h"
-#include "core/thread_pool.h"
 #include "backends/cuda/aead_kernels.cuh"
 #include "backends/cuda/device_context.h"
 #include "backends/cuda/gpu_backend.h"
@@ -554,17 +553,186 @@ class KeyedGpuAead {
   ArxKey arx_{};
 };
 
+// A lane for host memory: leased pinned and device buffers on a stream of
+// their own, and what the host does once the stream has passed the work
+// queued on it (copy a piece's tag or an opening's verdicts out).
+struct HostLane {
+  std::unique_ptr<LeasedBuffers> buffers;
+  std::function<void()> collect;
+
+  // Waits for the lane's work and collects it.
+  wc_status finish() {
+    const wc_status status = buffers->wait();
+    if (status == WC_OK && collect) collect();
+    collect = nullptr;
+    return status;
+  }
+};
+
+// A lane's buffers: the device buffer holds a group's ranges or a piece
+// (8 MiB, tuning.h); the pinned one only what the host reads or writes
+// itself, a group's descriptors and verdicts or a piece's trailer. Host
+// memory is copied straight from and to where it is, so page-locked memory
+// moves at the bus's rate, and pageable memory, which the driver copies
+// through staging of its own, slower: whoever wants more stages it in
+// page-locked memory first (engine/staged_aead.h).
+constexpr size_t kLaneBytes = tuning::kAeadHostLaneBytes;
+constexpr size_t kLanePinnedBytes = size_t{64} << 10;
+// A piece's trailer: 16 bytes of tag, then a verdict.
+constexpr size_t kTrailerBytes = 16 + sizeof(int32_t);
+
+size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+
+wc_status verdict(const uint8_t *word) {
+  int32_t value = 0;
+  std::memcpy(&value, word, sizeof value);
+  return value == 1 ? WC_OK : WC_ERR_AUTH;
+}
+
+// A long message's pieces on one device: runs of whole segments, as many
+// as a lane holds, that run on the device's lanes at once, each piece's
+// segment values going to one array in that device's memory; the finish
+// kernel runs with the last piece, which holds the tail, after the others.
+class MessagePieces {
+ public:
+  // With the device current.
+  static wc_status make(std::unique_ptr<MessagePieces> *out, const KeyedGpuAead &keyed, const wc_aead_message &m,
+                        size_t tag_len, bool seal) {
+    auto pieces = std::unique_ptr<MessagePieces>(new MessagePieces(keyed, m, tag_len, seal));
+    wc_status status = keyed.prepare_job(&pieces->job_, m, nullptr);
+    if (status == WC_OK) {
+      status = device_status(
+          cudaMalloc(&pieces->values_, std::max<uint64_t>(pieces->segments_, 1) * keyed.segment_value_bytes()));
+    }
+    if (status == WC_OK) *out = std::move(pieces);
+    return status;
+  }
+  // cudaFree waits for the device: every piece, and the finish kernel that
+  // read the values, are done by then.
+  ~MessagePieces() { cudaFree(values_); }
+  MessagePieces(const MessagePieces &) = delete;
+  MessagePieces &operator=(const MessagePieces &) = delete;
+
+  const std::vector<uint64_t> &cuts() const { return cuts_; }
+  size_t piece_len(size_t k) const { return (k + 1 < cuts_.size() ? cuts_[k + 1] : message_.len) - cuts_[k]; }
+
+  // Queues piece k on `lane` (the device current): its bytes up from `in`,
+  // its kernels, its output down to `out`. The last piece's finish kernel
+  // first waits for the work queued so far on `others`, the lanes the other
+  // pieces went to; once the lane has passed it, its collect copies the tag
+  // out (sealing) or sets *result (opening).
+  wc_status queue(HostLane &lane, size_t k, const uint8_t *in, uint8_t *out, wc_status *result,
+                  std::span<const HostLane> others) const {
+    const bool last = k + 1 == cuts_.size();
+    const size_t len = piece_len(k);
+    LeasedBuffers &buffers = *lane.buffers;
+    cudaStream_t stream = buffers.stream();
+    uint8_t *device = buffers.device();
+    uint8_t *trailer = buffers.pinned();
+    const size_t trailer_at = round_up16(len);
+    buffers.mark_device_used(trailer_at + kTrailerBytes);
+    buffers.mark_pinned_used(kTrailerBytes);
+
+    wc_status status = device_status(cudaMemcpyAsync(device, in, len, cudaMemcpyHostToDevice, stream));
+    if (status == WC_OK && last && !seal_) {
+      std::memcpy(trailer, message_.tag, tag_len_);
+      status = device_status(cudaMemcpyAsync(device + trailer_at, trailer, 16, cudaMemcpyHostToDevice, stream));
+    }
+    AeadMessageJob piece = job_;
+    piece.in = piece.out = device;
+    piece.base = cuts_[k];
+    piece.tag = device + trailer_at;
+    piece.verified = seal_ ? nullptr : reinterpret_cast<int32_t *>(device + trailer_at + 16);
+    piece.aligned = true;
+    const uint64_t first_segment = k * segments_per_piece_;
+    const uint64_t end_segment = std::min(segments_, first_segment + segments_per_piece_);
+    const AeadLaunch launch{nullptr, piece, 1, first_segment, values_, static_cast<uint32_t>(tag_len_), seal_};
+    if (status == WC_OK) status = keyed_.queue_kernels(launch, end_segment - first_segment, false, stream);
+    if (status == WC_OK && last) {
+      for (const HostLane &other : others) {
+        if (&other == &lane || other.buffers == nullptr || status != WC_OK) continue;
+        status = buffers.order_after(*other.buffers);
+      }
+      if (status == WC_OK) status = keyed_.queue_kernels(launch, 0, true, stream);
+    }
+    if (status == WC_OK) status = device_status(cudaMemcpyAsync(out, device, len, cudaMemcpyDeviceToHost, stream));
+    if (status == WC_OK && last) {
+      status = device_status(
+          cudaMemcpyAsync(trailer, device + trailer_at, kTrailerBytes, cudaMemcpyDeviceToHost, stream));
+      lane.collect = [trailer, tag = message_.tag, tag_len = tag_len_, seal = seal_, result] {
+        if (seal) {
+          std::memcpy(tag, trailer, tag_len);
+        } else {
+          *result = verdict(trailer + 16);
+        }
+      };
+    }
+    return status;
+  }
+
+ private:
+  MessagePieces(const KeyedGpuAead &keyed, const wc_aead_message &m, size_t tag_len, bool seal)
+      : keyed_(keyed), message_(m), tag_len_(tag_len), seal_(seal), segments_(keyed.segment_count(m.len)) {
+    const uint64_t block_bytes = keyed.block_bytes();
+    const uint64_t segment_bytes = keyed.segment_bytes();
+    const uint64_t bulk_bytes = aead_bulk_blocks(m.len, block_bytes) * block_bytes;
+    // Room for a run of segments and the tail, which is at most a block.
+    segments_per_piece_ = (kLaneBytes - kTrailerBytes - block_bytes) / segment_bytes;
+    // Segments are aligned on the end of the bulk run; the first may be short.
+    for (uint64_t first = 0; first == 0 || first < segments_; first += segments_per_piece_) {
+      const uint64_t from_end = (segments_ - first) * segment_bytes;
+      cuts_.push_back(from_end > bulk_bytes ? 0 : bulk_bytes - from_end);
+    }
+  }
+
+  const KeyedGpuAead &keyed_;
+  wc_aead_message message_;
+  size_t tag_len_;
+  bool seal_;
+  uint64_t segments_;
+  uint64_t segments_per_piece_ = 0;
+  std::vector<uint64_t> cuts_;
+  AeadMessageJob job_{};
+  void *values_ = nullptr;
+};
+
+// MessagePieces for a caller that runs them (AeadCipher::pieces): each
+// piece on a lane of its own, leased for the run, which returns once the
+// lane has passed it.
+class GpuPieces final : public AeadPieces {
+ public:
+  GpuPieces(int device, std::unique_ptr<MessagePieces> pieces) : device_(device), pieces_(std::move(pieces)) {}
+  ~GpuPieces() override {
+    const CurrentDevice on_device(device_);
+    pieces_.reset();
+  }
+
+  const std::vector<uint64_t> &cuts() const override { return pieces_->cuts(); }
+
+  wc_status run(size_t k, const uint8_t *in, uint8_t *out) override {
+    const CurrentDevice on_device(device_);
+    wc_status status = on_device.status();
+    HostLane lane;
+    if (status == WC_OK) status = LeasedBuffers::acquire(&lane.buffers, device_, kLaneBytes, kLanePinnedBytes);
+    wc_status checked = WC_OK;  // the last piece's verdict, when opening
+    if (status == WC_OK) status = pieces_->queue(lane, k, in, out, &checked, {});
+    if (status == WC_OK) status = lane.finish();
+    return status != WC_OK ? status : checked;
+  }
+
+ private:
+  int device_;
+  std::unique_ptr<MessagePieces> pieces_;
+};
+
 // Host memory through the GPU as the plain ciphers' lanes move it: leased
-// pinned and device buffers on several streams per device, so that one
-// lane's upload overlaps another's kernels and a third's download. Messages
-// that fit a lane travel in groups, one launch per group, the groups going
-// to the devices in turn. A longer message travels in pieces of whole
-// segments on one device, one piece per lane in turn, each piece's segment
-// values going to one array in that device's memory; its finish kernel
-// waits for every lane of the device and runs with the last piece, which
-// holds the tail. Page-locked memory is copied straight from and to
-// (a group's ranges of it, HostRanges); pageable memory is staged through
-// the lane's pinned buffer.
+// buffers on several streams per device, so that one lane's upload overlaps
+// another's kernels and a third's download. Messages that fit a lane travel
+// in groups, one launch per group, the groups going to the devices in turn
+// (and each call starting on the next device); a longer message travels in
+// pieces (MessagePieces) on one device, one piece per lane in turn. A
+// group's messages' bytes are gathered into ranges (HostRanges) and copied
+// straight from and to the host.
 class GpuAead final : public AeadCipher {
  public:
   GpuAead(std::unique_ptr<KeyedGpuAead> keyed, std::vector<int> devices)
@@ -578,6 +746,20 @@ class GpuAead final : public AeadCipher {
 
   wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
     return run(messages, tag_len, false, results);
+  }
+
+  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
+                   bool seal) const override {
+    std::vector<DeviceLanes> devices;
+    wc_status status = list_devices(&devices);
+    if (status != WC_OK) return status;
+    const int device = devices[next_device_.fetch_add(1, std::memory_order_relaxed) % devices.size()].device;
+    const CurrentDevice on_device(device);
+    status = on_device.status();
+    std::unique_ptr<MessagePieces> pieces;
+    if (status == WC_OK) status = MessagePieces::make(&pieces, *keyed_, message, tag_len, seal);
+    if (status == WC_OK) *out = std::make_unique<GpuPieces>(device, std::move(pieces));
+    return status;
   }
 
   // Every message of a batch lives on one device; the first one's buffers
@@ -601,25 +783,12 @@ class GpuAead final : public AeadCipher {
   }
 
  private:
-  // A lane's buffers, and what the host does once the lane's stream has
-  // passed the work queued on it: copy staged outputs, tags and verdicts out.
-  struct HostLane {
-    std::unique_ptr<LeasedBuffers> buffers;
-    std::function<void()> collect;
-  };
-
   // One device's lanes, taken in turn.
   struct DeviceLanes {
     int device = 0;
     std::vector<HostLane> lanes;
     size_t next = 0;
   };
-
-  // A staged group's lane holds per message its bytes at a 16-byte
-  // boundary; then per message 16 bytes of tag and a verdict. A piece: its
-  // bytes, then the tag and the verdict.
-  static constexpr size_t kTrailerBytes = 16 + sizeof(int32_t);
-  static size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
 
   // Host memory a group's kernels reach by copies straight from or to it:
   // the messages' ranges of one direction (read by the kernels, or written),
@@ -661,15 +830,6 @@ class GpuAead final : public AeadCipher {
       return device + range.at + (host - range.begin);
     }
 
-    // Once placed: whether every range is page-locked. A range's first byte
-    // stands for it: a message within two allocations is no message, and
-    // this decides only the speed, since a copy from pageable memory is
-    // correct too.
-    bool page_locked() const {
-      return std::all_of(ranges_.begin(), ranges_.end(),
-                         [](const Range &range) { return cuda::page_locked(range.begin); });
-    }
-
     wc_status upload(uint8_t *device, cudaStream_t stream) const {
       return copy(device, cudaMemcpyHostToDevice, stream);
     }
@@ -699,72 +859,48 @@ class GpuAead final : public AeadCipher {
     std::vector<Range> ranges_;
   };
 
-  // The ranges a group's kernels read (inputs, and tags when opening) and
-  // write (outputs, and tags when sealing).
-  struct GroupRanges {
-    HostRanges reads;
-    HostRanges writes;
-  };
-  static GroupRanges ranges_of(std::span<const wc_aead_message> messages, size_t tag_len, bool seal) {
-    GroupRanges ranges;
-    for (const wc_aead_message &m : messages) {
-      ranges.reads.add(m.in, m.len);
-      ranges.writes.add(m.out, m.len);
-      (seal ? ranges.writes : ranges.reads).add(m.tag, tag_len);
-    }
-    return ranges;
-  }
-
-  // What a message needs of a lane's device buffer, at most: staged, its
-  // bytes and trailer; direct, its input, output and tag, each in a range
-  // that may start 15 bytes on, and a verdict.
-  static size_t lane_bytes(const wc_aead_message &m, bool direct) {
-    return direct ? 2 * m.len + 3 * 15 + kTrailerBytes : round_up16(m.len) + kTrailerBytes;
-  }
-  // What a group's messages may need of the buffer together: a direct
-  // group's verdicts start on 16 bytes, up to 15 bytes after its ranges.
-  static constexpr size_t group_budget(bool direct) { return direct ? kLaneBytes - 15 : kLaneBytes; }
+  // What a message needs of a lane's device buffer, at most: its input,
+  // output and tag, each in a range that may start 15 bytes on, and a
+  // verdict. A group's messages together may take the rest but 15 bytes:
+  // its verdicts start on 16 bytes, up to 15 bytes after its ranges.
+  static size_t lane_bytes(const wc_aead_message &m) { return 2 * m.len + 3 * 15 + kTrailerBytes; }
+  static constexpr size_t kGroupBudget = kLaneBytes - 15;
+  // A group's verdicts and descriptors fill at most the pinned buffer.
+  static constexpr size_t kGroupMessages = (kLanePinnedBytes - 16) / (sizeof(int32_t) + sizeof(AeadMessageJob));
 
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
     std::vector<DeviceLanes> devices;
     wc_status status = list_devices(&devices);
-    GroupRanges whole = ranges_of(messages, tag_len, seal);
-    whole.reads.place(0);
-    whole.writes.place(0);
-    const bool direct = whole.reads.page_locked() && whole.writes.page_locked();
-    size_t turn = 0;
+    size_t turn = next_device_.fetch_add(1, std::memory_order_relaxed);
     for (size_t first = 0; first < messages.size() && status == WC_OK;) {
       DeviceLanes &device = devices[turn++ % devices.size()];
       const CurrentDevice on_device(device.device);
       status = on_device.status();
       if (status != WC_OK) break;
-      if (lane_bytes(messages[first], direct) > group_budget(direct)) {
-        status = run_pieces(device, messages[first], tag_len, seal, direct, results ? results + first : nullptr);
+      if (lane_bytes(messages[first]) > kGroupBudget) {
+        status = run_pieces(device, messages[first], tag_len, seal, results ? results + first : nullptr);
         ++first;
         continue;
       }
       size_t end = first;
       size_t bytes = 0;
-      while (end < messages.size() && lane_bytes(messages[end], direct) <= group_budget(direct) - bytes &&
-             (!direct || end - first < kDirectGroupMessages)) {
-        bytes += lane_bytes(messages[end], direct);
+      while (end < messages.size() && lane_bytes(messages[end]) <= kGroupBudget - bytes &&
+             end - first < kGroupMessages) {
+        bytes += lane_bytes(messages[end]);
         ++end;
       }
-      const std::span<const wc_aead_message> group = messages.subspan(first, end - first);
-      wc_status *group_results = results ? results + first : nullptr;
-      HostLane &lane = next_lane_of(device, direct, &status);
+      HostLane &lane = next_lane_of(device, &status);
       if (status == WC_OK) {
-        status = direct ? run_direct_group(lane, group, tag_len, seal, group_results)
-                        : run_group(lane, group, tag_len, seal, group_results);
+        status = run_group(lane, messages.subspan(first, end - first), tag_len, seal,
+                           results ? results + first : nullptr);
       }
       first = end;
     }
     for (DeviceLanes &device : devices) {
       for (HostLane &lane : device.lanes) {
         if (lane.buffers == nullptr) continue;
-        const wc_status waited = lane.buffers->wait();
-        if (status == WC_OK) status = waited;
-        if (status == WC_OK && lane.collect) lane.collect();
+        const wc_status finished = lane.finish();
+        if (status == WC_OK) status = finished;
       }
     }
     if (status == WC_OK && !seal) status = combined_open_status({results, messages.size()});
@@ -786,97 +922,51 @@ class GpuAead final : public AeadCipher {
   }
 
   // The device's next lane in turn, once its stream has passed its earlier
-  // work and the host has collected that work's outputs. Up to
+  // work and the host has collected that work's results. Up to
   // kAeadHostLanes lanes on the device, each leased when work first goes to
-  // it: a call of one group leases one lane on one device. A `direct`
-  // call's lanes stage nothing: their pinned buffers hold results only
-  // (pinning memory costs about 0.5 ms a MiB on the H200 machine).
-  static HostLane &next_lane_of(DeviceLanes &device, bool direct, wc_status *status) {
+  // it: a call of one group leases one lane on one device.
+  static HostLane &next_lane_of(DeviceLanes &device, wc_status *status) {
     if (device.lanes.empty()) device.lanes.resize(tuning::kAeadHostLanes);
     HostLane &lane = device.lanes[device.next++ % device.lanes.size()];
     if (*status != WC_OK) return lane;
-    if (lane.buffers == nullptr) {
-      *status = LeasedBuffers::acquire(&lane.buffers, device.device, kLaneBytes,
-                                       direct ? kDirectPinnedBytes : kLaneBytes);
-      return lane;
-    }
-    *status = lane.buffers->wait();
-    if (*status == WC_OK && lane.collect) lane.collect();
-    lane.collect = nullptr;
+    *status = lane.buffers == nullptr
+                  ? LeasedBuffers::acquire(&lane.buffers, device.device, kLaneBytes, kLanePinnedBytes)
+                  : lane.finish();
     return lane;
   }
 
+  // A group's ranges go to the device and back as they are. The lane's
+  // pinned buffer holds only an opening's verdicts, coming back, and the
+  // messages' descriptors, going up.
   wc_status run_group(HostLane &lane, std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
                       wc_status *results) const {
     LeasedBuffers &buffers = *lane.buffers;
-    std::vector<size_t> offsets(messages.size());
-    size_t data_bytes = 0;
-    for (size_t i = 0; i < messages.size(); ++i) {
-      offsets[i] = data_bytes;
-      data_bytes += round_up16(messages[i].len);
+    HostRanges reads, writes;
+    for (const wc_aead_message &m : messages) {
+      reads.add(m.in, m.len);
+      writes.add(m.out, m.len);
+      (seal ? writes : reads).add(m.tag, tag_len);
     }
-    const size_t tags_at = data_bytes;
-    const size_t verdicts_at = tags_at + 16 * messages.size();
-    const size_t used = verdicts_at + sizeof(int32_t) * messages.size();
-    buffers.mark_used(used);
-    uint8_t *pinned = buffers.pinned();
-    uint8_t *device = buffers.device();
-    std::vector<wc_aead_message> on_device(messages.begin(), messages.end());
-    for (size_t i = 0; i < messages.size(); ++i) {
-      if (messages[i].len != 0) std::memcpy(pinned + offsets[i], messages[i].in, messages[i].len);
-      if (!seal) std::memcpy(pinned + tags_at + 16 * i, messages[i].tag, tag_len);
-      on_device[i].in = on_device[i].out = device + offsets[i];
-      on_device[i].tag = device + tags_at + 16 * i;
-    }
-    cudaStream_t stream = buffers.stream();
-    wc_status status = device_status(cudaMemcpyAsync(device, pinned, used, cudaMemcpyHostToDevice, stream));
-    if (status == WC_OK) {
-      status = keyed_->queue(on_device, tag_len, seal, reinterpret_cast<int32_t *>(device + verdicts_at), stream);
-    }
-    if (status == WC_OK) status = device_status(cudaMemcpyAsync(pinned, device, used, cudaMemcpyDeviceToHost, stream));
-    if (status != WC_OK) return status;
-    lane.collect = [messages, offsets = std::move(offsets), pinned, tags_at, verdicts_at, tag_len, seal, results] {
-      for (size_t i = 0; i < messages.size(); ++i) {
-        const wc_aead_message &m = messages[i];
-        if (m.len != 0) std::memcpy(m.out, pinned + offsets[i], m.len);
-        if (seal) {
-          std::memcpy(m.tag, pinned + tags_at + 16 * i, tag_len);
-        } else {
-          results[i] = verdict(pinned + verdicts_at + sizeof(int32_t) * i);
-        }
-      }
-    };
-    return WC_OK;
-  }
-
-  // A group whose memory is page-locked: its ranges go to the device and
-  // back as they are, with no copy on the host. The lane's pinned buffer
-  // holds only an opening's verdicts, coming back, and the messages'
-  // descriptors, going up.
-  wc_status run_direct_group(HostLane &lane, std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
-                             wc_status *results) const {
-    LeasedBuffers &buffers = *lane.buffers;
-    GroupRanges ranges = ranges_of(messages, tag_len, seal);
-    const size_t verdicts_at = round_up16(ranges.writes.place(ranges.reads.place(0)));
+    const size_t verdicts_at = round_up16(writes.place(reads.place(0)));
     const size_t verdict_bytes = seal ? 0 : sizeof(int32_t) * messages.size();
     const size_t descriptors_at = round_up16(verdict_bytes);
     buffers.mark_device_used(verdicts_at + verdict_bytes);
-    buffers.mark_pinned_used(kDirectPinnedBytes);
+    buffers.mark_pinned_used(kLanePinnedBytes);
     uint8_t *device = buffers.device();
     std::vector<wc_aead_message> on_device(messages.begin(), messages.end());
     for (wc_aead_message &m : on_device) {
-      m.in = m.len != 0 ? ranges.reads.on_device(m.in, device) : device;
-      m.out = m.len != 0 ? ranges.writes.on_device(m.out, device) : device;
-      m.tag = (seal ? ranges.writes : ranges.reads).on_device(m.tag, device);
+      m.in = m.len != 0 ? reads.on_device(m.in, device) : device;
+      m.out = m.len != 0 ? writes.on_device(m.out, device) : device;
+      m.tag = (seal ? writes : reads).on_device(m.tag, device);
     }
     cudaStream_t stream = buffers.stream();
     auto *verdicts = reinterpret_cast<int32_t *>(device + verdicts_at);
-    wc_status status = ranges.reads.upload(device, stream);
-    const std::span<uint8_t> descriptors(buffers.pinned() + descriptors_at, kDirectPinnedBytes - descriptors_at);
+    wc_status status = reads.upload(device, stream);
+    const std::span<uint8_t> descriptors(buffers.pinned() + descriptors_at, kLanePinnedBytes - descriptors_at);
     if (status == WC_OK) {
       status = keyed_->queue(on_device, tag_len, seal, seal ? nullptr : verdicts, stream, descriptors);
     }
-    if (status == WC_OK) status = ranges.writes.download(device, stream);
+    if (status == WC_OK) status = writes.download(device, stream);
     if (status == WC_OK && !seal) {
       status = device_status(
           cudaMemcpyAsync(buffers.pinned(), verdicts, verdict_bytes, cudaMemcpyDeviceToHost, stream));
@@ -888,120 +978,23 @@ class GpuAead final : public AeadCipher {
     return WC_OK;
   }
 
-  // With the lanes' device current.
-  // A `direct` call's memory is taken as page-locked; another's is asked.
-  wc_status run_pieces(DeviceLanes &device_lanes, const wc_aead_message &m, size_t tag_len, bool seal, bool direct,
+  // A long message's pieces on the device's lanes in turn (the device
+  // current).
+  wc_status run_pieces(DeviceLanes &device, const wc_aead_message &m, size_t tag_len, bool seal,
                        wc_status *result) const {
-    AeadMessageJob job;
-    wc_status status = keyed_->prepare_job(&job, m, nullptr);
-    if (status != WC_OK) return status;
-    const uint64_t block_bytes = keyed_->block_bytes();
-    const uint64_t segment_bytes = keyed_->segment_bytes();
-    const uint64_t segments = keyed_->segment_count(m.len);
-    const uint64_t bulk_bytes = aead_bulk_blocks(m.len, block_bytes) * block_bytes;
-    // Room for a run of segments and the tail, which is at most a block.
-    const uint64_t segments_per_piece = (kLaneBytes - kTrailerBytes - block_bytes) / segment_bytes;
-    // Segments are aligned on the end of the bulk run; the first may be short.
-    auto segment_start = [&](uint64_t j) -> uint64_t {
-      const uint64_t from_end = (segments - j) * segment_bytes;
-      return from_end > bulk_bytes ? 0 : bulk_bytes - from_end;
-    };
-    const bool direct_in = direct || page_locked(m.in);
-    const bool direct_out = direct || page_locked(m.out);
-    void *values = nullptr;
-    status = device_status(cudaMalloc(&values, std::max<uint64_t>(segments, 1) * keyed_->segment_value_bytes()));
-    if (status != WC_OK) return status;
-
-    for (uint64_t first = 0;; first += segments_per_piece) {
-      const uint64_t end = std::min(segments, first + segments_per_piece);
-      const bool last = end == segments;
-      const uint64_t begin_byte = segment_start(first);
-      const uint64_t end_byte = last ? m.len : segment_start(end);
-      const size_t len = end_byte - begin_byte;
-      HostLane &lane = next_lane_of(device_lanes, direct, &status);
-      if (status != WC_OK) break;
-      LeasedBuffers &buffers = *lane.buffers;
-      cudaStream_t stream = buffers.stream();
-      uint8_t *device = buffers.device();
-      uint8_t *pinned = buffers.pinned();
-      const size_t trailer_at = round_up16(len);
-      // The trailer's host side follows the staged piece, or where nothing
-      // is staged, starts the pinned buffer, which may be no larger.
-      uint8_t *trailer = direct_in && direct_out ? pinned : pinned + trailer_at;
-      buffers.mark_device_used(trailer_at + kTrailerBytes);
-      buffers.mark_pinned_used(static_cast<size_t>(trailer - pinned) + kTrailerBytes);
-
-      const uint8_t *source = m.in + begin_byte;
-      if (!direct_in) {
-        stage(pinned, source, len);
-        source = pinned;
-      }
-      status = device_status(cudaMemcpyAsync(device, source, len, cudaMemcpyHostToDevice, stream));
-      if (status == WC_OK && last && !seal) {
-        std::memcpy(trailer, m.tag, tag_len);
-        status = device_status(
-            cudaMemcpyAsync(device + trailer_at, trailer, 16, cudaMemcpyHostToDevice, stream));
-      }
-      AeadMessageJob piece = job;
-      piece.in = piece.out = device;
-      piece.base = begin_byte;
-      piece.tag = device + trailer_at;
-      piece.verified = seal ? nullptr : reinterpret_cast<int32_t *>(device + trailer_at + 16);
-      piece.aligned = true;
-      const AeadLaunch launch{nullptr, piece, 1, first, values, static_cast<uint32_t>(tag_len), seal};
-      if (status == WC_OK) status = keyed_->queue_kernels(launch, end - first, false, stream);
-      if (status == WC_OK && last) {
-        // The finish kernel reads every piece's segment values.
-        for (const HostLane &other : device_lanes.lanes) {
-          if (&other == &lane || other.buffers == nullptr || status != WC_OK) continue;
-          status = buffers.order_after(*other.buffers);
-        }
-        if (status == WC_OK) status = keyed_->queue_kernels(launch, 0, true, stream);
-      }
-      uint8_t *target = direct_out ? m.out + begin_byte : pinned;
-      if (status == WC_OK) status = device_status(cudaMemcpyAsync(target, device, len, cudaMemcpyDeviceToHost, stream));
-      if (status == WC_OK && last) {
-        status = device_status(cudaMemcpyAsync(trailer, device + trailer_at, kTrailerBytes,
-                                               cudaMemcpyDeviceToHost, stream));
-      }
-      if (status != WC_OK) break;
-      lane.collect = [=, &m] {
-        if (!direct_out) stage(m.out + begin_byte, pinned, len);
-        if (!last) return;
-        if (seal) {
-          std::memcpy(m.tag, trailer, tag_len);
-        } else {
-          *result = verdict(trailer + 16);
-        }
-      };
-      if (last) break;
+    std::unique_ptr<MessagePieces> pieces;
+    wc_status status = MessagePieces::make(&pieces, *keyed_, m, tag_len, seal);
+    for (size_t k = 0; status == WC_OK && k < pieces->cuts().size(); ++k) {
+      HostLane &lane = next_lane_of(device, &status);
+      const uint64_t at = pieces->cuts()[k];
+      if (status == WC_OK) status = pieces->queue(lane, k, m.in + at, m.out + at, result, device.lanes);
     }
-    // cudaFree waits for the device: every piece, and the finish kernel
-    // that read the values, are done by then.
-    const wc_status freed = device_status(cudaFree(values));
-    return status != WC_OK ? status : freed;
+    return status;
   }
-
-  // A piece between pageable memory and its lane's pinned buffer, on the
-  // pool's threads: the lanes' one driving thread alone copied at 3 GB/s.
-  static void stage(void *target, const void *source, size_t len) {
-    ThreadPool::instance().copy(target, source, len, usable_cpus());
-  }
-
-  static wc_status verdict(const uint8_t *word) {
-    int32_t value = 0;
-    std::memcpy(&value, word, sizeof value);
-    return value == 1 ? WC_OK : WC_ERR_AUTH;
-  }
-
-  static constexpr size_t kLaneBytes = tuning::kAeadHostLaneBytes;
-  // A direct lane's pinned buffer: a group's verdicts and descriptors, or a
-  // piece's trailer.
-  static constexpr size_t kDirectPinnedBytes = size_t{64} << 10;
-  static constexpr size_t kDirectGroupMessages = (kDirectPinnedBytes - 16) / (sizeof(int32_t) + sizeof(AeadMessageJob));
 
   std::unique_ptr<KeyedGpuAead> keyed_;
   std::vector<int> devices_;
+  mutable std::atomic<size_t> next_device_{0};  // where the next call starts
 };
 
 wc_status make_keyed(std::unique_ptr<KeyedGpuAead> *out, const wc_aead &aead, std::span<const uint8_t> key) {

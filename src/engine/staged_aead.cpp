@@ -1,0 +1,242 @@
+#include "engine/staged_aead.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/backend_tables.h"
+#include "core/cpu_budget.h"
+#include "core/secret_bytes.h"
+#include "core/thread_pool.h"
+#include "engine/io_buffer.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+// What a window holds at most, unless one piece is longer: a group of short
+// messages, or one piece of a long one, which the device AEAD cuts to fit
+// its own lanes (8 MiB, the size measured best for them).
+constexpr size_t kWindowBytes = size_t{8} << 20;
+
+// Page-locked windows, kept for the process: pinning memory costs about
+// 0.5 ms a MiB (the H200 machine), more than a window's trip through the
+// device. Windows come back wiped of what they held.
+class WindowPool {
+ public:
+  // Never destroyed: its windows would be unpinned after the CUDA runtime
+  // has gone at exit. They hold nothing by then.
+  static WindowPool &instance() {
+    static auto *pool = new WindowPool;
+    return *pool;
+  }
+
+  std::unique_ptr<IoBuffer> take() {
+    const std::lock_guard lock(mutex_);
+    if (free_.empty()) return std::make_unique<IoBuffer>(HostMemory::page_locked);
+    std::unique_ptr<IoBuffer> window = std::move(free_.back());
+    free_.pop_back();
+    return window;
+  }
+
+  void give(std::unique_ptr<IoBuffer> window) {
+    const std::lock_guard lock(mutex_);
+    if (free_.size() < kKept) free_.push_back(std::move(window));
+  }
+
+ private:
+  static constexpr size_t kKept = 64;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<IoBuffer>> free_;
+};
+
+// A window taken for one group or piece, wiped and given back after.
+class WindowLease {
+ public:
+  WindowLease() : window_(WindowPool::instance().take()) {}
+  ~WindowLease() {
+    if (used_ != 0) secure_wipe(window_->data(), used_);
+    WindowPool::instance().give(std::move(window_));
+  }
+  WindowLease(const WindowLease &) = delete;
+  WindowLease &operator=(const WindowLease &) = delete;
+
+  // Room for `len` bytes, or nullptr when memory runs out.
+  uint8_t *place(size_t len) {
+    uint8_t *bytes = window_->place(len, 0);
+    used_ = bytes != nullptr ? len : 0;
+    return bytes;
+  }
+
+ private:
+  std::unique_ptr<IoBuffer> window_;
+  size_t used_ = 0;
+};
+
+size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
+
+// A message's room in a group's window: its bytes from a 16-byte boundary,
+// where the device's loads stay aligned, and 16 bytes of tag.
+size_t window_bytes(const wc_aead_message &m) { return round_up16(m.len) + 16; }
+
+// What one lane takes at a time: `count` whole messages from `first`, or
+// where count is 0 piece `piece` of message `first`.
+struct Work {
+  size_t first = 0;
+  size_t count = 0;
+  size_t piece = 0;
+};
+
+class StagedAead final : public AeadCipher {
+ public:
+  StagedAead(std::unique_ptr<AeadCipher> device_aead, unsigned lanes)
+      : device_(std::move(device_aead)), lanes_(std::max(1u, lanes)),
+        copy_workers_(std::max(1u, usable_cpus() / lanes_)) {}
+
+  wc_backend backend() const override { return device_->backend(); }
+
+  wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
+    if (page_locked(messages, tag_len)) return device_->seal(messages, tag_len);
+    return run(messages, tag_len, true, nullptr);
+  }
+
+  wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
+    if (page_locked(messages, tag_len)) return device_->open(messages, tag_len, results);
+    return run(messages, tag_len, false, results);
+  }
+
+  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
+                   bool seal) const override {
+    return device_->pieces(out, message, tag_len, seal);
+  }
+
+  wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
+                         wc_cuda_stream stream) const override {
+    return device_->queue_device(messages, tag_len, seal, verified, stream);
+  }
+
+  wc_status queue_device_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
+                                 wc_cuda_stream stream) const override {
+    return device_->queue_device_strided(batch, tag_len, seal, verified, stream);
+  }
+
+ private:
+  // Whether the device can copy every byte of the call straight from and to
+  // where it is. A range's first byte stands for it: a message within two
+  // allocations is no message.
+  static bool page_locked(std::span<const wc_aead_message> messages, size_t tag_len) {
+    return std::all_of(messages.begin(), messages.end(), [tag_len](const wc_aead_message &m) {
+      return (m.len == 0 || (kCudaBackend.page_locked(m.in) && kCudaBackend.page_locked(m.out))) &&
+             (tag_len == 0 || kCudaBackend.page_locked(m.tag));
+    });
+  }
+
+  // The call's work: groups of messages a window holds, and the pieces of
+  // longer ones, every last piece in a second round, after its message's
+  // other pieces. Then each round on the lanes.
+  wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
+    std::vector<std::unique_ptr<AeadPieces>> pieces(messages.size());
+    std::vector<Work> rounds[2];
+    for (size_t first = 0; first < messages.size();) {
+      if (window_bytes(messages[first]) > kWindowBytes) {
+        const wc_status status = device_->pieces(&pieces[first], messages[first], tag_len, seal);
+        if (status != WC_OK) return status;
+        const size_t count = pieces[first]->cuts().size();
+        for (size_t k = 0; k + 1 < count; ++k) rounds[0].push_back({first, 0, k});
+        rounds[1].push_back({first, 0, count - 1});
+        ++first;
+        continue;
+      }
+      size_t end = first;
+      for (size_t bytes = 0; end < messages.size() && window_bytes(messages[end]) <= kWindowBytes - bytes; ++end) {
+        bytes += window_bytes(messages[end]);
+      }
+      rounds[0].push_back({first, end - first, 0});
+      first = end;
+    }
+    std::mutex mutex;
+    wc_status failure = WC_OK;  // the first error but a tag mismatch
+    for (const std::vector<Work> &round : rounds) {
+      ThreadPool::instance().parallel_for(round.size(), lanes_, [&](size_t i) {
+        const Work &work = round[i];
+        const wc_status status = work.count != 0
+                                     ? run_group(messages.subspan(work.first, work.count), tag_len, seal,
+                                                 results ? results + work.first : nullptr)
+                                     : run_piece(*pieces[work.first], work.piece, messages[work.first],
+                                                 results ? results + work.first : nullptr);
+        if (status == WC_OK || status == WC_ERR_AUTH) return;
+        const std::lock_guard lock(mutex);
+        if (failure == WC_OK) failure = status;
+        if (results != nullptr && work.count == 0) results[work.first] = status;
+      });
+      if (failure != WC_OK) return failure;
+    }
+    return seal ? WC_OK : combined_open_status({results, messages.size()});
+  }
+
+  // Whole messages through one window: their bytes, then their tags.
+  wc_status run_group(std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
+                      wc_status *results) const {
+    std::vector<size_t> offsets(messages.size());
+    size_t tags_at = 0;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      offsets[i] = tags_at;
+      tags_at += round_up16(messages[i].len);
+    }
+    WindowLease lease;
+    uint8_t *window = lease.place(tags_at + 16 * messages.size());
+    if (window == nullptr) return WC_ERR_OUT_OF_MEMORY;
+    std::vector<wc_aead_message> staged(messages.begin(), messages.end());
+    for (size_t i = 0; i < messages.size(); ++i) {
+      staged[i].in = staged[i].out = window + offsets[i];
+      staged[i].tag = window + tags_at + 16 * i;
+      copy(staged[i].out, messages[i].in, messages[i].len);
+      if (!seal) std::memcpy(staged[i].tag, messages[i].tag, tag_len);
+    }
+    const wc_status status = seal ? device_->seal(staged, tag_len) : device_->open(staged, tag_len, results);
+    if (status != WC_OK && status != WC_ERR_AUTH) return status;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      if (!seal && results[i] != WC_OK) continue;  // the caller zeroes its output
+      copy(messages[i].out, staged[i].out, messages[i].len);
+      if (seal) std::memcpy(messages[i].tag, staged[i].tag, tag_len);
+    }
+    return status;
+  }
+
+  // A piece through one window; the last one's status is its message's
+  // result when opening (a failing piece's, the caller's to record).
+  wc_status run_piece(AeadPieces &pieces, size_t k, const wc_aead_message &m, wc_status *result) const {
+    const std::vector<uint64_t> &cuts = pieces.cuts();
+    const bool last = k + 1 == cuts.size();
+    const auto len = static_cast<size_t>((last ? m.len : cuts[k + 1]) - cuts[k]);
+    WindowLease lease;
+    uint8_t *window = lease.place(len);
+    wc_status status = WC_ERR_OUT_OF_MEMORY;
+    if (window != nullptr) {
+      copy(window, m.in + cuts[k], len);
+      status = pieces.run(k, window, window);
+      if (status == WC_OK) copy(m.out + cuts[k], window, len);
+    }
+    if (result != nullptr && last) *result = status;
+    return status;
+  }
+
+  // A lane's copy, on its share of the cores: one thread copies pageable
+  // memory at a fraction of the rate the memory system allows.
+  void copy(uint8_t *target, const uint8_t *source, size_t len) const {
+    if (len != 0) ThreadPool::instance().copy(target, source, len, copy_workers_);
+  }
+
+  std::unique_ptr<AeadCipher> device_;
+  unsigned lanes_;
+  unsigned copy_workers_;
+};
+
+}  // namespace
+
+std::unique_ptr<AeadCipher> stage_host_memory(std::unique_ptr<AeadCipher> device_aead, unsigned lanes) {
+  return std::make_unique<StagedAead>(std::move(device_aead), lanes);
+}
+
+}  // namespace warpcrypt::engine

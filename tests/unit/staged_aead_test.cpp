@@ -1,0 +1,251 @@
+// The engine's staging of pageable host memory for a device AEAD
+// (engine/staged_aead.h), on the CPU: a toy AEAD stands for the device's, so
+// that what is checked is the staging alone (groups of a window, pieces of
+// long messages, the last piece after the others, results copied back,
+// verdicts and failures). The real device AEAD behind it is checked against
+// OpenSSL on the GPU (tests/gpu/aead_device_test.cu).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/staged_aead.h"
+
+namespace warpcrypt::engine {
+namespace {
+
+constexpr size_t kTagLen = 16;
+// The toy's pieces: not a power of two, so that cuts fall mid-window.
+constexpr uint64_t kToyPieceBytes = (uint64_t{3} << 20) + 48;
+
+uint8_t keystream(const wc_aead_message &m, uint64_t at) {
+  return static_cast<uint8_t>(at * 131 + (at >> 9) + m.nonce[0]);
+}
+
+// A tag over the plaintext and the nonce's first byte.
+void toy_tag(const wc_aead_message &m, const uint8_t *plaintext, uint8_t *tag) {
+  uint64_t h = 1469598103934665603ull ^ m.nonce[0];
+  for (size_t i = 0; i < m.len; ++i) h = (h ^ plaintext[i]) * 1099511628211ull;
+  for (size_t i = 0; i < kTagLen; ++i) tag[i] = static_cast<uint8_t>(h >> (8 * (i % 8)) ^ i);
+}
+
+// What the toy saw of the staging.
+struct Seen {
+  std::atomic<size_t> whole_calls{0};
+  std::atomic<size_t> pieces_run{0};
+  std::atomic<bool> caller_memory{false};  // a whole call on the caller's buffers
+  std::atomic<bool> last_too_early{false};
+  std::vector<const uint8_t *> caller_buffers;
+  size_t fail_piece = SIZE_MAX;  // a piece that fails with WC_ERR_DEVICE
+};
+
+class ToyPieces final : public AeadPieces {
+ public:
+  ToyPieces(const wc_aead_message &m, bool seal, Seen &seen) : m_(m), seal_(seal), seen_(seen), plaintext_(m.len) {
+    for (uint64_t at = 0; at == 0 || at < m.len; at += kToyPieceBytes) cuts_.push_back(at);
+  }
+  const std::vector<uint64_t> &cuts() const override { return cuts_; }
+
+  wc_status run(size_t k, const uint8_t *in, uint8_t *out) override {
+    if (k == seen_.fail_piece) return WC_ERR_DEVICE;
+    const bool last = k + 1 == cuts_.size();
+    if (last && done_.load() != cuts_.size() - 1) seen_.last_too_early = true;
+    const uint64_t begin = cuts_[k];
+    const uint64_t end = last ? m_.len : cuts_[k + 1];
+    for (uint64_t at = begin; at < end; ++at) {
+      const uint8_t plain = seal_ ? in[at - begin] : static_cast<uint8_t>(in[at - begin] ^ keystream(m_, at));
+      plaintext_[at] = plain;
+      out[at - begin] = static_cast<uint8_t>(plain ^ keystream(m_, at));
+      if (!seal_) out[at - begin] = plain;
+    }
+    ++seen_.pieces_run;
+    if (!last) {
+      ++done_;
+      return WC_OK;
+    }
+    uint8_t tag[kTagLen];
+    toy_tag(m_, plaintext_.data(), tag);
+    if (seal_) {
+      std::memcpy(m_.tag, tag, kTagLen);
+      return WC_OK;
+    }
+    return std::memcmp(tag, m_.tag, kTagLen) == 0 ? WC_OK : WC_ERR_AUTH;
+  }
+
+ private:
+  wc_aead_message m_;
+  bool seal_;
+  Seen &seen_;
+  std::vector<uint64_t> cuts_;
+  std::vector<uint8_t> plaintext_;
+  std::atomic<size_t> done_{0};
+};
+
+class ToyAead final : public AeadCipher {
+ public:
+  explicit ToyAead(Seen &seen) : seen_(seen) {}
+  wc_backend backend() const override { return WC_BACKEND_GPU; }
+
+  wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
+    note(messages);
+    for (const wc_aead_message &m : messages) {
+      std::vector<uint8_t> plaintext(m.in, m.in + m.len);
+      for (size_t at = 0; at < m.len; ++at) m.out[at] = static_cast<uint8_t>(plaintext[at] ^ keystream(m, at));
+      uint8_t tag[kTagLen];
+      toy_tag(m, plaintext.data(), tag);
+      std::memcpy(m.tag, tag, tag_len);
+    }
+    return WC_OK;
+  }
+
+  wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
+    note(messages);
+    for (size_t i = 0; i < messages.size(); ++i) {
+      const wc_aead_message &m = messages[i];
+      for (size_t at = 0; at < m.len; ++at) m.out[at] = static_cast<uint8_t>(m.in[at] ^ keystream(m, at));
+      uint8_t tag[kTagLen];
+      toy_tag(m, m.out, tag);
+      results[i] = std::memcmp(tag, m.tag, tag_len) == 0 ? WC_OK : WC_ERR_AUTH;
+    }
+    return combined_open_status({results, messages.size()});
+  }
+
+  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
+                   bool seal) const override {
+    EXPECT_EQ(tag_len, kTagLen);
+    *out = std::make_unique<ToyPieces>(message, seal, seen_);
+    return WC_OK;
+  }
+
+ private:
+  void note(std::span<const wc_aead_message> messages) const {
+    ++seen_.whole_calls;
+    for (const wc_aead_message &m : messages) {
+      for (const uint8_t *caller : seen_.caller_buffers) {
+        if (m.in == caller || m.out == caller) seen_.caller_memory = true;
+      }
+    }
+  }
+  Seen &seen_;
+};
+
+// Messages of `lengths`, each with its own buffers and nonce.
+struct Batch {
+  std::vector<std::vector<uint8_t>> in, out, tags;
+  std::vector<std::array<uint8_t, 12>> nonces;
+  std::vector<wc_aead_message> messages;
+
+  explicit Batch(const std::vector<size_t> &lengths) {
+    const size_t n = lengths.size();
+    in.resize(n), out.resize(n), tags.resize(n), nonces.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      in[i].resize(lengths[i]);
+      for (size_t b = 0; b < lengths[i]; ++b) in[i][b] = static_cast<uint8_t>(b * 7 + i);
+      out[i].assign(lengths[i], 0xEE);
+      tags[i].assign(kTagLen, 0);
+      nonces[i].fill(static_cast<uint8_t>(i * 3 + 1));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      messages.push_back(wc_aead_message{out[i].data(), in[i].data(), lengths[i], nonces[i].data(), 12, nullptr, 0,
+                                         tags[i].data()});
+    }
+  }
+  // The messages with input and output swapped: to open what was sealed.
+  std::vector<wc_aead_message> reversed() {
+    std::vector<wc_aead_message> back = messages;
+    for (size_t i = 0; i < back.size(); ++i) {
+      back[i].in = out[i].data();
+      back[i].out = in[i].data();
+    }
+    return back;
+  }
+};
+
+std::vector<size_t> mixed_lengths() {
+  std::vector<size_t> lengths = {0, 1, 15, 16, 17, 1000, 65536};
+  for (size_t i = 0; i < 300; ++i) lengths.push_back(40000 + 13 * i);  // about 12 MiB: several windows
+  lengths.push_back((size_t{8} << 20) + 1);                             // a window's worth and a byte: pieces
+  lengths.push_back(33);
+  lengths.push_back(3 * kToyPieceBytes);  // pieces ending on a cut
+  lengths.push_back((size_t{20} << 20) + 5);
+  return lengths;
+}
+
+class StagedAeadTest : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(StagedAeadTest, SealsAsTheDeviceAeadDoesAndOpensBack) {
+  const std::vector<size_t> lengths = mixed_lengths();
+  Batch expected(lengths);
+  Seen direct_seen;
+  ASSERT_EQ(ToyAead(direct_seen).seal(expected.messages, kTagLen), WC_OK);
+
+  Batch batch(lengths);
+  Seen seen;
+  for (const auto &buffer : batch.in) seen.caller_buffers.push_back(buffer.data());
+  for (const auto &buffer : batch.out) seen.caller_buffers.push_back(buffer.data());
+  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), GetParam());
+  ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
+  EXPECT_FALSE(seen.caller_memory) << "a whole-message call reached the caller's buffers unstaged";
+  EXPECT_FALSE(seen.last_too_early) << "a last piece ran before its message's other pieces";
+  EXPECT_GE(seen.whole_calls.load(), 2u) << "12 MiB of short messages should take several windows";
+  // 8 MiB + 1 and 20 MiB + 5 take 3 and 7 pieces, 3 * kToyPieceBytes 3.
+  EXPECT_EQ(seen.pieces_run.load(), 13u);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    ASSERT_EQ(batch.out[i], expected.out[i]) << "message " << i << " of " << lengths[i] << " bytes";
+    ASSERT_EQ(batch.tags[i], expected.tags[i]) << "message " << i;
+  }
+
+  for (auto &plain : batch.in) std::fill(plain.begin(), plain.end(), 0);
+  std::vector<wc_status> results(lengths.size(), WC_ERR_DEVICE);
+  ASSERT_EQ(staged->open(batch.reversed(), kTagLen, results.data()), WC_OK);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    EXPECT_EQ(results[i], WC_OK) << "message " << i;
+    ASSERT_EQ(batch.in[i], expected.in[i]) << "message " << i;
+  }
+}
+
+TEST_P(StagedAeadTest, ChangedMessagesFailAloneAndTheRestOpen) {
+  const std::vector<size_t> lengths = mixed_lengths();
+  Batch batch(lengths);
+  Seen seen;
+  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), GetParam());
+  ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
+  const Batch expected(lengths);
+  const size_t changed_short = 100;
+  const size_t changed_long = lengths.size() - 1;  // 20 MiB + 5, in pieces
+  const size_t changed_tag = 3;
+  batch.out[changed_short][7] ^= 1;
+  batch.out[changed_long][(size_t{9} << 20) + 3] ^= 0x80;  // in its fourth piece
+  batch.tags[changed_tag][15] ^= 1;
+  std::vector<wc_status> results(lengths.size(), WC_ERR_DEVICE);
+  EXPECT_EQ(staged->open(batch.reversed(), kTagLen, results.data()), WC_ERR_AUTH);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    const bool changed = i == changed_short || i == changed_long || i == changed_tag;
+    EXPECT_EQ(results[i], changed ? WC_ERR_AUTH : WC_OK) << "message " << i;
+    if (!changed) {
+      ASSERT_EQ(batch.in[i], expected.in[i]) << "message " << i;
+    }
+  }
+  EXPECT_FALSE(seen.last_too_early);
+}
+
+TEST_P(StagedAeadTest, AFailingPieceFailsTheCall) {
+  Batch batch({1000, (size_t{20} << 20) + 5, 2000});
+  Seen seen;
+  seen.fail_piece = 2;
+  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), GetParam());
+  EXPECT_EQ(staged->seal(batch.messages, kTagLen), WC_ERR_DEVICE);
+  std::vector<wc_status> results(3, WC_OK);
+  EXPECT_EQ(staged->open(batch.reversed(), kTagLen, results.data()), WC_ERR_DEVICE);
+  EXPECT_EQ(results[1], WC_ERR_DEVICE);
+}
+
+std::string lanes_name(const ::testing::TestParamInfo<unsigned> &lanes) { return std::to_string(lanes.param) + "_lanes"; }
+
+INSTANTIATE_TEST_SUITE_P(Lanes, StagedAeadTest, ::testing::Values(1u, 4u, 16u), lanes_name);
+
+}  // namespace
+}  // namespace warpcrypt::engine
