@@ -65,11 +65,13 @@ class AeadCipher {
   }
 
   // One long host-memory message, run in pieces by a caller that moves each
-  // piece through memory of its own (engine/staged_aead.h).
-  // WC_ERR_BACKEND_UNAVAILABLE where the backend takes whole messages only.
+  // piece through memory of its own (engine/staged_aead.h): pieces of about
+  // `piece_bytes`, or fewer where the backend's own unit is larger, and no
+  // longer than its lanes hold. WC_ERR_BACKEND_UNAVAILABLE where the backend
+  // takes whole messages only.
   virtual wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
-                           bool seal) const {
-    (void)out, (void)message, (void)tag_len, (void)seal;
+                           bool seal, size_t piece_bytes) const {
+    (void)out, (void)message, (void)tag_len, (void)seal, (void)piece_bytes;
     return WC_ERR_BACKEND_UNAVAILABLE;
   }
 

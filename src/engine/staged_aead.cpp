@@ -1,6 +1,7 @@
 #include "engine/staged_aead.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -51,7 +52,8 @@ class WindowPool {
   std::vector<std::unique_ptr<IoBuffer>> free_;
 };
 
-// A window taken for one group or piece, wiped and given back after.
+// A window a lane holds for its groups and pieces, wiped once and given
+// back after: a wipe per piece cost as much as a copy.
 class WindowLease {
  public:
   WindowLease() : window_(WindowPool::instance().take()) {}
@@ -62,10 +64,13 @@ class WindowLease {
   WindowLease(const WindowLease &) = delete;
   WindowLease &operator=(const WindowLease &) = delete;
 
-  // Room for `len` bytes, or nullptr when memory runs out.
+  // Room for `len` bytes, or nullptr when memory runs out. A window that
+  // grows wipes what it held (IoBuffer::place).
   uint8_t *place(size_t len) {
+    const uint8_t *held = window_->data();
     uint8_t *bytes = window_->place(len, 0);
-    used_ = bytes != nullptr ? len : 0;
+    if (bytes == nullptr) return nullptr;
+    used_ = bytes == held ? std::max(used_, len) : len;
     return bytes;
   }
 
@@ -97,18 +102,18 @@ class StagedAead final : public AeadCipher {
   wc_backend backend() const override { return device_->backend(); }
 
   wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
-    if (page_locked(messages, tag_len)) return device_->seal(messages, tag_len);
+    if (page_locked(messages)) return device_->seal(messages, tag_len);
     return run(messages, tag_len, true, nullptr);
   }
 
   wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
-    if (page_locked(messages, tag_len)) return device_->open(messages, tag_len, results);
+    if (page_locked(messages)) return device_->open(messages, tag_len, results);
     return run(messages, tag_len, false, results);
   }
 
-  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
-                   bool seal) const override {
-    return device_->pieces(out, message, tag_len, seal);
+  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len, bool seal,
+                   size_t piece_bytes) const override {
+    return device_->pieces(out, message, tag_len, seal, piece_bytes);
   }
 
   wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
@@ -122,25 +127,28 @@ class StagedAead final : public AeadCipher {
   }
 
  private:
-  // Whether the device can copy every byte of the call straight from and to
-  // where it is. A range's first byte stands for it: a message within two
-  // allocations is no message.
-  static bool page_locked(std::span<const wc_aead_message> messages, size_t tag_len) {
-    return std::all_of(messages.begin(), messages.end(), [tag_len](const wc_aead_message &m) {
-      return (m.len == 0 || (kCudaBackend.page_locked(m.in) && kCudaBackend.page_locked(m.out))) &&
-             (tag_len == 0 || kCudaBackend.page_locked(m.tag));
+  // Whether the device can copy the call's data straight from and to where
+  // it is. A range's first byte stands for it: a message within two
+  // allocations is no message. Tags are not asked: the device AEAD copies
+  // their few bytes from wherever they are, and staging a call for them
+  // would copy all of its data.
+  static bool page_locked(std::span<const wc_aead_message> messages) {
+    return std::all_of(messages.begin(), messages.end(), [](const wc_aead_message &m) {
+      return m.len == 0 || (kCudaBackend.page_locked(m.in) && kCudaBackend.page_locked(m.out));
     });
   }
 
   // The call's work: groups of messages a window holds, and the pieces of
   // longer ones, every last piece in a second round, after its message's
-  // other pieces. Then each round on the lanes.
+  // other pieces. Then each round on the lanes, each lane taking the next
+  // work in turn, in one window it holds for the round.
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
     std::vector<std::unique_ptr<AeadPieces>> pieces(messages.size());
     std::vector<Work> rounds[2];
     for (size_t first = 0; first < messages.size();) {
       if (window_bytes(messages[first]) > kWindowBytes) {
-        const wc_status status = device_->pieces(&pieces[first], messages[first], tag_len, seal);
+        const wc_status status =
+            device_->pieces(&pieces[first], messages[first], tag_len, seal, piece_bytes(messages[first].len));
         if (status != WC_OK) return status;
         const size_t count = pieces[first]->cuts().size();
         for (size_t k = 0; k + 1 < count; ++k) rounds[0].push_back({first, 0, k});
@@ -157,35 +165,49 @@ class StagedAead final : public AeadCipher {
     }
     std::mutex mutex;
     wc_status failure = WC_OK;  // the first error but a tag mismatch
+    std::atomic<bool> failed{false};
     for (const std::vector<Work> &round : rounds) {
-      ThreadPool::instance().parallel_for(round.size(), lanes_, [&](size_t i) {
-        const Work &work = round[i];
-        const wc_status status = work.count != 0
-                                     ? run_group(messages.subspan(work.first, work.count), tag_len, seal,
-                                                 results ? results + work.first : nullptr)
-                                     : run_piece(*pieces[work.first], work.piece, messages[work.first],
-                                                 results ? results + work.first : nullptr);
-        if (status == WC_OK || status == WC_ERR_AUTH) return;
-        const std::lock_guard lock(mutex);
-        if (failure == WC_OK) failure = status;
-        if (results != nullptr && work.count == 0) results[work.first] = status;
+      std::atomic<size_t> next{0};
+      const auto lanes = static_cast<unsigned>(std::min<size_t>(lanes_, round.size()));
+      ThreadPool::instance().parallel_for(lanes, lanes, [&](size_t) {
+        WindowLease window;
+        for (size_t i = next++; i < round.size() && !failed; i = next++) {
+          const Work &work = round[i];
+          wc_status *result = results ? results + work.first : nullptr;
+          const wc_status status =
+              work.count != 0
+                  ? run_group(window, messages.subspan(work.first, work.count), tag_len, seal, result)
+                  : run_piece(window, *pieces[work.first], work.piece, messages[work.first], result);
+          if (status == WC_OK || status == WC_ERR_AUTH) continue;
+          const std::lock_guard lock(mutex);
+          if (failure == WC_OK) failure = status;
+          if (result != nullptr && work.count == 0) *result = status;
+          failed = true;
+        }
       });
       if (failure != WC_OK) return failure;
     }
     return seal ? WC_OK : combined_open_status({results, messages.size()});
   }
 
+  // A long message's pieces: a window's worth, or less where that gives
+  // fewer pieces than lanes, so that the lanes share the message (down to
+  // 1 MiB, below which a piece costs more in latency than it gains).
+  size_t piece_bytes(uint64_t len) const {
+    constexpr uint64_t kLeast = uint64_t{1} << 20;
+    return static_cast<size_t>(std::clamp<uint64_t>(len / lanes_, kLeast, kWindowBytes));
+  }
+
   // Whole messages through one window: their bytes, then their tags.
-  wc_status run_group(std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
-                      wc_status *results) const {
+  wc_status run_group(WindowLease &window_lease, std::span<const wc_aead_message> messages, size_t tag_len,
+                      bool seal, wc_status *results) const {
     std::vector<size_t> offsets(messages.size());
     size_t tags_at = 0;
     for (size_t i = 0; i < messages.size(); ++i) {
       offsets[i] = tags_at;
       tags_at += round_up16(messages[i].len);
     }
-    WindowLease lease;
-    uint8_t *window = lease.place(tags_at + 16 * messages.size());
+    uint8_t *window = window_lease.place(tags_at + 16 * messages.size());
     if (window == nullptr) return WC_ERR_OUT_OF_MEMORY;
     std::vector<wc_aead_message> staged(messages.begin(), messages.end());
     for (size_t i = 0; i < messages.size(); ++i) {
@@ -206,12 +228,12 @@ class StagedAead final : public AeadCipher {
 
   // A piece through one window; the last one's status is its message's
   // result when opening (a failing piece's, the caller's to record).
-  wc_status run_piece(AeadPieces &pieces, size_t k, const wc_aead_message &m, wc_status *result) const {
+  wc_status run_piece(WindowLease &window_lease, AeadPieces &pieces, size_t k, const wc_aead_message &m,
+                      wc_status *result) const {
     const std::vector<uint64_t> &cuts = pieces.cuts();
     const bool last = k + 1 == cuts.size();
     const auto len = static_cast<size_t>((last ? m.len : cuts[k + 1]) - cuts[k]);
-    WindowLease lease;
-    uint8_t *window = lease.place(len);
+    uint8_t *window = window_lease.place(len);
     wc_status status = WC_ERR_OUT_OF_MEMORY;
     if (window != nullptr) {
       copy(window, m.in + cuts[k], len);

@@ -113,9 +113,12 @@ class ToyAead final : public AeadCipher {
     return combined_open_status({results, messages.size()});
   }
 
-  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
-                   bool seal) const override {
+  // Its own cut, whatever the piece size asked: a backend's unit may be
+  // larger.
+  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len, bool seal,
+                   size_t piece_bytes) const override {
     EXPECT_EQ(tag_len, kTagLen);
+    EXPECT_GE(piece_bytes, size_t{1} << 20);
     *out = std::make_unique<ToyPieces>(message, seal, seen_);
     return WC_OK;
   }

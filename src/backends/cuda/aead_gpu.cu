@@ -596,9 +596,11 @@ wc_status verdict(const uint8_t *word) {
 class MessagePieces {
  public:
   // With the device current.
+  // Pieces of at most `piece_bytes`, or one segment and the tail where that
+  // is more, and at most what a lane holds.
   static wc_status make(std::unique_ptr<MessagePieces> *out, const KeyedGpuAead &keyed, const wc_aead_message &m,
-                        size_t tag_len, bool seal) {
-    auto pieces = std::unique_ptr<MessagePieces>(new MessagePieces(keyed, m, tag_len, seal));
+                        size_t tag_len, bool seal, size_t piece_bytes = kLaneBytes) {
+    auto pieces = std::unique_ptr<MessagePieces>(new MessagePieces(keyed, m, tag_len, seal, piece_bytes));
     wc_status status = keyed.prepare_job(&pieces->job_, m, nullptr);
     if (status == WC_OK) {
       status = device_status(
@@ -671,13 +673,15 @@ class MessagePieces {
   }
 
  private:
-  MessagePieces(const KeyedGpuAead &keyed, const wc_aead_message &m, size_t tag_len, bool seal)
+  MessagePieces(const KeyedGpuAead &keyed, const wc_aead_message &m, size_t tag_len, bool seal, size_t piece_bytes)
       : keyed_(keyed), message_(m), tag_len_(tag_len), seal_(seal), segments_(keyed.segment_count(m.len)) {
     const uint64_t block_bytes = keyed.block_bytes();
     const uint64_t segment_bytes = keyed.segment_bytes();
     const uint64_t bulk_bytes = aead_bulk_blocks(m.len, block_bytes) * block_bytes;
     // Room for a run of segments and the tail, which is at most a block.
-    segments_per_piece_ = (kLaneBytes - kTrailerBytes - block_bytes) / segment_bytes;
+    const uint64_t most = std::min<uint64_t>(std::max<uint64_t>(piece_bytes, block_bytes), kLaneBytes - kTrailerBytes);
+    const uint64_t room = most - block_bytes;
+    segments_per_piece_ = std::max<uint64_t>(1, room / segment_bytes);
     // Segments are aligned on the end of the bulk run; the first may be short.
     for (uint64_t first = 0; first == 0 || first < segments_; first += segments_per_piece_) {
       const uint64_t from_end = (segments_ - first) * segment_bytes;
@@ -748,8 +752,8 @@ class GpuAead final : public AeadCipher {
     return run(messages, tag_len, false, results);
   }
 
-  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len,
-                   bool seal) const override {
+  wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len, bool seal,
+                   size_t piece_bytes) const override {
     std::vector<DeviceLanes> devices;
     wc_status status = list_devices(&devices);
     if (status != WC_OK) return status;
@@ -757,7 +761,7 @@ class GpuAead final : public AeadCipher {
     const CurrentDevice on_device(device);
     status = on_device.status();
     std::unique_ptr<MessagePieces> pieces;
-    if (status == WC_OK) status = MessagePieces::make(&pieces, *keyed_, message, tag_len, seal);
+    if (status == WC_OK) status = MessagePieces::make(&pieces, *keyed_, message, tag_len, seal, piece_bytes);
     if (status == WC_OK) *out = std::make_unique<GpuPieces>(device, std::move(pieces));
     return status;
   }
