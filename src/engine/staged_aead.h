@@ -16,7 +16,7 @@
 namespace warpcrypt::engine {
 
 // `device_aead` with its host-memory calls staged on up to `lanes` lanes at
-// once (the placement's GPU lanes: streams times devices).
+// once (placement.cpp decides how many).
 std::unique_ptr<AeadCipher> stage_host_memory(std::unique_ptr<AeadCipher> device_aead, unsigned lanes);
 
 }  // namespace warpcrypt::engine
