@@ -332,6 +332,28 @@ def gpu_host_data(notes: LabNotes) -> list[str]:
     ]
 
 
+def aead_staging(notes: LabNotes) -> list[str]:
+    name = "aead_staging_h200_97408f3.json"
+    d = load(name)
+    span = lambda values: "–".join(dict.fromkeys(gbs(v) for v in (min(values), max(values))))
+    body = [[r["cipher"], r["memory"], r["direction"], size(r["bytes"]), span(r["before_gbps"]), span(r["after_gbps"])]
+            for r in d["rows"]]
+    return [
+        "## AEAD on host memory through the GPU",
+        "",
+        "`warpcrypt speed --backend gpu` on host memory, sealing and opening one message per call, before the"
+        " engine staged pageable memory for the GPU AEAD (commit " + d["before_commit"] + ", the backend's own"
+        " staging) and after (commit " + d["commit"] + f"), in turns, {d['rounds']} rounds, the range of the rounds'"
+        f" medians: `docs/bench/{name}`, {d['device']}, {d['date']}. How the staging lanes were chosen is in the"
+        " lab notes, " + notes.link("The GPU AEAD's staging") + ".",
+        "",
+        *table(["AEAD", "host memory", "call", "size", "before, GB/s", "after, GB/s"], body),
+        "",
+        "Reproduce: `warpcrypt speed -evp CIPHER --backend gpu --memory pageable|pinned [-decrypt] -bytes SIZE`.",
+        "",
+    ]
+
+
 def python(notes: LabNotes) -> list[str]:
     name = "python_overhead_h100_f6861e1.json"
     d = load(name)
@@ -388,13 +410,16 @@ def python_aead(notes: LabNotes) -> list[str]:
 
 
 def python_aead_segmented(notes: LabNotes) -> list[str]:
-    name = "python_aead_h200_16cores_dc9408e.json"
+    timed = load("python_aead_h200_16cores_dc9408e.json")
+    name = "python_aead_h200_16cores_97408f3.json"
     d = load(name)
     return [
         "Once one long message of either AEAD runs in segments over the cores, against pyca/cryptography "
-        + d["cryptography"] + f": `docs/bench/{name}`, {d['device']}, {d['date']}, commit {d['commit']}. Method: "
-        + d["method"] + ". The benchmark script did not finish in the device time left; how the figures were taken"
-        " is in the lab notes' " + notes.link("One ChaCha") + ".",
+        + d["cryptography"] + f", the benchmark script on all {d['cpus_used']} cores: `docs/bench/{name}`,"
+        f" {d['device']}, {d['date']}, commit {d['commit']}, Python {d['python']}. The first figures of that"
+        " change (`docs/bench/python_aead_h200_16cores_dc9408e.json`, commit " + timed["commit"] + ") were taken"
+        " another way: " + timed["method"] + "; see the lab notes' " + notes.link("One ChaCha") + " and "
+        + notes.link("Python against pyca on") + ".",
         "",
         *pyca_table(d),
         "",
@@ -550,7 +575,7 @@ def page(notes: LabNotes) -> str:
         f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
         "",
     ]
-    for area in (gpu_kernels, cli, sealed, backends, hybrid, gpu_host_data, python, dask, safetensors):
+    for area in (gpu_kernels, cli, sealed, backends, hybrid, gpu_host_data, aead_staging, python, dask, safetensors):
         lines += area(notes)
     return "\n".join(lines).rstrip("\n") + "\n"
 
