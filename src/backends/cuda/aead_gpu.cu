@@ -595,9 +595,8 @@ wc_status verdict(const uint8_t *word) {
 // kernel runs with the last piece, which holds the tail, after the others.
 class MessagePieces {
  public:
-  // With the device current.
-  // Pieces of at most `piece_bytes`, or one segment and the tail where that
-  // is more, and at most what a lane holds.
+  // With the device current: pieces of at most `piece_bytes`, or one
+  // segment and the tail where that is more, and at most what a lane holds.
   static wc_status make(std::unique_ptr<MessagePieces> *out, const KeyedGpuAead &keyed, const wc_aead_message &m,
                         size_t tag_len, bool seal, size_t piece_bytes = kLaneBytes) {
     auto pieces = std::unique_ptr<MessagePieces>(new MessagePieces(keyed, m, tag_len, seal, piece_bytes));

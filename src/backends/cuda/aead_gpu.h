@@ -1,5 +1,6 @@
-// The GPU backend's AEAD: messages in host memory move through pinned lanes
-// on several streams of each device, as the plain ciphers' chunks do;
+// The GPU backend's AEAD: messages in host memory are copied straight to
+// the device and back on several streams of each device (staging pageable
+// memory in page-locked buffers is the engine's: engine/staged_aead.h);
 // messages in device memory are queued on the caller's stream.
 #pragma once
 
