@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import statistics
 import re
 import sys
 from pathlib import Path
@@ -350,6 +351,23 @@ def aead_staging(notes: LabNotes) -> list[str]:
         *table(["AEAD", "host memory", "call", "size", "before, GB/s", "after, GB/s"], body),
         "",
         "Reproduce: `warpcrypt speed -evp CIPHER --backend gpu --memory pageable|pinned [-decrypt] -bytes SIZE`.",
+        "",
+        *aead_staging_files(),
+    ]
+
+
+def aead_staging_files() -> list[str]:
+    name = "aead_staging_files_h200_512c000.json"
+    d = load(name)
+    median = lambda values: f"{statistics.median(values):.3f}"
+    body = [[r["path"].replace("-", " -"), r["backend"], median(r["before_s"]), median(r["after_s"]),
+             f"{statistics.median(r['after_s']) / statistics.median(r['before_s']):.2f}"] for r in d["rows"]]
+    return [
+        "The sealed and age files, whose GPU lanes' windows are page-locked and go straight to the device AEAD,"
+        f" before and after the same change: {d['command']}; {d['rounds']} rounds, median wall seconds:"
+        f" `docs/bench/{name}`, {d['device']}, {d['date']}, commits {d['before_commit']} and {d['commit']}.",
+        "",
+        *table(["path", "backend", "before, s", "after, s", "after ÷ before"], body),
         "",
     ]
 
