@@ -372,6 +372,26 @@ def aead_staging_files() -> list[str]:
     ]
 
 
+def cli_before_after(notes: LabNotes) -> list[str]:
+    name = "cli_before_after_dev.json"
+    d = load(name)
+    median = lambda values: statistics.median(values)
+    body = [[r["path"], r["reference"], f"{median(r['reference_s']):.3f}", f"{median(r['before_s']):.3f}",
+             f"{median(r['after_s']):.3f}", f"{median(r['after_s']) / median(r['before_s']):.2f}",
+             f"{median(r['reference_s']) / median(r['after_s']):.1f}×"] for r in d["rows"]]
+    return [
+        "## The CLI against openssl and age, before and after the one-engine work",
+        "",
+        f"{d['command']}; {d['rounds']} rounds, median wall seconds: `docs/bench/{name}`, {d['device']},"
+        f" {d['date']}, commits {d['before_commit']} (before the one-engine work) and {d['commit']}; see the lab"
+        " notes' " + notes.link("The CLI against openssl and age") + ".",
+        "",
+        *table(["path", "reference tool", "reference, s", "warpcrypt before, s", "warpcrypt after, s",
+                "after ÷ before", "speed-up over the reference"], body),
+        "",
+    ]
+
+
 def python(notes: LabNotes) -> list[str]:
     name = "python_overhead_h100_f6861e1.json"
     d = load(name)
@@ -593,7 +613,8 @@ def page(notes: LabNotes) -> str:
         f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
         "",
     ]
-    for area in (gpu_kernels, cli, sealed, backends, hybrid, gpu_host_data, aead_staging, python, dask, safetensors):
+    for area in (gpu_kernels, cli, sealed, backends, hybrid, gpu_host_data, aead_staging, cli_before_after, python, dask,
+                 safetensors):
         lines += area(notes)
     return "\n".join(lines).rstrip("\n") + "\n"
 

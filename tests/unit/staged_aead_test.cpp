@@ -6,10 +6,13 @@
 // OpenSSL on the GPU (tests/gpu/aead_device_test.cu).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/staged_aead.h"
@@ -40,6 +43,13 @@ struct Seen {
   std::atomic<bool> last_too_early{false};
   std::vector<const uint8_t *> caller_buffers;
   size_t fail_piece = SIZE_MAX;  // a piece that fails with WC_ERR_DEVICE
+  // What the toy was handed: the staging's windows.
+  std::mutex mutex;
+  std::vector<std::pair<const uint8_t *, size_t>> staged;
+  void saw(const uint8_t *bytes, size_t len) {
+    const std::lock_guard lock(mutex);
+    staged.emplace_back(bytes, len);
+  }
 };
 
 class ToyPieces final : public AeadPieces {
@@ -51,6 +61,7 @@ class ToyPieces final : public AeadPieces {
 
   wc_status run(size_t k, const uint8_t *in, uint8_t *out) override {
     if (k == seen_.fail_piece) return WC_ERR_DEVICE;
+    seen_.saw(in, static_cast<size_t>((k + 1 == cuts_.size() ? m_.len : cuts_[k + 1]) - cuts_[k]));
     const bool last = k + 1 == cuts_.size();
     if (last && done_.load() != cuts_.size() - 1) seen_.last_too_early = true;
     const uint64_t begin = cuts_[k];
@@ -127,6 +138,7 @@ class ToyAead final : public AeadCipher {
   void note(std::span<const wc_aead_message> messages) const {
     ++seen_.whole_calls;
     for (const wc_aead_message &m : messages) {
+      seen_.saw(m.in, m.len);
       for (const uint8_t *caller : seen_.caller_buffers) {
         if (m.in == caller || m.out == caller) seen_.caller_memory = true;
       }
@@ -247,6 +259,20 @@ TEST_P(StagedAeadTest, AFailingPieceFailsTheCall) {
 }
 
 std::string lanes_name(const ::testing::TestParamInfo<unsigned> &lanes) { return std::to_string(lanes.param) + "_lanes"; }
+
+// The windows hold plaintext while a call runs, and nothing once it has
+// returned: the pool keeps them for the next call, wiped.
+TEST_P(StagedAeadTest, WindowsHoldNothingOnceTheCallReturns) {
+  Batch batch({5000, 70000, (size_t{8} << 20) + 1, 33});
+  for (auto &plain : batch.in) std::fill(plain.begin(), plain.end(), 0x5A);
+  Seen seen;
+  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), GetParam());
+  ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
+  ASSERT_FALSE(seen.staged.empty());
+  for (const auto &[bytes, len] : seen.staged) {
+    EXPECT_TRUE(std::all_of(bytes, bytes + len, [](uint8_t b) { return b == 0; })) << len << " bytes held";
+  }
+}
 
 INSTANTIATE_TEST_SUITE_P(Lanes, StagedAeadTest, ::testing::Values(1u, 4u, 16u), lanes_name);
 
