@@ -33,11 +33,19 @@ class WindowPool {
     return *pool;
   }
 
+  // A window of kWindowBytes from the start, so that it never grows (and
+  // pins again) for a larger group later.
   std::unique_ptr<IoBuffer> take() {
-    const std::lock_guard lock(mutex_);
-    if (free_.empty()) return std::make_unique<IoBuffer>(HostMemory::page_locked);
-    std::unique_ptr<IoBuffer> window = std::move(free_.back());
-    free_.pop_back();
+    {
+      const std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        std::unique_ptr<IoBuffer> window = std::move(free_.back());
+        free_.pop_back();
+        return window;
+      }
+    }
+    auto window = std::make_unique<IoBuffer>(HostMemory::page_locked);
+    window->place(kWindowBytes, 0);  // where memory runs out, WindowLease::place says so
     return window;
   }
 

@@ -261,7 +261,9 @@ TEST_P(StagedAeadTest, AFailingPieceFailsTheCall) {
 std::string lanes_name(const ::testing::TestParamInfo<unsigned> &lanes) { return std::to_string(lanes.param) + "_lanes"; }
 
 // The windows hold plaintext while a call runs, and nothing once it has
-// returned: the pool keeps them for the next call, wiped.
+// returned: the pool keeps them for the next call, wiped. (They are read
+// back here because the pool keeps them: a window is made at its full size
+// and never grows, so none the toy saw has been freed.)
 TEST_P(StagedAeadTest, WindowsHoldNothingOnceTheCallReturns) {
   Batch batch({5000, 70000, (size_t{8} << 20) + 1, 33});
   for (auto &plain : batch.in) std::fill(plain.begin(), plain.end(), 0x5A);
