@@ -372,12 +372,16 @@ wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options,
       wc_status status = engine::resolve_placement(&shape, options, WC_BACKEND_GPU);
       std::unique_ptr<AeadCipher> device_aead;
       if (status == WC_OK) status = kCudaBackend.make_aead(&device_aead, aead, key, shape.devices);
-      // Staging is copying, the CPU's work: a lane a core, and no fewer than
-      // the GPU lanes. On the H200 machine (16 cores, 2026-11-28), 1 GiB of
-      // pageable AES-256-GCM went through 4 lanes at 10-13 GB/s, 8 at 22
-      // and 16 at 27-28 (docs/performance.md).
+      // Staging is copying, the CPU's work: a lane a core, up to the 16
+      // measured, and no fewer than the GPU lanes. On the H200 machine (16
+      // cores, 2026-11-29), 1 GiB of pageable AES-256-GCM went through 4
+      // lanes at 10-13 GB/s, 8 at 22 and 16 at 27-28 (docs/performance.md).
+      // Each lane keeps an 8 MiB page-locked window for the process, so
+      // more lanes than that pin more without a measured gain.
+      constexpr unsigned kMostStagingLanes = 16;
       const unsigned gpu_lanes = shape.streams * static_cast<unsigned>(shape.devices.size());
-      if (status == WC_OK) *out = stage_host_memory(std::move(device_aead), std::max(gpu_lanes, usable_cpus()));
+      const unsigned lanes = std::max(gpu_lanes, std::min(usable_cpus(), kMostStagingLanes));
+      if (status == WC_OK) *out = stage_host_memory(std::move(device_aead), lanes);
       return status;
     }
   }
