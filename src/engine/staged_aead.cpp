@@ -199,8 +199,10 @@ class StagedAead final : public AeadCipher {
   }
 
   // A long message's pieces: a window's worth, or less where that gives
-  // fewer pieces than lanes, so that the lanes share the message (down to
-  // 1 MiB, below which a piece costs more in latency than it gains).
+  // fewer pieces than lanes, so that the lanes share the message; not below
+  // 1 MiB, since per lane 2 MiB pieces already ran slower than 8 MiB ones
+  // (docs/lab-notes/performance-history.md, "Host memory through the GPU";
+  // 1 MiB itself was not measured).
   size_t piece_bytes(uint64_t len) const {
     constexpr uint64_t kLeast = uint64_t{1} << 20;
     return static_cast<size_t>(std::clamp<uint64_t>(len / lanes_, kLeast, kWindowBytes));
