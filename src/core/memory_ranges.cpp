@@ -233,4 +233,18 @@ bool strided_batch_overlaps(const wc_aead_strided &batch, size_t tag_len, bool s
   return false;
 }
 
+std::vector<ByteRange> merged_ranges(std::vector<ByteRange> ranges) {
+  std::sort(ranges.begin(), ranges.end(), [](const ByteRange &a, const ByteRange &b) { return a.begin < b.begin; });
+  std::vector<ByteRange> merged;
+  for (const ByteRange &range : ranges) {
+    if (range.begin == range.end) continue;
+    if (!merged.empty() && range.begin <= merged.back().end) {
+      merged.back().end = std::max(merged.back().end, range.end);
+    } else {
+      merged.push_back(range);
+    }
+  }
+  return merged;
+}
+
 }  // namespace warpcrypt

@@ -1,13 +1,14 @@
-// Which caller buffers may share memory. A call may work in place (its
-// output is its input, byte for byte), but no output may overlap anything
-// else it reads or writes: the result would depend on the order the lanes
-// or the GPU's threads happen to run in.
+// Which caller buffers may share memory, and which runs of them touch. A
+// call may work in place (its output is its input, byte for byte), but no
+// output may overlap anything else it reads or writes: the result would
+// depend on the order the lanes or the GPU's threads happen to run in.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "warpcrypt/warpcrypt.h"
 
@@ -46,5 +47,17 @@ bool strided_ranges_overlap(const StridedRange &a, const StridedRange &b, uint64
 // The overlap rule of find_batch_overlap for a strided batch
 // (wc_aead_strided); `verified` is null when sealing.
 bool strided_batch_overlaps(const wc_aead_strided &batch, size_t tag_len, bool seal, const int32_t *verified);
+
+// Bytes [begin, end) of host memory.
+struct ByteRange {
+  const uint8_t *begin;
+  const uint8_t *end;
+};
+
+// `ranges` in address order, merged where they touch or overlap, empty ones
+// dropped: a window of back-to-back chunks is one range. The GPU AEAD
+// copies each merged range in one transfer, and the engine asks once per
+// merged range whether it is page-locked.
+std::vector<ByteRange> merged_ranges(std::vector<ByteRange> ranges);
 
 }  // namespace warpcrypt

@@ -9,6 +9,7 @@
 
 #include "core/backend_tables.h"
 #include "core/cpu_budget.h"
+#include "core/memory_ranges.h"
 #include "core/secret_bytes.h"
 #include "core/thread_pool.h"
 #include "engine/io_buffer.h"
@@ -110,12 +111,12 @@ class StagedAead final : public AeadCipher {
   wc_backend backend() const override { return device_->backend(); }
 
   wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
-    if (page_locked(messages)) return device_->seal(messages, tag_len);
+    if (page_locked(messages, tag_len)) return device_->seal(messages, tag_len);
     return run(messages, tag_len, true, nullptr);
   }
 
   wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
-    if (page_locked(messages)) return device_->open(messages, tag_len, results);
+    if (page_locked(messages, tag_len)) return device_->open(messages, tag_len, results);
     return run(messages, tag_len, false, results);
   }
 
@@ -136,14 +137,38 @@ class StagedAead final : public AeadCipher {
 
  private:
   // Whether the device can copy the call's data straight from and to where
-  // it is. A range's first byte stands for it: a message within two
-  // allocations is no message. Tags are not asked: the device AEAD copies
-  // their few bytes from wherever they are, and staging a call for them
-  // would copy all of its data.
-  static bool page_locked(std::span<const wc_aead_message> messages) {
-    return std::all_of(messages.begin(), messages.end(), [](const wc_aead_message &m) {
-      return m.len == 0 || (kCudaBackend.page_locked(m.in) && kCudaBackend.page_locked(m.out));
-    });
+  // it is. Tags are not asked: the device AEAD copies their few bytes from
+  // wherever they are, and staging a call for them would copy all of its
+  // data. The driver is asked once per run of touching buffers, tags
+  // included (a GPU lane's window of chunks and tags is one or two runs, not
+  // a call per chunk), about the first input or output in it: were a run
+  // two allocations, one pageable, the device AEAD would still copy it
+  // right, only slower.
+  static bool page_locked(std::span<const wc_aead_message> messages, size_t tag_len) {
+    std::vector<ByteRange> buffers;
+    buffers.reserve(3 * messages.size());
+    for (const wc_aead_message &m : messages) {
+      buffers.push_back({m.in, m.in + m.len});
+      buffers.push_back({m.out, m.out + m.len});
+      buffers.push_back({m.tag, m.tag + tag_len});
+    }
+    const std::vector<ByteRange> runs = merged_ranges(std::move(buffers));
+    auto run_of = [&runs](const uint8_t *data) {
+      const auto after = std::upper_bound(runs.begin(), runs.end(), data,
+                                          [](const uint8_t *p, const ByteRange &run) { return p < run.begin; });
+      return static_cast<size_t>(after - runs.begin()) - 1;
+    };
+    std::vector<bool> asked(runs.size());
+    for (const wc_aead_message &m : messages) {
+      if (m.len == 0) continue;
+      for (const uint8_t *data : {m.in, static_cast<const uint8_t *>(m.out)}) {
+        const size_t run = run_of(data);
+        if (asked[run]) continue;
+        asked[run] = true;
+        if (!kCudaBackend.page_locked(data)) return false;
+      }
+    }
+    return true;
   }
 
   // The call's work: groups of messages a window holds, and the pieces of

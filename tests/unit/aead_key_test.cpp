@@ -3,7 +3,9 @@
 // and its device calls answer without a device as the one-shot ones do.
 // Also the batch-overlap rule every AEAD batch call checks in the library,
 // and HKDF against RFC 5869's test cases.
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -231,6 +233,31 @@ TEST(StridedOverlap, AgreesWithEveryPairOfPieces) {
   const uintptr_t top = UINTPTR_MAX - 4096;
   EXPECT_FALSE(warpcrypt::strided_ranges_overlap({16, 64, 32}, {top, 64, 32}, 4));
   EXPECT_TRUE(warpcrypt::strided_ranges_overlap({top - 4 * 64, 64, 32}, {top - 64 + 8, 64, 8}, 4));
+}
+
+// Merged ranges against a map of the bytes they cover, over many small
+// layouts: the same bytes, in address order, no two touching, none empty.
+TEST(MergedRanges, CoverTheSameBytesApartAndInOrder) {
+  TestRng rng(20261129);
+  auto below = [&rng](uint64_t n) { return static_cast<size_t>(rng.next() % n); };
+  static uint8_t memory[96];
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::vector<warpcrypt::ByteRange> ranges;
+    bool covered[sizeof memory] = {};
+    for (size_t n = below(7); n > 0; --n) {
+      const size_t begin = below(80), len = below(16);
+      ranges.push_back({memory + begin, memory + begin + len});
+      for (size_t i = begin; i < begin + len; ++i) covered[i] = true;
+    }
+    const std::vector<warpcrypt::ByteRange> merged = warpcrypt::merged_ranges(ranges);
+    bool from_merged[sizeof memory] = {};
+    for (size_t k = 0; k < merged.size(); ++k) {
+      ASSERT_LT(merged[k].begin, merged[k].end) << "trial " << trial;
+      if (k > 0) ASSERT_LT(merged[k - 1].end, merged[k].begin) << "trial " << trial << ": touching or out of order";
+      for (const uint8_t *p = merged[k].begin; p < merged[k].end; ++p) from_merged[p - memory] = true;
+    }
+    ASSERT_TRUE(std::equal(std::begin(covered), std::end(covered), std::begin(from_merged))) << "trial " << trial;
+  }
 }
 
 class StridedBatchRules : public ::testing::Test {

@@ -192,7 +192,6 @@ struct Counters {
   }
 };
 
-
 WARPCRYPT_VAES_TARGET void load_256(const uint8_t *in, __m512i text[4]) {
   for (int i = 0; i < 4; ++i) text[i] = _mm512_loadu_si512(in + 64 * i);
 }

@@ -195,7 +195,6 @@ CtxPtr chacha20_at(const uint8_t *key, const uint8_t *nonce, uint32_t counter) {
 // ciphertext is still in L1/L2 when Poly1305 reads it, whole ChaCha blocks.
 constexpr size_t kChunkLen = size_t{16} << 10;
 
-
 // One segment, starting `offset` bytes (whole ChaCha blocks) into the text:
 // ChaCha20 from block 1 + offset/64 (block 0 is Poly1305's key) and
 // Poly1305 of its ciphertext from a zero accumulator into `hash`. Opening

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/memory_ranges.h"
 #include "core/secret_bytes.h"
 #include "backends/cuda/aead_kernels.cuh"
 #include "backends/cuda/device_context.h"
@@ -800,28 +801,16 @@ class GpuAead final : public AeadCipher {
   // 16, so the kernels' aligned loads stay aligned.
   class HostRanges {
    public:
-    void add(const uint8_t *host, size_t len) {
-      if (len != 0) ranges_.push_back({host, host + len, 0});
-    }
+    void add(const uint8_t *host, size_t len) { added_.push_back({host, host + len}); }
 
-    // Merges the ranges and places them from device offset `at` on;
-    // returns the offset past the last.
+    // Merges the ranges (merged_ranges) and places them from device offset
+    // `at` on; returns the offset past the last.
     size_t place(size_t at) {
-      std::sort(ranges_.begin(), ranges_.end(), [](const Range &a, const Range &b) { return a.begin < b.begin; });
-      std::vector<Range> merged;
-      for (const Range &range : ranges_) {
-        if (!merged.empty() && range.begin <= merged.back().end) {
-          merged.back().end = std::max(merged.back().end, range.end);
-        } else {
-          merged.push_back(range);
-        }
-      }
-      for (Range &range : merged) {
+      for (const ByteRange &range : merged_ranges(std::move(added_))) {
         at += (reinterpret_cast<uintptr_t>(range.begin) - at) % 16;
-        range.at = at;
+        ranges_.push_back({range.begin, range.end, at});
         at += static_cast<size_t>(range.end - range.begin);
       }
-      ranges_ = std::move(merged);
       return at;
     }
 
@@ -859,7 +848,8 @@ class GpuAead final : public AeadCipher {
       return WC_OK;
     }
 
-    std::vector<Range> ranges_;
+    std::vector<ByteRange> added_;
+    std::vector<Range> ranges_;  // once placed
   };
 
   // What a message needs of a lane's device buffer, at most: its input,
