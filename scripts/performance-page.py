@@ -302,6 +302,61 @@ def hybrid(notes: LabNotes) -> list[str]:
     ]
 
 
+def hybrid_now(notes: LabNotes) -> list[str]:
+    name = "hybrid_h200_16cores_0dc5047.json"
+    d = load(name)
+    medians = {(r["path"], r["backend"]): r["median_s"] for r in d["rows"]}
+    paths = list(dict.fromkeys(r["path"] for r in d["rows"]))
+    body = [[path, *(f"{medians[(path, b)]:.3f}" for b in ("cpu", "gpu", "hybrid")),
+             f"{medians[(path, 'hybrid')] / min(medians[(path, 'cpu')], medians[(path, 'gpu')]):.2f}"]
+            for path in paths]
+    rates: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for r in d["buffers"]:
+        rates.setdefault((r["cipher"], r["memory"]), {}).setdefault(r["backend"], []).append(r["gb_per_s"])
+    span = lambda values: "–".join(dict.fromkeys(gbs(v) for v in (min(values), max(values))))
+    buffers = [[cipher, memory, *(span(by[b]) if b in by else "—" for b in ("cpu", "gpu", "hybrid"))]
+               for (cipher, memory), by in rates.items()]
+    return [
+        "Every path again at one commit, on the single-GPU machine: " + d["what"] + f"; {d['rounds']} rounds,"
+        f" {size(d['bytes'])}, median wall seconds: `docs/bench/{name}`, {d['device']}, {d['date']}, commit"
+        f" {d['commit']}. The last column is hybrid over the faster of cpu and gpu; the lab notes, "
+        + notes.link("Hybrid against cpu and gpu on every path") + ", say what a median of this many rounds"
+        " holds.",
+        "",
+        *table(["path", "cpu, s", "gpu, s", "hybrid, s", "hybrid / fastest"], body),
+        "",
+        "The buffers in the same runs (the range over the runs, GB/s):",
+        "",
+        *table(["cipher", "host memory", "cpu, GB/s", "gpu, GB/s", "hybrid, GB/s"], buffers),
+        "",
+        *hybrid_residual(notes),
+    ]
+
+
+def hybrid_residual(notes: LabNotes) -> list[str]:
+    name = "hybrid_residual_h200_0dc5047.json"
+    d = load(name)
+    run = next(r for r in d["runs"] if r["name"] == "B")
+    variants = list(run["variants"])
+    body = []
+    for entry in run["paths"]:
+        cpu = entry["seconds"]["cpu"]["median"]
+        body.append([entry["path"], f"{1e3 * cpu:.1f}",
+                     *(f"{entry['seconds'][v]['median'] / cpu:.2f}" for v in variants if v != "cpu")])
+    return [
+        "Where hybrid's extra time goes: " + d["what"] + f". Run B, {run['paths'][0]['seconds']['cpu']['rounds']}"
+        " rounds, each variant's median wall time over cpu's:"
+        f" `docs/bench/{name}`, {d['device']}, {d['date']}, commit {d['commit']}. The variants:",
+        "",
+        *(f"- {v}: {run['variants'][v]}" for v in variants),
+        "",
+        *table(["path", "cpu, ms", *(v for v in variants if v != "cpu")], body),
+        "",
+        "What the phases show is in the lab notes, " + notes.link("Where a hybrid job's time goes") + ".",
+        "",
+    ]
+
+
 def gpu_host_data(notes: LabNotes) -> list[str]:
     names = ("gpu_host_data_h200_457a505.json", "gpu_host_data_h200_ecd6702.json")
     runs = [load(name) for name in names]
@@ -444,6 +499,7 @@ def python_aead(notes: LabNotes) -> list[str]:
         + notes.link("AES-GCM on VAES") + ".",
         "",
         *python_aead_segmented(notes),
+        *python_aead_dev(notes),
     ]
 
 
@@ -458,6 +514,21 @@ def python_aead_segmented(notes: LabNotes) -> list[str]:
         " change (`docs/bench/python_aead_h200_16cores_dc9408e.json`, commit " + timed["commit"] + ") were taken"
         " another way: " + timed["method"] + "; see the lab notes' " + notes.link("One ChaCha") + " and "
         + notes.link("Python against pyca on") + ".",
+        "",
+        *pyca_table(d),
+        "",
+    ]
+
+
+def python_aead_dev(notes: LabNotes) -> list[str]:
+    name = "python_aead_dev.json"
+    d = load(name)
+    return [
+        "The small sizes' target is the development machine's. The benchmark script there, on the " + d["device"] + ","
+        f" `docs/bench/{name}`, {d['date']}, commit {d['commit']}, Python {d['python']}, against"
+        f" pyca/cryptography {d['cryptography']}; warpcrypt links {d['openssl_linked']}. What bounds the cells"
+        " at or above one is in the lab notes, " + notes.link("Small messages against pyca")
+        + ".",
         "",
         *pyca_table(d),
         "",
@@ -613,7 +684,7 @@ def page(notes: LabNotes) -> str:
         f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
         "",
     ]
-    for area in (gpu_kernels, cli, sealed, backends, hybrid, gpu_host_data, aead_staging, cli_before_after, python, dask,
+    for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, gpu_host_data, aead_staging, cli_before_after, python, dask,
                  safetensors):
         lines += area(notes)
     return "\n".join(lines).rstrip("\n") + "\n"
