@@ -93,6 +93,11 @@ def gbs(x: float) -> str:
     return f"{x:.2f}"
 
 
+def gbs_span(values: list[float]) -> str:
+    """The range of `values` in GB/s, one figure where both ends print alike."""
+    return "–".join(dict.fromkeys(gbs(v) for v in (min(values), max(values))))
+
+
 def table(head: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -313,8 +318,7 @@ def hybrid_now(notes: LabNotes) -> list[str]:
     rates: dict[tuple[str, str], dict[str, list[float]]] = {}
     for r in d["buffers"]:
         rates.setdefault((r["cipher"], r["memory"]), {}).setdefault(r["backend"], []).append(r["gb_per_s"])
-    span = lambda values: "–".join(dict.fromkeys(gbs(v) for v in (min(values), max(values))))
-    buffers = [[cipher, memory, *(span(by[b]) if b in by else "—" for b in ("cpu", "gpu", "hybrid"))]
+    buffers = [[cipher, memory, *(gbs_span(by[b]) if b in by else "—" for b in ("cpu", "gpu", "hybrid"))]
                for (cipher, memory), by in rates.items()]
     return [
         "Every path again at one commit, on the single-GPU machine: " + d["what"] + f"; {d['rounds']} rounds,"
@@ -391,8 +395,8 @@ def gpu_host_data(notes: LabNotes) -> list[str]:
 def aead_staging(notes: LabNotes) -> list[str]:
     name = "aead_staging_h200_97408f3.json"
     d = load(name)
-    span = lambda values: "–".join(dict.fromkeys(gbs(v) for v in (min(values), max(values))))
-    body = [[r["cipher"], r["memory"], r["direction"], size(r["bytes"]), span(r["before_gbps"]), span(r["after_gbps"])]
+    body = [[r["cipher"], r["memory"], r["direction"], size(r["bytes"]), gbs_span(r["before_gbps"]),
+             gbs_span(r["after_gbps"])]
             for r in d["rows"]]
     return [
         "## AEAD on host memory through the GPU",
