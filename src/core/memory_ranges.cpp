@@ -161,6 +161,31 @@ class SortedRanges {
   size_t at_ = 0;
 };
 
+// Whether two non-empty ranges share a byte.
+bool meet(const Range &a, const Range &b) {
+  return a.start != a.end && b.start != b.end && a.start < b.end && b.start < a.end;
+}
+
+// The rule for a lone message, every written buffer against every other
+// buffer: at most three against five, cheaper than setting up the sweep,
+// which cost a one-shot call of 64 bytes some 80-100 ns on the 2-core
+// machine (more than AES-GCM's own work there). It only answers whether the
+// rule is broken; the sweep then names the pair, so both paths name the same.
+bool lone_message_breaks_rule(const Batch &batch, std::span<const wc_aead_buffer> written,
+                              std::span<const wc_aead_buffer> read) {
+  for (size_t w = 0; w < written.size(); ++w) {
+    const Range out = batch.range(0, written[w]);
+    for (size_t other = w + 1; other < written.size(); ++other) {
+      if (meet(out, batch.range(0, written[other]))) return true;
+    }
+    for (wc_aead_buffer kind : read) {
+      const Range in = batch.range(0, kind);
+      if (meet(out, in) && !in_place(out, in)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<wc_aead_overlap> find_batch_overlap(std::span<const wc_aead_message> messages, size_t tag_len,
@@ -170,6 +195,7 @@ std::optional<wc_aead_overlap> find_batch_overlap(std::span<const wc_aead_messag
       seal ? std::span<const wc_aead_buffer>(kWrittenWhenSealing) : std::span<const wc_aead_buffer>(kWrittenWhenOpening);
   const std::span<const wc_aead_buffer> read =
       seal ? std::span<const wc_aead_buffer>(kReadWhenSealing) : std::span<const wc_aead_buffer>(kReadWhenOpening);
+  if (messages.size() == 1 && !lone_message_breaks_rule(batch, written, read)) return std::nullopt;
   bool ordered = true;
   for (const auto *kinds : {&written, &read}) {
     for (wc_aead_buffer kind : *kinds) ordered = ordered && batch.in_order(kind);

@@ -294,6 +294,67 @@ TEST(AeadErrors, OverlapFinderAgreesWithEveryPairChecked) {
   EXPECT_LT(overlapping, 750u);
 }
 
+// A lone message, the one-shot calls' case, takes a shorter path than a
+// batch (memory_ranges.cpp): the same rule, against the pair-by-pair check,
+// with every buffer (associated data and verdicts included) dropped anywhere
+// in a small arena, so that each kind of buffer lands on each other kind.
+// Where the rule is broken, the pair named is one that breaks it.
+TEST(AeadErrors, LoneMessageOverlapAgreesWithEveryPairChecked) {
+  TestRng rng = TestRng::for_current_test();
+  Bytes memory(160);
+  uint8_t *at = memory.data();
+  using Span = std::pair<uintptr_t, uintptr_t>;
+  const auto span = [](const void *start, size_t len) {
+    const auto from = reinterpret_cast<uintptr_t>(start);
+    return Span{from, start == nullptr ? from : from + len};
+  };
+  const auto meet = [](Span a, Span b) {
+    return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
+  };
+  size_t broken = 0;
+  for (int round = 0; round < 3000; ++round) {
+    const bool seal = rng.uniform(0, 1) == 0;
+    const size_t tag_len = rng.uniform(0, 3) == 0 ? 4 : 16;
+    const size_t len = rng.uniform(0, 32);
+    const size_t out = rng.uniform(0, 100);
+    const size_t in = rng.uniform(0, 3) == 0 ? out : rng.uniform(0, 100);
+    const size_t aad_len = rng.uniform(0, 2) == 0 ? 0 : rng.uniform(1, 24);
+    wc_aead_message m{at + out, at + in, len, at + rng.uniform(0, 120), 12,
+                      aad_len == 0 ? nullptr : at + rng.uniform(0, 120), aad_len, at + rng.uniform(0, 120)};
+    const int32_t *verified =
+        !seal && rng.uniform(0, 1) == 0 ? reinterpret_cast<const int32_t *>(at + 4 * rng.uniform(0, 35)) : nullptr;
+
+    // Index order: out, tag, verdict, in, nonce, aad.
+    const Span spans[] = {span(m.out, len),        span(m.tag, tag_len),        span(verified, sizeof(int32_t)),
+                          span(m.in, len),         span(m.nonce, m.nonce_len),  span(m.aad, aad_len)};
+    const wc_aead_buffer kinds[] = {WC_AEAD_BUFFER_OUT, WC_AEAD_BUFFER_TAG,   WC_AEAD_BUFFER_VERIFIED,
+                                    WC_AEAD_BUFFER_IN,  WC_AEAD_BUFFER_NONCE, WC_AEAD_BUFFER_AAD};
+    const bool written[] = {true, seal, verified != nullptr, false, false, false};
+    const auto breaks = [&](size_t w, size_t o) {
+      const bool in_place = w == 0 && o == 3 && m.in == m.out;
+      return w != o && written[w] && !in_place && meet(spans[w], spans[o]);
+    };
+    bool expected = false;
+    for (size_t w = 0; w < 6; ++w) {
+      for (size_t o = 0; o < 6; ++o) expected = expected || breaks(w, o);
+    }
+    broken += expected;
+    wc_aead_overlap found{};
+    const int refused = wc_aead_find_overlap(&found, &m, 1, tag_len, seal ? WC_ENCRYPT : WC_DECRYPT, verified);
+    ASSERT_EQ(refused != 0, expected) << "round " << round;
+    if (!expected) continue;
+    const auto index = [&](wc_aead_buffer kind) {
+      return static_cast<size_t>(std::find(std::begin(kinds), std::end(kinds), kind) - std::begin(kinds));
+    };
+    EXPECT_EQ(found.written_message, 0u);
+    EXPECT_EQ(found.other_message, 0u);
+    EXPECT_TRUE(breaks(index(found.written), index(found.other)) || breaks(index(found.other), index(found.written)))
+        << "round " << round << ": the pair named does not break the rule";
+  }
+  EXPECT_GT(broken, 600u);
+  EXPECT_LT(broken, 2700u);
+}
+
 TEST(AeadErrors, EveryCallRefusesOverlappingBuffers) {
   const wc_aead *gcm = aead("aes-128-gcm");
   const Bytes key(16, 1), nonce(12, 2);
