@@ -527,17 +527,36 @@ def python_aead_segmented(notes: LabNotes) -> list[str]:
 def python_aead_dev(notes: LabNotes) -> list[str]:
     name = "python_aead_dev.json"
     d = load(name)
+    body = [[r["aead"], r["direction"], r["label"],
+             f"{r['before_warpcrypt_us'] / r['before_pyca_us']:.2f}",
+             f"{r['warpcrypt_us']:.2f}", f"{r['pyca_us']:.2f}", f"{r['warpcrypt_us'] / r['pyca_us']:.2f}"]
+            for r in d["rows"]]
     return [
         "The small sizes' target is the development machine's. The benchmark script there, on the " + d["device"] + ","
         f" `docs/bench/{name}`, {d['date']}, commit {d['commit']}, Python {d['python']}, against"
-        f" pyca/cryptography {d['cryptography']}; warpcrypt links {d['openssl_linked']}. What bounds the cells"
-        " at or above one is in the lab notes, " + notes.link("Small messages against pyca")
-        + ".",
+        f" pyca/cryptography {d['cryptography']}; warpcrypt links {d['openssl_linked']}. The before column is "
+        + d["before"] + f", commit {d['before_commit']}; the lab notes, "
+        + notes.link("Small messages against pyca") + ", say what changed.",
         "",
-        *pyca_table(d),
+        *table(["AEAD", "call", "size", "before: warpcrypt ÷ pyca", "warpcrypt, µs", "pyca, µs", "warpcrypt ÷ pyca"],
+               body),
         "",
+        *aead_overlap_check(notes),
     ]
 
+
+def aead_overlap_check(notes: LabNotes) -> list[str]:
+    name = "aead_overlap_check_dev.json"
+    d = load(name)
+    body = [[r["aead"], r["call"], size(r["bytes"]), gbs_span(r["before_gbps"]), gbs_span(r["after_gbps"]),
+             gbs_span(r["openssl_gbps"])] for r in d["rows"]]
+    return [
+        "The same change at the C API, one-shot messages on one thread: " + d["command"] + f"; `docs/bench/{name}`,"
+        f" {d['device']}, {d['date']}, commits {d['before_commit']} and {d['commit']}; the range of the rounds.",
+        "",
+        *table(["AEAD", "call", "size", "before, GB/s", "after, GB/s", f"{d['openssl']} EVP, GB/s"], body),
+        "",
+    ]
 
 def dask(notes: LabNotes) -> list[str]:
     d = load("dask_h100.json")
