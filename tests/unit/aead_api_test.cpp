@@ -221,6 +221,18 @@ TEST(AeadErrors, OverlapFinderNamesTheBuffers) {
 
 // Every call that takes messages applies the rule, one-shot calls and
 // single messages included; a batch refused for it is left as it was.
+// A buffer's bytes as addresses [first, second), empty where it is null,
+// and whether two such spans share a byte: the oracle the overlap tests
+// check the finder against.
+using AddressSpan = std::pair<uintptr_t, uintptr_t>;
+AddressSpan address_span(const void *start, size_t len) {
+  const auto from = reinterpret_cast<uintptr_t>(start);
+  return {from, start == nullptr ? from : from + len};
+}
+bool spans_meet(AddressSpan a, AddressSpan b) {
+  return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
+}
+
 // The finder against the rule checked pair by pair, on random batches in a
 // small arena: laid out in message order (the finder's linear path) and
 // shuffled (its sorting path), sealing and opening, with and without
@@ -229,13 +241,6 @@ TEST(AeadErrors, OverlapFinderAgreesWithEveryPairChecked) {
   TestRng rng = TestRng::for_current_test();
   Bytes memory(4096);
   std::vector<int32_t> verdicts(64);
-  const auto range = [](const void *start, size_t len) {
-    const auto at = reinterpret_cast<uintptr_t>(start);
-    return std::pair<uintptr_t, uintptr_t>{at, start == nullptr ? at : at + len};
-  };
-  const auto meet = [](std::pair<uintptr_t, uintptr_t> a, std::pair<uintptr_t, uintptr_t> b) {
-    return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
-  };
   size_t overlapping = 0;
   for (int round = 0; round < 400; ++round) {
     const size_t count = rng.uniform(1, 12);
@@ -266,20 +271,20 @@ TEST(AeadErrors, OverlapFinderAgreesWithEveryPairChecked) {
       bool expected = false;
       for (size_t i = 0; i < count && !expected; ++i) {
         const wc_aead_message &a = batch[i];
-        std::vector<std::pair<uintptr_t, uintptr_t>> written = {range(a.out, a.len)};
-        if (seal) written.push_back(range(a.tag, tag_len));
-        if (verified) written.push_back(range(verified + i, sizeof(int32_t)));
+        std::vector<AddressSpan> written = {address_span(a.out, a.len)};
+        if (seal) written.push_back(address_span(a.tag, tag_len));
+        if (verified) written.push_back(address_span(verified + i, sizeof(int32_t)));
         for (size_t j = 0; j < count && !expected; ++j) {
           const wc_aead_message &b = batch[j];
-          std::vector<std::pair<uintptr_t, uintptr_t>> others = {range(b.out, b.len), range(b.in, b.len),
-                                                                 range(b.nonce, b.nonce_len), range(b.tag, tag_len)};
-          if (verified) others.push_back(range(verified + j, sizeof(int32_t)));
+          std::vector<AddressSpan> others = {address_span(b.out, b.len), address_span(b.in, b.len),
+                                             address_span(b.nonce, b.nonce_len), address_span(b.tag, tag_len)};
+          if (verified) others.push_back(address_span(verified + j, sizeof(int32_t)));
           for (size_t w = 0; w < written.size(); ++w) {
             for (size_t o = 0; o < others.size(); ++o) {
               const bool same_buffer = i == j && ((w == 0 && o == 0) || (w == 1 && seal && o == 3) ||
                                                   (verified && w + 1 == written.size() && o + 1 == others.size()));
               const bool in_place = i == j && w == 0 && o == 1 && a.in == a.out;
-              if (!same_buffer && !in_place && meet(written[w], others[o])) expected = true;
+              if (!same_buffer && !in_place && spans_meet(written[w], others[o])) expected = true;
             }
           }
         }
@@ -303,14 +308,6 @@ TEST(AeadErrors, LoneMessageOverlapAgreesWithEveryPairChecked) {
   TestRng rng = TestRng::for_current_test();
   Bytes memory(160);
   uint8_t *at = memory.data();
-  using Span = std::pair<uintptr_t, uintptr_t>;
-  const auto span = [](const void *start, size_t len) {
-    const auto from = reinterpret_cast<uintptr_t>(start);
-    return Span{from, start == nullptr ? from : from + len};
-  };
-  const auto meet = [](Span a, Span b) {
-    return a.first < a.second && b.first < b.second && a.first < b.second && b.first < a.second;
-  };
   size_t broken = 0;
   for (int round = 0; round < 3000; ++round) {
     const bool seal = rng.uniform(0, 1) == 0;
@@ -325,14 +322,15 @@ TEST(AeadErrors, LoneMessageOverlapAgreesWithEveryPairChecked) {
         !seal && rng.uniform(0, 1) == 0 ? reinterpret_cast<const int32_t *>(at + 4 * rng.uniform(0, 35)) : nullptr;
 
     // Index order: out, tag, verdict, in, nonce, aad.
-    const Span spans[] = {span(m.out, len),        span(m.tag, tag_len),        span(verified, sizeof(int32_t)),
-                          span(m.in, len),         span(m.nonce, m.nonce_len),  span(m.aad, aad_len)};
+    const AddressSpan spans[] = {address_span(m.out, len), address_span(m.tag, tag_len),
+                                 address_span(verified, sizeof(int32_t)), address_span(m.in, len),
+                                 address_span(m.nonce, m.nonce_len), address_span(m.aad, aad_len)};
     const wc_aead_buffer kinds[] = {WC_AEAD_BUFFER_OUT, WC_AEAD_BUFFER_TAG,   WC_AEAD_BUFFER_VERIFIED,
                                     WC_AEAD_BUFFER_IN,  WC_AEAD_BUFFER_NONCE, WC_AEAD_BUFFER_AAD};
     const bool written[] = {true, seal, verified != nullptr, false, false, false};
     const auto breaks = [&](size_t w, size_t o) {
       const bool in_place = w == 0 && o == 3 && m.in == m.out;
-      return w != o && written[w] && !in_place && meet(spans[w], spans[o]);
+      return w != o && written[w] && !in_place && spans_meet(spans[w], spans[o]);
     };
     bool expected = false;
     for (size_t w = 0; w < 6; ++w) {
