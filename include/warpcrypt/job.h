@@ -121,15 +121,29 @@ WC_API wc_status wc_decrypt_file(const wc_options *options, const wc_cipher *cip
  *   the caller nor the directory's owner is refused (EACCES). A dangling
  *   link is refused (ENOENT). Either way *detail says so.
  * - A device, FIFO or socket is written in place (no temporary file).
- * - A target that is the same file as `input_fd` (-1 for none) is refused
- *   (WC_ERR_INVALID_ARGUMENT): the rename would destroy the input.
+ * - A target that is the same file as any of the `input_count` files in
+ *   `inputs` (NULL for none) is refused (WC_ERR_INVALID_ARGUMENT, and
+ *   *detail says so): the rename would destroy it. Give every file the
+ *   program reads for the job (its input, identity, key and passphrase
+ *   files), each by wc_file_id_of_fd; files compare as the kernel sees them,
+ *   whatever path or link named them.
  * Failures are WC_ERR_IO with *os_error (errno) and, where errno alone would
  * mislead, a static sentence in *detail; both may be NULL.
  */
 typedef struct wc_output wc_output;
 
-WC_API wc_status wc_output_open(wc_output **output, const char *path, int input_fd, int *os_error,
-                                const char **detail);
+/* A file as the kernel tells it apart from every other: its device and
+ * inode. */
+typedef struct wc_file_id {
+  uint64_t device;
+  uint64_t inode;
+} wc_file_id;
+
+/* The file open on `fd`; WC_ERR_IO with *os_error where fstat fails. */
+WC_API wc_status wc_file_id_of_fd(int fd, wc_file_id *id, int *os_error);
+
+WC_API wc_status wc_output_open(wc_output **output, const char *path, const wc_file_id *inputs,
+                                size_t input_count, int *os_error, const char **detail);
 /* The descriptor to write the data to. */
 WC_API int wc_output_fd(const wc_output *output);
 /* The temporary file's path, for a signal handler that must remove it;

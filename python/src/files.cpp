@@ -8,9 +8,11 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "errors.h"
 #include "options.h"
@@ -297,13 +299,20 @@ class SealedStream {
 
 // A file written as wc_output_open describes: a temporary file beside the
 // target, renamed over it by commit(), removed by discard() or when
-// collected uncommitted.
+// collected uncommitted. `inputs` are descriptors of the files the caller
+// reads for this output, which it may not replace.
 class AtomicOutput {
  public:
-  explicit AtomicOutput(const std::string &path) : path_(path) {
+  AtomicOutput(const std::string &path, const std::vector<int> &inputs) : path_(path) {
     int os_error = 0;
     const char *detail = nullptr;
-    const wc_status status = wc_output_open(&output_, path.c_str(), -1, &os_error, &detail);
+    std::vector<wc_file_id> read(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (wc_file_id_of_fd(inputs[i], &read[i], &os_error) != WC_OK) {
+        throw Failure(os_error, std::strerror(os_error), "descriptor " + std::to_string(inputs[i]));
+      }
+    }
+    const wc_status status = wc_output_open(&output_, path.c_str(), read.data(), read.size(), &os_error, &detail);
     if (status == WC_ERR_IO) throw Failure(os_error, detail != nullptr ? detail : std::strerror(os_error), path);
     if (status != WC_OK) throw Failure(status, path + ": " + (detail != nullptr ? detail : wc_status_string(status)));
   }
@@ -411,7 +420,8 @@ void bind_files(nb::module_ &m) {
   m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
   nb::class_<AtomicOutput>(m, "AtomicOutput",
                            "A file written beside its target and renamed over it on commit (wc_output_open).")
-      .def(nb::init<const std::string &>(), "path"_a)
+      .def(nb::init<const std::string &, const std::vector<int> &>(), "path"_a, "inputs"_a = std::vector<int>{},
+           "inputs: descriptors of the files read for this output, which it may not be.")
       .def_prop_ro("fd", &AtomicOutput::fd, "The descriptor to write the data to.")
       .def("commit", &AtomicOutput::commit, "Gives the file its final mode and name, and closes it.")
       .def("discard", &AtomicOutput::discard, "Removes the file unless committed, and closes it.");

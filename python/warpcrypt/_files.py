@@ -15,7 +15,7 @@ import io
 import os
 import time
 from dataclasses import dataclass
-from typing import IO, Callable, Optional, Protocol, Union
+from typing import IO, Callable, Optional, Protocol, Sequence, Union
 
 from warpcrypt import _native, _table
 from warpcrypt._sealed_io import KDFS, SealedReader, SealedWriter, is_path, kdf_arguments, secret_of
@@ -168,7 +168,7 @@ def open_file(src: PathOrStream, dst: PathOrStream, *, key: Optional[Secret] = N
         started = time.perf_counter()
         with SealedReader(src, key=key, passphrase=passphrase, max_iterations=max_iterations,
                           max_kdf_ops=max_kdf_ops, max_kdf_memory=max_kdf_memory,
-                          backend=backend) as sealed, _output(dst) as target:
+                          backend=backend) as sealed, _output(dst, reads=[src]) as target:
             if offset or length is not None:
                 if not sealed.seekable():
                     raise InvalidArgument(f"{sealed.name}: a range needs a seekable sealed file")
@@ -235,16 +235,30 @@ def _input(src: PathOrStream) -> Union[IO[bytes], _Borrowed]:
     return open(src, "rb") if _is_path(src) else _Borrowed(src)  # type: ignore[arg-type]
 
 
-def _output(dst: PathOrStream) -> Union[_Borrowed, "_AtomicFile"]:
-    return _AtomicFile(_path(dst)) if _is_path(dst) else _Borrowed(dst)  # type: ignore[arg-type]
+def _output(dst: PathOrStream, reads: Sequence[object] = ()) -> Union[_Borrowed, "_AtomicFile"]:
+    """`dst` to write; a path may not be any of the files `reads` (streams
+    with descriptors) are open on."""
+    return _AtomicFile(_path(dst), _descriptors(reads)) if _is_path(dst) else _Borrowed(dst)  # type: ignore[arg-type]
+
+
+def _descriptors(streams: Sequence[object]) -> list[int]:
+    """The descriptors of those of `streams` that have one."""
+    found = []
+    for stream in streams:
+        try:
+            found.append(stream.fileno())  # type: ignore[attr-defined]
+        except (AttributeError, OSError, ValueError):
+            continue
+    return found
 
 
 class _AtomicFile:
     """A path written as the library writes every output: beside the
-    target, renamed over it only when the block ends without an exception."""
+    target, renamed over it only when the block ends without an exception.
+    `inputs`: descriptors of the files read for it, which it may not be."""
 
-    def __init__(self, path: str) -> None:
-        self._output = _native.AtomicOutput(path)
+    def __init__(self, path: str, inputs: Sequence[int] = ()) -> None:
+        self._output = _native.AtomicOutput(path, list(inputs))
         self._file = open(self._output.fd, "wb", closefd=False)
 
     def __enter__(self) -> IO[bytes]:

@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <ctime>
 #include <cstdlib>
 #include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "core/secret_bytes.h"
 
@@ -91,11 +93,15 @@ class PluginProcess {
   ~PluginProcess() {
     // A plugin that failed gets no say, nor a broken pipe to complain of: it
     // is killed before its pipes close. One that finished sees its input
-    // end and exits by itself, after whatever cleaning up it does.
+    // end and exits by itself, after whatever cleaning up it does, within
+    // kPluginExitGrace; past that it is killed too, since nothing it does
+    // then can change the job's result, and the job must not wait for it.
     if (pid_ > 0 && !finished_) kill(pid_, SIGKILL);
     close_fd(&to_plugin_);
     close_fd(&from_plugin_);
     if (pid_ <= 0) return;
+    if (finished_ && reaped_within(kPluginExitGrace)) return;
+    kill(pid_, SIGKILL);
     while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
     }
   }
@@ -192,6 +198,22 @@ class PluginProcess {
     }
     secure_wipe(pending->data(), static_cast<size_t>(wrote));
     pending->erase(0, static_cast<size_t>(wrote));
+  }
+
+  // Whether the plugin exited, and was reaped, within `grace`. Polled, from
+  // 1 ms doubling to 32 ms, so that a plugin that exits at once costs about
+  // a millisecond and one that lingers costs no busy core.
+  bool reaped_within(std::chrono::milliseconds grace) const {
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    std::chrono::milliseconds pause{1};
+    for (;;) {
+      const pid_t reaped = waitpid(pid_, nullptr, WNOHANG);
+      if (reaped == pid_ || (reaped < 0 && errno != EINTR)) return true;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return false;
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+      pause = std::min(pause * 2, std::chrono::milliseconds{32});
+    }
   }
 
   pid_t pid_ = 0;

@@ -5,9 +5,9 @@
 // its own failures reaches the user.
 #pragma once
 
-#include <string_view>
-
+#include <chrono>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "age/age_keys.h"
@@ -15,12 +15,18 @@
 
 namespace warpcrypt::age {
 
+// How long a plugin that has finished its conversation may take to exit once
+// its input closes before it is killed. age's plugins exit at once; one that
+// stays must not hold the job, whose result it can no longer change.
+inline constexpr std::chrono::milliseconds kPluginExitGrace{1000};
+
 // Holds `session` with the plugin named by session.name() over `protocol`
 // ("recipient-v1", "identity-v1") until the session is finished, or fails
 // (with *detail): the program missing, the plugin exiting or misbehaving
-// before it is done. The plugin is waited for in every case (a failed one
-// killed first), and a plugin that stops reading cannot kill the caller
-// with SIGPIPE: the signal is held on this thread alone while it writes.
+// before it is done. The plugin is reaped in every case: a failed one killed
+// first, a finished one killed if it stays past kPluginExitGrace. A plugin
+// that stops reading cannot kill the caller with SIGPIPE: the signal is held
+// on this thread alone while it writes.
 wc_status run_plugin(PluginSession &session, std::string_view protocol, const char **detail);
 
 // Appends the stanzas of every plugin among `recipients`, each plugin run

@@ -1,5 +1,8 @@
 // The C API's atomic output files: the engine's AtomicOutput, for programs
 // that stream into a named file themselves (the CLI, the bindings).
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <new>
 
 #include "engine/atomic_output.h"
@@ -10,7 +13,23 @@ struct wc_output {
 
 extern "C" {
 
-wc_status wc_output_open(wc_output **output, const char *path, int input_fd, int *os_error, const char **detail) {
+wc_status wc_file_id_of_fd(int fd, wc_file_id *id, int *os_error) {
+  int ignored_error = 0;
+  int *error = os_error != nullptr ? os_error : &ignored_error;
+  *error = 0;
+  if (id == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *id = {};
+  struct stat status{};
+  if (fstat(fd, &status) != 0) {
+    *error = errno;
+    return WC_ERR_IO;
+  }
+  *id = warpcrypt::engine::file_id_of(status);
+  return WC_OK;
+}
+
+wc_status wc_output_open(wc_output **output, const char *path, const wc_file_id *inputs, size_t input_count,
+                         int *os_error, const char **detail) {
   int ignored_error = 0;
   const char *ignored_detail = nullptr;
   int *error = os_error != nullptr ? os_error : &ignored_error;
@@ -19,10 +38,10 @@ wc_status wc_output_open(wc_output **output, const char *path, int input_fd, int
   *why = nullptr;
   if (output == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *output = nullptr;
-  if (path == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  if (path == nullptr || (inputs == nullptr && input_count != 0)) return WC_ERR_INVALID_ARGUMENT;
   auto *opened = new (std::nothrow) wc_output;
   if (opened == nullptr) return WC_ERR_OUT_OF_MEMORY;
-  const wc_status status = opened->file.open(path, input_fd, error, why);
+  const wc_status status = opened->file.open(path, {inputs, input_count}, error, why);
   if (status != WC_OK) {
     delete opened;
     return status;

@@ -6,6 +6,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <deque>
@@ -124,7 +125,8 @@ std::string directory_of(const std::string &path) {
 
 }  // namespace
 
-wc_status AtomicOutput::open(const char *path, int input_fd, int *os_error, const char **detail) {
+wc_status AtomicOutput::open(const char *path, std::span<const wc_file_id> inputs, int *os_error,
+                             const char **detail) {
   auto fail = [&](Failure failure) {
     *os_error = failure.os_error;
     *detail = failure.detail;
@@ -143,11 +145,19 @@ wc_status AtomicOutput::open(const char *path, int input_fd, int *os_error, cons
   // The last step is the kernel's only for a /proc descriptor link.
   const int no_follow = kernel_link ? 0 : O_NOFOLLOW;
 
-  struct stat input{};
-  const bool have_input = input_fd >= 0 && fstat(input_fd, &input) == 0;
   struct stat existing{};
   if ((kernel_link ? stat(target_.c_str(), &existing) : lstat(target_.c_str(), &existing)) == 0) {
     if (S_ISDIR(existing.st_mode)) return fail({EISDIR, nullptr});
+    // What holds data, a file or a disk, is never replaced or overwritten by
+    // a job that reads it; a terminal, pipe or /dev/null only passes bytes.
+    const wc_file_id target = file_id_of(existing);
+    if ((S_ISREG(existing.st_mode) || S_ISBLK(existing.st_mode)) &&
+        std::ranges::any_of(inputs, [&](const wc_file_id &input) {
+          return input.device == target.device && input.inode == target.inode;
+        })) {
+      *detail = kOutputIsAnInput;
+      return WC_ERR_INVALID_ARGUMENT;
+    }
     // The kernel decides whether the caller may write the file; nothing is
     // truncated. O_NONBLOCK keeps a FIFO without a reader from hanging the
     // check (ENXIO); a FIFO without one is then opened to wait for it.
@@ -171,9 +181,6 @@ wc_status AtomicOutput::open(const char *path, int input_fd, int *os_error, cons
     }
     if (probe >= 0) close(probe);
     if (kernel_link) return fail({EINVAL, nullptr});  // a path-less regular file cannot be replaced
-    if (have_input && existing.st_dev == input.st_dev && existing.st_ino == input.st_ino) {
-      return WC_ERR_INVALID_ARGUMENT;
-    }
     replacing_ = true;
     final_mode_ = existing.st_mode & 07777;
     owner_ = existing.st_uid;

@@ -19,13 +19,25 @@
 //   the node.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
+#include <span>
 #include <string>
 
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt::engine {
+
+// The one message for an output that would replace a file the job reads.
+inline constexpr const char *kOutputIsAnInput =
+    "the output is a file this command reads (its input, or an identity, key or passphrase file): refusing to "
+    "overwrite it";
+
+// The kernel's name for the file open on `fd`.
+inline wc_file_id file_id_of(const struct stat &status) {
+  return {static_cast<uint64_t>(status.st_dev), static_cast<uint64_t>(status.st_ino)};
+}
 
 class AtomicOutput {
  public:
@@ -34,11 +46,12 @@ class AtomicOutput {
   AtomicOutput &operator=(const AtomicOutput &) = delete;
   ~AtomicOutput() { discard(); }
 
-  // Prepares `path`. `input_fd` (or -1) is the job's input: naming it as the
-  // output is WC_ERR_INVALID_ARGUMENT, since the rename would destroy it.
+  // Prepares `path`. `inputs` are the files the job reads: an output that is
+  // one of them, by any path or link, is WC_ERR_INVALID_ARGUMENT with
+  // kOutputIsAnInput in *detail, since the rename would destroy it.
   // Otherwise WC_ERR_IO with *os_error, and *detail where errno alone would
   // mislead (a refused link, a dangling link), else NULL.
-  wc_status open(const char *path, int input_fd, int *os_error, const char **detail);
+  wc_status open(const char *path, std::span<const wc_file_id> inputs, int *os_error, const char **detail);
 
   int fd() const { return fd_; }
   // The temporary file, for a signal handler that must remove it; empty when

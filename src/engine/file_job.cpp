@@ -20,8 +20,10 @@ wc_status run_file_job(const char *out_path, const char *in_path, JobMonitor &mo
   int os_error = 0;
   const char *detail = nullptr;
   if (status == WC_OK) {
-    status = output.open(out_path, input, &os_error, &detail);
+    const wc_file_id read[] = {file_id_of(in_status)};
+    status = output.open(out_path, read, &os_error, &detail);
     if (status == WC_ERR_IO) status = monitor.fail_io(WC_IO_OUTPUT, os_error, detail);
+    if (status == WC_ERR_INVALID_ARGUMENT) monitor.fail_with_detail(status, detail);
   }
   if (status == WC_OK) status = job(output.fd(), input);
   if (status == WC_OK && output.commit(&os_error) != WC_OK) status = monitor.fail_io(WC_IO_OUTPUT, os_error);

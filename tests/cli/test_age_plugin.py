@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,21 @@ def test_a_misbehaving_plugin_is_one_clear_error(run_cli, expect_failure, env, k
                    message=FAILURES[mode])
     expect_failure("age", "-d", "-i", keys["file"], "-o", tmp_path / "out", tmp_path / "file.age", cwd=tmp_path,
                    env=env, message=FAILURES[mode], secrets=[keys["identity"]])
+    assert_no_plugin_left(env)
+
+
+def test_a_plugin_that_stays_after_its_conversation_is_ended(run_cli, env, keys, plain, tmp_path):
+    """A plugin that answers "done" and then never exits (deaf to SIGINT and
+    SIGTERM) gets a bounded grace period, is killed and reaped, and the job
+    finishes; before, `warpcrypt age` waited for it forever."""
+    env = {**env, "WCTEST_MODE": "linger"}
+    for args in (("-r", keys["recipient"], "-o", tmp_path / "file.age", plain),
+                 ("-d", "-i", keys["file"], "-o", tmp_path / "back", tmp_path / "file.age")):
+        started = time.monotonic()
+        run_cli("age", *args, env=env).check()
+        assert time.monotonic() - started < 15
+    assert (tmp_path / "back").read_bytes() == plain.read_bytes()
+    assert len(plugin_pids(env)) == 2
     assert_no_plugin_left(env)
 
 

@@ -318,3 +318,21 @@ def test_a_dangling_symlink_output_is_refused_with_the_librarys_reason(files, tm
     with pytest.raises(OSError, match="symlink to a file that does not exist"):
         warpcrypt.seal_file(source, tmp_path / "link", key=bytes(32))
     assert not (tmp_path / "missing").exists()
+
+
+def test_an_output_that_is_the_file_being_read_is_refused(tmp_path):
+    """Opening a sealed stream into the very file it reads, by another path
+    (a hard link), would replace the sealed file with its own plaintext:
+    refused, and the file left as it was. The path-to-path calls refuse the
+    same through the library's file jobs."""
+    sealed = tmp_path / "sealed"
+    (tmp_path / "plain").write_bytes(b"data" * 1000)
+    warpcrypt.seal_file(tmp_path / "plain", sealed, key=bytes(32))
+    os.link(sealed, tmp_path / "alias")
+    before = sealed.read_bytes()
+    with open(sealed, "rb") as stream, pytest.raises(warpcrypt.InvalidArgument, match="a file this command reads"):
+        warpcrypt.open_file(stream, tmp_path / "alias", key=bytes(32))
+    with pytest.raises(warpcrypt.InvalidArgument, match="a file this command reads"):
+        warpcrypt.open_file(sealed, tmp_path / "alias", key=bytes(32))
+    assert sealed.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["alias", "plain", "sealed"]

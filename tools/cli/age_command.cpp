@@ -155,7 +155,7 @@ int encrypt(const AgeOptions &o) {
     }
   }
   InputFile input(o.in_path);
-  OutputFile output(o.out_path, input);
+  OutputFile output(o.out_path);
   const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
@@ -196,7 +196,7 @@ int decrypt(const AgeOptions &o) {
       throw CliError("--max-work-factor must be 1 to " + std::to_string(WC_AGE_MAX_WORK_FACTOR));
     }
   }
-  OutputFile output(o.out_path, input);
+  OutputFile output(o.out_path);
   const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);

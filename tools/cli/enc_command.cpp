@@ -63,7 +63,7 @@ void decrypt_range(const EncOptions &options, const wc_options &lib_options, con
   const uint64_t length = options.range_length.value_or(UINT64_MAX - first);
   const uint64_t end = first + std::min(length, UINT64_MAX - first);
 
-  OutputFile output(options.out_path, input);
+  OutputFile output(options.out_path);
   std::vector<uint8_t> window;
   std::vector<uint8_t> plain;
   const size_t key_len = wc_cipher_key_len(options.cipher);
@@ -104,7 +104,7 @@ void print_byte_counts(uint64_t read, uint64_t written) {
 
 // -none, or -a with no cipher: the input copied, through base64 with -a.
 int copy_through(const EncOptions &options, InputFile &input) {
-  OutputFile output(options.out_path, input);
+  OutputFile output(options.out_path);
   std::optional<Base64Pipe> armor;
   if (options.base64) {
     armor.emplace(options.direction == WC_ENCRYPT ? Base64Pipe::Direction::encode : Base64Pipe::Direction::decode,
@@ -183,7 +183,7 @@ int run_enc(EncOptions options) {
     return 0;
   }
 
-  OutputFile output(options.out_path, input);
+  OutputFile output(options.out_path);
   std::optional<Base64Pipe> encoder;
   if (options.base64 && encrypting) {
     encoder.emplace(Base64Pipe::Direction::encode, output.fd(), options.base64_one_line, output.display_name());

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "cli_error.h"
 
@@ -38,7 +39,17 @@ namespace {
 
 bool names_a_file(const std::optional<std::string> &path) { return path && *path != "-"; }
 
+std::vector<wc_file_id> &files_read() {
+  static std::vector<wc_file_id> files;
+  return files;
+}
+
 }  // namespace
+
+void note_file_read(int fd) {
+  wc_file_id id{};
+  if (wc_file_id_of_fd(fd, &id, nullptr) == WC_OK) files_read().push_back(id);
+}
 
 size_t read_up_to(int fd, uint8_t *buf, size_t len, const std::string &name) {
   size_t done = 0;
@@ -78,6 +89,7 @@ InputFile::InputFile(const std::optional<std::string> &path)
     errno = EISDIR;
     throw_system_error("cannot read input", name_);
   }
+  note_file_read(fd_);
 }
 
 InputFile::~InputFile() {
@@ -86,7 +98,7 @@ InputFile::~InputFile() {
 
 size_t InputFile::read_up_to(uint8_t *buf, size_t len) { return cli::read_up_to(fd_, buf, len, name_); }
 
-OutputFile::OutputFile(const std::optional<std::string> &path, const InputFile &input)
+OutputFile::OutputFile(const std::optional<std::string> &path)
     : target_(names_a_file(path) ? *path : "(stdout)") {
   if (!names_a_file(path)) {
     fd_ = STDOUT_FILENO;
@@ -94,10 +106,9 @@ OutputFile::OutputFile(const std::optional<std::string> &path, const InputFile &
   }
   int os_error = 0;
   const char *detail = nullptr;
-  const wc_status status = wc_output_open(&output_, path->c_str(), input.fd(), &os_error, &detail);
-  if (status == WC_ERR_INVALID_ARGUMENT) {
-    throw CliError("input and output are the same file ('" + *path + "'): refusing to overwrite the input");
-  }
+  const std::vector<wc_file_id> &read = files_read();
+  const wc_status status = wc_output_open(&output_, path->c_str(), read.data(), read.size(), &os_error, &detail);
+  if (status == WC_ERR_INVALID_ARGUMENT) throw CliError("'" + *path + "': " + detail);
   if (status != WC_OK && detail != nullptr) {
     throw CliError("cannot write output '" + *path + "': " + detail, WC_KIND_IO);
   }

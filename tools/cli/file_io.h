@@ -20,6 +20,11 @@ size_t read_up_to(int fd, uint8_t *buf, size_t len, const std::string &name);
 // Writes all of `data` to `fd`; `name` is for the message of a failed write.
 void write_all(int fd, const uint8_t *data, size_t len, const std::string &name);
 
+// Every file this run reads, its input and its identity, recipients, key
+// and passphrase files alike, is noted here as it is opened; an output may
+// be none of them (OutputFile). Standard input counts: it may be a file.
+void note_file_read(int fd);
+
 // "-" for an input or output path means standard input or output, as in
 // openssl; a file of that name is ./-.
 class InputFile {
@@ -49,9 +54,10 @@ class InputFile {
 // honoured, an unwritable target refused), or standard output.
 class OutputFile {
  public:
-  // nullopt, or "-", writes standard output. Refuses a path that names the
-  // input.
-  OutputFile(const std::optional<std::string> &path, const InputFile &input);
+  // nullopt, or "-", writes standard output. Refuses a path that names any
+  // file read so far (note_file_read), through whatever path or link: open
+  // the output after every file the command reads.
+  explicit OutputFile(const std::optional<std::string> &path);
   // Removes the temporary file unless commit() ran.
   ~OutputFile();
   OutputFile(const OutputFile &) = delete;

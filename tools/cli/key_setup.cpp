@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli_error.h"
+#include "file_io.h"
 #include "terminal.h"
 
 namespace warpcrypt::cli {
@@ -26,6 +27,7 @@ namespace {
 // openssl keeps it too. No bytes at all, or a read error, fails: the empty
 // passphrase must never stand in for a missing one.
 void read_first_line(int fd, const std::string &source_name, Passphrase *out) {
+  note_file_read(fd);
   bool any = false;
   for (;;) {
     char c = 0;

@@ -170,7 +170,7 @@ int seal(const SealOptions &o) {
   check_key_file_length(o, secret, o.aead);
   const wc_seal_params params = seal_params(o);
 
-  OutputFile output(o.out_path, input);
+  OutputFile output(o.out_path);
   const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
@@ -204,7 +204,7 @@ int open(const SealOptions &o) {
   read_secret(o, &secret);
   if (inspected && info.key_source == WC_SEAL_KEY) check_key_file_length(o, secret, info.aead);
 
-  OutputFile output(o.out_path, input);
+  OutputFile output(o.out_path);
   const wc_options options = library_options(o.backend, o.threads, o.engine);
   wc_job job;
   wc_job_init(&job);
