@@ -17,13 +17,20 @@ What is authenticated is the array, not only the chunks that exist:
 - Every chunk is written, fill-value ones included, so a chunk that is
   absent was deleted: reading it fails, unless a commit recorded it as
   never written.
-- :func:`commit` records, in the sealed object ``warpcrypt.manifest`` beside
-  the array's metadata, which version (nonce) of each chunk is current and
-  the new generation; chunks written after it carry the next generation.
-  A chunk put back from an earlier commit then fails, as does a deleted or
-  older manifest under chunks written after it. :func:`commit` and
-  :func:`verify` return a digest of the committed array, for a caller to pin
-  against a rollback of the whole store.
+- The sealed object ``warpcrypt.manifest`` beside the array's metadata is
+  written when :func:`create_array` makes the array (saying it was never
+  committed), so an array without one had it deleted, and is refused.
+  :func:`commit` authenticates every chunk and records in the manifest
+  which version (nonce) of each is current and the new generation; chunks
+  written after it carry the next generation. A chunk put back from an
+  earlier commit then fails, as does a deleted or older manifest under
+  chunks written after it. :func:`commit` and :func:`verify` return a
+  digest of the committed array, for a caller to pin against a rollback of
+  the whole store.
+- A protection named in metadata can be taken out of it: zarr opens an
+  array whose codec was removed as one in the clear. :func:`open_array`,
+  which names the key_id the array must be sealed under, refuses it; it is
+  the way to open an encrypted array.
 
 Between commits, a chunk can be put back to any version written since the
 last commit (the codec cannot tell which of them is newest without
@@ -71,20 +78,20 @@ import numpy as np
 import zarr
 import zarr.registry
 from zarr.abc.codec import BytesBytesCodec, Codec
-from zarr.abc.store import RangeByteRequest, Store
+from zarr.abc.store import Store
 from zarr.codecs.sharding import ShardingCodec
 from zarr.core.array import create_codec_pipeline
 from zarr.core.array_spec import ArrayConfig, ArraySpec
 from zarr.core.buffer import Buffer, default_buffer_prototype
 from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.sync import sync
-from zarr.storage import StorePath
+from zarr.storage import StoreLike, StorePath
 
 from warpcrypt.aead import AESGCM, ChaCha20Poly1305
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag
 
-__all__ = ["CODEC_ID", "AeadCodec", "AeadNumcodec", "CodecPipeline", "chunk_key", "commit", "register_key",
-           "set_key_provider", "verify"]
+__all__ = ["CODEC_ID", "AeadCodec", "AeadNumcodec", "CodecPipeline", "chunk_key", "commit", "create_array",
+           "open_array", "register_key", "set_key_provider", "verify"]
 
 CODEC_ID = "warpcrypt.aead"
 # Version 1 (before the array was authenticated) bound the store key only.
@@ -96,7 +103,7 @@ _MANIFEST = "warpcrypt.manifest"
 _MANIFEST_HEAD = struct.Struct(">4sBQ12s")  # magic, version, generation, nonce
 _MANIFEST_MAGIC = b"WCZM"
 _MANIFEST_VERSION = 1
-_ENTRY = 12  # a manifest entry: the committed chunk's nonce
+_ENTRY = 12  # a manifest entry: the committed chunk's nonce; a manifest of generation 0 (never committed) has none
 _ABSENT = bytes(_ENTRY)  # the entry of a chunk committed as never written
 _AEADS: dict[str, Callable[[bytes], AESGCM | ChaCha20Poly1305]] = {
     "aes-128-gcm": AESGCM, "aes-256-gcm": AESGCM, "chacha20-poly1305": ChaCha20Poly1305}
@@ -183,8 +190,8 @@ def _check_current(position: _Position, generation: int, nonce: bytes) -> None:
                              f"{position.committed}: an earlier version was put back")
     elif generation != position.committed + 1:
         raise InvalidTag(f"{CODEC_ID}: chunk {position.name!r} was written in generation {generation}, after the "
-                         f"last commit the store holds ({position.committed}): {_MANIFEST} was deleted or rolled "
-                         "back")
+                         f"last commit the store holds ({position.committed}): {_MANIFEST} was put back to an "
+                         "earlier one")
 
 
 def _framed(*parts: bytes) -> bytes:
@@ -207,6 +214,14 @@ class _Sealer:
             raise FormatError(f"{CODEC_ID}: array_id must be 32 lowercase hex digits, not {array_id!r}")
         self.aead, self.key_id, self.array_id, self._key = aead, key_id, array_id, key
         self._bound: Optional[AESGCM | ChaCha20Poly1305] = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled with the array (a Dask graph) without the key and its
+        # cipher: an unpickled one resolves key_id.
+        return {"aead": self.aead, "key_id": self.key_id, "array_id": self.array_id}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["aead"], state["key_id"], None, state["array_id"])  # type: ignore[misc]
 
     def cipher(self) -> AESGCM | ChaCha20Poly1305:
         if self._bound is None:
@@ -291,7 +306,7 @@ def _new_array_id() -> str:
 
 @dataclass(frozen=True)
 class AeadCodec(BytesBytesCodec):
-    """The zarr-python 3 codec: ``zarr.create_array(..., compressors=[...,
+    """The zarr-python 3 codec: ``create_array(..., compressors=[...,
     AeadCodec(key=key)])``, last (after any compressor: ciphertext does not
     compress). `aead`: "aes-256-gcm" (default), "aes-128-gcm" or
     "chacha20-poly1305". `key_id` names the key in the metadata; `key` is
@@ -488,10 +503,13 @@ class _Array:
         return self.sealer.associated_data(f"{CODEC_ID} manifest v{_MANIFEST_VERSION}", self.digest, head)
 
     async def manifest(self, store: Store, prefix: str) -> _Manifest:
+        """The authenticated manifest; refuses an absent one, which was
+        deleted: create_array writes one when it makes the array."""
         name = f"{prefix}/{_MANIFEST}" if prefix else _MANIFEST
         data = await StorePath(store, name).get(default_buffer_prototype())
         if data is None:
-            return _Manifest(0, None)
+            raise InvalidTag(f"{CODEC_ID}: {name!r} is missing: it was deleted (warpcrypt.zarr.create_array writes "
+                             "it when it makes an encrypted array; an array made by zarr.create_array has none)")
         sealed = data.to_bytes()
         if len(sealed) < _MANIFEST_HEAD.size + _TAG_LEN:
             raise FormatError(f"{CODEC_ID}: {name!r} is shorter than its header and tag")
@@ -504,10 +522,11 @@ class _Array:
         except InvalidTag:
             raise InvalidTag(f"{CODEC_ID}: {name!r} did not authenticate: wrong key, a changed manifest or array "
                              "metadata, or another array's manifest") from None
-        if len(entries) != _ENTRY * math.prod(self.grid):
-            raise FormatError(f"{CODEC_ID}: {name!r} lists {len(entries) // _ENTRY} chunks; the array has "
-                              f"{math.prod(self.grid)}")
-        return _Manifest(generation, entries)
+        chunks = math.prod(self.grid) if generation else 0
+        if len(entries) != _ENTRY * chunks:
+            raise FormatError(f"{CODEC_ID}: {name!r} of generation {generation} lists {len(entries) // _ENTRY} "
+                              f"chunks, not {chunks}")
+        return _Manifest(generation, entries if generation else None)
 
     async def write_manifest(self, store: Store, prefix: str, manifest: _Manifest) -> None:
         nonce = os.urandom(12)
@@ -694,11 +713,12 @@ zarr.config.set({"codec_pipeline.path": f"{CodecPipeline.__module__}.{CodecPipel
 def commit(array: Any) -> str:
     """Records the current version of every chunk of `array` (a zarr Array
     sealed by this codec) and starts a new generation: from then on a chunk
-    put back from before, or deleted, fails to read. Refuses (InvalidTag) if
-    a chunk already fails. Returns the digest of the committed array, to
-    pin against a rollback of the whole store (compare :func:`verify`).
-    Commit when no writer is writing: a chunk written during the commit
-    fails to read afterwards."""
+    put back from before, or deleted, fails to read. Reads and
+    authenticates every chunk first, and refuses (InvalidTag) if one fails:
+    it never records a chunk that does not read. Returns the digest of the
+    committed array, to pin against a rollback of the whole store (compare
+    :func:`verify`). Commit when no writer is writing: a chunk written
+    during the commit fails to read afterwards."""
     return sync(_scan(array, committing=True))
 
 
@@ -711,40 +731,30 @@ def verify(array: Any) -> str:
 
 
 async def _scan(array: Any, *, committing: bool) -> str:
-    async_array = getattr(array, "_async_array", array)
-    sealed = getattr(getattr(async_array, "codec_pipeline", None), "array", None)
-    if not isinstance(sealed, _Array):
-        raise InvalidArgument(f"not an array sealed by {CODEC_ID} (or {CODEC_ID}'s codec pipeline was not in use "
-                              "when it was opened)")
+    sealed, async_array = _sealed_array(array)
     store, prefix = async_array.store_path.store, async_array.store_path.path
     manifest = await sealed.manifest(store, prefix)
     if not committing and manifest.entries is None:
-        raise InvalidTag(f"{CODEC_ID}: array {prefix!r} has no commit to verify ({_MANIFEST} is absent): "
-                         "commit it, or it was deleted")
+        raise InvalidTag(f"{CODEC_ID}: array {prefix!r} was never committed: there is no commit to verify")
     prototype = default_buffer_prototype()
 
     async def scan_one(coords: tuple[int, ...]) -> bytes:
         name = f"{prefix}/{sealed.encode_key(coords)}" if prefix else sealed.encode_key(coords)
         position = sealed.position(name, coords, manifest)
-        # A commit reads each chunk's header (the chunk authenticates when
-        # read); a verification reads and authenticates each whole.
-        data = await StorePath(store, name).get(prototype, RangeByteRequest(0, _HEAD.size) if committing else None)
+        data = await StorePath(store, name).get(prototype)
         if data is None:
             # Absent is right for a chunk committed as never written, and,
-            # in a commit, for one never committed.
-            if position.expected == _ABSENT or (committing and position.expected is None):
+            # before the first commit, for one never written.
+            if position.expected in (_ABSENT, None):
                 return _ABSENT
             raise _missing(name)
-        chunk = data.to_bytes()
-        if committing and len(chunk) < _HEAD.size:
-            raise FormatError(f"{CODEC_ID}: chunk {name!r} is shorter than its header")
-        _, generation, nonce = _chunk_head(chunk[:_HEAD.size], name)
-        if committing:
-            _check_current(position, generation, nonce)
-        else:
-            await asyncio.to_thread(sealed.sealer.open, np.frombuffer(chunk, dtype=np.uint8), position)
-            if generation > manifest.generation:
-                raise InvalidTag(f"{CODEC_ID}: chunk {name!r} was written after the last commit")
+        # What is recorded or verified has authenticated, and is the
+        # chunk's current version.
+        chunk = np.frombuffer(data.to_bytes(), dtype=np.uint8)
+        await asyncio.to_thread(sealed.sealer.open, chunk, position)
+        _, generation, nonce = _chunk_head(chunk[:_HEAD.size].tobytes(), name)
+        if not committing and generation > manifest.generation:
+            raise InvalidTag(f"{CODEC_ID}: chunk {name!r} was written after the last commit")
         return nonce
 
     entries = b"".join(await _each(list(sealed.chunks()), scan_one))
@@ -752,3 +762,63 @@ async def _scan(array: Any, *, committing: bool) -> str:
         manifest = _Manifest(manifest.generation + 1, entries)
         await sealed.write_manifest(store, prefix, manifest)
     return sealed.digest_of(manifest)
+
+
+# ---- making and opening encrypted arrays -------------------------------------
+
+
+def _sealed_array(array: Any) -> tuple[_Array, Any]:
+    """The sealed array that `array` (a zarr Array or AsyncArray) is, and
+    its AsyncArray; refuses one whose metadata names no codec."""
+    async_array = getattr(array, "_async_array", array)
+    sealed = getattr(getattr(async_array, "codec_pipeline", None), "array", None)
+    if not isinstance(sealed, _Array):
+        where = getattr(getattr(async_array, "store_path", None), "path", None)
+        raise FormatError(f"{CODEC_ID}: the array {where!r} names no {CODEC_ID} codec: it is not encrypted, the "
+                          "codec was taken out of its metadata, or warpcrypt.zarr's codec pipeline was not in use "
+                          "when it was opened")
+    return sealed, async_array
+
+
+def create_array(store: StoreLike, **options: Any) -> zarr.Array[Any]:
+    """``zarr.create_array`` for an encrypted array, with its arguments: the
+    codec (:class:`AeadCodec`, or :class:`AeadNumcodec` in format 2) among
+    them, last. Also writes the array's manifest, sealed under the codec's
+    key, saying it was never committed: an array whose manifest is absent
+    later had it deleted, and is refused. Refuses (FormatError) arguments
+    that make an array in the clear, leaving nothing in the store, and
+    ``data=`` (write the data once the array exists)."""
+    if "data" in options:
+        raise InvalidArgument(f"{CODEC_ID}: create_array takes no data=: its manifest must exist before its first "
+                              "chunk; write the data into the array it returns (array[...] = data)")
+    array = zarr.create_array(store, **options)
+    async_array = array._async_array
+    try:
+        sealed, _ = _sealed_array(array)
+        sync(sealed.write_manifest(async_array.store_path.store, async_array.store_path.path, _Manifest(0, None)))
+    except BaseException:
+        # No array is left without its codec or its manifest.
+        for document in async_array.metadata.to_buffer_dict(default_buffer_prototype()):
+            sync((async_array.store_path / document).delete())
+        raise
+    return array
+
+
+def open_array(store: StoreLike, *, key_id: str, mode: str = "r", **options: Any) -> zarr.Array[Any]:
+    """``zarr.open_array`` for an encrypted array, and the way to open one
+    that is protected against a stripped codec: zarr reads and writes an
+    array whose codec was taken out of its metadata in the clear, and this
+    refuses it (FormatError), as it refuses one sealed under another key_id
+    than `key_id`. It authenticates the array's manifest under the key
+    (InvalidTag: a wrong key, edited metadata, a deleted or substituted
+    manifest). `mode` is "r" or "r+": :func:`create_array` makes arrays."""
+    if mode not in ("r", "r+"):
+        raise InvalidArgument(f"{CODEC_ID}: open_array opens an existing array, in mode 'r' or 'r+', not mode "
+                              f"{mode!r}: create_array makes one")
+    array = zarr.open_array(store, mode=mode, **options)
+    sealed, async_array = _sealed_array(array)
+    if sealed.sealer.key_id != key_id:
+        raise FormatError(f"{CODEC_ID}: the array {async_array.store_path.path!r} is sealed under key_id "
+                          f"{sealed.sealer.key_id!r}, not {key_id!r}")
+    sync(sealed.manifest(async_array.store_path.store, async_array.store_path.path))
+    return array

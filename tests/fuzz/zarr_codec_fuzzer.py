@@ -41,10 +41,10 @@ wz.register_key("fuzz", KEY)
 NUMCODEC = wz.AeadNumcodec(key_id="fuzz", array_id=ARRAY_IDS[2])
 STORE = zarr.storage.MemoryStore()
 ARRAYS = {
-    3: zarr.create_array(STORE, name="v3", shape=(6,), chunks=(6,), dtype="i4",
-                         compressors=[wz.AeadCodec(key_id="fuzz", array_id=ARRAY_IDS[3])]),
-    2: zarr.create_array(STORE, name="v2", shape=(6,), chunks=(6,), dtype="i4", zarr_format=2,
-                         compressors=wz.AeadNumcodec(key_id="fuzz", array_id=ARRAY_IDS[2])),
+    3: wz.create_array(STORE, name="v3", shape=(6,), chunks=(6,), dtype="i4",
+                       compressors=[wz.AeadCodec(key_id="fuzz", array_id=ARRAY_IDS[3])]),
+    2: wz.create_array(STORE, name="v2", shape=(6,), chunks=(6,), dtype="i4", zarr_format=2,
+                       compressors=wz.AeadNumcodec(key_id="fuzz", array_id=ARRAY_IDS[2])),
 }
 for written in ARRAYS.values():
     written[:] = np.arange(6, dtype="i4")
