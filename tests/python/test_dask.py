@@ -53,7 +53,9 @@ from warpcrypt.dask import (  # noqa: E402
 from fsspec.implementations.local import LocalFileSystem  # noqa: E402
 from warpcrypt.dask._inputs import listed  # noqa: E402
 from warpcrypt.dask._keyring import KeyNotHeld  # noqa: E402
-from warpcrypt.dask._worker import ENCRYPT, SEALED, FileTask, Settings, process_batch  # noqa: E402
+from warpcrypt.dask._kdf import new_plain_iv  # noqa: E402
+from warpcrypt.dask._manifest import MANIFEST_VERSION, PLAIN, SEALED, manifest_mac  # noqa: E402
+from warpcrypt.dask._worker import ENCRYPT, FileTask, Settings, process_batch  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SMALL_FILES = 120
@@ -143,22 +145,21 @@ def test_file_keys_bind_the_job_the_path_and_the_cipher():
     job_a, job_b = bytes(16), bytes([1] * 16)
     sealed_keys = {derive_file_key(MASTER_KEY, f"f{i}", job_id=job_a).key for i in range(100)}
     assert len(sealed_keys) == 100
-    # The same path in another job: another key, sealed or plain.
+    # The same path in another job: another key, sealed or plain. A file's
+    # IV is not derived (a plain cipher's is drawn for each run).
     assert derive_file_key(MASTER_KEY, "f0", job_id=job_b).key not in sealed_keys
     ctr = derive_file_key(MASTER_KEY, "f0", cipher="aes-256-ctr", job_id=job_a)
-    assert len(ctr.key) == 32 and len(ctr.iv) == 16
-    assert derive_file_key(MASTER_KEY, "f0", cipher="aes-256-ctr", job_id=job_b).iv != ctr.iv
-    assert derive_file_key(MASTER_KEY, "f0", cipher="aes-128-ctr", job_id=job_a).iv != ctr.iv
+    assert len(ctr.key) == 32 and ctr.iv is None
+    assert derive_file_key(MASTER_KEY, "f0", cipher="aes-256-ctr", job_id=job_b).key != ctr.key
+    assert derive_file_key(MASTER_KEY, "f0", cipher="aes-128-ctr", job_id=job_a).key != ctr.key[:16]
     # A sealed file's key is the prefix of the 32-byte derivation, whatever its AEAD.
     assert derive_file_key(MASTER_KEY, "f0", cipher="aes-128-gcm", job_id=job_a).key == \
         derive_file_key(MASTER_KEY, "f0", job_id=job_a).key[:16]
     # The rule docs/dask.md states, computed from its parts.
     assert derive_file_key(MASTER_KEY, "a/b.bin", job_id=job_b).key == hkdf_sha256(
         MASTER_KEY, b"", b"warpcrypt-dask v2 sealed file key\0" + job_b + b"a/b.bin", 32)
-    material = hkdf_sha256(MASTER_KEY, b"", b"warpcrypt-dask v2 plain file key and iv\0" + job_b
-                           + b"aes-256-ctr\0a/b.bin", 48)
-    assert derive_file_key(MASTER_KEY, "a/b.bin", cipher="aes-256-ctr", job_id=job_b) == \
-        DerivedKey(material[:32], material[32:])
+    assert derive_file_key(MASTER_KEY, "a/b.bin", cipher="aes-256-ctr", job_id=job_b) == DerivedKey(hkdf_sha256(
+        MASTER_KEY, b"", b"warpcrypt-dask v2 plain file key and iv\0" + job_b + b"aes-256-ctr\0a/b.bin", 32), None)
 
 
 def test_short_keys_ecb_and_jobless_derivations_are_refused():
@@ -173,7 +174,7 @@ def test_short_keys_ecb_and_jobless_derivations_are_refused():
 def test_reprs_show_no_key_bytes():
     from warpcrypt.dask._keyring import _KeyPlugin
 
-    derived = derive_file_key(MASTER_KEY, "f", cipher="aes-256-ctr", job_id=bytes(16))
+    derived = derive_chunk_key(MASTER_KEY, bytes(16), (0,), cipher="aes-256-ctr")
     with install_key(MASTER_KEY, local_only=True) as installed:
         plugin = _KeyPlugin(MASTER_KEY, installed.ref.key_id)
         shown = [repr(derived), str(derived), repr(installed), str(installed), repr(installed.ref), repr(plugin),
@@ -337,7 +338,7 @@ def small_dataset(tmp_path_factory) -> tuple[Path, dict[str, bytes]]:
     return root, write_files(root, {f"d{i % 3}/f{i}.bin": 1000 * i for i in range(40)}, "small dataset")
 
 
-def test_plain_cipher_round_trip_interop_and_unique_ivs(client, cli, small_dataset, tmp_path):
+def test_plain_cipher_round_trip_interop_and_unique_ivs(client, cli, small_dataset, tmp_path, capsys):
     root, contents = small_dataset
     first, second = tmp_path / "first", tmp_path / "second"
     assert encrypt_files(root, first, key=MASTER_KEY, client=client, cipher="aes-256-ctr").ok
@@ -349,11 +350,18 @@ def test_plain_cipher_round_trip_interop_and_unique_ivs(client, cli, small_datas
     assert len(set(ivs)) == len(ivs) == 2 * len(contents)
     assert {e["authentication"] for e in manifests[0]["files"].values()} == {"none"}
 
+    # derive-key prints the derived key and the IV the manifest records.
     name = "d1/f7.bin"
-    derived = derive_file_key(MASTER_KEY, name, cipher="aes-256-ctr", job_id=bytes.fromhex(manifests[0]["job_id"]))
-    assert manifests[0]["files"][name]["iv"] == derived.iv.hex()
-    subprocess.run([cli, "enc", "-d", "-aes-256-ctr", "-K", derived.key.hex(), "-iv", derived.iv.hex(),
-                    "-in", first / f"{name}.enc", "-out", tmp_path / "plain"], check=True)
+    key_file = tmp_path / "master.key"
+    key_file.write_bytes(MASTER_KEY)
+    key_file.chmod(0o600)
+    status, printed, err = _main(capsys, "derive-key", name, "--key-file", key_file,
+                                 "--manifest", f"{first}{MANIFEST_SUFFIX}")
+    assert status == 0, err
+    key = derive_file_key(MASTER_KEY, name, cipher="aes-256-ctr", job_id=bytes.fromhex(manifests[0]["job_id"])).key
+    assert printed.split() == ["-K", key.hex(), "-iv", manifests[0]["files"][name]["iv"]]
+    subprocess.run([cli, "enc", "-d", "-aes-256-ctr", *printed.split(), "-in", first / f"{name}.enc",
+                    "-out", tmp_path / "plain"], check=True)
     assert (tmp_path / "plain").read_bytes() == contents[name]
 
     restored = tmp_path / "restored"
@@ -361,31 +369,75 @@ def test_plain_cipher_round_trip_interop_and_unique_ivs(client, cli, small_datas
     assert subprocess.run(["diff", "-r", root, restored]).returncode == 0
 
 
-def test_plain_cipher_refuses_to_reencrypt_a_changed_input(client, tmp_path):
+def test_plain_cipher_reencrypts_a_changed_input_under_a_fresh_iv(client, tmp_path):
+    """As with sealed files, a rerun encrypts a changed input again; its key
+    is the job's for that path, its IV one drawn for this run."""
     root, out = tmp_path / "in", tmp_path / "out"
     write_files(root, {"a.bin": 5000, "b.bin": 6000}, "changed input")
     assert encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="chacha20").ok
-    (out / "a.bin.enc").unlink()
+    before = _manifest_of(out)["files"]
     (root / "a.bin").write_bytes(b"new contents under the same path")
-    os.utime(root / "a.bin", ns=(1, 1))
 
     report = encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="chacha20")
-    assert list(report.failed) == ["a.bin"] and "nonce is spent" in report.failed["a.bin"]
-    assert (report.processed, report.skipped) == (0, 1)
-    assert not (out / "a.bin.enc").exists()
-    assert _manifest_of(out)["files"]["a.bin"]["status"] == "failed"
+    assert report.ok and (report.processed, report.skipped) == (1, 1)
+    after = _manifest_of(out)["files"]
+    assert after["a.bin"]["status"] == "done" and after["a.bin"]["iv"] != before["a.bin"]["iv"]
+    assert after["b.bin"] == before["b.bin"]
+    assert decrypt_files(out, tmp_path / "restored", key=MASTER_KEY, client=client).ok
+    assert (tmp_path / "restored" / "a.bin").read_bytes() == b"new contents under the same path"
 
 
-def test_a_task_run_again_keeps_what_it_committed(tmp_path):
+def test_a_version_3_plain_job_decrypts_and_its_rerun_saves_version_4(client, tmp_path):
+    """Up to version 3 a plain-cipher file's IV came from its key's
+    derivation, after the key. Such a job, written here as version 3 wrote
+    it, decrypts (its keys are those derived now, its IVs those its entries
+    record), and a rerun that encrypts a file again, under a drawn IV, saves
+    the manifest as version 4, which a reader of version 3 refuses."""
+    root, out = tmp_path / "in", tmp_path / "out"
+    contents = write_files(root, {"a.bin": 5000, "b.bin": 3000}, "version 3")
+    assert encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="aes-256-ctr").ok
+    manifest = Path(f"{out}{MANIFEST_SUFFIX}")
+    content = json.loads(manifest.read_text())
+    job_id = bytes.fromhex(content["job_id"])
+    for name, entry in content["files"].items():
+        material = hkdf_sha256(MASTER_KEY, b"", b"warpcrypt-dask v2 plain file key and iv\0" + job_id
+                               + b"aes-256-ctr\0" + name.encode(), 48)
+        warpcrypt.encrypt_file("aes-256-ctr", material[:32], material[32:], root / name, out / entry["output"])
+        entry["iv"] = material[32:].hex()
+    content["version"] = 3
+    content["mac"] = manifest_mac(content, MASTER_KEY)
+    manifest.write_text(json.dumps(content))
+    assert decrypt_files(out, tmp_path / "restored", key=MASTER_KEY, client=client).ok
+    assert subprocess.run(["diff", "-r", root, tmp_path / "restored"]).returncode == 0
+
+    (out / "a.bin.enc").unlink()
+    report = encrypt_files(root, out, key=MASTER_KEY, client=client, cipher="aes-256-ctr")
+    assert report.ok and (report.processed, report.skipped) == (1, 1)
+    rerun = _manifest_of(out)
+    assert rerun["version"] == MANIFEST_VERSION > 3
+    assert rerun["files"]["a.bin"]["iv"] != content["files"]["a.bin"]["iv"]
+    assert rerun["files"]["b.bin"]["iv"] == content["files"]["b.bin"]["iv"]
+    assert decrypt_files(out, tmp_path / "restored-2", key=MASTER_KEY, client=client).ok
+    assert {name: (tmp_path / "restored-2" / name).read_bytes() for name in contents} == contents
+
+
+@pytest.mark.parametrize("data_format, cipher, fields", [
+    (SEALED, "aes-256-gcm", ("salt", "nonce_prefix", "aead")),
+    (PLAIN, "aes-256-ctr", ("iv",)),
+])
+def test_a_task_run_again_keeps_what_it_committed(tmp_path, data_format, cipher, fields):
     """Dask runs a task again when the worker holding its result dies before
-    the client has it: the second run must not seal the file anew."""
+    the client has it: the second run must not encrypt the file anew, and
+    records what the first wrote (a sealed file's header, the IV the run
+    drew for a plain-cipher file)."""
     root, out = tmp_path / "in", tmp_path / "out"
     contents = write_files(root, {"a.bin": 10000, "b.bin": 0}, "run again")
     with install_key(MASTER_KEY, local_only=True) as installed:
-        settings = Settings(ENCRYPT, SEALED, "aes-256-gcm", 4096, "cpu", 1, bytes(16), installed.ref, "file", "file",
+        settings = Settings(ENCRYPT, data_format, cipher, 4096, "cpu", 1, bytes(16), installed.ref, "file", "file",
                             str(out / ".staging"), "run")
-        batch = [FileTask(name, name, str(root / name), str(out / f"{name}.wcs"), len(data),
-                          listed(LocalFileSystem().info(str(root / name))).stamp, None)
+        batch = [FileTask(name, name, str(root / name), str(out / f"{name}.out"), len(data),
+                          listed(LocalFileSystem().info(str(root / name))).stamp, None,
+                          new_plain_iv(cipher) if data_format == PLAIN else None)
                  for name, data in contents.items()]
         first = process_batch(settings, batch)
         stamps = _stamps(out)
@@ -393,7 +445,7 @@ def test_a_task_run_again_keeps_what_it_committed(tmp_path):
     assert _stamps(out) == stamps
     for name in contents:
         assert again[name]["reused"] and not first[name].get("reused")
-        for field in ("status", "salt", "nonce_prefix", "aead", "output_size", "authentication"):
+        for field in ("status", "output_size", "authentication", *fields):
             assert again[name][field] == first[name][field], field
 
 

@@ -2,14 +2,17 @@
 changed during a job, a second job writing into another job's output folder,
 strays and deletions in a sealed folder, the counts of a report, derive-key
 with an identifier the manifest lacks, key files that others may read, a
-manifest that is not one or whose staging name was edited. Object stores are
-in tests/python/test_dask_s3.py, a worker killed mid-job in
+manifest that is not one or whose staging name was edited; and those of issue
+48, item 5: reruns that would encrypt new contents of a plain-cipher file
+under the IV its old contents had. Object stores are in
+tests/python/test_dask_s3.py, a worker killed mid-job in
 tests/python/test_dask_deployment.py."""
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import time
@@ -19,6 +22,7 @@ import pytest
 
 dask = pytest.importorskip("dask", reason="warpcrypt.dask needs the dask extra")
 import distributed  # noqa: E402
+import fsspec  # noqa: E402
 
 import warpcrypt  # noqa: E402
 from dask_support import MASTER_KEY, OTHER_KEY, tree, write_files  # noqa: E402
@@ -32,6 +36,7 @@ from warpcrypt.dask import (  # noqa: E402
     install_key,
     read_manifest,
 )
+from warpcrypt.dask._manifest import MANIFEST_VERSION  # noqa: E402
 
 # Longer than the tick of the kernel's file timestamps (a jiffy, up to 10 ms),
 # so that a write after it shows in the file's times.
@@ -116,6 +121,100 @@ def test_an_input_overwritten_while_it_is_read_fails_that_file(client, tmp_path,
         report = encrypt_files(root, out, key=key, chunk_size=4096, compute=False).compute(scheduler="sync")
     assert list(report.failed) == ["a.bin"] and "changed while it was read" in report.failed["a.bin"]
     assert tree(out) == []
+
+
+# ----------------------------------------------------------------------------
+# A plain cipher's IV across reruns (issue 48, item 5)
+# ----------------------------------------------------------------------------
+
+PLAIN_CIPHER = "aes-256-ctr"
+
+
+def _one_key_stream(first: tuple[bytes, bytes], second: tuple[bytes, bytes]) -> bool:
+    """Whether two (plaintext, ciphertext) pairs of one length were
+    encrypted with one key stream, that is under one key and IV: then
+    c1 ^ c2 == p1 ^ p2, which gives whoever holds both ciphertexts the XOR
+    of the two plaintexts."""
+    (plain_1, cipher_1), (plain_2, cipher_2) = first, second
+    assert len(plain_1) == len(plain_2) == len(cipher_1) == len(cipher_2)
+    return bytes(a ^ b for a, b in zip(cipher_1, cipher_2)) == bytes(a ^ b for a, b in zip(plain_1, plain_2))
+
+
+@pytest.mark.parametrize("damage", ["deleted", "cut short"])
+def test_a_rerun_never_encrypts_new_contents_under_a_spent_iv(client, tmp_path, damage):
+    """An input rewritten in place with its modification time set back
+    (cp -p, rsync -t --inplace, touch -d), its output deleted or cut short:
+    the rerun encrypts it again, and must not do so under the IV its old
+    contents were encrypted under."""
+    root, out = tmp_path / "in", tmp_path / "out"
+    old = write_files(root, {"a.bin": 5000, "b.bin": 3000}, "spent iv")["a.bin"]
+    assert encrypt_files(root, out, key=MASTER_KEY, client=client, cipher=PLAIN_CIPHER).ok
+    old_output = (out / "a.bin.enc").read_bytes()
+    old_iv = read_manifest(_manifest_path(out), MASTER_KEY)["files"]["a.bin"]["iv"]
+    time.sleep(TIMESTAMP_TICK)
+    _overwrite_in_place(root / "a.bin", keep_mtime=True)
+    new = (root / "a.bin").read_bytes()
+    if damage == "deleted":
+        (out / "a.bin.enc").unlink()
+    else:
+        (out / "a.bin.enc").write_bytes(old_output[:100])
+
+    report = encrypt_files(root, out, key=MASTER_KEY, client=client, cipher=PLAIN_CIPHER)
+    assert report.ok and (report.processed, report.skipped) == (1, 1), report.summary()
+    assert not _one_key_stream((old, old_output), (new, (out / "a.bin.enc").read_bytes()))
+    assert read_manifest(report.manifest, MASTER_KEY)["files"]["a.bin"]["iv"] != old_iv
+    restored = tmp_path / "restored"
+    assert decrypt_files(out, restored, key=MASTER_KEY, client=client).ok
+    assert (restored / "a.bin").read_bytes() == new
+
+
+def test_a_manifest_rolled_back_brings_no_spent_iv_back(client, tmp_path):
+    """An older manifest of the same job authenticates (docs/security.md).
+    Put back one from before a file was listed, with that file's output
+    removed and its contents changed: the rerun takes the file for a new
+    one, and must still not encrypt it under the IV it had."""
+    root, out = tmp_path / "in", tmp_path / "out"
+    write_files(root, {"b.bin": 3000}, "rollback, first run")
+    assert encrypt_files(root, out, key=MASTER_KEY, client=client, cipher=PLAIN_CIPHER).ok
+    before_a = _manifest_path(out).read_bytes()
+    old = write_files(root, {"a.bin": 5000}, "rollback, old contents")["a.bin"]
+    assert encrypt_files(root, out, key=MASTER_KEY, client=client, cipher=PLAIN_CIPHER).processed == 1
+    old_output = (out / "a.bin.enc").read_bytes()
+    new = write_files(root, {"a.bin": 5000}, "rollback, new contents")["a.bin"]
+    (out / "a.bin.enc").unlink()
+    _manifest_path(out).write_bytes(before_a)
+
+    report = encrypt_files(root, out, key=MASTER_KEY, client=client, cipher=PLAIN_CIPHER)
+    assert report.ok and report.processed == 1, report.summary()
+    assert not _one_key_stream((old, old_output), (new, (out / "a.bin.enc").read_bytes()))
+
+
+def test_a_store_that_cannot_tell_a_rewrite_brings_no_spent_iv_back(tmp_path):
+    """fsspec's memory file system lists neither a modification time nor an
+    ETag, as some stores do not: nothing in its listing tells a rewrite of
+    the same size from the file the job encrypted. A rerun after such a
+    rewrite, the output deleted, must still not reuse the IV."""
+    fs = fsspec.filesystem("memory")
+    base = f"/warpcrypt-trust-{tmp_path.name}"
+    generator = random.Random("a store that cannot tell a rewrite")
+    old, new = generator.randbytes(5000), generator.randbytes(5000)
+    fs.pipe_file(f"{base}/in/a.bin", old)
+    try:
+        with install_key(MASTER_KEY, local_only=True) as key:
+            def run():
+                # In this process, where the memory file system lives.
+                return encrypt_files(f"memory://{base}/in", f"memory://{base}/out", key=key, cipher=PLAIN_CIPHER,
+                                     compute=False).compute(scheduler="sync")
+
+            assert run().ok
+            old_output = fs.cat_file(f"{base}/out/a.bin.enc")
+            fs.pipe_file(f"{base}/in/a.bin", new)
+            fs.rm_file(f"{base}/out/a.bin.enc")
+            report = run()
+        assert report.ok and report.processed == 1, report.summary()
+        assert not _one_key_stream((old, old_output), (new, fs.cat_file(f"{base}/out/a.bin.enc")))
+    finally:
+        fs.rm(base, recursive=True)
 
 
 # ----------------------------------------------------------------------------
@@ -444,7 +543,8 @@ def test_an_old_manifest_is_refused_unless_trusted_explicitly(client, sealed_job
     # Explicitly trusted: its files decrypt, and its key check still guards against another key.
     report = decrypt_files(tmp_path / "out", restored, key=MASTER_KEY, client=client,
                            trust_unauthenticated_manifest=True)
-    assert report.ok and report.processed == 3 and read_manifest(report.manifest, MASTER_KEY)["version"] == 3
+    assert report.ok and report.processed == 3
+    assert read_manifest(report.manifest, MASTER_KEY)["version"] == MANIFEST_VERSION
     with pytest.raises(ManifestMismatch, match="another master key"):
         decrypt_files(tmp_path / "out", tmp_path / "r2", key=OTHER_KEY, client=client,
                       trust_unauthenticated_manifest=True)

@@ -116,7 +116,8 @@ def _parser() -> argparse.ArgumentParser:
         "derive-key", help="one file's derived key, for `warpcrypt open -kfile` or `warpcrypt enc -K -iv`")
     derive.add_argument("identifier", help="the file's path relative to the input root, as in the manifest")
     derive.add_argument("--key-file", required=True, help="the master key file")
-    derive.add_argument("--manifest", required=True, help="the encryption's manifest: its job id and cipher")
+    derive.add_argument("--manifest", required=True,
+                        help="the encryption's manifest: its job id, its cipher and, for a plain cipher, the file's IV")
     derive.add_argument("--out", help="sealed files: write the raw key here (mode 0600) for -kfile")
     _add_trust_argument(derive)
     return parser
@@ -178,7 +179,7 @@ def _run_job(args: argparse.Namespace) -> int:
 
 def _derive_key(args: argparse.Namespace) -> int:
     from warpcrypt.dask._kdf import derive_file_key
-    from warpcrypt.dask._manifest import ManifestMismatch, read_manifest
+    from warpcrypt.dask._manifest import PLAIN, ManifestMismatch, read_manifest, recorded_iv
 
     master_key = _read_key(args.key_file)
     manifest = read_manifest(args.manifest, master_key,
@@ -195,9 +196,9 @@ def _derive_key(args: argparse.Namespace) -> int:
         raise ManifestMismatch(f"{args.identifier} is not in the manifest {args.manifest}: {hint}")
     derived = derive_file_key(master_key, args.identifier, job_id=bytes.fromhex(manifest["job_id"]),
                               cipher=cipher)
-    if derived.iv is not None:
+    if manifest["format"] == PLAIN:
         # Shaped for the command line: warpcrypt enc -d -<cipher> $(...) -in ... -out ...
-        print(f"-K {derived.key.hex()} -iv {derived.iv.hex()}")
+        print(f"-K {derived.key.hex()} -iv {recorded_iv(manifest, args.identifier).hex()}")
     elif args.out:
         # A new file of mode 0600 renamed into place: opening the path itself
         # would keep the mode of a file already there (0644, say) and follow

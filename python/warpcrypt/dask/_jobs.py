@@ -37,12 +37,14 @@ from warpcrypt.dask._inputs import (
     store_errors,
     url_of,
 )
-from warpcrypt.dask._kdf import is_sealed_cipher, new_id, plain_cipher_info
+from warpcrypt.dask._kdf import is_sealed_cipher, new_id, new_plain_iv, plain_cipher_info
 from warpcrypt.dask._keyring import HeldKey, KeyRef, MasterKey, install_key, key_ref
 from warpcrypt.dask._manifest import (
     DONE,
     FAILED,
     PENDING,
+    PLAIN,
+    SEALED,
     STAGING_PREFIX,
     FileEntry,
     JobHeader,
@@ -51,13 +53,12 @@ from warpcrypt.dask._manifest import (
     ManifestMismatch,
     manifest_beside,
     read_manifest,
+    recorded_iv,
 )
 from warpcrypt.dask._worker import (
     COMMIT_TOPIC,
     DECRYPT,
     ENCRYPT,
-    PLAIN,
-    SEALED,
     FileTask,
     Settings,
     process_batch,
@@ -313,15 +314,16 @@ class _Job:
 
 def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], output_root: str,
           output_of: Callable[[str], str], identifier_of: Callable[[str], str],
-          refuse_changed_inputs: bool, missing: dict[str, str], strays: list[str]) -> _Job:
+          iv_of: Callable[[str], bytes | None], missing: dict[str, str], strays: list[str]) -> _Job:
     """The files to process, and how many were already done. A file counts as
     done if the manifest says so, its input has the size and version
     recorded then, and its output the size. Each task learns the version of
     what its target holds now, if anything (an earlier run's output that was
     never recorded, a user's file): a target found with another version was
-    committed by this run. `missing`: inputs that should be there and are
-    not, with the reason each fails; `strays`: what the report lists as
-    left alone."""
+    committed by this run. `iv_of`: a plain cipher's IV for the file of
+    that name (None for sealed files), which its entry records before any
+    task runs. `missing`: inputs that should be there and are not, with the
+    reason each fails; `strays`: what the report lists as left alone."""
     started = time.time()
     fs = settings.output_fs
     with store_errors(fs, output_root, "the client"):
@@ -339,14 +341,11 @@ def _plan(manifest: Manifest, settings: Settings, inputs: dict[str, Listed], out
                 and found.size == entry["output_size"]:
             skipped += 1
             continue
-        if entry is not None and not unchanged and refuse_changed_inputs:
-            entry.update({"status": FAILED, "error": "the input changed after this job first read it; its derived "
-                          "nonce is spent, so encrypt the new contents in a new job (another output folder)"})
-            continue
+        iv = iv_of(name)
         manifest.files[name] = {"input": name, **stamp, "output": output, "output_size": None,
-                                "status": PENDING, "error": None}
+                                "status": PENDING, "error": None, **({"iv": iv.hex()} if iv is not None else {})}
         planned.append(FileTask(name, identifier_of(name), source.path, target, source.size, source.stamp,
-                                found.version if found is not None else None))
+                                found.version if found is not None else None, iv))
     for name, reason in missing.items():
         manifest.files[name] = {"input": name, "output": output_of(name), "output_size": None, "status": FAILED,
                                 "error": reason}
@@ -638,8 +637,11 @@ def encrypt_files(
                             protocol_of(input_fs), protocol_of(output_fs),
                             f"{output_root}/{job_manifest.content['staging']}", run,
                             _progress_topic(run, progress and compute))
+        # Sealed files draw their own salts and nonces; a plain cipher's file
+        # gets a fresh IV each time a run encrypts it (new_plain_iv says why).
         job = _plan(job_manifest, settings, inputs, output_root, output_of=lambda n: n + suffix,
-                    identifier_of=lambda n: n, refuse_changed_inputs=not sealed, missing={}, strays=[])
+                    identifier_of=lambda n: n, iv_of=(lambda _: None) if sealed else (lambda _: new_plain_iv(name)),
+                    missing={}, strays=[])
         return _execute(job, client, compute, task_bytes, progress)
 
 
@@ -808,5 +810,6 @@ def decrypt_files(
                             f"{output_root}/{job_manifest.content['staging']}", run,
                             _progress_topic(run, progress and compute))
         job = _plan(job_manifest, settings, inputs, output_root, output_of=identifier, identifier_of=identifier,
-                    refuse_changed_inputs=False, missing=missing, strays=strays)
+                    iv_of=(lambda name: recorded_iv(source, identifier(name))) if data_format == PLAIN
+                    else (lambda _: None), missing=missing, strays=strays)
         return _execute(job, client, compute, task_bytes, progress)

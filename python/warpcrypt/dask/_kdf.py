@@ -1,6 +1,6 @@
 """Key derivation for warpcrypt.dask: HKDF-SHA256 (RFC 5869) over the master
-key, so that every file of every job and every array chunk gets a key (and,
-for the plain ciphers, an IV) of its own. docs/dask.md gives the exact
+key, so that every file of every job and every array chunk gets a key (and
+an array chunk its nonce or IV) of its own. docs/dask.md gives the exact
 inputs. Workers run these derivations themselves, from the master key they
 hold (_keyring.py): no derived key travels in a task.
 
@@ -23,6 +23,11 @@ from warpcrypt.aead import _INFOS
 # Each use has its own label, so that no two derivations can ever yield the
 # same bytes for different purposes. v2: file keys bind the job id.
 SEALED_FILE_LABEL = b"warpcrypt-dask v2 sealed file key"
+# Manifests of version 3 and before took a plain-cipher file's IV from this
+# derivation too, after its key: the IV is now drawn for each run that
+# encrypts the file (new_plain_iv). The key is the derivation's first bytes
+# still (HKDF's output does not depend on the length asked for), so the
+# files of those jobs open as before.
 PLAIN_FILE_LABEL = b"warpcrypt-dask v2 plain file key and iv"
 ARRAY_CHUNK_LABEL = b"warpcrypt-dask v1 array chunk key and nonce"
 KEY_CHECK_LABEL = b"warpcrypt-dask v1 key check"
@@ -43,10 +48,11 @@ _IV = TypeVar("_IV", bound="bytes | None", covariant=True)
 
 @dataclass(frozen=True)
 class DerivedKey(Generic[_IV]):
-    """A derived key and, for the plain ciphers, its IV (None for sealed
-    files, whose format draws its own nonces). The repr shows the key's
-    length, never its bytes; the IV is public (the manifest records it).
-    Typed by its IV: ``DerivedKey[bytes]`` always has one."""
+    """A derived key and, for an array chunk, its nonce or IV. A file's has
+    None: the sealed format draws its own nonces, and a plain-cipher file's
+    IV is drawn for each run that encrypts it and recorded in the manifest
+    (new_plain_iv). The repr shows the key's length, never its bytes; the IV
+    is public. Typed by its IV: ``DerivedKey[bytes]`` always has one."""
 
     key: bytes = field(repr=False)
     iv: _IV
@@ -104,6 +110,17 @@ def new_id() -> bytes:
     return os.urandom(JOB_ID_LEN)
 
 
+def new_plain_iv(cipher: str) -> bytes:
+    """A fresh random IV for one run's encryption of one file under a plain
+    cipher. A rerun encrypts a file again under the same derived key, and
+    nothing the job can see proves that the file's contents are those it
+    encrypted before (a file rewritten in place with its modification time
+    set back, a store that lists no version, a manifest rolled back): a
+    fresh IV makes each encryption's key stream its own whatever the
+    contents."""
+    return os.urandom(plain_cipher_info(cipher).iv_size)
+
+
 def is_sealed_cipher(cipher: str) -> bool:
     return cipher.lower() in SEALED_AEADS
 
@@ -133,30 +150,30 @@ def sealed_file_secret(master_key: bytes, job_id: bytes, identifier: str) -> byt
 
 
 def derive_file_key(master_key: bytes, identifier: str, *, job_id: bytes,
-                    cipher: str = "aes-256-gcm") -> DerivedKey[bytes | None]:
-    """The key (and IV) of one file of one job.
+                    cipher: str = "aes-256-gcm") -> DerivedKey[None]:
+    """The key of one file of one job.
 
     `identifier` is the file's path relative to the job's input root, with
     "/" between its parts, as the manifest lists it; `job_id` the job's 16
     random bytes (``bytes.fromhex(manifest["job_id"])``). The key opens what
     that job wrote for that identifier, and nothing else: not the same path
-    in another job, not another file of this one.
+    in another job, not another file of this one. A plain-cipher file's IV
+    is not derived: its manifest entry records it (``"iv"``, hex).
     """
     name = cipher.lower()
     if is_sealed_cipher(name):
         secret = sealed_file_secret(check_master_key(master_key), job_id, identifier)
         return DerivedKey(secret[: SEALED_AEADS[name].key_size], None)
-    return derive_plain_file_key(master_key, identifier, job_id=job_id, cipher=name)
+    return DerivedKey(plain_file_key(master_key, identifier, job_id=job_id, cipher=name), None)
 
 
-def derive_plain_file_key(master_key: bytes, identifier: str, *, job_id: bytes, cipher: str) -> DerivedKey[bytes]:
-    """derive_file_key for a plain cipher, whose files always have an IV."""
+def plain_file_key(master_key: bytes, identifier: str, *, job_id: bytes, cipher: str) -> bytes:
+    """derive_file_key's key for a plain cipher."""
     master_key = check_master_key(master_key)
     info = plain_cipher_info(cipher)
-    material = hkdf_sha256(master_key, b"",
-                           PLAIN_FILE_LABEL + b"\0" + _check_job_id(job_id) + info.name.encode() + b"\0"
-                           + os.fsencode(identifier), info.key_size + info.iv_size)
-    return DerivedKey(material[: info.key_size], material[info.key_size:])
+    return hkdf_sha256(master_key, b"",
+                       PLAIN_FILE_LABEL + b"\0" + _check_job_id(job_id) + info.name.encode() + b"\0"
+                       + os.fsencode(identifier), info.key_size)
 
 
 def chunk_cipher_sizes(cipher: str) -> tuple[str, int, int]:

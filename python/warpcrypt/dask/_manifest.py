@@ -35,7 +35,14 @@ if TYPE_CHECKING:
 MANIFEST_SUFFIX = ".warpcrypt-manifest.json"
 STAGING_PREFIX = ".warpcrypt-staging-"
 MANIFEST_KIND = "warpcrypt-dask manifest"
-MANIFEST_VERSION = 3
+# Version 4: a plain-cipher file's IV is drawn for each run that encrypts it,
+# and its entry records it before any worker starts.
+MANIFEST_VERSION = 4
+# Version 3 carries the same MAC. Its plain-cipher files' IVs were derived,
+# and recorded in their entries all the same, so it is read as version 4 is;
+# a run that continues it saves it as version 4, since a reader of version 3
+# would derive the IVs the run drew.
+AUTHENTICATED_VERSIONS = (3, MANIFEST_VERSION)
 # The version before manifests carried a MAC: read only when the caller
 # vouches for it (trust_unauthenticated_manifest).
 UNAUTHENTICATED_VERSION = 2
@@ -45,6 +52,8 @@ UNAUTHENTICATED_VERSION = 2
 _MUST_MATCH: tuple[Literal["operation", "format", "cipher"], ...] = ("operation", "format", "cipher")
 
 PENDING, DONE, FAILED = "pending", "done", "failed"
+# The manifest's "format": sealed files, or a plain cipher's output.
+SEALED, PLAIN = "sealed", "plain"
 
 # What a manifest must hold before a job acts on it: a client removes the
 # staging folder it names, recursively, so that name must be one it draws.
@@ -80,7 +89,7 @@ class FileEntry(TypedDict, total=False):
     aead: str
     salt: str
     nonce_prefix: str
-    iv: str
+    iv: str  # plain ciphers: hex, recorded when the run that encrypts the file plans it
     reused: bool
 
 
@@ -198,10 +207,10 @@ def _master_key(key: MasterKey | KeyRef) -> bytes:
 
 
 def _kind_fault(content: object) -> str | None:
-    """Why `content` is no manifest of this version or the previous one, if it is not."""
+    """Why `content` is no manifest of a version this code reads, if it is not."""
     if not isinstance(content, dict):
         return f"its JSON is {type(content).__name__}, not an object"
-    if content.get("manifest") != MANIFEST_KIND or content.get("version") not in (MANIFEST_VERSION,
+    if content.get("manifest") != MANIFEST_KIND or content.get("version") not in (*AUTHENTICATED_VERSIONS,
                                                                                   UNAUTHENTICATED_VERSION):
         return f'its "manifest" and "version" are not "{MANIFEST_KIND}" and {MANIFEST_VERSION}'
     return None
@@ -228,14 +237,35 @@ def _fault(content: ManifestContent) -> str | None:
         for field in _DONE_FIELDS if entry["status"] == DONE else ():
             if not isinstance(entry.get(field), int):
                 return f'the entry of {name!r} in "files" is done but has no integer "{field}"'
+        if content["format"] == PLAIN and entry["status"] == DONE and _recorded_iv(entry) is None:
+            return f'the entry of {name!r} in "files" is done but has no IV, as hex, in "iv"'
     return None
+
+
+def _recorded_iv(entry: FileEntry) -> bytes | None:
+    try:
+        return bytes.fromhex(entry["iv"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def recorded_iv(manifest: ManifestContent, name: str) -> bytes:
+    """The IV that the plain-cipher file `name` of an encryption's
+    `manifest` was encrypted under, as its entry records it; raises
+    ValueError for an entry that records none (a file the job never
+    encrypted: read_manifest refuses a done entry without one)."""
+    iv = _recorded_iv(manifest["files"][name])
+    if iv is None:
+        raise ValueError(f"the manifest records no IV for {name}: its job never encrypted it "
+                         f"(its status is {manifest['files'][name]['status']!r})")
+    return iv
 
 
 def _authenticate(name: str, content: ManifestContent, master_key: bytes) -> None:
     recorded = content.get("mac")
     if not isinstance(recorded, str):
-        raise ManifestNotAuthentic(f'{name} has no "mac", which every version-{MANIFEST_VERSION} manifest carries: it '
-                                   "was changed after its job wrote it; use a copy you trust, or re-encrypt")
+        raise ManifestNotAuthentic(f'{name} has no "mac", which every version-{content["version"]} manifest carries: '
+                                   "it was changed after its job wrote it; use a copy you trust, or re-encrypt")
     # As bytes: compare_digest takes ASCII strings alone, and JSON may hold any.
     if not hmac.compare_digest(recorded.encode("utf-8", "surrogatepass"),
                                manifest_mac(content, master_key).encode()):
@@ -273,7 +303,7 @@ def read_manifest(url: PathLike, key: MasterKey | KeyRef, *,
     # The key check only names the likely cause: the MAC below decides.
     if content.get("key_check") != key_check_value(master_key):
         raise ManifestMismatch(f"{name} was written under another master key than this one")
-    if content["version"] == MANIFEST_VERSION:
+    if content["version"] in AUTHENTICATED_VERSIONS:
         _authenticate(name, content, master_key)
     fault = _fault(content)
     if fault is not None:
@@ -330,7 +360,8 @@ class Manifest:
             # The job id and the staging folder's name stay the manifest's:
             # the outputs already written derived their keys from the one,
             # and a killed run may have left files in the other.
-            content = {**content, **header, "job_id": content["job_id"], "staging": content["staging"]}
+            content = {**content, **header, "version": MANIFEST_VERSION, "job_id": content["job_id"],
+                       "staging": content["staging"]}
         else:
             content = {"manifest": MANIFEST_KIND, "version": MANIFEST_VERSION, "created": _now(),
                        **header, "files": {}}

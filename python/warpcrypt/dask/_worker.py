@@ -24,12 +24,11 @@ from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-
 
 import warpcrypt
 from warpcrypt.dask._inputs import listed, stat_stamp, store_errors, url_of
-from warpcrypt.dask._kdf import SEALED_AEADS, derive_plain_file_key, sealed_file_secret
+from warpcrypt.dask._kdf import SEALED_AEADS, plain_file_key, sealed_file_secret
 from warpcrypt.dask._keyring import KeyRef, held_key
-from warpcrypt.dask._manifest import DONE, FAILED, FileEntry
+from warpcrypt.dask._manifest import DONE, FAILED, PLAIN, FileEntry
 
 ENCRYPT, DECRYPT = "encrypt", "decrypt"
-SEALED, PLAIN = "sealed", "plain"
 
 # The topic of the scheduler's event log where workers say which files they
 # committed (see _announce). The scheduler keeps a topic's last
@@ -96,6 +95,10 @@ class FileTask:
     size: int  # the input's, as listed
     stamp: str  # the input's stamp as listed (_inputs.Listed), which it must still have when read
     replaces: str | None  # the version of what the target held when the job was planned, if anything
+    # A plain cipher's IV: to encrypt, the one the client drew for this run
+    # (its manifest entry records it before any task runs); to decrypt, the
+    # one the encryption's manifest records. None for sealed files.
+    iv: bytes | None
 
 
 class _RunOptions(TypedDict):
@@ -163,6 +166,13 @@ def _is_local(fs: fsspec.AbstractFileSystem) -> bool:
 def _sealed_details(info: warpcrypt.SealedInfo, authentication: str) -> FileEntry:
     return {"authentication": authentication, "aead": info.aead, "salt": info.salt.hex(),
             "nonce_prefix": info.nonce_prefix.hex()}
+
+
+def _plain_details(task: FileTask) -> FileEntry:
+    """What the manifest records of a plain-cipher file: no authentication,
+    and the IV, which _plan gives every plain-cipher task."""
+    assert task.iv is not None
+    return {"authentication": "none", "iv": task.iv.hex()}
 
 
 def _local_copy(fs: fsspec.AbstractFileSystem, path: str, scratch: Path, name: str) -> str:
@@ -265,10 +275,10 @@ def _run_one(settings: Settings, task: FileTask, source: str, staged: Path, mast
     threads = 1 if settings.threads == 0 and task.size < SINGLE_THREAD_BELOW else settings.threads
     options: _RunOptions = {"backend": backend, "threads": threads, "progress": _progress_reporter(settings, task)}
     if settings.format == PLAIN:
-        derived = derive_plain_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
+        key = plain_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
         crypt = warpcrypt.encrypt_file if settings.operation == ENCRYPT else warpcrypt.decrypt_file
-        stats = crypt(settings.cipher, derived.key, derived.iv, source, str(staged), **options)
-        return stats, {"authentication": "none", "iv": derived.iv.hex()}
+        stats = crypt(settings.cipher, key, task.iv, source, str(staged), **options)
+        return stats, _plain_details(task)
     secret = sealed_file_secret(master_key, settings.job_id, task.identifier)
     if settings.operation == ENCRYPT:
         stats = warpcrypt.seal_file(source, str(staged), key=secret[: SEALED_AEADS[settings.cipher].key_size],
@@ -325,15 +335,15 @@ def _commit_locally(root: str, staged: Path, target: str) -> None:
         os.close(directory)
 
 
-def _committed_details(settings: Settings, task: FileTask, scratch: Path, master_key: bytes) -> FileEntry:
+def _committed_details(settings: Settings, task: FileTask, scratch: Path) -> FileEntry:
     """The manifest's fields for an output this run committed already: a
     task run again (its worker died before the client recorded its result)
     keeps what the first run wrote instead of writing it anew with fresh
     salts."""
     details: FileEntry = {"output_size": settings.output_fs.size(task.target), "reused": True}
     if settings.format == PLAIN:
-        derived = derive_plain_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
-        return {**details, "authentication": "none", "iv": derived.iv.hex()}
+        # This run committed it, under the IV the run drew for it.
+        return {**details, **_plain_details(task)}
     if settings.operation == ENCRYPT:
         sealed = _local_copy(settings.output_fs, task.target, scratch, "committed")
         return {**details, **_sealed_details(warpcrypt.sealed_info(sealed), "sealed")}
@@ -375,7 +385,7 @@ def process_file(settings: Settings, task: FileTask, master_key: bytes) -> FileE
         with store_errors(output_fs, task.target, who):
             committed = _committed_in_this_run(output_fs, task)
             if committed:
-                entry.update({**_committed_details(settings, task, scratch, master_key), "status": DONE,
+                entry.update({**_committed_details(settings, task, scratch), "status": DONE,
                               "error": None})
         if not committed:
             backend = resolve_backend(settings.backend)
