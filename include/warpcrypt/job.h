@@ -109,7 +109,8 @@ WC_API wc_status wc_decrypt_file(const wc_options *options, const wc_cipher *cip
  * stream into a named file themselves (the CLI does):
  * - The data goes to a temporary file beside the target, mode 0600 until
  *   wc_output_commit gives it the final mode (an existing target's, else
- *   0666 less the umask) and renames it over the target. wc_output_free
+ *   0666 less the umask; 0600 with WC_OUTPUT_SECRET in `flags`) and renames
+ *   it over the target. wc_output_free
  *   before that removes it and leaves the target as it was.
  * - An existing target the caller may not write is refused (WC_ERR_IO,
  *   EACCES), as open(2) would refuse it. A replaced file keeps its mode; its
@@ -142,8 +143,15 @@ typedef struct wc_file_id {
 /* The file open on `fd`; WC_ERR_IO with *os_error where fstat fails. */
 WC_API wc_status wc_file_id_of_fd(int fd, wc_file_id *id, int *os_error);
 
+/* wc_output_open's flags. */
+enum {
+  /* The output is a secret (a key): mode 0600 once complete too, whatever
+   * mode the file it replaces had. */
+  WC_OUTPUT_SECRET = 1
+};
+
 WC_API wc_status wc_output_open(wc_output **output, const char *path, const wc_file_id *inputs,
-                                size_t input_count, int *os_error, const char **detail);
+                                size_t input_count, unsigned flags, int *os_error, const char **detail);
 /* The descriptor to write the data to. */
 WC_API int wc_output_fd(const wc_output *output);
 /* The temporary file's path, for a signal handler that must remove it;

@@ -303,7 +303,7 @@ class SealedStream {
 // reads for this output, which it may not replace.
 class AtomicOutput {
  public:
-  AtomicOutput(const std::string &path, const std::vector<int> &inputs) : path_(path) {
+  AtomicOutput(const std::string &path, const std::vector<int> &inputs, bool secret) : path_(path) {
     int os_error = 0;
     const char *detail = nullptr;
     std::vector<wc_file_id> read(inputs.size());
@@ -312,7 +312,8 @@ class AtomicOutput {
         throw Failure(os_error, std::strerror(os_error), "descriptor " + std::to_string(inputs[i]));
       }
     }
-    const wc_status status = wc_output_open(&output_, path.c_str(), read.data(), read.size(), &os_error, &detail);
+    const wc_status status = wc_output_open(&output_, path.c_str(), read.data(), read.size(), secret ? WC_OUTPUT_SECRET : 0u,
+                                            &os_error, &detail);
     if (status == WC_ERR_IO) throw Failure(os_error, detail != nullptr ? detail : std::strerror(os_error), path);
     if (status != WC_OK) throw Failure(status, path + ": " + (detail != nullptr ? detail : wc_status_string(status)));
   }
@@ -420,8 +421,10 @@ void bind_files(nb::module_ &m) {
   m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
   nb::class_<AtomicOutput>(m, "AtomicOutput",
                            "A file written beside its target and renamed over it on commit (wc_output_open).")
-      .def(nb::init<const std::string &, const std::vector<int> &>(), "path"_a, "inputs"_a = std::vector<int>{},
-           "inputs: descriptors of the files read for this output, which it may not be.")
+      .def(nb::init<const std::string &, const std::vector<int> &, bool>(), "path"_a,
+           "inputs"_a = std::vector<int>{}, "secret"_a = false,
+           "inputs: descriptors of the files read for this output, which it may not be; secret: a key, "
+           "mode 0600 once complete too.")
       .def_prop_ro("fd", &AtomicOutput::fd, "The descriptor to write the data to.")
       .def("commit", &AtomicOutput::commit, "Gives the file its final mode and name, and closes it.")
       .def("discard", &AtomicOutput::discard, "Removes the file unless committed, and closes it.");

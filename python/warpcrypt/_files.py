@@ -11,11 +11,13 @@ the authenticated, chunked sealed-file format of docs/format.md, which
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import io
 import os
 import time
 from dataclasses import dataclass
-from typing import IO, Callable, Optional, Protocol, Sequence, Union
+from typing import IO, Callable, Iterator, Optional, Protocol, Sequence, Union
 
 from warpcrypt import _native, _table
 from warpcrypt._sealed_io import KDFS, SealedReader, SealedWriter, is_path, kdf_arguments, secret_of
@@ -235,10 +237,30 @@ def _input(src: PathOrStream) -> Union[IO[bytes], _Borrowed]:
     return open(src, "rb") if _is_path(src) else _Borrowed(src)  # type: ignore[arg-type]
 
 
-def _output(dst: PathOrStream, reads: Sequence[object] = ()) -> Union[_Borrowed, "_AtomicFile"]:
+# Descriptors of files a command read for its work (its key files), which
+# no output written inside `reading()` may be; per thread and task.
+_files_read: contextvars.ContextVar[tuple[int, ...]] = contextvars.ContextVar("warpcrypt_files_read", default=())
+
+
+@contextlib.contextmanager
+def reading(*streams: object) -> Iterator[None]:
+    """Within the block, no output path is any file `streams` (open files)
+    are open on, as the library refuses an output that is a job's input: for
+    a command that reads key files before the job runs."""
+    token = _files_read.set(_files_read.get() + tuple(_descriptors(streams)))
+    try:
+        yield
+    finally:
+        _files_read.reset(token)
+
+
+def _output(dst: PathOrStream, reads: Sequence[object] = (), *, secret: bool = False) -> Union[_Borrowed, "_AtomicFile"]:
     """`dst` to write; a path may not be any of the files `reads` (streams
-    with descriptors) are open on."""
-    return _AtomicFile(_path(dst), _descriptors(reads)) if _is_path(dst) else _Borrowed(dst)  # type: ignore[arg-type]
+    with descriptors) are open on, nor one read for the command (reading()).
+    A `secret` (a key) stays mode 0600 when complete."""
+    if not _is_path(dst):
+        return _Borrowed(dst)  # type: ignore[arg-type]
+    return _AtomicFile(_path(dst), [*_descriptors(reads), *_files_read.get()], secret)  # type: ignore[arg-type]
 
 
 def _descriptors(streams: Sequence[object]) -> list[int]:
@@ -255,10 +277,11 @@ def _descriptors(streams: Sequence[object]) -> list[int]:
 class _AtomicFile:
     """A path written as the library writes every output: beside the
     target, renamed over it only when the block ends without an exception.
-    `inputs`: descriptors of the files read for it, which it may not be."""
+    `inputs`: descriptors of the files read for it, which it may not be;
+    `secret`: a key, mode 0600 once complete."""
 
-    def __init__(self, path: str, inputs: Sequence[int] = ()) -> None:
-        self._output = _native.AtomicOutput(path, list(inputs))
+    def __init__(self, path: str, inputs: Sequence[int] = (), secret: bool = False) -> None:
+        self._output = _native.AtomicOutput(path, list(inputs), secret)
         self._file = open(self._output.fd, "wb", closefd=False)
 
     def __enter__(self) -> IO[bytes]:

@@ -29,7 +29,7 @@ wc_status wc_file_id_of_fd(int fd, wc_file_id *id, int *os_error) {
 }
 
 wc_status wc_output_open(wc_output **output, const char *path, const wc_file_id *inputs, size_t input_count,
-                         int *os_error, const char **detail) {
+                         unsigned flags, int *os_error, const char **detail) {
   int ignored_error = 0;
   const char *ignored_detail = nullptr;
   int *error = os_error != nullptr ? os_error : &ignored_error;
@@ -38,10 +38,12 @@ wc_status wc_output_open(wc_output **output, const char *path, const wc_file_id 
   *why = nullptr;
   if (output == nullptr) return WC_ERR_INVALID_ARGUMENT;
   *output = nullptr;
-  if (path == nullptr || (inputs == nullptr && input_count != 0)) return WC_ERR_INVALID_ARGUMENT;
+  if (path == nullptr || (inputs == nullptr && input_count != 0) || (flags & ~unsigned{WC_OUTPUT_SECRET}) != 0) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
   auto *opened = new (std::nothrow) wc_output;
   if (opened == nullptr) return WC_ERR_OUT_OF_MEMORY;
-  const wc_status status = opened->file.open(path, {inputs, input_count}, error, why);
+  const wc_status status = opened->file.open(path, {inputs, input_count}, (flags & WC_OUTPUT_SECRET) != 0, error, why);
   if (status != WC_OK) {
     delete opened;
     return status;

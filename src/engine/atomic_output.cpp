@@ -125,7 +125,7 @@ std::string directory_of(const std::string &path) {
 
 }  // namespace
 
-wc_status AtomicOutput::open(const char *path, std::span<const wc_file_id> inputs, int *os_error,
+wc_status AtomicOutput::open(const char *path, std::span<const wc_file_id> inputs, bool secret, int *os_error,
                              const char **detail) {
   auto fail = [&](Failure failure) {
     *os_error = failure.os_error;
@@ -191,6 +191,7 @@ wc_status AtomicOutput::open(const char *path, std::span<const wc_file_id> input
     return fail({errno, nullptr});
   }
 
+  if (secret) final_mode_ = S_IRUSR | S_IWUSR;
   const size_t slash = target_.rfind('/');
   std::string temp = directory_of(target_) + "/." + target_.substr(slash + 1) + ".warpcrypt-XXXXXX";
   // 0600 until commit(): a reader who opened it earlier keeps that access.

@@ -48,10 +48,12 @@ class AtomicOutput {
 
   // Prepares `path`. `inputs` are the files the job reads: an output that is
   // one of them, by any path or link, is WC_ERR_INVALID_ARGUMENT with
-  // kOutputIsAnInput in *detail, since the rename would destroy it.
-  // Otherwise WC_ERR_IO with *os_error, and *detail where errno alone would
-  // mislead (a refused link, a dangling link), else NULL.
-  wc_status open(const char *path, std::span<const wc_file_id> inputs, int *os_error, const char **detail);
+  // kOutputIsAnInput in *detail, since the rename would destroy it. A
+  // `secret` output (a key) stays 0600 when complete. Otherwise WC_ERR_IO
+  // with *os_error, and *detail where errno alone would mislead (a refused
+  // link, a dangling link), else NULL.
+  wc_status open(const char *path, std::span<const wc_file_id> inputs, bool secret, int *os_error,
+                 const char **detail);
 
   int fd() const { return fd_; }
   // The temporary file, for a signal handler that must remove it; empty when

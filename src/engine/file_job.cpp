@@ -21,7 +21,7 @@ wc_status run_file_job(const char *out_path, const char *in_path, JobMonitor &mo
   const char *detail = nullptr;
   if (status == WC_OK) {
     const wc_file_id read[] = {file_id_of(in_status)};
-    status = output.open(out_path, read, &os_error, &detail);
+    status = output.open(out_path, read, false, &os_error, &detail);
     if (status == WC_ERR_IO) status = monitor.fail_io(WC_IO_OUTPUT, os_error, detail);
     if (status == WC_ERR_INVALID_ARGUMENT) monitor.fail_with_detail(status, detail);
   }

@@ -307,6 +307,33 @@ def test_derive_key_refuses_an_identifier_not_in_the_manifest(client, tmp_path, 
     assert status == 0 and len(printed.strip()) == 64, err
 
 
+def test_derive_key_never_writes_over_the_master_key_or_the_manifest(client, tmp_path, capsys):
+    """`derive-key --out` once replaced whatever file it named, the master
+    key file included (every job's key lost). It refuses any file it read,
+    through a link too, and writes the derived key 0600 over a readable
+    file."""
+    root, out = tmp_path / "in", tmp_path / "out"
+    write_files(root, {"d/a.bin": 3000}, "derive-key out")
+    assert encrypt_files(root, out, key=MASTER_KEY, client=client).ok
+    key_file = _key_file(tmp_path / "master.key")
+    manifest = _manifest_path(out)
+    (tmp_path / "key-link").symlink_to(key_file)
+    kept = {path: path.read_bytes() for path in (key_file, manifest)}
+    for target in (key_file, manifest, tmp_path / "key-link"):
+        status, printed, err = _main(capsys, "derive-key", "d/a.bin", "--key-file", key_file, "--manifest", manifest,
+                                     "--out", target)
+        assert status != 0 and printed == "" and err.count("\n") == 1, err
+        assert "a file this command reads" in err, err
+    assert {path: path.read_bytes() for path in kept} == kept
+    readable = tmp_path / "derived.key"
+    readable.write_bytes(b"old")
+    readable.chmod(0o644)
+    status, _, err = _main(capsys, "derive-key", "d/a.bin", "--key-file", key_file, "--manifest", manifest,
+                           "--out", readable)
+    assert status == 0, err
+    assert len(readable.read_bytes()) == 32 and readable.stat().st_mode & 0o777 == 0o600
+
+
 def test_key_files_that_others_may_read_are_refused(client, tmp_path, capsys):
     root, out = tmp_path / "in", tmp_path / "out"
     write_files(root, {"a.bin": 3000}, "key file mode")

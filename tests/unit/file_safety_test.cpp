@@ -48,7 +48,7 @@ TEST(OutputFile, ANewFileStaysPrivateUntilCommitThenTakesTheUmaskMode) {
   const ScratchDir dir;
   const mode_t old_mask = umask(022);
   wc_output *output = nullptr;
-  ASSERT_EQ(wc_output_open(&output, (dir / "new").c_str(), nullptr, 0, nullptr, nullptr), WC_OK);
+  ASSERT_EQ(wc_output_open(&output, (dir / "new").c_str(), nullptr, 0, 0, nullptr, nullptr), WC_OK);
   EXPECT_EQ(mode_of_fd(wc_output_fd(output)), 0600u);
   ASSERT_NE(wc_output_temp_path(output), nullptr);
   EXPECT_FALSE(std::filesystem::exists(dir / "new")) << "the target appears only on commit";
@@ -69,18 +69,35 @@ TEST(OutputFile, AnExistingFileIsReplacedOnlyOnCommitAndKeepsItsMode) {
   write_file(dir / "target", Bytes{'o', 'l', 'd'});
   ASSERT_EQ(chmod((dir / "target").c_str(), 0640), 0);
   wc_output *output = nullptr;
-  ASSERT_EQ(wc_output_open(&output, (dir / "target").c_str(), nullptr, 0, nullptr, nullptr), WC_OK);
+  ASSERT_EQ(wc_output_open(&output, (dir / "target").c_str(), nullptr, 0, 0, nullptr, nullptr), WC_OK);
   write_all(wc_output_fd(output), "abandoned");
   wc_output_free(output);  // no commit: as after a failed job
   EXPECT_EQ(text_of(dir / "target"), "old");
   EXPECT_EQ(dir.entries().size(), 1u) << "the temporary file was left behind";
 
-  ASSERT_EQ(wc_output_open(&output, (dir / "target").c_str(), nullptr, 0, nullptr, nullptr), WC_OK);
+  ASSERT_EQ(wc_output_open(&output, (dir / "target").c_str(), nullptr, 0, 0, nullptr, nullptr), WC_OK);
   write_all(wc_output_fd(output), "new");
   ASSERT_EQ(wc_output_commit(output, nullptr), WC_OK);
   wc_output_free(output);
   EXPECT_EQ(text_of(dir / "target"), "new");
   EXPECT_EQ(mode_of(dir / "target"), 0640u);
+}
+
+// A key replacing a world-readable file must not inherit its mode, and an
+// unknown flag is refused rather than ignored.
+TEST(OutputFile, ASecretStaysPrivateWhateverTheFileItReplaces) {
+  const ScratchDir dir;
+  write_file(dir / "key", Bytes{'o', 'l', 'd'});
+  ASSERT_EQ(chmod((dir / "key").c_str(), 0644), 0);
+  wc_output *output = nullptr;
+  ASSERT_EQ(wc_output_open(&output, (dir / "key").c_str(), nullptr, 0, WC_OUTPUT_SECRET, nullptr, nullptr), WC_OK);
+  write_all(wc_output_fd(output), "secret");
+  ASSERT_EQ(wc_output_commit(output, nullptr), WC_OK);
+  wc_output_free(output);
+  EXPECT_EQ(text_of(dir / "key"), "secret");
+  EXPECT_EQ(mode_of(dir / "key"), 0600u);
+  EXPECT_EQ(wc_output_open(&output, (dir / "key").c_str(), nullptr, 0, 2, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(output, nullptr);
 }
 
 TEST(OutputFile, TheInputItselfIsRefusedEvenThroughALink) {
@@ -93,7 +110,7 @@ TEST(OutputFile, TheInputItselfIsRefusedEvenThroughALink) {
   close(input);
   wc_output *output = nullptr;
   const char *detail = nullptr;
-  EXPECT_EQ(wc_output_open(&output, (dir / "alias").c_str(), &read, 1, nullptr, &detail), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_output_open(&output, (dir / "alias").c_str(), &read, 1, 0, nullptr, &detail), WC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(output, nullptr);
   ASSERT_NE(detail, nullptr);
   EXPECT_NE(std::string(detail).find("a file this command reads"), std::string::npos);
@@ -117,15 +134,15 @@ TEST(OutputFile, AnyFileTheJobReadsIsRefusedEvenThroughAHardLink) {
   }
   wc_output *output = nullptr;
   for (const char *name : {"key.txt", "key-link", "input"}) {
-    EXPECT_EQ(wc_output_open(&output, (dir / name).c_str(), read, 2, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT)
+    EXPECT_EQ(wc_output_open(&output, (dir / name).c_str(), read, 2, 0, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT)
         << name;
     EXPECT_EQ(output, nullptr);
   }
   EXPECT_EQ(text_of(dir / "key.txt"), "key");
   EXPECT_EQ(text_of(dir / "input"), "in");
-  ASSERT_EQ(wc_output_open(&output, (dir / "other").c_str(), read, 2, nullptr, nullptr), WC_OK);
+  ASSERT_EQ(wc_output_open(&output, (dir / "other").c_str(), read, 2, 0, nullptr, nullptr), WC_OK);
   wc_output_free(output);
-  EXPECT_EQ(wc_output_open(&output, (dir / "other").c_str(), nullptr, 1, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_output_open(&output, (dir / "other").c_str(), nullptr, 1, 0, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT);
   wc_file_id ignored{};
   int os_error = 0;
   EXPECT_EQ(wc_file_id_of_fd(-1, &ignored, &os_error), WC_ERR_IO);
@@ -139,7 +156,7 @@ TEST(OutputFile, ALinkOfOnesOwnIsWrittenThroughAndADanglingOneIsRefused) {
   std::filesystem::create_symlink("real", dir / "dir-link");
   std::filesystem::create_symlink("dir-link/file", dir / "link");
   wc_output *output = nullptr;
-  ASSERT_EQ(wc_output_open(&output, (dir / "link").c_str(), nullptr, 0, nullptr, nullptr), WC_OK);
+  ASSERT_EQ(wc_output_open(&output, (dir / "link").c_str(), nullptr, 0, 0, nullptr, nullptr), WC_OK);
   write_all(wc_output_fd(output), "new");
   ASSERT_EQ(wc_output_commit(output, nullptr), WC_OK);
   wc_output_free(output);
@@ -149,7 +166,7 @@ TEST(OutputFile, ALinkOfOnesOwnIsWrittenThroughAndADanglingOneIsRefused) {
   std::filesystem::create_symlink("real/missing", dir / "dangling");
   int os_error = 0;
   const char *detail = nullptr;
-  EXPECT_EQ(wc_output_open(&output, (dir / "dangling").c_str(), nullptr, 0, &os_error, &detail), WC_ERR_IO);
+  EXPECT_EQ(wc_output_open(&output, (dir / "dangling").c_str(), nullptr, 0, 0, &os_error, &detail), WC_ERR_IO);
   EXPECT_EQ(os_error, ENOENT);
   ASSERT_NE(detail, nullptr);
   EXPECT_NE(std::string(detail).find("does not exist"), std::string::npos);
@@ -160,19 +177,19 @@ TEST(OutputFile, PathsThatNameNoFileAreRefusedBeforeAnythingIsWritten) {
   const ScratchDir dir;
   int os_error = 0;
   wc_output *output = nullptr;
-  EXPECT_EQ(wc_output_open(&output, "", nullptr, 0, &os_error, nullptr), WC_ERR_IO);
+  EXPECT_EQ(wc_output_open(&output, "", nullptr, 0, 0, &os_error, nullptr), WC_ERR_IO);
   EXPECT_EQ(os_error, ENOENT);
-  EXPECT_EQ(wc_output_open(&output, (dir / ".").c_str(), nullptr, 0, &os_error, nullptr), WC_ERR_IO);
+  EXPECT_EQ(wc_output_open(&output, (dir / ".").c_str(), nullptr, 0, 0, &os_error, nullptr), WC_ERR_IO);
   EXPECT_EQ(os_error, EISDIR);
-  EXPECT_EQ(wc_output_open(&output, (dir / "no" / "such").c_str(), nullptr, 0, &os_error, nullptr), WC_ERR_IO);
+  EXPECT_EQ(wc_output_open(&output, (dir / "no" / "such").c_str(), nullptr, 0, 0, &os_error, nullptr), WC_ERR_IO);
   EXPECT_EQ(os_error, ENOENT);
-  EXPECT_EQ(wc_output_open(&output, nullptr, nullptr, 0, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_output_open(&output, nullptr, nullptr, 0, 0, nullptr, nullptr), WC_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(dir.entries().empty());
 }
 
 TEST(OutputFile, ADeviceIsWrittenInPlace) {
   wc_output *output = nullptr;
-  ASSERT_EQ(wc_output_open(&output, "/dev/null", nullptr, 0, nullptr, nullptr), WC_OK);
+  ASSERT_EQ(wc_output_open(&output, "/dev/null", nullptr, 0, 0, nullptr, nullptr), WC_OK);
   EXPECT_EQ(wc_output_temp_path(output), nullptr);
   write_all(wc_output_fd(output), "gone");
   EXPECT_EQ(wc_output_commit(output, nullptr), WC_OK);

@@ -107,7 +107,7 @@ OutputFile::OutputFile(const std::optional<std::string> &path)
   int os_error = 0;
   const char *detail = nullptr;
   const std::vector<wc_file_id> &read = files_read();
-  const wc_status status = wc_output_open(&output_, path->c_str(), read.data(), read.size(), &os_error, &detail);
+  const wc_status status = wc_output_open(&output_, path->c_str(), read.data(), read.size(), 0, &os_error, &detail);
   if (status == WC_ERR_INVALID_ARGUMENT) throw CliError("'" + *path + "': " + detail);
   if (status != WC_OK && detail != nullptr) {
     throw CliError("cannot write output '" + *path + "': " + detail, WC_KIND_IO);

@@ -16,12 +16,12 @@ import json
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import warpcrypt
+from warpcrypt._files import _output
 
 if TYPE_CHECKING:
     import distributed
@@ -200,17 +200,13 @@ def _derive_key(args: argparse.Namespace) -> int:
         # Shaped for the command line: warpcrypt enc -d -<cipher> $(...) -in ... -out ...
         print(f"-K {derived.key.hex()} -iv {recorded_iv(manifest, args.identifier).hex()}")
     elif args.out:
-        # A new file of mode 0600 renamed into place: opening the path itself
-        # would keep the mode of a file already there (0644, say) and follow
-        # a link planted at it.
-        descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(args.out)), prefix=".key.")
-        try:
-            with os.fdopen(descriptor, "wb") as file:
+        # Written as the library writes a key: a new file, 0600, renamed into
+        # place, never over the master key file or the manifest it read.
+        with contextlib.ExitStack() as held:
+            read = [held.enter_context(open(path, "rb")) for path in (args.key_file, args.manifest)
+                    if os.path.isfile(path)]
+            with _output(args.out, read, secret=True) as file:
                 file.write(derived.key)
-            os.replace(temporary, args.out)
-        except BaseException:
-            os.unlink(temporary)
-            raise
     else:
         print(derived.key.hex())
     return 0
