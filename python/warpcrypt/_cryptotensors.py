@@ -35,18 +35,29 @@ import binascii
 import json
 import math
 import os
+import reprlib
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any, Union
+from typing import IO, Any, TypeGuard, Union
 
 from warpcrypt import _native
+# One bound on a tensor's dimensions for every format of the package:
+# NumPy 2's own limit, where a real checkpoint's tensors have 5 at most.
+# The safetensors format sets none; bounded, a shape's product costs a
+# fixed time, so that every check of a header is linear in its size.
+from warpcrypt._checkpoint import MAX_DIMS as MAX_DIMS
 from warpcrypt.aead import AESGCM, ChaCha20Poly1305
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidSignature, InvalidTag, Unsupported
 
 # safetensors' own bound on the header, which both readers apply.
 MAX_HEADER_BYTES = 100_000_000
 LENGTH_BYTES = 8
+# The header's one name that is not a tensor's.
+METADATA = "__metadata__"
+# Every integer of a header is a size or an offset below 2^63.
+_SIZE_LIMIT = 1 << 63
+_SIZE_DIGITS = len(str(_SIZE_LIMIT))
 DEFAULT_CHUNK_SIZE = 2 * 1024 * 1024
 NONCE_BYTES = 12
 TAG_BYTES = 16
@@ -79,7 +90,7 @@ def aead_name(alg: object) -> str:
     """The canonical name of a CryptoTensors AEAD ("aes256gcm", ...)."""
     name = alg.replace("-", "").lower() if isinstance(alg, str) else None
     if name not in _AEADS:
-        raise Unsupported(f"unknown encryption algorithm {alg!r}: CryptoTensors has {', '.join(_AEADS)}")
+        raise Unsupported(f"unknown encryption algorithm {_brief(alg)}: CryptoTensors has {', '.join(_AEADS)}")
     return name
 
 
@@ -152,12 +163,12 @@ def read_file(stream: IO[bytes], file_size: int, keys: KeySet | None) -> tuple[H
     if header.encrypted:
         if keys is None:
             raise InvalidArgument("the file is encrypted (CryptoTensors): pass keys=")
-        sign = verify_signature(header, keys)
+        verify_signature(header, keys)
     elif keys is not None:
         raise FormatError("not a signed CryptoTensors file; keys were given, so it is refused: pass keys=None "
                           "to load a plain safetensors file")
     check_layout(header, file_size)
-    return header, (read_crypto(header, keys, sign) if header.encrypted and keys is not None else None)
+    return header, (read_crypto(header, keys) if header.encrypted and keys is not None else None)
 
 
 def read_unverified(stream: IO[bytes], file_size: int) -> Header:
@@ -173,14 +184,15 @@ def read_unverified(stream: IO[bytes], file_size: int) -> Header:
 def parse_header(text: bytes) -> Header:
     """The header's JSON, its types checked (not its layout)."""
     try:
-        decoded = json.loads(text.decode("utf-8"), object_pairs_hook=_unique_keys, parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        decoded = _json_object(text.decode("utf-8"), "the header")
+    except UnicodeDecodeError as error:
         raise FormatError(f"the header is not JSON: {error}") from None
-    if not isinstance(decoded, dict):
-        raise FormatError("the header is not a JSON object")
-    metadata = decoded.pop("__metadata__", None)
-    if metadata is not None and not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
-        raise FormatError("__metadata__ is not an object of strings")
+    metadata = decoded.pop(METADATA, None)
+    if metadata is not None:
+        if not (isinstance(metadata, dict) and all(isinstance(v, str) for v in metadata.values())):
+            raise FormatError(f"{METADATA} is not an object of strings")
+        if not all(_is_text(k) and _is_text(v) for k, v in metadata.items()):
+            raise FormatError(f"{METADATA} holds a string that is not Unicode text (half of a surrogate pair)")
     entries = [_entry(name, value) for name, value in decoded.items()]
     # Sorted by offsets, as safetensors orders them; a stable sort keeps the
     # file's order for ties (empty tensors), which is how the writer signed.
@@ -192,12 +204,13 @@ def check_layout(header: Header, file_size: int) -> None:
     position = 0
     for entry in header.entries:
         if entry.start != position or entry.end < entry.start:
-            raise FormatError(f"tensor {entry.name!r}: data_offsets [{entry.start}, {entry.end}] do not follow the "
-                              f"tensor before it, which ends at {position}")
+            raise FormatError(f"tensor {_brief(entry.name)}: data_offsets [{entry.start}, {entry.end}] do not follow "
+                              f"the tensor before it, which ends at {position}")
         bits = tensor_bits(entry.dtype, entry.shape)
         if bits % 8 or bits // 8 != entry.nbytes:
-            raise FormatError(f"tensor {entry.name!r}: a {entry.dtype} tensor of shape {list(entry.shape)} "
-                              f"holds {bits / 8:g} bytes, but its data_offsets give {entry.nbytes}")
+            raise FormatError(f"tensor {_brief(entry.name)}: a {entry.dtype} tensor of shape "
+                              f"{_brief(list(entry.shape))} holds {size_text(bits)}, but its data_offsets give "
+                              f"{entry.nbytes}")
         position = entry.end
     held = file_size - header.data_start
     if held < position:
@@ -207,8 +220,21 @@ def check_layout(header: Header, file_size: int) -> None:
 
 
 def tensor_bits(dtype: str, shape: Sequence[int]) -> int:
-    """The bits a tensor of this dtype and shape holds (whole bytes or not)."""
+    """The bits a tensor of this dtype and shape holds (whole bytes or not).
+    A shape of more than MAX_DIMS dimensions is refused before its product,
+    whose cost grows with the square of the dimensions; only a writer meets
+    this refusal, since a reader refuses such a shape as it parses it."""
+    if len(shape) > MAX_DIMS:
+        raise InvalidArgument(f"a shape of {len(shape)} dimensions, more than {MAX_DIMS}")
     return DTYPE_BITS[dtype] * math.prod(shape)
+
+
+def size_text(bits: int) -> str:
+    """A tensor's size in a message: whole bytes, else bits; never a float,
+    which the product of a shape can overflow."""
+    if bits > 8 * _SIZE_LIMIT:
+        return "more than 2^63 bytes"
+    return f"{bits // 8} bytes" if bits % 8 == 0 else f"{bits} bits"
 
 
 def signed_bytes(entries: Sequence[Entry], metadata: Mapping[str, str] | None) -> bytes:
@@ -234,7 +260,7 @@ def _serialize(entries: Sequence[Entry], metadata: Mapping[str, str] | None) -> 
     else escaped)."""
     document: dict[str, Any] = {}
     if metadata is not None:
-        document["__metadata__"] = {k: metadata[k] for k in sorted(metadata)}
+        document[METADATA] = {k: metadata[k] for k in sorted(metadata)}
     for entry in entries:
         document[entry.name] = {"dtype": entry.dtype, "shape": list(entry.shape),
                                 "data_offsets": [entry.start, entry.end]}
@@ -394,7 +420,7 @@ def _jwk_bytes(jwk: Mapping[str, object], member: str, where: str, size: int | N
 
 
 def _describe(name: KeyName) -> str:
-    return f"{name.kid!r}" if name.kid is not None else "(no kid)"
+    return _brief(name.kid) if name.kid is not None else "(no kid)"
 
 
 # ---------------------------------------------------------------- sealing
@@ -435,17 +461,27 @@ class Crypto:
     sealings: dict[str, Sealing]
 
 
-def verify_signature(header: Header, keys: KeySet) -> KeyName:
+@dataclass(frozen=True)
+class Claims:
+    """What an encrypted header says of its encryption: the format version,
+    the chunk size (None in version 1), the keys' names, and each encrypted
+    tensor's __encryption__ entry, by name, its fields not yet read. Only
+    claims until the header's signature verifies."""
+
+    version: str
+    chunk_size: int | None
+    enc: KeyName
+    sign: KeyName
+    sealed: dict[str, Any]
+
+
+def verify_signature(header: Header, keys: KeySet) -> None:
     """Verifies the header's signature under the caller's key for the
-    signer it names, and returns that name. Nothing but the names of the
-    keys is read before the signature verifies."""
+    signer it names. Nothing but the signer's name is read before the
+    signature verifies."""
     assert header.metadata is not None
     metadata = header.metadata
-    for name in CRYPTO_FIELDS:
-        if name not in metadata:
-            raise FormatError(f"an encrypted header without {name}")
-    sign = _key_name(_json_object(metadata["__crypto_keys__"], "__crypto_keys__").get("sign"), "okp",
-                     "__crypto_keys__.sign")
+    sign = _signer(_crypto_keys(metadata))
     public = keys.verifying_key(sign)
     try:
         signature = base64.b64decode(metadata["__signature__"], validate=True)
@@ -455,41 +491,64 @@ def verify_signature(header: Header, keys: KeySet) -> KeyName:
             public, signature, signed_bytes(header.entries, metadata)):
         raise InvalidSignature(f"the header's signature does not verify under the key {_describe(sign)}: "
                                "the header was changed, or another key signed it")
-    return sign
 
 
-def read_crypto(header: Header, keys: KeySet, sign: KeyName) -> Crypto:
-    """The encryption fields of a header whose signature verified, each
-    tensor's data key unwrapped with the caller's master key."""
+def read_claims(header: Header) -> Claims:
+    """What the encrypted `header` claims, each field's syntax checked: read
+    once its signature has verified, or to show what a file claims
+    (warpcrypt-tensors inspect without keys), never to open one unverified."""
     assert header.metadata is not None
     metadata = header.metadata
-    described = _json_object(metadata["__crypto_keys__"], "__crypto_keys__")
+    described = _crypto_keys(metadata)
+    sign = _signer(described)
     version = described.get("version")
     if version not in VERSIONS:
-        raise Unsupported(f"CryptoTensors version {version!r}: warpcrypt reads versions {', '.join(VERSIONS)}")
+        raise Unsupported(f"CryptoTensors version {_brief(version)}: warpcrypt reads versions {', '.join(VERSIONS)}")
     chunk_size = described.get("chunk_size", DEFAULT_CHUNK_SIZE if version == "2" else None)
     if version == "1":
         chunk_size = None
     elif not (type(chunk_size) is int and chunk_size > 0):
-        raise FormatError(f"chunk_size {chunk_size!r} is not a positive integer")
+        raise FormatError(f"chunk_size {_brief(chunk_size)} is not a positive integer")
     enc = _key_name(described.get("enc"), "oct", "__crypto_keys__.enc")
-    _check_policy(metadata["__policy__"])
-    master = make_aead(enc.alg, keys.master_key(enc))
+    sealed = _json_object(metadata["__encryption__"], "__encryption__")
+    tensors = {entry.name for entry in header.entries}
+    for name in sealed:
+        if name not in tensors:
+            raise FormatError(f"__encryption__ names {_brief(name)}, which is no tensor of the file")
+    return Claims(version, chunk_size, enc, sign, sealed)
+
+
+def read_crypto(header: Header, keys: KeySet) -> Crypto:
+    """The encryption fields of a header whose signature verified, each
+    tensor's data key unwrapped with the caller's master key."""
+    assert header.metadata is not None
+    claims = read_claims(header)
+    _check_policy(header.metadata["__policy__"])
+    master = make_aead(claims.enc.alg, keys.master_key(claims.enc))
     sizes = {entry.name: entry.nbytes for entry in header.entries}
-    sealings = {}
-    for name, sealed in _json_object(metadata["__encryption__"], "__encryption__").items():
-        if name not in sizes:
-            raise FormatError(f"__encryption__ names {name!r}, which is no tensor of the file")
-        sealings[name] = _sealing(name, sealed, sizes[name], master, enc.alg, chunk_size)
-    return Crypto(version, chunk_size, enc, sign, sealings)
+    sealings = {name: _sealing(name, sealed, sizes[name], master, claims.enc.alg, claims.chunk_size)
+                for name, sealed in claims.sealed.items()}
+    return Crypto(claims.version, claims.chunk_size, claims.enc, claims.sign, sealings)
+
+
+def _crypto_keys(metadata: Mapping[str, str]) -> dict[str, Any]:
+    """__crypto_keys__, once every CryptoTensors field is known present."""
+    for name in CRYPTO_FIELDS:
+        if name not in metadata:
+            raise FormatError(f"an encrypted header without {name}")
+    return _json_object(metadata["__crypto_keys__"], "__crypto_keys__")
+
+
+def _signer(described: Mapping[str, Any]) -> KeyName:
+    return _key_name(described.get("sign"), "okp", "__crypto_keys__.sign")
 
 
 def _sealing(name: str, sealed: object, nbytes: int, master: Aead, alg: str, chunk_size: int | None) -> Sealing:
-    where = f"tensor {name!r}"
+    where = f"tensor {_brief(name)}"
     fields = ("wrapped_key", "key_iv", "key_tag") + (("iv", "tag") if chunk_size is None else ("base_iv", "tags"))
     if not isinstance(sealed, dict) or set(sealed) != set(fields):
-        found = sorted(sealed) if isinstance(sealed, dict) else type(sealed).__name__
-        raise FormatError(f"{where}: its __encryption__ entry holds {found}, not {list(fields)}")
+        found = list(sealed) if isinstance(sealed, dict) else type(sealed).__name__
+        raise FormatError(f"{where}: its __encryption__ entry holds {_brief(found)}, not {list(fields)}")
     raw = {key: _b64_field(sealed[key], f"{where}: {key}") for key in fields}
     _check_length(where, "key_iv", raw["key_iv"], NONCE_BYTES)
     _check_length(where, "key_tag", raw["key_tag"], TAG_BYTES)
@@ -584,6 +643,10 @@ def layout(tensors: Iterable[tuple[str, str, tuple[int, ...]]]) -> list[Entry]:
     the one before."""
     entries, position = [], 0
     for name, dtype, shape in sorted(tensors, key=lambda t: (-_DTYPE_RANK[t[1]], t[0])):
+        if name == METADATA:
+            raise InvalidArgument(f"the tensor name {METADATA!r} is reserved: the header's metadata goes by it")
+        if not _is_text(name):
+            raise InvalidArgument(f"the tensor name {_brief(name)} is not Unicode text (half of a surrogate pair)")
         bits = tensor_bits(dtype, shape)
         if bits % 8:
             raise InvalidArgument(f"tensor {name!r}: {bits} bits is not whole bytes")
@@ -598,6 +661,8 @@ def check_user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str] | 
     if not isinstance(metadata, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
                                                     for k, v in metadata.items()):
         raise InvalidArgument("metadata must map strings to strings")
+    if not all(_is_text(k) and _is_text(v) for k, v in metadata.items()):
+        raise InvalidArgument("metadata holds a string that is not Unicode text (half of a surrogate pair)")
     taken = sorted(set(metadata) & set(CRYPTO_FIELDS))
     if taken:
         raise InvalidArgument(f"metadata may not set {', '.join(taken)}: CryptoTensors writes those")
@@ -608,22 +673,51 @@ def check_user_metadata(metadata: Mapping[str, str] | None) -> dict[str, str] | 
 
 
 def _entry(name: str, value: object) -> Entry:
-    where = f"tensor {name!r}"
+    where = f"tensor {_brief(name)}"
+    if not _is_text(name):
+        raise FormatError(f"{where}: its name is not Unicode text (half of a surrogate pair)")
     if not isinstance(value, dict) or set(value) != {"dtype", "shape", "data_offsets"}:
-        found = sorted(value) if isinstance(value, dict) else type(value).__name__
-        raise FormatError(f"{where}: holds {found}, not dtype, shape and data_offsets")
+        found = list(value) if isinstance(value, dict) else type(value).__name__
+        raise FormatError(f"{where}: holds {_brief(found)}, not dtype, shape and data_offsets")
     dtype, shape, offsets = value["dtype"], value["shape"], value["data_offsets"]
     if not isinstance(dtype, str) or dtype not in DTYPE_BITS:
-        raise FormatError(f"{where}: unknown dtype {dtype!r}")
+        raise FormatError(f"{where}: unknown dtype {_brief(dtype)}")
+    if isinstance(shape, list) and len(shape) > MAX_DIMS:
+        raise FormatError(f"{where}: {len(shape)} dimensions, more than {MAX_DIMS}")
     if not (isinstance(shape, list) and all(_is_size(d) for d in shape)):
-        raise FormatError(f"{where}: shape {shape!r} is not a list of sizes")
+        raise FormatError(f"{where}: shape {_brief(shape)} is not a list of sizes")
     if not (isinstance(offsets, list) and len(offsets) == 2 and all(_is_size(o) for o in offsets)):
-        raise FormatError(f"{where}: data_offsets {offsets!r} is not two offsets")
+        raise FormatError(f"{where}: data_offsets {_brief(offsets)} is not two offsets")
     return Entry(name, dtype, tuple(shape), offsets[0], offsets[1])
 
 
 def _is_size(value: object) -> bool:
-    return type(value) is int and 0 <= value < 1 << 63
+    return type(value) is int and 0 <= value < _SIZE_LIMIT
+
+
+def _is_text(value: object) -> TypeGuard[str]:
+    """Whether `value` is a string UTF-8 can hold. A JSON escape can give
+    half of a surrogate pair, which serde_json (safetensors, cryptotensors)
+    refuses and which no header can be serialized with, to be signed or
+    checked."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+_BRIEF = reprlib.Repr()
+_BRIEF.maxstring = _BRIEF.maxother = 120
+_BRIEF.maxlist = _BRIEF.maxtuple = 8
+
+
+def _brief(value: object) -> str:
+    """`value`, from a header, as a message quotes it: its repr, cut short,
+    so that a refusal stays one short line however large the header."""
+    return _BRIEF.repr(value)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -632,7 +726,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for name, value in pairs:
         if name in result:
-            raise ValueError(f"the name {name!r} appears twice")
+            raise ValueError(f"the name {_brief(name)} appears twice")
         result[name] = value
     return result
 
@@ -641,9 +735,22 @@ def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+def _integer(digits: str) -> int:
+    """A JSON integer of at most as many digits as a size has: converting
+    digits costs time that grows with the square of their count, and
+    Python's own guard (4,300 digits) is a setting of the whole process,
+    which an application may lift."""
+    count = len(digits.lstrip("-"))
+    if count > _SIZE_DIGITS:
+        raise ValueError(f"an integer of {count} digits is larger than any size")
+    return int(digits)
+
+
 def _json_object(text: str, what: str) -> dict[str, Any]:
+    """A JSON object as a header holds one: no name repeated, no NaN or
+    Infinity, no integer longer than a size."""
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant, parse_int=_integer)
     except (ValueError, RecursionError) as error:
         raise FormatError(f"{what} is not JSON: {error}") from None
     if not isinstance(value, dict):
@@ -652,13 +759,13 @@ def _json_object(text: str, what: str) -> dict[str, Any]:
 
 
 def _key_name(value: object, kty: str, what: str) -> KeyName:
-    if not isinstance(value, dict) or not isinstance(value.get("kty"), str) or value["kty"].lower() != kty:
+    if not isinstance(value, dict) or not _is_text(value.get("kty")) or value["kty"].lower() != kty:
         raise FormatError(f"{what} does not name a key of type {kty!r}")
     alg, kid, jku = value.get("alg"), value.get("kid"), value.get("jku")
-    if not isinstance(alg, str) or any(v is not None and not isinstance(v, str) for v in (kid, jku)):
-        raise FormatError(f"{what}: alg, kid and jku must be strings")
+    if not _is_text(alg) or any(v is not None and not _is_text(v) for v in (kid, jku)):
+        raise FormatError(f"{what}: alg, kid and jku must be strings of Unicode text")
     if kty == "okp" and alg.upper() != "ED25519":
-        raise Unsupported(f"signature algorithm {alg!r}: warpcrypt verifies ed25519")
+        raise Unsupported(f"signature algorithm {_brief(alg)}: warpcrypt verifies ed25519")
     return KeyName(kty, aead_name(alg) if kty == "oct" else "ed25519", kid, jku)
 
 

@@ -64,45 +64,42 @@ def inspect(args: argparse.Namespace) -> None:
         size = os.fstat(stream.fileno()).st_size
         if keys is None:
             header = ct.read_unverified(stream, size)
-            crypto = None
         else:
-            header, crypto = ct.read_file(stream, size, ct.KeySet(keys))
-    described = json.loads(header.metadata["__crypto_keys__"]) if header.encrypted and header.metadata else {}
+            header, _ = ct.read_file(stream, size, ct.KeySet(keys))
+    # With keys, read_file has verified the signature over these claims;
+    # without, they are shown as the file's claims, their syntax checked.
+    claims = ct.read_claims(header) if header.encrypted else None
+    verified = claims is not None and keys is not None
     report = {
         "file": args.file,
-        "format": f"CryptoTensors version {described.get('version')}" if header.encrypted else "safetensors",
-        "verified": crypto is not None,
-        "chunk_size": crypto.chunk_size if crypto else described.get("chunk_size"),
-        "master_key": described.get("enc"),
-        "signing_key": described.get("sign"),
+        "format": f"CryptoTensors version {claims.version}" if claims else "safetensors",
+        "verified": verified,
+        "chunk_size": claims.chunk_size if claims else None,
+        "master_key": claims.enc.to_json() if claims else None,
+        "signing_key": claims.sign.to_json() if claims else None,
         "metadata": header.user_metadata(),
         "tensors": [{"name": e.name, "dtype": e.dtype, "shape": list(e.shape), "bytes": e.nbytes,
-                     "encrypted": header.encrypted and e.name in _encrypted_names(header)}
+                     "encrypted": claims is not None and e.name in claims.sealed}
                     for e in header.entries],
         "data_bytes": header.data_length,
     }
     if args.json:
         print(json.dumps(report, indent=1))
         return
+    # Names and metadata are the file's: shown as reprs, which escape every
+    # character that is not printable, so that no header can forge a line of
+    # this report or send the terminal a control sequence.
     print(f"{args.file}: {report['format']}, {len(header.entries)} tensors, {header.data_length} bytes of data")
-    if header.encrypted:
-        state = "verified" if crypto else "NOT verified (no --keys): what follows is the file's unchecked claim"
+    if claims is not None:
+        state = "verified" if verified else "NOT verified (no --keys): what follows is the file's unchecked claim"
         print(f"signature: {state}")
         print(f"master key: {report['master_key']}  signing key: {report['signing_key']}  "
               f"chunk size: {report['chunk_size']}")
     for tensor in report["tensors"]:
         mark = "encrypted" if tensor["encrypted"] else "clear"
-        print(f"  {tensor['name']}  {tensor['dtype']}{tensor['shape']}  {tensor['bytes']} bytes  {mark}")
+        print(f"  {tensor['name']!r}  {tensor['dtype']}{tensor['shape']}  {tensor['bytes']} bytes  {mark}")
     if report["metadata"]:
-        print(f"metadata: {json.dumps(report['metadata'], ensure_ascii=False)}")
-
-
-def _encrypted_names(header: ct.Header) -> set[str]:
-    assert header.metadata is not None
-    try:
-        return set(json.loads(header.metadata["__encryption__"]))
-    except (ValueError, TypeError):
-        return set()
+        print(f"metadata: {report['metadata']!r}")
 
 
 def _progress(args: argparse.Namespace, verb: str) -> ws.Progress | None:

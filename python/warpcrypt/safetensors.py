@@ -252,7 +252,7 @@ class _Raw(_Framework):
         bits = ct.tensor_bits(tensor.dtype, tensor.shape)
         held = memoryview(tensor.data).nbytes
         if bits != 8 * held:
-            raise InvalidArgument(f"a {tensor.dtype} tensor of shape {list(tensor.shape)} is {bits / 8:g} bytes, "
+            raise InvalidArgument(f"a {tensor.dtype} tensor of shape {list(tensor.shape)} is {ct.size_text(bits)}, "
                                   f"not the {held} given")
         return tensor.dtype, tuple(tensor.shape)
 

@@ -1,17 +1,24 @@
 """libFuzzer target, under atheris, for what warpcrypt.safetensors reads
 from a file: the length prefix, the header's JSON and every CryptoTensors
 field, the layout, and the tensors' data. Whatever the bytes, a load
-returns tensors that authenticated or raises one of the documented
-exceptions (FormatError, InvalidTag and its InvalidSignature,
-InvalidArgument, InvalidKey, Unsupported); anything else is a bug.
+returns tensors that authenticated, and `warpcrypt-tensors inspect` shows
+the header, or each raises one of the documented exceptions (FormatError,
+InvalidTag and its InvalidSignature, InvalidArgument, InvalidKey,
+Unsupported); anything else is a bug, and so is an input that takes longer
+than libFuzzer's -timeout (every check of a header is linear in its size).
 
-    .venv/bin/python tests/fuzz/safetensors_header_fuzzer.py -max_total_time=30 tests/fuzz/corpus/safetensors_header
+    .venv/bin/python tests/fuzz/safetensors_header_fuzzer.py -max_total_time=30 -timeout=10 \
+        tests/fuzz/corpus/safetensors_header
 
-The first byte of an input picks how the rest, a whole file, is read
-(its value modulo 3): 0 without keys (a plain safetensors file), 1 with
-the fixed keys below, 2 with them after the harness has signed whatever
-header the input holds, so that the fields behind the signature (key
-names, policy, wrapped keys, nonces, tags, chunk sizes) are reached too.
+The first byte of an input picks what the rest is (its value modulo 4):
+0 a file read without keys (a plain safetensors file), 1 a file read with
+the fixed keys below, 2 a file read with them after the harness has signed
+whatever header the input holds, so that the fields behind the signature
+(key names, policy, wrapped keys, nonces, tags, chunk sizes) are reached
+too, 3 the recipe of a plain file whose tensor has a shape of up to
+MOST_DIMENSIONS dimensions, a header larger than any input. inspect reads
+every file without keys, and with the keys too in modes 1 and 2, in its
+JSON form where the input's last byte is odd.
 `safetensors_header_fuzzer.py --seeds DIR` writes seeds made with the
 fixed keys (tests/fuzz/corpus/safetensors_header/).
 """
@@ -19,6 +26,8 @@ fixed keys (tests/fuzz/corpus/safetensors_header/).
 from __future__ import annotations
 
 import base64
+import contextlib
+import io
 import json
 import os
 import struct
@@ -32,6 +41,7 @@ import warpcrypt
 
 with atheris.instrument_imports():
     import warpcrypt._cryptotensors as ct
+    import warpcrypt._tensors_cli as cli
     import warpcrypt.safetensors as ws
 
 SEED = bytes(range(32))
@@ -42,9 +52,16 @@ KEYS = {"keys": [
 DOCUMENTED = (warpcrypt.FormatError, warpcrypt.InvalidTag, warpcrypt.InvalidArgument, warpcrypt.InvalidKey,
               warpcrypt.Unsupported)
 # Each input is a file in memory, opened by path through /proc, so a run
-# leaves nothing behind however it ends.
+# leaves nothing behind however it ends; so is the keys file inspect reads.
 INPUT = os.memfd_create("safetensors-fuzz-input")
 PATH = f"/proc/self/fd/{INPUT}"
+KEYS_FILE = os.memfd_create("safetensors-fuzz-keys")
+os.write(KEYS_FILE, json.dumps(KEYS).encode())
+KEYS_PATH = f"/proc/self/fd/{KEYS_FILE}"
+# The most dimensions mode 3 gives a shape: enough that a check whose cost
+# grows with their square runs past libFuzzer's -timeout (2^17 sizes of 2^62
+# took minutes to multiply out), a header of at most 2.6 MB.
+MOST_DIMENSIONS = 1 << 17
 
 
 def signed(data: bytes) -> bytes:
@@ -63,16 +80,45 @@ def signed(data: bytes) -> bytes:
     return struct.pack("<Q", len(text)) + text + data[8 + length:]
 
 
+def extreme_shape(recipe: bytes) -> bytes:
+    """A plain file of one U8 tensor whose shape has as many dimensions as
+    the recipe's first three bytes say (up to MOST_DIMENSIONS), each a power
+    of two (1 to 2^63) by a byte of the rest in turn; its data is one byte."""
+    dimensions = int.from_bytes(recipe[:3], "little") % (MOST_DIMENSIONS + 1)
+    exponents = recipe[3:] or b"\0"
+    shape = [1 << (exponents[i % len(exponents)] % 64) for i in range(dimensions)]
+    header = json.dumps({"t": {"dtype": "U8", "shape": shape, "data_offsets": [0, 1]}}).encode()
+    return struct.pack("<Q", len(header)) + header + b"x"
+
+
+def inspect(keyed: bool, as_json: bool) -> None:
+    """warpcrypt-tensors inspect on the input, its report discarded: its
+    exceptions, which the command turns into an exit status, propagate."""
+    argv = ["inspect", PATH] + (["--keys", KEYS_PATH] if keyed else []) + (["--json"] if as_json else [])
+    args = cli.parser().parse_args(argv)
+    with contextlib.redirect_stdout(io.StringIO()):
+        try:
+            args.run(args)
+        except DOCUMENTED:
+            pass
+
+
 def one_input(data: bytes) -> None:
     if not data:
         return
-    mode, body = data[0] % 3, data[1:]
+    mode, body = data[0] % 4, data[1:]
     if mode == 2:
         body = signed(body)
+    elif mode == 3:
+        body = extreme_shape(body)
     os.ftruncate(INPUT, 0)
     os.pwrite(INPUT, body, 0)
+    keyed = mode in (1, 2)
+    inspect(False, bool(data[-1] & 1))
+    if keyed:
+        inspect(True, bool(data[-1] & 1))
     try:
-        loaded = ws.load_file(PATH, keys=None if mode == 0 else KEYS, framework="np")
+        loaded = ws.load_file(PATH, keys=KEYS if keyed else None, framework="np")
     except DOCUMENTED:
         return
     for name, array in loaded.items():
@@ -94,6 +140,9 @@ def write_seeds(folder: Path) -> None:
     header = json.dumps({"__metadata__": {"a": "b"}, "t": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}})
     text = header.encode() + b" " * (-len(header) % 8)
     (folder / "plain").write_bytes(b"\0" + struct.pack("<Q", len(text)) + text + b"abcd")
+    # Shapes of no dimension (it loads), one past MAX_DIMS, and the most.
+    for name, dimensions in (("scalar", 0), ("rank_past_the_most", ct.MAX_DIMS + 1), ("rank_huge", MOST_DIMENSIONS)):
+        (folder / name).write_bytes(b"\3" + dimensions.to_bytes(3, "little") + b"\0\x3e")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ import json
 import errno
 import os
 import struct
+import sys
+import time
 
 import pytest
 
@@ -75,6 +77,12 @@ def rewrite_header(path, header: dict) -> None:
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
     open(path, "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+
+
+def plain_file(path, header: dict | bytes, data: bytes = b"") -> None:
+    """A file of this header (a dict as JSON, bytes as they are) and data."""
+    text = header if isinstance(header, bytes) else json.dumps(header).encode()
+    open(path, "wb").write(struct.pack("<Q", len(text)) + text + data)
 
 
 @pytest.fixture
@@ -351,19 +359,139 @@ def test_a_header_longer_than_the_file(tmp_path):
     ({"__metadata__": {"a": 1}}, "not an object of strings"),
     ([], "not a JSON object"),
     ({"t": {"dtype": "F32", "shape": [2**62, 2**62], "data_offsets": [0, 8]}}, "data_offsets give 8"),
+    # A size past what a float holds was an OverflowError from the refusal's own message.
+    ({"t": {"dtype": "F32", "shape": [2**62] * 20, "data_offsets": [0, 8]}},
+     r"holds more than 2\^63 bytes, but its data_offsets give 8"),
+    ({"t": {"dtype": "F4", "shape": [3], "data_offsets": [0, 8]}}, "holds 12 bits, but"),
+    ({"t": {"dtype": "U8", "shape": [1] * (ct.MAX_DIMS + 1), "data_offsets": [0, 8]}},
+     f"{ct.MAX_DIMS + 1} dimensions, more than {ct.MAX_DIMS}"),
 ])
 def test_plain_headers_that_do_not_match_their_data(tmp_path, header, match):
-    text = json.dumps(header).encode()
-    (tmp_path / "f").write_bytes(struct.pack("<Q", len(text)) + text + b"\0" * 8)
+    plain_file(tmp_path / "f", header, b"\0" * 8)
     with pytest.raises(warpcrypt.FormatError, match=match):
         ws.load_file(tmp_path / "f", framework="np")
 
 
 @pytest.mark.parametrize("text", [b'{"t": 1, "t": 2}', b'{"a": NaN}', b"\xff\xfe", b"[" * 100000])
 def test_headers_that_are_not_json_or_repeat_a_name(tmp_path, text):
-    (tmp_path / "f").write_bytes(struct.pack("<Q", len(text)) + text)
+    plain_file(tmp_path / "f", text)
     with pytest.raises(warpcrypt.FormatError, match="not JSON"):
         ws.load_file(tmp_path / "f", framework="np")
+
+
+def test_a_shape_of_huge_rank_is_refused_at_once(tmp_path):
+    """500,000 dimensions, a 10 MB header (under the 100 MB limit): the
+    size check multiplied the shape out, in time that grows with the square
+    of the dimensions (minutes here; the safetensors package refuses the
+    file in milliseconds). The rank is bounded before any product."""
+    path = tmp_path / "f"
+    plain_file(path, {"t": {"dtype": "U8", "shape": [2**62] * 500_000, "data_offsets": [0, 1]}}, b"x")
+    for opening in (lambda: ws.load_file(path, framework="np"), lambda: ws.safe_open(path, "np")):
+        started = time.perf_counter()
+        with pytest.raises(warpcrypt.FormatError, match=f"500000 dimensions, more than {ct.MAX_DIMS}"):
+            opening()
+        assert time.perf_counter() - started < 2
+
+
+def test_the_most_dimensions_a_tensor_may_have_are_the_same_to_write_and_to_read(tmp_path):
+    """MAX_DIMS (NumPy 2's own limit; a checkpoint's tensors have 5 at most)
+    bounds the writer too, so that no file it writes is one its reader
+    refuses; a file of MAX_DIMS dimensions opens in safetensors as well."""
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    most = (1,) * ct.MAX_DIMS
+    ws.save_file({"t": ws.RawTensor("U8", most, b"x")}, tmp_path / "most", keys=None)
+    assert ws.load_file(tmp_path / "most", framework="raw")["t"].shape == most
+    assert safetensors_numpy.load_file(str(tmp_path / "most"))["t"].shape == most
+    with pytest.raises(warpcrypt.InvalidArgument, match=f"{ct.MAX_DIMS + 1} dimensions, more than {ct.MAX_DIMS}"):
+        ws.save_file({"t": ws.RawTensor("U8", most + (1,), b"x")}, tmp_path / "more", keys=None)
+    assert sorted(os.listdir(tmp_path)) == ["most"]
+
+
+def test_a_raw_tensor_whose_size_overflows_a_float_is_one_clear_error(tmp_path):
+    with pytest.raises(warpcrypt.InvalidArgument, match=r"is more than 2\^63 bytes, not the 1 given"):
+        ws.save_file({"t": ws.RawTensor("U8", (2**62,) * 20, b"x")}, tmp_path / "f", keys=None)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("encrypted", [True, False], ids=["encrypted", "plain"])
+def test_a_tensor_may_not_be_named_metadata(tmp_path, keys, encrypted):
+    """A tensor named __metadata__ took the place of the header's metadata:
+    the signature and every wrapped data key were lost, and save_file
+    reported success for a file nothing can open."""
+    data = {"__metadata__": np.zeros(2, np.float32), "w": np.ones(3, np.float32)}
+    with pytest.raises(warpcrypt.InvalidArgument, match="'__metadata__' is reserved"):
+        ws.save_file(data, tmp_path / "m.safetensors", keys=keys if encrypted else None)
+    assert os.listdir(tmp_path) == []
+
+
+LONE_SURROGATE = "\ud800"
+
+
+def test_a_name_that_is_not_unicode_text_is_refused_when_read(tmp_path, sealed, keys):
+    """JSON can escape half a surrogate pair, which no UTF-8 holds: serde_json
+    (safetensors, cryptotensors) refuses it, and warpcrypt raised
+    UnicodeEncodeError as it re-serialized the header to check its
+    signature. Every string of a header is Unicode text, or the header is
+    refused."""
+    _, header = header_of(sealed)
+    header[LONE_SURROGATE] = header.pop("bias")
+    rewrite_header(sealed, header)
+    both_refuse(sealed, keys, warpcrypt.FormatError, "not Unicode text")
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    for plain in ({LONE_SURROGATE: {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}},
+                  {"__metadata__": {"a": LONE_SURROGATE}, "t": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}},
+                  {"__metadata__": {LONE_SURROGATE: "a"}, "t": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}}):
+        plain_file(tmp_path / "plain", plain, b"x")
+        with pytest.raises(warpcrypt.FormatError, match="not Unicode text"):
+            ws.load_file(tmp_path / "plain", framework="np")
+        with pytest.raises(Exception, match="surrogate|hex escape"):
+            safetensors_numpy.load_file(str(tmp_path / "plain"))
+
+
+def test_a_name_that_is_not_unicode_text_is_refused_when_written(tmp_path, keys):
+    for data, metadata in (({LONE_SURROGATE: np.ones(2)}, None), ({"t": np.ones(2)}, {"a": LONE_SURROGATE}),
+                           ({"t": np.ones(2)}, {LONE_SURROGATE: "a"})):
+        with pytest.raises(warpcrypt.InvalidArgument, match="not Unicode text"):
+            ws.save_file(data, tmp_path / "m.safetensors", keys=keys, metadata=metadata)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_huge_integer_is_refused_whatever_the_process_allows(tmp_path):
+    """Python turns decimal digits into an int in time quadratic in their
+    count; its guard, 4,300 digits, is a setting of the whole process that
+    an application may lift. Every integer of a header is a size or an
+    offset under 2^63, so a longer one is refused before it is converted."""
+    path = tmp_path / "f"
+    plain_file(path, b'{"t": {"dtype": "U8", "shape": [' + b"7" * 1_000_000 + b'], "data_offsets": [0, 1]}}', b"x")
+    allowed = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        started = time.perf_counter()
+        with pytest.raises(warpcrypt.FormatError, match="an integer of 1000000 digits"):
+            ws.load_file(path, framework="np")
+        assert time.perf_counter() - started < 2
+    finally:
+        sys.set_int_max_str_digits(allowed)
+
+
+# Headers of megabytes in one field, made when a test runs.
+LARGE_FIELDS = {
+    "name": lambda: {"n" * 10_000_000: {"dtype": "X", "shape": [1], "data_offsets": [0, 1]}},
+    "dtype": lambda: {"t": {"dtype": "X" * 10_000_000, "shape": [1], "data_offsets": [0, 1]}},
+    "shape": lambda: {"t": {"dtype": "U8", "shape": ["x"] * 1_000_000, "data_offsets": [0, 1]}},
+    "members": lambda: {"t": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1],
+                              **{f"k{i}": 0 for i in range(300_000)}}},
+}
+
+
+@pytest.mark.parametrize("field", LARGE_FIELDS)
+def test_a_refusal_quotes_the_header_briefly(tmp_path, field):
+    """A refusal is one line that names what is wrong, never a copy of
+    megabytes of the header it refuses."""
+    plain_file(tmp_path / "f", LARGE_FIELDS[field](), b"x")
+    with pytest.raises(warpcrypt.FormatError) as refused:
+        ws.load_file(tmp_path / "f", framework="np")
+    assert len(str(refused.value)) < 500 and "\n" not in str(refused.value)
 
 
 def test_a_wrong_master_key_is_refused(sealed, keys):

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import stat
+import struct
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -16,6 +18,9 @@ np = pytest.importorskip("numpy")
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
 cryptotensors = pytest.importorskip("cryptotensors", reason="the cryptotensors package is not installed")
 import cryptotensors.numpy  # noqa: E402
+from test_safetensors import plain_file  # noqa: E402
+
+from warpcrypt import _tensors_cli  # noqa: E402
 
 WEIGHTS = {"w": np.arange(600, dtype=np.float32).reshape(20, 30), "b": np.ones(7, np.int64), "e": np.zeros(0, np.uint8)}
 
@@ -131,3 +136,109 @@ def test_progress_is_shown_when_asked_and_not_by_default_without_a_terminal(file
         assert last.endswith(f"{size} of {size} (100 %)")
     assert tensors_cli("rewrap", files / "enc.safetensors", "--keys", keys, "--new-keys", keys,
                        "--no-progress").stderr == ""
+
+
+def inspect_here(capsys, *args):
+    """inspect in this process (the parsing is what is tested, not the
+    interpreter's start): its exit status, stdout and stderr."""
+    status = _tensors_cli.main(["inspect", *map(str, args)])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def edit_header(path, edit) -> None:
+    """The file with its header as `edit` leaves it (a dict it changes in
+    place), its data as it was; the signature no longer matches."""
+    raw = path.read_bytes()
+    (length,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + length])
+    edit(header)
+    plain_file(path, header, raw[8 + length:])
+
+
+def test_a_shape_of_huge_rank_is_refused_at_once(files):
+    """500,000 dimensions (a 10 MB header): inspect and encrypt spent
+    minutes multiplying the shape out; now one line and status 4 at once."""
+    huge = files / "huge.safetensors"
+    plain_file(huge, {"t": {"dtype": "U8", "shape": [2**62] * 500_000, "data_offsets": [0, 1]}}, b"x")
+    for command in (["inspect", huge], ["encrypt", huge, files / "out", "--keys", files / "keys.json"]):
+        started = time.perf_counter()
+        result = tensors_cli(*command, check=False)
+        assert time.perf_counter() - started < 20
+        assert result.returncode == 4 and result.stderr.count("\n") == 1, result.stderr
+        assert "500000 dimensions, more than 64" in result.stderr
+    assert not (files / "out").exists()
+
+
+def crypto_keys(value):
+    return lambda header: header["__metadata__"].__setitem__("__crypto_keys__", value)
+
+
+def encryption(value):
+    return lambda header: header["__metadata__"].__setitem__("__encryption__", value)
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda header: header["__metadata__"].pop("__crypto_keys__"), "without __crypto_keys__"),
+    (crypto_keys("1"), "__crypto_keys__ is not a JSON object"),
+    (crypto_keys("[" * 5000), "__crypto_keys__ is not JSON"),
+    (crypto_keys("{bad"), "__crypto_keys__ is not JSON"),
+    (crypto_keys('{"sign": 1}'), "does not name a key"),
+    (encryption("[" * 5000), "__encryption__ is not JSON"),
+    (encryption("[]"), "__encryption__ is not a JSON object"),
+    (encryption('{"nope": {}}'), "which is no tensor of the file"),
+], ids=["no crypto keys", "crypto keys not an object", "crypto keys nested", "crypto keys not json",
+        "no signer", "encryption nested", "encryption not an object", "encryption names no tensor"])
+def test_inspect_without_keys_refuses_malformed_encryption_fields(files, capsys, edit, words):
+    """Without keys, inspect shows what the header claims, unverified; it
+    read the claims with json.loads and dict lookups of its own, and a
+    malformed field ended in KeyError, AttributeError, RecursionError or
+    ValueError (status 1 or 2), or was shown as if it were sound. The
+    claims are read by the library's parser: FormatError, status 4."""
+    target = files / "enc.safetensors"
+    tensors_cli("encrypt", files / "plain.safetensors", target, "--keys", files / "keys.json")
+    assert inspect_here(capsys, target)[0] == 0
+    edit_header(target, edit)
+    status, out, err = inspect_here(capsys, target)
+    assert status == 4 and err.count("\n") == 1 and words in err, err
+    assert out == ""
+
+
+def test_inspect_reads_the_encryption_field_once_not_once_per_tensor(files, capsys):
+    """5,000 tensors that the header claims are encrypted: inspect parsed
+    __encryption__ again for each tensor, in time quadratic in the header."""
+    target = files / "enc.safetensors"
+    tensors_cli("encrypt", files / "plain.safetensors", target, "--keys", files / "keys.json")
+    names = [f"t{i}" for i in range(5000)]
+
+    def many(header):
+        sealed = json.loads(header["__metadata__"]["__encryption__"])["w"]
+        header["__metadata__"]["__encryption__"] = json.dumps({name: sealed for name in names})
+        for name in ("w", "b", "e"):
+            del header[name]
+        header.update({name: {"dtype": "U8", "shape": [1], "data_offsets": [i, i + 1]} for i, name in enumerate(names)})
+
+    edit_header(target, many)
+    with open(target, "r+b") as f:  # the data section: a byte per tensor
+        (length,) = struct.unpack("<Q", f.read(8))
+        f.truncate(8 + length + len(names))
+    started = time.perf_counter()
+    status, out, err = inspect_here(capsys, target)
+    assert time.perf_counter() - started < 2
+    assert status == 0, err
+    assert out.count(" encrypted\n") == len(names)
+
+
+@pytest.mark.parametrize("name", ["w\x1b[2J\nsignature: verified", "w\x9b31m", "w\u202egnp.exe"])
+def test_inspect_shows_a_hostile_name_escaped_on_one_line(files, capsys, name):
+    """Names and metadata are the file's, shown before anything verifies
+    them: a control character (a terminal escape, a newline, a C1 control,
+    a bidirectional override) is shown escaped, so a header can neither
+    forge a line of the report nor drive the terminal."""
+    target = files / "hostile.safetensors"
+    plain_file(target, {"__metadata__": {"note": name}, name: {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]}},
+               b"x")
+    status, out, err = inspect_here(capsys, target)
+    assert status == 0, err
+    assert not any(character in out for character in "\x1b\x9b\u202e")
+    assert out.count("\n") == 3 and not any(line.startswith("signature") for line in out.splitlines())
