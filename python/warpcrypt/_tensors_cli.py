@@ -8,8 +8,9 @@
 
 Keys are JWK files: one JWK, a list of them or a JWK Set, as
 warpcrypt.safetensors takes them (keygen writes one, readable by its owner
-only). Outputs are written atomically. encrypt, decrypt and rewrap count
-the bytes of tensor data done on stderr, on a line of each step
+only). Outputs are written atomically, never over a file the command reads
+(FILE or a keys file: rewrap without -o replaces FILE). encrypt, decrypt and
+rewrap count the bytes of tensor data done on stderr, on a line of each step
 (``reading``, then ``encrypting``, say), when stderr is a terminal or with
 --progress; --no-progress keeps them quiet. A failure prints one line and exits
 with the status kinds of the `warpcrypt` CLI: 2 a usage error or a bad key,
@@ -20,6 +21,7 @@ decrypt or is not a safetensors file, 1 anything else.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -27,6 +29,7 @@ from typing import Any
 
 from warpcrypt import _cryptotensors as ct
 from warpcrypt import safetensors as ws
+from warpcrypt._files import reading
 from warpcrypt._progress_line import ProgressLine
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag, Unsupported
 
@@ -178,10 +181,23 @@ def _add_progress_argument(command: argparse.ArgumentParser) -> None:
                          help="show the bytes done on stderr (default: on a terminal)")
 
 
+def _files_read(args: argparse.Namespace) -> list[str]:
+    """The files the command reads, which its output may not be: FILE and
+    the key files. rewrap without -o replaces FILE, as it says it does."""
+    read = [getattr(args, name, None) for name in ("keys", "new_keys")]
+    if args.run is not rewrap or args.output is not None:
+        read.append(getattr(args, "file", None))
+    return [path for path in read if path is not None]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        args.run(args)
+        with contextlib.ExitStack() as held:
+            opened = [held.enter_context(open(path, "rb")) for path in _files_read(args)] \
+                if args.run is not inspect else []
+            with reading(*opened):
+                args.run(args)
     except (InvalidTag, FormatError) as error:
         return _fail(error, 4)
     except (InvalidArgument, InvalidKey, Unsupported, ValueError) as error:

@@ -112,6 +112,42 @@ def test_failures_are_one_line_and_an_exit_status(files, damage, status, words):
     assert secret not in result.stderr and secret not in result.stdout
 
 
+@pytest.mark.parametrize("command", ["encrypt over the plain file", "encrypt over the keys", "decrypt over the keys",
+                                     "decrypt over a link to the file", "rewrap -o over the new keys",
+                                     "rewrap -o over the file"])
+def test_an_output_that_is_a_file_the_command_reads_is_refused(files, command):
+    """`encrypt PLAIN KEYS.json --keys KEYS.json` once replaced the keys with
+    the encrypted file. Every output that is a file the command reads, by
+    any name, is refused with one line (exit 2), and every file is kept."""
+    keys, plain, enc = files / "keys.json", files / "plain.safetensors", files / "enc.safetensors"
+    tensors_cli("encrypt", plain, enc, "--keys", keys)
+    tensors_cli("keygen", files / "new.json")
+    (files / "enc-link").symlink_to(enc)
+    args = {
+        "encrypt over the plain file": ("encrypt", plain, files / "." / plain.name, "--keys", keys),
+        "encrypt over the keys": ("encrypt", plain, keys, "--keys", keys),
+        "decrypt over the keys": ("decrypt", enc, keys, "--keys", keys),
+        "decrypt over a link to the file": ("decrypt", enc, files / "enc-link", "--keys", keys),
+        "rewrap -o over the new keys": ("rewrap", enc, "--keys", keys, "--new-keys", files / "new.json", "-o",
+                                        files / "new.json"),
+        "rewrap -o over the file": ("rewrap", enc, "--keys", keys, "--new-keys", files / "new.json", "-o",
+                                    files / "enc-link"),
+    }[command]
+    before = {path: path.read_bytes() for path in files.iterdir() if not path.is_symlink()}
+    result = tensors_cli(*args, check=False)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "a file this command reads" in result.stderr
+    assert {path: path.read_bytes() for path in files.iterdir() if not path.is_symlink()} == before
+
+
+def test_rewrap_without_an_output_still_replaces_its_file(files):
+    enc = files / "enc.safetensors"
+    tensors_cli("encrypt", files / "plain.safetensors", enc, "--keys", files / "keys.json")
+    tensors_cli("keygen", files / "new.json", "--sign-kid", "s2")
+    tensors_cli("rewrap", enc, "--keys", files / "keys.json", "--new-keys", files / "new.json")
+    assert json.loads(tensors_cli("inspect", enc, "--keys", files / "new.json", "--json").stdout)["verified"]
+
+
 def test_a_keys_file_that_is_not_json(files):
     (files / "bad.json").write_text("{not json")
     result = tensors_cli("encrypt", files / "plain.safetensors", files / "o", "--keys", files / "bad.json", check=False)
