@@ -528,15 +528,20 @@ def test_a_policy_other_than_allow_all_is_refused_not_ignored(tmp_path, keys):
         ct_load(tmp_path / "c.safetensors", keys)
 
 
-def test_a_nonce_counter_that_would_wrap_is_refused(tmp_path, keys):
+@pytest.mark.parametrize("chunks", [1, 5, 2**16])
+def test_a_nonce_counter_that_would_wrap_is_refused(monkeypatch, chunks):
     """The reference refuses chunk nonces whose counter passes 2^32 - 1;
-    so does warpcrypt, and its writer never picks such a base."""
+    so does warpcrypt, and its writer never picks such a base, whatever its
+    random draw for the counter is (each extreme draw tried)."""
     with pytest.raises(warpcrypt.FormatError, match="overflow the nonce counter"):
         ct.chunk_nonces(b"\0" * 8 + b"\xff\xff\xff\xfe", 3, "tensor 't'")
     assert ct.chunk_nonces(b"\0" * 8 + b"\xff\xff\xff\xfe", 2, "")[1][-4:] == b"\xff\xff\xff\xff"
-    for _ in range(200):
-        sealing = ct.new_sealing("aes256gcm", 2**20 * 64, 64)
-        assert int.from_bytes(sealing.nonces[-1][8:], "big") <= 0xFFFFFFFF
+    room = 0x100000000 - chunks + 1  # the bases that leave room for every chunk
+    for draw in sorted({0, room - 1, min(room, 0xFFFFFFFF), 0xFFFFFFFF}):
+        monkeypatch.setattr(ct.os, "urandom", lambda n, draw=draw: draw.to_bytes(4, "big") if n == 4 else bytes(n))
+        sealing = ct.new_sealing("aes256gcm", chunks * 64, 64)
+        counters = [int.from_bytes(nonce[8:], "big") for nonce in (sealing.nonces[0], sealing.nonces[-1])]
+        assert len(sealing.nonces) == chunks and counters[1] - counters[0] == chunks - 1 <= counters[1] <= 0xFFFFFFFF
 
 
 def test_save_refuses_bad_arguments_before_writing(tmp_path, keys):
