@@ -22,7 +22,11 @@ headers of include/. Two rules keep who reaches what:
   sets their defaults;
 - the environment: every WARPCRYPT_ variable the library reads is in the
   table of docs/architecture.md ("The environment"), and every variable of
-  that table is read where the table says.
+  that table is read where the table says;
+- the Python package's primitives: its modules draw random bytes only from
+  the library's source (warpcrypt/_random.py) and compute MACs and KDFs only
+  through the library, never with os.urandom, secrets, hmac or hashlib's
+  KDFs, so that a seeded test reproduces every format's file.
 
 Prints every violation as `file:line: rule` and exits 1 if there is any;
 prints the layer graph it found with --graph.
@@ -209,6 +213,24 @@ def environment_failures():
         yield f"docs/architecture.md: {variable}: the environment table lists it, and no code in src/ reads it"
 
 
+PYTHON_PACKAGE = ROOT / "python" / "warpcrypt"
+# What the package's modules take from the library instead, by the call
+# that would go around it.
+PYTHON_BYPASSES = re.compile(r"\b(os\.urandom|secrets\.token_\w+|hmac\.(?:digest|new|HMAC)|"
+                             r"hashlib\.(?:pbkdf2_hmac|scrypt))\b")
+RANDOM_SOURCE = PYTHON_PACKAGE / "_random.py"
+
+
+def python_primitive_failures():
+    for path in sorted(PYTHON_PACKAGE.rglob("*.py")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines, 1):
+            match = PYTHON_BYPASSES.search(line.split("#", 1)[0])
+            if match:
+                yield f"{path.relative_to(ROOT)}:{number}: {match.group(1)}: the package draws random bytes from " + \
+                    f"{RANDOM_SOURCE.relative_to(ROOT)} and computes MACs and KDFs through the library (_native)"
+
+
 def violation(layer: str, target: str) -> str | None:
     if target in ("public", "same folder"):
         return None
@@ -244,6 +266,7 @@ def main() -> int:
     failures.extend(table_failures())
     failures.extend(placement_failures())
     failures.extend(environment_failures())
+    failures.extend(python_primitive_failures())
     if args.graph:
         for (source, target), count in sorted(graph.items()):
             print(f"{source:>7} -> {target:<7} {count}")

@@ -42,6 +42,13 @@ WC_API wc_status wc_hkdf(const char *digest, uint8_t *out, size_t out_len,
                          const uint8_t *salt, size_t salt_len,
                          const uint8_t *info, size_t info_len);
 
+/*
+ * HMAC (RFC 2104) of `message` under `key` with an OpenSSL digest name such
+ * as "sha256"; out_len must be the digest's length (32 for SHA-256).
+ */
+WC_API wc_status wc_hmac(const char *digest, uint8_t *out, size_t out_len, const uint8_t *key, size_t key_len,
+                         const uint8_t *message, size_t message_len);
+
 /* Fills `out` from OpenSSL's CSPRNG. */
 WC_API wc_status wc_random_bytes(uint8_t *out, size_t out_len);
 

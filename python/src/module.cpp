@@ -355,6 +355,31 @@ nb::bytes hkdf(const std::string &digest, nb::handle secret, nb::handle salt, nb
   return result.finish(length);
 }
 
+// HMAC with an OpenSSL digest name: warpcrypt.dask's manifest MAC and key
+// check. `length` is the digest's (32 for SHA-256).
+nb::bytes hmac(const std::string &digest, nb::handle key, nb::handle message, size_t length) {
+  const View key_view = View::host(key, Access::read, "key");
+  const View message_view = View::host(message, Access::read, "message");
+  BytesResult result(length);
+  const wc_status status = wc_hmac(digest.c_str(), result.data(), length, key_view.data(), key_view.size(),
+                                   message_view.data(), message_view.size());
+  if (status == WC_ERR_DIGEST) throw Failure(status, "unknown message digest '" + digest + "'");
+  if (status == WC_ERR_INVALID_ARGUMENT) {
+    throw Failure(status, "HMAC-" + digest + " is not " + std::to_string(length) + " bytes long");
+  }
+  if (status != WC_OK) fail(status);
+  return result.finish(length);
+}
+
+// The library's random source (OpenSSL's CSPRNG): every key, nonce, salt
+// and id the package draws (warpcrypt._random).
+nb::bytes random_bytes(size_t length) {
+  BytesResult result(length);
+  const wc_status status = wc_random_bytes(result.data(), length);
+  if (status != WC_OK) fail(status);
+  return result.finish(length);
+}
+
 // Ed25519 (RFC 8032) for the signed headers of CryptoTensors files
 // (warpcrypt.safetensors): a public key from a 32-byte seed, a signature,
 // and whether a signature verifies.
@@ -430,6 +455,9 @@ NB_MODULE(_native, m) {
   m.def("hkdf", &hkdf, "digest"_a, "secret"_a, "salt"_a, "info"_a, "length"_a,
         "HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "
         "\"sha256\". An empty salt stands for a digest's length of zero bytes.");
+  m.def("hmac", &hmac, "digest"_a, "key"_a, "message"_a, "length"_a,
+        "HMAC of `message` under `key` with an OpenSSL digest such as \"sha256\"; `length` is the digest's.");
+  m.def("random_bytes", &random_bytes, "length"_a, "`length` bytes from the library's random source.");
   m.def("ed25519_public_key", &ed25519_public_key, "seed"_a, "The Ed25519 public key of a 32-byte seed.");
   m.def("ed25519_sign", &ed25519_sign, "seed"_a, "message"_a, "An Ed25519 signature (64 bytes).");
   m.def("ed25519_verify", &ed25519_verify, "public_key"_a, "signature"_a, "message"_a,

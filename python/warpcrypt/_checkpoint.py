@@ -34,6 +34,7 @@ from typing import IO, Any, TypeVar, Union
 
 from warpcrypt import _native
 from warpcrypt._files import _input, _output
+from warpcrypt._random import random_bytes
 # A length the file claims is never allocated before that many bytes arrive:
 # reads ask the stream for a step at a time, as the sealed reader's do.
 from warpcrypt._sealed_io import _READ_STEP, _read_exactly
@@ -169,11 +170,11 @@ class Start:
 
     def __init__(self, key: bytes, aead: str, tensors: Sequence[TensorInfo], state: Any) -> None:
         self.tensors = tensors
-        self.checkpoint_id = os.urandom(16)
+        self.checkpoint_id = random_bytes(16)
         header = json.dumps({"tensors": [{"name": t.name, "dtype": t.dtype, "shape": list(t.shape),
                                           "device": t.device, "nbytes": t.nbytes} for t in tensors],
                              "state": state}, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-        self.sealed_header, self.aead = sealed_header(key, aead, header.encode(), os.urandom(16),
+        self.sealed_header, self.aead = sealed_header(key, aead, header.encode(), random_bytes(16),
                                                       self.checkpoint_id)
 
     def associated_data(self, info: TensorInfo) -> bytes:

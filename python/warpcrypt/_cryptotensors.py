@@ -34,7 +34,6 @@ import base64
 import binascii
 import json
 import math
-import os
 import reprlib
 import struct
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,6 +46,7 @@ from warpcrypt import _native
 # The safetensors format sets none; bounded, a shape's product costs a
 # fixed time, so that every check of a header is linear in its size.
 from warpcrypt._checkpoint import MAX_DIMS as MAX_DIMS
+from warpcrypt._random import random_bytes
 from warpcrypt.aead import AESGCM, ChaCha20Poly1305
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidSignature, InvalidTag, Unsupported
 
@@ -354,9 +354,9 @@ def generate_keys(*, alg: str = "aes256gcm", enc_kid: str | None = None,
                   sign_kid: str | None = None) -> dict[str, list[dict[str, str]]]:
     """A new master key and signing key, as a JWK Set."""
     _, size = _AEADS[aead_name(alg)]
-    seed = os.urandom(32)
+    seed = random_bytes(32)
     public = _native.ed25519_public_key(seed)
-    enc = {"kty": "oct", "alg": aead_name(alg), "k": _b64(os.urandom(size))}
+    enc = {"kty": "oct", "alg": aead_name(alg), "k": _b64(random_bytes(size))}
     sign = {"kty": "okp", "alg": "ed25519", "x": _b64(public), "d": _b64(seed)}
     if enc_kid is not None:
         enc["kid"] = enc_kid
@@ -584,18 +584,18 @@ def new_sealing(alg: str, nbytes: int, chunk_size: int | None) -> Sealing:
     """A fresh data key for a tensor of `nbytes`, and its nonces; the tags
     are filled in as the tensor is sealed."""
     _, size = _AEADS[aead_name(alg)]
-    data_key = os.urandom(size)
+    data_key = random_bytes(size)
     if chunk_size is None:
         count = 1 if nbytes else 0
-        nonces = [os.urandom(NONCE_BYTES)] if nbytes else []
+        nonces = [random_bytes(NONCE_BYTES)] if nbytes else []
     else:
         count = max(1, -(-nbytes // chunk_size))
         if count > 0x100000000:
             raise InvalidArgument(f"{nbytes} bytes in chunks of {chunk_size} are more than 2^32 chunks")
         # A base whose counter has room for every chunk, so no reader
         # refuses it for overflowing.
-        prefix = os.urandom(8)
-        counter = int.from_bytes(os.urandom(4), "big") % (0x100000000 - count + 1)
+        prefix = random_bytes(8)
+        counter = int.from_bytes(random_bytes(4), "big") % (0x100000000 - count + 1)
         nonces = chunk_nonces(prefix + struct.pack(">I", counter), count, "")
     return Sealing(make_aead(alg, data_key), nonces, bytearray(TAG_BYTES * count), chunk_size, data_key)
 
@@ -613,7 +613,7 @@ def encryption_entry(sealing: Sealing, wrapped: bytes) -> dict[str, str]:
 
 
 def wrap_key(master: Aead, data_key: bytes) -> bytes:
-    nonce = os.urandom(NONCE_BYTES)
+    nonce = random_bytes(NONCE_BYTES)
     return nonce + master.encrypt(nonce, data_key, None)
 
 

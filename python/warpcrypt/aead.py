@@ -27,11 +27,11 @@ A key must never seal two messages under the same nonce.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from warpcrypt import _native, _streams, _table
+from warpcrypt._random import random_bytes
 from warpcrypt._typing import overload
 from warpcrypt.exceptions import InvalidKey, InvalidTag
 
@@ -308,7 +308,7 @@ class AESGCM(_AEAD):
         bit_sizes = sorted(8 * size for size in cls._NAMES_BY_KEY_SIZE)
         if bit_length not in bit_sizes:
             raise ValueError(f"bit_length must be one of {', '.join(map(str, bit_sizes))}, not {bit_length}")
-        return os.urandom(bit_length // 8)
+        return random_bytes(bit_length // 8)
 
 
 class ChaCha20Poly1305(_AEAD):
@@ -327,4 +327,4 @@ class ChaCha20Poly1305(_AEAD):
     @classmethod
     def generate_key(cls) -> bytes:
         """A random 32-byte key."""
-        return os.urandom(cls._INFO.key_size)
+        return random_bytes(cls._INFO.key_size)

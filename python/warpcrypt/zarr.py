@@ -65,7 +65,6 @@ import dataclasses
 import hashlib
 import json
 import math
-import os
 import re
 import struct
 from collections.abc import Awaitable, Iterable, Iterator, Sequence
@@ -87,6 +86,7 @@ from zarr.core.codec_pipeline import BatchedCodecPipeline
 from zarr.core.sync import sync
 from zarr.storage import StoreLike, StorePath
 
+from warpcrypt._random import random_bytes
 from warpcrypt.aead import AESGCM, ChaCha20Poly1305
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidTag
 
@@ -240,7 +240,7 @@ class _Sealer:
 
     def seal(self, data: Any, position: _Position) -> Any:
         """`data`: a 1-D uint8 NumPy or CuPy array; the sealed chunk, of the same kind."""
-        nonce = os.urandom(12)
+        nonce = random_bytes(12)
         head = _HEAD.pack(_VERSION, position.committed + 1, nonce)
         cipher = self.cipher()
         aad = self.associated_data(f"{CODEC_ID} v{_VERSION}", position.array, position.coords.encode(), head)
@@ -298,7 +298,7 @@ def _array_module(array: Any) -> Any:
 
 
 def _new_array_id() -> str:
-    return os.urandom(16).hex()
+    return random_bytes(16).hex()
 
 
 # ---- zarr-python 3 -----------------------------------------------------------
@@ -529,7 +529,7 @@ class _Array:
         return _Manifest(generation, entries if generation else None)
 
     async def write_manifest(self, store: Store, prefix: str, manifest: _Manifest) -> None:
-        nonce = os.urandom(12)
+        nonce = random_bytes(12)
         head = _MANIFEST_HEAD.pack(_MANIFEST_MAGIC, _MANIFEST_VERSION, manifest.generation, nonce)
         sealed = head + self.sealer.cipher().encrypt(nonce, manifest.entries or b"", self._manifest_aad(head))
         name = f"{prefix}/{_MANIFEST}" if prefix else _MANIFEST

@@ -239,6 +239,17 @@ wc_status wc_hkdf(const char *digest, uint8_t *out, size_t out_len, const uint8_
   return status;
 }
 
+wc_status wc_hmac(const char *digest, uint8_t *out, size_t out_len, const uint8_t *key, size_t key_len,
+                  const uint8_t *message, size_t message_len) {
+  if (digest == nullptr || out == nullptr || (key == nullptr && key_len != 0) ||
+      (message == nullptr && message_len != 0)) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const wc_status status = warpcrypt::kHostCrypto.hmac({out, out_len}, digest, {key, key_len}, {message, message_len});
+  if (status != WC_OK) wc_memzero(out, out_len);
+  return status;
+}
+
 wc_status wc_random_bytes(uint8_t *out, size_t out_len) {
   if (out == nullptr && out_len != 0) return WC_ERR_INVALID_ARGUMENT;
   return warpcrypt::kHostCrypto.random->fill({out, out_len});

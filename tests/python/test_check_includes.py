@@ -19,8 +19,8 @@ def tree(tmp_path: Path) -> Path:
     """The checker and the sources it reads, copied."""
     (tmp_path / "scripts").mkdir()
     shutil.copy(ROOT / "scripts" / "check-includes.py", tmp_path / "scripts")
-    for folder in ("src", "tools", "python/src"):
-        shutil.copytree(ROOT / folder, tmp_path / folder)
+    for folder in ("src", "tools", "python/src", "python/warpcrypt"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("*.so", "__pycache__"))
     (tmp_path / "docs").mkdir()
     shutil.copy(ROOT / "docs" / "architecture.md", tmp_path / "docs")
     return tmp_path
@@ -83,3 +83,19 @@ def test_a_table_row_no_code_reads_fails(tree: Path) -> None:
     assert result.returncode == 1
     assert "WARPCRYPT_GONE: the environment table lists it, and no code in src/ reads it" in result.stdout
 
+
+
+@pytest.mark.parametrize("call", ["nonce = os.urandom(12)", "mac = hmac.digest(key, data, 'sha256')",
+                                  "key = secrets.token_bytes(32)", "key = hashlib.pbkdf2_hmac('sha256', p, s, 1)"])
+def test_a_python_module_going_around_the_library_fails(tree: Path, call: str) -> None:
+    module = tree / "python" / "warpcrypt" / "zarr.py"
+    module.write_text(module.read_text() + f"\n{call}\n")
+    result = check(tree)
+    assert result.returncode == 1 and "python/warpcrypt/zarr.py" in result.stdout, result.stdout
+    assert "_random.py" in result.stdout
+
+
+def test_a_bypass_named_in_a_comment_passes(tree: Path) -> None:
+    module = tree / "python" / "warpcrypt" / "zarr.py"
+    module.write_text(module.read_text() + "\n# never os.urandom(12): the library's source\n")
+    assert check(tree).returncode == 0

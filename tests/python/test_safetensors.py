@@ -538,7 +538,7 @@ def test_a_nonce_counter_that_would_wrap_is_refused(monkeypatch, chunks):
     assert ct.chunk_nonces(b"\0" * 8 + b"\xff\xff\xff\xfe", 2, "")[1][-4:] == b"\xff\xff\xff\xff"
     room = 0x100000000 - chunks + 1  # the bases that leave room for every chunk
     for draw in sorted({0, room - 1, min(room, 0xFFFFFFFF), 0xFFFFFFFF}):
-        monkeypatch.setattr(ct.os, "urandom", lambda n, draw=draw: draw.to_bytes(4, "big") if n == 4 else bytes(n))
+        monkeypatch.setattr(ct, "random_bytes", lambda n, draw=draw: draw.to_bytes(4, "big") if n == 4 else bytes(n))
         sealing = ct.new_sealing("aes256gcm", chunks * 64, 64)
         counters = [int.from_bytes(nonce[8:], "big") for nonce in (sealing.nonces[0], sealing.nonces[-1])]
         assert len(sealing.nonces) == chunks and counters[1] - counters[0] == chunks - 1 <= counters[1] <= 0xFFFFFFFF

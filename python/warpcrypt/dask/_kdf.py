@@ -10,7 +10,6 @@ from its table.
 
 from __future__ import annotations
 
-import hmac
 import os
 import stat
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from typing import Generic, TypeVar
 
 import warpcrypt
 from warpcrypt import _native
+from warpcrypt._random import random_bytes
 from warpcrypt.aead import _INFOS
 
 # Each use has its own label, so that no two derivations can ever yield the
@@ -95,7 +95,7 @@ def read_key_file(path: str) -> bytes:
 def key_check_value(master_key: bytes) -> str:
     """A value that identifies the master key without revealing it (a PRF
     output): the manifest stores it, so a rerun with another key is refused."""
-    return hmac.digest(master_key, KEY_CHECK_LABEL, "sha256").hex()
+    return _native.hmac("sha256", master_key, KEY_CHECK_LABEL, 32).hex()
 
 
 def manifest_mac_key(master_key: bytes) -> bytes:
@@ -107,7 +107,7 @@ def manifest_mac_key(master_key: bytes) -> bytes:
 
 def new_id() -> bytes:
     """A fresh random job or array id."""
-    return os.urandom(JOB_ID_LEN)
+    return random_bytes(JOB_ID_LEN)
 
 
 def new_plain_iv(cipher: str) -> bytes:
@@ -118,7 +118,7 @@ def new_plain_iv(cipher: str) -> bytes:
     set back, a store that lists no version, a manifest rolled back): a
     fresh IV makes each encryption's key stream its own whatever the
     contents."""
-    return os.urandom(plain_cipher_info(cipher).iv_size)
+    return random_bytes(plain_cipher_info(cipher).iv_size)
 
 
 def is_sealed_cipher(cipher: str) -> bool:

@@ -24,6 +24,7 @@ import fsspec  # type: ignore[import-untyped]
 from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 import warpcrypt
+from warpcrypt import _native
 from warpcrypt._typing import PathLike
 from warpcrypt.dask._inputs import protocol_of
 from warpcrypt.dask._kdf import check_master_key, key_check_value, manifest_mac_key
@@ -193,7 +194,7 @@ def canonical_json(content: ManifestContent) -> bytes:
 
 
 def manifest_mac(content: ManifestContent, master_key: bytes) -> str:
-    return hmac.digest(manifest_mac_key(master_key), canonical_json(content), "sha256").hex()
+    return _native.hmac("sha256", manifest_mac_key(master_key), canonical_json(content), 32).hex()
 
 
 def _master_key(key: MasterKey | KeyRef) -> bytes:
