@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import distributed
 import fsspec  # type: ignore[import-untyped]
@@ -48,9 +48,11 @@ from warpcrypt.dask._manifest import (
     STAGING_PREFIX,
     FileEntry,
     JobHeader,
+    JobReportDict,
     Manifest,
     ManifestContent,
     ManifestMismatch,
+    WorkerSummaryDict,
     manifest_beside,
     read_manifest,
     recorded_iv,
@@ -80,35 +82,6 @@ STRAYS_SHOWN = 20
 DEFAULT_TASK_BYTES = 64 << 20
 MAX_FILES_PER_TASK = 256
 TASKS_PER_SLOT = 4
-
-
-class WorkerSummaryDict(TypedDict):
-    """WorkerSummary.to_dict()."""
-
-    worker: str
-    host: str
-    backends: list[str]
-    files: int
-    bytes: int
-    gpu_bytes: int
-    busy_seconds: float
-    throughput: float
-    lost: bool
-
-
-class JobReportDict(TypedDict):
-    """JobReport.to_dict(): the manifest's `last_run`, and the command's --json."""
-
-    operation: str
-    manifest: str
-    processed: int
-    skipped: int
-    failed: dict[str, str]
-    bytes: int
-    seconds: float
-    workers: list[WorkerSummaryDict]
-    strays: list[str]
-    throughput: float
 
 
 @dataclass

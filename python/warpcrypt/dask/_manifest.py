@@ -30,7 +30,6 @@ from warpcrypt.dask._inputs import protocol_of
 from warpcrypt.dask._kdf import check_master_key, key_check_value, manifest_mac_key
 
 if TYPE_CHECKING:
-    from warpcrypt.dask._jobs import JobReportDict
     from warpcrypt.dask._keyring import KeyRef, MasterKey
 
 MANIFEST_SUFFIX = ".warpcrypt-manifest.json"
@@ -92,6 +91,36 @@ class FileEntry(TypedDict, total=False):
     nonce_prefix: str
     iv: str  # plain ciphers: hex, recorded when the run that encrypts the file plans it
     reused: bool
+
+
+class WorkerSummaryDict(TypedDict):
+    """One worker's part of a run's report (WorkerSummary.to_dict() in _jobs)."""
+
+    worker: str
+    host: str
+    backends: list[str]
+    files: int
+    bytes: int
+    gpu_bytes: int
+    busy_seconds: float
+    throughput: float
+    lost: bool
+
+
+class JobReportDict(TypedDict):
+    """A run's report (JobReport.to_dict() in _jobs): the manifest's `last_run`,
+    and the command's --json."""
+
+    operation: str
+    manifest: str
+    processed: int
+    skipped: int
+    failed: dict[str, str]
+    bytes: int
+    seconds: float
+    workers: list[WorkerSummaryDict]
+    strays: list[str]
+    throughput: float
 
 
 class _JobFields(TypedDict):
