@@ -39,8 +39,9 @@ extern "C" {
 /* A set of recipients a file is encrypted to. Passphrases are wiped when
  * freed. */
 typedef struct wc_age_recipients wc_age_recipients;
-/* A set of identities that may open a file: X25519 secret keys, SSH
- * private keys and passphrases, wiped when freed. */
+/* A set of identities that may open a file: X25519 and hybrid secret
+ * keys, SSH private keys, plugin identities and passphrases, wiped when
+ * freed. */
 typedef struct wc_age_identities wc_age_identities;
 
 /* age's scrypt work factors (log2 of N): what encrypting uses by default,
@@ -50,8 +51,9 @@ typedef struct wc_age_identities wc_age_identities;
 #define WC_AGE_DEFAULT_WORK_FACTOR 18u
 #define WC_AGE_DEFAULT_MAX_WORK_FACTOR 22u
 #define WC_AGE_MAX_WORK_FACTOR 30u
-/* The longest key string the format calls write, with its NUL. */
-#define WC_AGE_KEY_MAX_LEN 2048u
+/* The longest key string the format calls write, with its NUL (an ssh-rsa
+ * public key of 16384 bits, the longest, takes 2773). */
+#define WC_AGE_KEY_MAX_LEN 4096u
 
 /* age plugins (docs/age.md, "Plugins"): a recipient "age1NAME1..." or an
  * identity "AGE-PLUGIN-NAME-1..." runs the program age-plugin-NAME found on
@@ -122,14 +124,35 @@ WC_API wc_status wc_age_identities_add_with_prompt(wc_age_identities *identities
 WC_API wc_status wc_age_identities_add_passphrase(wc_age_identities *identities, const uint8_t *passphrase,
                                                   size_t passphrase_len, unsigned max_work_factor);
 WC_API size_t wc_age_identities_count(const wc_age_identities *identities);
-/* Identity `index`'s secret key ("AGE-SECRET-KEY-1...", "AGE-SECRET-KEY-PQ-1...")
- * or its recipient ("age1...", "age1pq1..."), NUL-terminated, into `out` of `out_cap` bytes
- * (WC_AGE_KEY_MAX_LEN is enough). WC_ERR_INVALID_ARGUMENT for a passphrase
- * or an index out of range, WC_ERR_OUTPUT_TOO_SMALL for a short buffer. */
+/* Adds a copy of identity `index` of `from` (which may be `identities`
+ * itself): the same key, and for a passphrase-protected SSH key the same way
+ * to its passphrase; a plugin identity talks to the user through this set's
+ * plugin ui. WC_ERR_INVALID_ARGUMENT for an index out of range. */
+WC_API wc_status wc_age_identities_add_copy(wc_age_identities *identities, const wc_age_identities *from,
+                                            size_t index);
+/* Identity `index`'s type into *type, a static string: "x25519",
+ * "hybrid" (AGE-SECRET-KEY-PQ-1), "ssh-ed25519", "ssh-rsa", "plugin" or
+ * "passphrase". WC_ERR_INVALID_ARGUMENT (and NULL) for an index out of
+ * range. */
+WC_API wc_status wc_age_identity_type(const wc_age_identities *identities, size_t index, const char **type);
+/* Identity `index`'s secret key, NUL-terminated, into `out` of `out_cap`
+ * bytes (WC_AGE_KEY_MAX_LEN is enough): "AGE-SECRET-KEY-1..." or
+ * "AGE-SECRET-KEY-PQ-1...". Every other type refuses with
+ * WC_ERR_UNSUPPORTED and a *detail that names it: an SSH identity's secret
+ * is its key file, a plugin's is its plugin's, and a passphrase is no key.
+ * WC_ERR_INVALID_ARGUMENT for an index out of range, WC_ERR_OUTPUT_TOO_SMALL
+ * for a short buffer. On failure `out` is zeroed. */
 WC_API wc_status wc_age_identity_format(const wc_age_identities *identities, size_t index, char *out,
-                                        size_t out_cap);
+                                        size_t out_cap, const char **detail);
+/* The recipient identity `index` opens files for, as wc_age_recipients_add
+ * reads it, into `out` as wc_age_identity_format writes: "age1...",
+ * "age1pq1...", or an SSH identity's public key line ("ssh-ed25519 AAAA...",
+ * "ssh-rsa AAAA...", without a comment), which a key file holds in clear
+ * even when its private part is passphrase-protected. A plugin identity's
+ * recipient is its plugin's to derive, and a passphrase has none: both are
+ * WC_ERR_UNSUPPORTED, with a *detail that names the type. */
 WC_API wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t index, char *out,
-                                           size_t out_cap);
+                                           size_t out_cap, const char **detail);
 /* Wipes every secret, and frees. NULL is a no-op. */
 WC_API void wc_age_identities_free(wc_age_identities *identities);
 

@@ -46,11 +46,14 @@ void check_added(wc_status status, const char *detail, const char *what) {
   }
 }
 
-std::string formatted(wc_status (*format)(const wc_age_identities *, size_t, char *, size_t),
+// What `format` writes of identity `index`; the library's refusal names
+// the identity's type.
+std::string formatted(wc_status (*format)(const wc_age_identities *, size_t, char *, size_t, const char **),
                       const Identities &set, size_t index) {
   char text[WC_AGE_KEY_MAX_LEN];
-  const wc_status status = format(set.get(), index, text, sizeof text);
-  if (status != WC_OK) fail(status);
+  const char *detail = nullptr;
+  const wc_status status = format(set.get(), index, text, sizeof text, &detail);
+  if (status != WC_OK) throw Failure(status, detail != nullptr ? detail : wc_status_string(status));
   std::string out = text;
   wc_memzero(text, sizeof text);
   return out;
@@ -147,6 +150,18 @@ void bind_age(nb::module_ &m) {
                throw Failure(status, "passphrase: must not be empty, and the work factor limit must be 1 to " +
                                          std::to_string(WC_AGE_MAX_WORK_FACTOR));
              }
+           })
+      .def("add_copy",
+           [](Identities &self, const Identities &from, size_t index) {
+             const wc_status status = wc_age_identities_add_copy(self.get(), from.get(), index);
+             if (status != WC_OK) fail(status);
+           })
+      .def("type",
+           [](const Identities &self, size_t index) {
+             const char *type = nullptr;
+             const wc_status status = wc_age_identity_type(self.get(), index, &type);
+             if (status != WC_OK) fail(status);
+             return std::string(type);
            })
       .def("secret_key", [](const Identities &self, size_t index) {
         return formatted(wc_age_identity_format, self, index);

@@ -2,6 +2,7 @@
 The warpcrypt C library, for the warpcrypt package; use the package, not this module.
 """
 
+from collections.abc import Sequence
 
 
 def status_codes() -> list[tuple[str, int]]:
@@ -117,7 +118,10 @@ class AtomicOutput:
     A file written beside its target and renamed over it on commit (wc_output_open).
     """
 
-    def __init__(self, path: str) -> None: ...
+    def __init__(self, path: str, inputs: Sequence[int] = [], secret: bool = False) -> None:
+        """
+        inputs: descriptors of the files read for this output, which it may not be; secret: a key, mode 0600 once complete too.
+        """
 
     @property
     def fd(self) -> int:
@@ -181,6 +185,10 @@ class AgeIdentities:
 
     def add_passphrase(self, arg0: object, arg1: int, /) -> None: ...
 
+    def add_copy(self, arg0: AgeIdentities, arg1: int, /) -> None: ...
+
+    def type(self, arg: int, /) -> str: ...
+
     def secret_key(self, arg: int, /) -> str: ...
 
     def recipient(self, arg: int, /) -> str: ...
@@ -217,6 +225,14 @@ def hkdf(digest: str, secret: object, salt: object, info: object, length: int) -
     """
     HKDF (RFC 5869) of `secret` under `salt` and `info`, `length` bytes, with an OpenSSL digest such as "sha256". An empty salt stands for a digest's length of zero bytes.
     """
+
+def hmac(digest: str, key: object, message: object, length: int) -> bytes:
+    """
+    HMAC of `message` under `key` with an OpenSSL digest such as "sha256"; `length` is the digest's.
+    """
+
+def random_bytes(length: int) -> bytes:
+    """`length` bytes from the library's random source."""
 
 def ed25519_public_key(seed: object) -> bytes:
     """The Ed25519 public key of a 32-byte seed."""

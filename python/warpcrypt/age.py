@@ -9,9 +9,15 @@
 
 Recipients are X25519 public keys (``age1...``), post-quantum hybrid keys
 (``age1pq1...``), SSH public keys (``ssh-ed25519 ...``, ``ssh-rsa ...``) or
-one passphrase (scrypt); identities are X25519 and hybrid secret keys
-(``AGE-SECRET-KEY-1...``, ``AGE-SECRET-KEY-PQ-1...``) or passphrases (SSH
-private keys are the CLI's and the C API's for now). Plugin keys
+one passphrase (scrypt). Identities are X25519 and hybrid secret keys
+(``AGE-SECRET-KEY-1...``, ``AGE-SECRET-KEY-PQ-1...``), OpenSSH private key
+files (ed25519 and RSA) and plugin identities, each kept as what it is
+(``Identity.type``), or a passphrase. An SSH identity's recipient is its
+public key line; a plugin identity's recipient is its plugin's to give, and
+only X25519 and hybrid keys have a ``secret_key()``: what a type cannot do
+raises Unsupported, naming the type. A passphrase-protected SSH key is read
+(its public key is in clear), but Python has no way to its passphrase: a
+file encrypted to it raises NoIdentity, saying so. Plugin keys
 (``age1name1...``, ``AGE-PLUGIN-NAME-1...``) run ``age-plugin-name`` from
 PATH (docs/age.md); a plugin that asks the user for anything is answered
 "fail", since Python offers it no terminal. A damaged file raises
@@ -29,7 +35,7 @@ from typing import BinaryIO, Iterable, Optional, Sequence, Union
 from warpcrypt import _native, _table
 from warpcrypt._files import _path
 from warpcrypt._typing import PathLike
-from warpcrypt.exceptions import InvalidArgument
+from warpcrypt.exceptions import InvalidArgument, Unsupported
 
 __all__ = [
     "Identity",
@@ -60,7 +66,10 @@ class Recipient:
     public key line, or a plugin's ``age1name1...``."""
 
     def __init__(self, text: str):
-        _native.AgeRecipients().add(text)  # checks it, or raises
+        native = _native.AgeRecipients()
+        native.add(text)  # checks it, or raises
+        if len(native) != 1:
+            raise InvalidArgument("one recipient expected; use parse_recipients for a recipients file")
         self._text = text
 
     def __str__(self) -> str:
@@ -77,11 +86,13 @@ class Recipient:
 
 
 class Identity:
-    """An X25519 secret key. ``str()`` gives no secret; :meth:`secret_key`
-    does, for writing an identity file."""
+    """One identity, of the type it was read as: an X25519 or hybrid secret
+    key, an OpenSSH private key, or a plugin identity. ``repr()`` and
+    ``str()`` give no secret; :meth:`secret_key` does, for writing an
+    identity file."""
 
     def __init__(self, native: "_native.AgeIdentities"):
-        self._native = native
+        self._native = native  # the library's set, holding this identity alone
 
     @classmethod
     def generate(cls) -> "Identity":
@@ -91,7 +102,9 @@ class Identity:
 
     @classmethod
     def parse(cls, text: str) -> "Identity":
-        """One ``AGE-SECRET-KEY-1...`` key."""
+        """One identity: an age key (``AGE-SECRET-KEY-1...``,
+        ``AGE-SECRET-KEY-PQ-1...``, ``AGE-PLUGIN-NAME-1...``) or an OpenSSH
+        private key file."""
         native = _native.AgeIdentities()
         native.add(text)
         if len(native) != 1:
@@ -99,14 +112,29 @@ class Identity:
         return cls(native)
 
     @property
+    def type(self) -> str:
+        """``"x25519"``, ``"hybrid"``, ``"ssh-ed25519"``, ``"ssh-rsa"`` or
+        ``"plugin"``."""
+        return self._native.type(0)
+
+    @property
     def recipient(self) -> Recipient:
+        """What files for this identity are encrypted to; for an SSH key, its
+        public key line. A plugin identity's is its plugin's to give:
+        Unsupported."""
         return Recipient(self._native.recipient(0))
 
     def secret_key(self) -> str:
+        """The age secret key of an X25519 or hybrid identity; any other type
+        raises Unsupported."""
         return self._native.secret_key(0)
 
     def __repr__(self) -> str:
-        return f"Identity(recipient={self._native.recipient(0)!r})"
+        try:
+            recipient = f", recipient={str(self.recipient)!r}"
+        except Unsupported:
+            recipient = ""
+        return f"Identity(type={self.type!r}{recipient})"
 
 
 def generate_identity() -> Identity:
@@ -114,13 +142,14 @@ def generate_identity() -> Identity:
 
 
 def parse_identities(text: str) -> list[Identity]:
-    """Every identity of an identity file as ``age-keygen`` writes it."""
+    """Every identity of an identity file as ``age-keygen`` writes it (one
+    key a line, ``#`` comments), or of an OpenSSH private key file."""
     native = _native.AgeIdentities()
     native.add(text)
     identities = []
     for i in range(len(native)):
         one = _native.AgeIdentities()
-        one.add(native.secret_key(i))
+        one.add_copy(native, i)
         identities.append(Identity(one))
     return identities
 
@@ -150,7 +179,7 @@ def _identities(identities: Iterable[Identity], passphrase: Passphrase,
     for identity in identities:
         if not isinstance(identity, Identity):
             raise TypeError("identities must be warpcrypt.age.Identity objects (Identity.parse reads a key)")
-        native.add(identity.secret_key())
+        native.add_copy(identity._native, 0)
     if passphrase is not None:
         native.add_passphrase(passphrase.encode() if isinstance(passphrase, str) else passphrase, max_work_factor)
     if len(native) == 0:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <memory>
 
 #include "age/age_pq.h"
@@ -126,9 +127,10 @@ wc_status scrypt_wrap_key(const HostCrypto &crypto, std::span<const uint8_t> pas
 
 // One identity against one stanza: WC_OK with the file key;
 // WC_ERR_NO_IDENTITY when the stanza is not this identity's (another type,
-// or a key that does not open it); WC_ERR_FORMAT for a malformed stanza of
-// the identity's type. `own_public` is an X25519 identity's public key,
-// computed once for all the stanzas it tries.
+// or a key that does not open it), with *detail set only where the stanza
+// is its own and it still cannot open it; WC_ERR_FORMAT for a malformed
+// stanza of the identity's type. `own_public` is an X25519 identity's
+// public key, computed once for all the stanzas it tries.
 wc_status try_unwrap(const HostCrypto &crypto, const Identity &identity, std::span<const uint8_t, 32> own_public,
                      const Stanza &stanza, FileKey *file_key, const char **detail) {
   auto bad = [detail](const char *why) {
@@ -258,18 +260,6 @@ wc_status generate_identity(const HostCrypto &crypto, Identity *identity, KeyTyp
   return crypto.random->fill(identity->secret_key);
 }
 
-wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient) {
-  if (identity.type == KeyType::hybrid) {
-    recipient->type = KeyType::hybrid;
-    recipient->hybrid_public_key.resize(kHybridPublicKeyLen);
-    return hybrid_public_key(crypto, identity.secret_key,
-                             std::span<uint8_t, kHybridPublicKeyLen>(recipient->hybrid_public_key));
-  }
-  if (identity.type != KeyType::x25519) return WC_ERR_INVALID_ARGUMENT;
-  recipient->type = KeyType::x25519;
-  return crypto.x25519(recipient->public_key, identity.secret_key, {});
-}
-
 wc_status parse_recipient(std::string_view text, Recipient *recipient, const char **detail) {
   if (is_ssh_public_key_line(text)) return parse_ssh_recipient(text, recipient, detail);
   const auto decoded = decode_bech32(text);
@@ -356,13 +346,159 @@ wc_status parse_identities_file(std::string_view text, std::vector<Identity> *id
   return status;
 }
 
-std::string format_recipient(const Recipient &recipient) {
-  if (recipient.type == KeyType::hybrid) return encode_bech32(kHybridRecipientHrp, recipient.hybrid_public_key);
-  return encode_bech32(kRecipientHrp, recipient.public_key);
+namespace {
+
+// ---- the key types' table ----------------------------------------------------
+//
+// What each type does with text. An operation a type cannot do has no
+// function, and the sentence that refuses it, naming the type, instead.
+
+wc_status write_x25519_identity(const Identity &identity, std::string *text) {
+  *text = encode_bech32(kIdentityHrp, identity.secret_key);
+  return WC_OK;
 }
 
-std::string format_identity(const Identity &identity) {
-  return encode_bech32(identity.type == KeyType::hybrid ? kHybridIdentityHrp : kIdentityHrp, identity.secret_key);
+wc_status write_hybrid_identity(const Identity &identity, std::string *text) {
+  *text = encode_bech32(kHybridIdentityHrp, identity.secret_key);
+  return WC_OK;
+}
+
+wc_status derive_x25519_recipient(const HostCrypto &crypto, const Identity &identity, Recipient *recipient) {
+  recipient->type = KeyType::x25519;
+  return crypto.x25519(recipient->public_key, identity.secret_key, {});
+}
+
+wc_status derive_hybrid_recipient(const HostCrypto &crypto, const Identity &identity, Recipient *recipient) {
+  recipient->type = KeyType::hybrid;
+  recipient->hybrid_public_key.resize(kHybridPublicKeyLen);
+  return hybrid_public_key(crypto, identity.secret_key,
+                           std::span<uint8_t, kHybridPublicKeyLen>(recipient->hybrid_public_key));
+}
+
+// The key file's public key, which is in clear whether or not its private
+// part is encrypted.
+wc_status derive_ssh_recipient(const HostCrypto &, const Identity &identity, Recipient *recipient) {
+  recipient->type = KeyType::ssh;
+  recipient->ssh = identity.ssh->public_key;
+  return WC_OK;
+}
+
+struct IdentityType {
+  const char *name;
+  wc_status (*write)(const Identity &identity, std::string *text);
+  const char *cannot_write;
+  wc_status (*derive_recipient)(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
+  const char *cannot_derive_recipient;
+};
+
+constexpr IdentityType kX25519Identity = {"x25519", write_x25519_identity, nullptr, derive_x25519_recipient,
+                                          nullptr};
+constexpr IdentityType kHybridIdentity = {"hybrid", write_hybrid_identity, nullptr, derive_hybrid_recipient,
+                                          nullptr};
+constexpr IdentityType kSshEd25519Identity = {
+    "ssh-ed25519", nullptr,
+    "an ssh-ed25519 identity has no age secret key: its secret is the OpenSSH private key file",
+    derive_ssh_recipient, nullptr};
+constexpr IdentityType kSshRsaIdentity = {
+    "ssh-rsa", nullptr, "an ssh-rsa identity has no age secret key: its secret is the OpenSSH private key file",
+    derive_ssh_recipient, nullptr};
+constexpr IdentityType kPluginIdentity = {
+    "plugin", nullptr, "a plugin identity has no age secret key: its AGE-PLUGIN-... text is its plugin's", nullptr,
+    "a plugin identity's recipient is its plugin's to derive, and no plugin is run for that: use the recipient "
+    "the plugin gave with the identity"};
+constexpr IdentityType kPassphraseIdentity = {
+    "passphrase", nullptr, "a passphrase identity has no age secret key", nullptr,
+    "a passphrase identity has no recipient: encrypt with the passphrase itself"};
+
+const IdentityType &identity_type(const Identity &identity) {
+  switch (identity.type) {
+    case KeyType::x25519: return kX25519Identity;
+    case KeyType::hybrid: return kHybridIdentity;
+    case KeyType::ssh:
+      return identity.ssh->public_key.type == SshKeyType::ed25519 ? kSshEd25519Identity : kSshRsaIdentity;
+    case KeyType::plugin: return kPluginIdentity;
+    case KeyType::scrypt: return kPassphraseIdentity;
+  }
+  // KeyType is a closed set, and -Wswitch names a case left out above; any
+  // other value is corrupted memory, which no key may be made from.
+  std::abort();
+}
+
+wc_status write_x25519_recipient(const Recipient &recipient, std::string *text) {
+  *text = encode_bech32(kRecipientHrp, recipient.public_key);
+  return WC_OK;
+}
+
+wc_status write_hybrid_recipient(const Recipient &recipient, std::string *text) {
+  *text = encode_bech32(kHybridRecipientHrp, recipient.hybrid_public_key);
+  return WC_OK;
+}
+
+wc_status write_ssh_recipient(const Recipient &recipient, std::string *text) {
+  *text = format_ssh_public_key(recipient.ssh);
+  return WC_OK;
+}
+
+wc_status write_plugin_recipient(const Recipient &recipient, std::string *text) {
+  *text = recipient.encoding;
+  return WC_OK;
+}
+
+struct RecipientType {
+  wc_status (*write)(const Recipient &recipient, std::string *text);
+  const char *cannot_write;
+};
+
+constexpr RecipientType kX25519Recipient = {write_x25519_recipient, nullptr};
+constexpr RecipientType kHybridRecipient = {write_hybrid_recipient, nullptr};
+constexpr RecipientType kSshRecipient = {write_ssh_recipient, nullptr};
+constexpr RecipientType kPluginRecipient = {write_plugin_recipient, nullptr};
+constexpr RecipientType kPassphraseRecipient = {nullptr, "a passphrase recipient has no key to write"};
+
+const RecipientType &recipient_type(const Recipient &recipient) {
+  switch (recipient.type) {
+    case KeyType::x25519: return kX25519Recipient;
+    case KeyType::hybrid: return kHybridRecipient;
+    case KeyType::ssh: return kSshRecipient;
+    case KeyType::plugin: return kPluginRecipient;
+    case KeyType::scrypt: return kPassphraseRecipient;
+  }
+  std::abort();  // as in identity_type
+}
+
+wc_status refuse(const char *why, const char **detail) {
+  *detail = why;
+  return WC_ERR_UNSUPPORTED;
+}
+
+// WC_AGE_KEY_MAX_LEN holds every key these write: the longest are an
+// ssh-rsa line of 16384 bits and an age1pq1 recipient.
+constexpr size_t bech32_len(size_t hrp_len, size_t data_len) { return hrp_len + 1 + (data_len * 8 + 4) / 5 + 6; }
+constexpr size_t padded_base64_len(size_t len) { return (len + 2) / 3 * 4; }
+// Each mpint may take a zero byte in front of its high bit.
+constexpr size_t kLongestRsaBlob = 4 + kSshRsa.size() + 4 + 1 + kMaxRsaExponentBytes + 4 + 1 + kMaxRsaModulusBytes;
+static_assert(kSshRsa.size() + 1 + padded_base64_len(kLongestRsaBlob) < WC_AGE_KEY_MAX_LEN);
+static_assert(bech32_len(kHybridRecipientHrp.size(), kHybridPublicKeyLen) < WC_AGE_KEY_MAX_LEN);
+
+}  // namespace
+
+const char *type_name(const Identity &identity) { return identity_type(identity).name; }
+
+wc_status format_identity(const Identity &identity, std::string *text, const char **detail) {
+  const IdentityType &type = identity_type(identity);
+  return type.write != nullptr ? type.write(identity, text) : refuse(type.cannot_write, detail);
+}
+
+wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient,
+                       const char **detail) {
+  const IdentityType &type = identity_type(identity);
+  return type.derive_recipient != nullptr ? type.derive_recipient(crypto, identity, recipient)
+                                          : refuse(type.cannot_derive_recipient, detail);
+}
+
+wc_status format_recipient(const Recipient &recipient, std::string *text, const char **detail) {
+  const RecipientType &type = recipient_type(recipient);
+  return type.write != nullptr ? type.write(recipient, text) : refuse(type.cannot_write, detail);
 }
 
 wc_status wrap(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
@@ -428,6 +564,10 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
     *detail = "an age header with an scrypt stanza must hold no other stanza";
     return WC_ERR_FORMAT;
   }
+  // Why a stanza that an identity knows for its own stayed shut (an SSH
+  // key with no way to its passphrase), said if no other identity opens
+  // the file.
+  const char *own_stanza_unopened = nullptr;
   for (const Identity &identity : identities) {
     if (identity.type == KeyType::plugin) continue;
     std::array<uint8_t, 32> own_public{};
@@ -437,9 +577,14 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
       }
     }
     for (const Stanza &stanza : header.stanzas) {
-      const wc_status status = try_unwrap(crypto, identity, own_public, stanza, file_key, detail);
+      const char *why = nullptr;
+      const wc_status status = try_unwrap(crypto, identity, own_public, stanza, file_key, &why);
       if (status == WC_OK) return check_mac(crypto, header, *file_key, detail);
-      if (status != WC_ERR_NO_IDENTITY) return status;
+      if (status != WC_ERR_NO_IDENTITY) {
+        if (why != nullptr) *detail = why;
+        return status;
+      }
+      if (why != nullptr) own_stanza_unopened = why;
     }
   }
   // Plugins last: each is a program to run, and may ask the user.
@@ -447,6 +592,10 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
     return check_mac(crypto, header, *file_key, detail);
   } else if (status != WC_ERR_NO_IDENTITY) {
     return status;
+  }
+  if (own_stanza_unopened != nullptr) {
+    *detail = own_stanza_unopened;
+    return WC_ERR_NO_IDENTITY;
   }
   const bool passphrase_given = std::any_of(identities.begin(), identities.end(),
                                             [](const Identity &identity) { return identity.type == KeyType::scrypt; });

@@ -78,8 +78,6 @@ struct Identity {
 
 // A fresh X25519 or hybrid identity from crypto's random source.
 wc_status generate_identity(const HostCrypto &crypto, Identity *identity, KeyType type = KeyType::x25519);
-// The recipient an X25519 or hybrid identity opens files for.
-wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
 
 // "age1..." or an SSH public key line to a recipient. WC_ERR_UNSUPPORTED (and *detail) for a type age
 // defines and this build does not run; WC_ERR_FORMAT for anything else that
@@ -95,8 +93,29 @@ wc_status parse_identity(std::string_view text, Identity *identity, const char *
 wc_status parse_recipients_file(std::string_view text, std::vector<Recipient> *recipients, const char **detail);
 wc_status parse_identities_file(std::string_view text, std::vector<Identity> *identities, const char **detail);
 
-std::string format_recipient(const Recipient &recipient);  // X25519 and hybrid
-std::string format_identity(const Identity &identity);     // X25519 and hybrid
+// ---- what each type does with text -----------------------------------------
+//
+// Every call that writes a key as text, or derives a recipient from an
+// identity, asks the key's type (age_keys.cpp holds the one table of them),
+// so none treats a key as a type it is not: a type that cannot do the one
+// asked refuses with WC_ERR_UNSUPPORTED and a *detail that names it.
+
+// The type as the C API names it, a static string: "x25519", "hybrid",
+// "ssh-ed25519", "ssh-rsa", "plugin" or "passphrase".
+const char *type_name(const Identity &identity);
+// "AGE-SECRET-KEY-1..." or "AGE-SECRET-KEY-PQ-1...": X25519 and hybrid
+// identities only. An SSH identity's secret is its key file, a plugin's is
+// its plugin's, and a passphrase is no key.
+wc_status format_identity(const Identity &identity, std::string *text, const char **detail);
+// The recipient an identity opens files for: X25519 and hybrid derive it
+// from the secret key, and an SSH key file holds its public key in clear
+// (even where the private part is passphrase-protected). A plugin's is the
+// plugin's to derive, which is not run for that; a passphrase has none.
+wc_status recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient,
+                       const char **detail);
+// "age1...", "age1pq1...", an SSH public key line (without a comment), or a
+// plugin's recipient as written; a passphrase has no text.
+wc_status format_recipient(const Recipient &recipient, std::string *text, const char **detail);
 
 // ---- stanzas --------------------------------------------------------------
 

@@ -14,9 +14,6 @@ namespace {
 constexpr std::string_view kPemBegin = "-----BEGIN OPENSSH PRIVATE KEY-----";
 constexpr std::string_view kPemEnd = "-----END OPENSSH PRIVATE KEY-----";
 constexpr std::string_view kAuthMagic{"openssh-key-v1\0", 15};
-// An RSA modulus past 16384 bits is no key ssh-keygen makes, and would only
-// buy an attacker slow arithmetic.
-constexpr size_t kMaxRsaModulusBytes = 16384 / 8;
 
 // Reads the SSH wire encoding (RFC 4251 section 5): big-endian uint32s and
 // length-prefixed strings, every length checked against what is left.
@@ -112,6 +109,12 @@ wc_status parse_key_blob(std::span<const uint8_t> blob, SshPublicKey *key, const
       return fail(WC_ERR_FORMAT, detail, "the ssh-rsa key is shorter than 2048 bits, which age refuses");
     }
     if (n->size() > kMaxRsaModulusBytes) return fail(WC_ERR_FORMAT, detail, "the ssh-rsa key is over 16384 bits");
+    // A minimal positive mpint: its last byte holds the parity, and one
+    // byte below 3 is the only small value.
+    if (e->size() > kMaxRsaExponentBytes || (e->back() & 1) == 0 || (e->size() == 1 && e->front() < 3)) {
+      return fail(WC_ERR_FORMAT, detail,
+                  "the ssh-rsa key's public exponent is not an odd number from 3 to 2^24 (age refuses it too)");
+    }
     key->type = SshKeyType::rsa;
     key->rsa.n.assign(n->begin(), n->end());
     key->rsa.e.assign(e->begin(), e->end());
@@ -295,6 +298,14 @@ wc_status parse_ssh_public_key(std::string_view line, SshPublicKey *key, const c
     return fail(WC_ERR_FORMAT, detail, "malformed SSH public key: the key type does not match the key");
   }
   return WC_OK;
+}
+
+std::string format_ssh_public_key(const SshPublicKey &key) {
+  // The blob in padded base64, as OpenSSH writes it; age's own base64 is
+  // unpadded.
+  std::string blob = encode_base64(key.wire);
+  blob.append((4 - blob.size() % 4) % 4, '=');
+  return std::string(key.type == SshKeyType::ed25519 ? kSshEd25519 : kSshRsa) + ' ' + blob;
 }
 
 wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, const char **detail) {

@@ -23,6 +23,13 @@ enum class SshKeyType { ed25519, rsa };
 inline constexpr std::string_view kSshEd25519 = "ssh-ed25519";
 inline constexpr std::string_view kSshRsa = "ssh-rsa";
 inline constexpr size_t kMinRsaModulusBytes = 2048 / 8;
+// An RSA modulus past 16384 bits is no key ssh-keygen makes, and would only
+// buy an attacker slow arithmetic.
+inline constexpr size_t kMaxRsaModulusBytes = 16384 / 8;
+// age (through Go's x/crypto/ssh) refuses a public exponent past 24 bits,
+// even, or below 3; so does this parser, which also keeps an ssh-rsa key's
+// line short enough for WC_AGE_KEY_MAX_LEN.
+inline constexpr size_t kMaxRsaExponentBytes = 3;
 // The most bcrypt-pbkdf rounds a key file may ask for. The rounds are read
 // before the passphrase can be checked, so a forged file could otherwise
 // make a reader spend hours; ssh-keygen writes 16 by default and -a
@@ -63,6 +70,10 @@ struct OpensshKeyFile {
 // for an SSH key type age does not use; WC_ERR_FORMAT for anything else
 // that is not a well-formed Ed25519 or RSA key.
 wc_status parse_ssh_public_key(std::string_view line, SshPublicKey *key, const char **detail);
+
+// The key as an authorized_keys line without a comment ("ssh-ed25519
+// AAAA..."), which parse_ssh_public_key reads back as the same key.
+std::string format_ssh_public_key(const SshPublicKey &key);
 
 // The "-----BEGIN OPENSSH PRIVATE KEY-----" file. Errors as
 // parse_ssh_public_key; a cipher or KDF this build does not run is

@@ -62,7 +62,6 @@ wc_status add_keys(Set &set, const char *text, const char **detail, Parse parse)
 }
 
 wc_status copy_key(const std::string &text, char *out, size_t out_cap) {
-  if (out == nullptr) return WC_ERR_INVALID_ARGUMENT;
   if (text.size() + 1 > out_cap) return WC_ERR_OUTPUT_TOO_SMALL;
   std::memcpy(out, text.c_str(), text.size() + 1);
   return WC_OK;
@@ -77,10 +76,37 @@ void set_plugin_ui(Set *set, const wc_age_plugin_ui *ui) {
   for (auto &key : set->keys) key.plugin_ui = set->plugin_ui;
 }
 
-// A key (X25519 or hybrid), not a passphrase.
-bool key_at(const wc_age_identities *identities, size_t index) {
-  return identities != nullptr && index < identities->keys.size() &&
-         identities->keys[index].type != age::KeyType::scrypt;
+// The identity at `index`, or nullptr where there is none.
+const age::Identity *identity_at(const wc_age_identities *identities, size_t index) {
+  return identities != nullptr && index < identities->keys.size() ? &identities->keys[index] : nullptr;
+}
+
+// Writes what `format` makes of identity `index` into `out`; on failure
+// `out` is zeroed and *detail says why.
+template <typename Format>
+wc_status write_key(const wc_age_identities *identities, size_t index, char *out, size_t out_cap,
+                    const char **detail, Format format) {
+  const age::Identity *identity = identity_at(identities, index);
+  const char *why = identity == nullptr ? "no identity at that index" : "no buffer to write the key to";
+  wc_status status = WC_ERR_INVALID_ARGUMENT;
+  if (identity != nullptr && out != nullptr) {
+    std::string text;
+    try {
+      status = format(*identity, &text, &why);
+      if (status == WC_OK) status = copy_key(text, out, out_cap);
+      if (status == WC_ERR_OUTPUT_TOO_SMALL) {
+        why = "the buffer is too small for the key (WC_AGE_KEY_MAX_LEN is enough)";
+      }
+    } catch (const std::bad_alloc &) {
+      status = WC_ERR_OUT_OF_MEMORY;
+    }
+    warpcrypt::secure_wipe(text.data(), text.size());
+  }
+  if (status != WC_OK) {
+    if (out != nullptr) warpcrypt::secure_wipe(out, out_cap);
+    set_detail(detail, why);
+  }
+  return status;
 }
 
 bool range_valid(const wc_age_identities *identities) {
@@ -274,20 +300,41 @@ size_t wc_age_identities_count(const wc_age_identities *identities) {
   return identities != nullptr ? identities->keys.size() : 0;
 }
 
-wc_status wc_age_identity_format(const wc_age_identities *identities, size_t index, char *out, size_t out_cap) {
-  if (!key_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
-  std::string text = age::format_identity(identities->keys[index]);
-  const wc_status status = copy_key(text, out, out_cap);
-  warpcrypt::secure_wipe(text.data(), text.size());
-  return status;
+wc_status wc_age_identities_add_copy(wc_age_identities *identities, const wc_age_identities *from, size_t index) {
+  const age::Identity *identity = identity_at(from, index);
+  if (identities == nullptr || identity == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  try {
+    // Copied before it is added: adding may move `from`'s keys, where
+    // `from` is this set.
+    age::Identity copy = *identity;
+    copy.plugin_ui = identities->plugin_ui;
+    identities->keys.push_back(std::move(copy));
+  } catch (const std::bad_alloc &) {
+    return WC_ERR_OUT_OF_MEMORY;
+  }
+  return WC_OK;
 }
 
-wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t index, char *out, size_t out_cap) {
-  if (!key_at(identities, index)) return WC_ERR_INVALID_ARGUMENT;
-  age::Recipient recipient;
-  const wc_status status = age::recipient_of(kHostCrypto, identities->keys[index], &recipient);
-  if (status != WC_OK) return status;
-  return copy_key(age::format_recipient(recipient), out, out_cap);
+wc_status wc_age_identity_type(const wc_age_identities *identities, size_t index, const char **type) {
+  const age::Identity *identity = identity_at(identities, index);
+  if (type == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  *type = identity != nullptr ? age::type_name(*identity) : nullptr;
+  return identity != nullptr ? WC_OK : WC_ERR_INVALID_ARGUMENT;
+}
+
+wc_status wc_age_identity_format(const wc_age_identities *identities, size_t index, char *out, size_t out_cap,
+                                 const char **detail) {
+  return write_key(identities, index, out, out_cap, detail, age::format_identity);
+}
+
+wc_status wc_age_identity_recipient(const wc_age_identities *identities, size_t index, char *out, size_t out_cap,
+                                    const char **detail) {
+  return write_key(identities, index, out, out_cap, detail,
+                   [](const age::Identity &identity, std::string *text, const char **why) {
+                     age::Recipient recipient;
+                     const wc_status status = age::recipient_of(kHostCrypto, identity, &recipient, why);
+                     return status != WC_OK ? status : age::format_recipient(recipient, text, why);
+                   });
 }
 
 void wc_age_identities_free(wc_age_identities *identities) { delete identities; }

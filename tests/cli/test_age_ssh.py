@@ -4,7 +4,8 @@ both directions, -r and -R (authorized_keys lines), several recipients
 mixing X25519 and SSH keys, passphrase-protected keys typed at a
 pseudo-terminal (asked only when the file has a stanza for the key), and
 the failures: a wrong key, a wrong passphrase, a tampered stanza, key types
-age does not use. The parsers' own attacks are tests/unit/ssh_keys_test.cpp."""
+age does not use; and `age-keygen -y`, which prints an SSH key's public key.
+The parsers' own attacks are tests/unit/ssh_keys_test.cpp."""
 
 from __future__ import annotations
 
@@ -238,9 +239,25 @@ def test_aead_key_file_ciphers_are_refused_by_name(warpcrypt_binary, cipher, tmp
                      r"encrypted with a cipher this build does not run")
 
 
-def test_age_keygen_y_points_an_ssh_key_to_its_pub_file(warpcrypt_binary, keys):
-    # age-keygen -y reads age keys only, as age's does.
-    one_line_failure(run([warpcrypt_binary, "age-keygen", "-y", keys["ed25519"]], check=False), r"\.pub file")
+@pytest.mark.parametrize("kind", ["ed25519", "rsa", "ed25519-pw"])
+def test_age_keygen_y_prints_an_ssh_keys_public_key(warpcrypt_binary, keys, kind):
+    # An SSH identity's recipient is its public key, in clear in the key file
+    # even under a passphrase: the .pub line without its comment, which age
+    # encrypts to. (Once -y refused every SSH key; age's reads age keys only.)
+    line = run([warpcrypt_binary, "age-keygen", "-y", keys[kind]]).stdout.decode()
+    assert line == " ".join(public(keys[kind]).split()[:2]) + "\n"
+    encrypted = run([AGE, "-r", line.strip()], stdin=b"to the printed key").stdout
+    if not kind.endswith("-pw"):
+        assert run([warpcrypt_binary, "age", "-d", "-i", keys[kind]], stdin=encrypted).stdout == b"to the printed key"
+
+
+def test_age_keygen_y_refuses_a_plugin_identity_by_name(warpcrypt_binary, tmp_path):
+    # A plugin identity's recipient is its plugin's to derive; -y runs no
+    # plugin, and says so rather than print another key.
+    key = tmp_path / "plugin.key"
+    key.write_text("AGE-PLUGIN-WCTEST-1QQQSYQCYQ5RQWZQFPG9SCRGWPUGPZYSNZS23V9CCRYDPK8QARC0S8N0FUW\n")
+    one_line_failure(run([warpcrypt_binary, "age-keygen", "-y", key], check=False),
+                     r"plugin\.key: a plugin identity's recipient is its plugin's to derive")
 
 
 def test_a_private_key_given_as_a_recipient_is_not_echoed(warpcrypt_binary, keys, tmp_path):

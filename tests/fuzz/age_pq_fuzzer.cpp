@@ -61,7 +61,9 @@ void check_keys(std::string_view text) {
     require(detail != nullptr, "parse_recipient refused without a detail");
   } else if (recipient.type == age::KeyType::hybrid) {
     require(recipient.hybrid_public_key.size() == age::kHybridPublicKeyLen, "a hybrid recipient of the wrong size");
-    require(age::format_recipient(recipient) == text, "an accepted age1pq1 recipient is not its one spelling");
+    std::string spelled;
+    require(age::format_recipient(recipient, &spelled, &detail) == WC_OK && spelled == text,
+            "an accepted age1pq1 recipient is not its one spelling");
   }
   detail = nullptr;
   age::Identity identity;
@@ -69,9 +71,11 @@ void check_keys(std::string_view text) {
   if (identity_status != WC_OK) {
     require(detail != nullptr, "parse_identity refused without a detail");
   } else if (identity.type == age::KeyType::hybrid) {
-    require(age::format_identity(identity) == text, "an accepted PQ identity is not its one spelling");
+    std::string spelled;
+    require(age::format_identity(identity, &spelled, &detail) == WC_OK && spelled == text,
+            "an accepted PQ identity is not its one spelling");
     age::Recipient derived;
-    require(age::recipient_of(kHostCrypto, identity, &derived) == WC_OK, "a PQ identity has no recipient");
+    require(age::recipient_of(kHostCrypto, identity, &derived, &detail) == WC_OK, "a PQ identity has no recipient");
   }
 }
 

@@ -27,17 +27,19 @@ Identity hybrid_identity() {
 
 TEST(AgePq, KeysRoundTripThroughTheirBech32Spellings) {
   const Identity identity = hybrid_identity();
-  const std::string secret = format_identity(identity);
+  const char *detail = nullptr;
+  std::string secret;
+  ASSERT_EQ(format_identity(identity, &secret, &detail), WC_OK);
   EXPECT_TRUE(secret.starts_with("AGE-SECRET-KEY-PQ-1")) << secret.substr(0, 19);
   Identity parsed;
-  const char *detail = nullptr;
   ASSERT_EQ(parse_identity(secret, &parsed, &detail), WC_OK);
   EXPECT_EQ(parsed.type, KeyType::hybrid);
   EXPECT_EQ(parsed.secret_key, identity.secret_key);
 
   Recipient recipient;
-  ASSERT_EQ(recipient_of(kHostCrypto, identity, &recipient), WC_OK);
-  const std::string text = format_recipient(recipient);
+  ASSERT_EQ(recipient_of(kHostCrypto, identity, &recipient, &detail), WC_OK);
+  std::string text;
+  ASSERT_EQ(format_recipient(recipient, &text, &detail), WC_OK);
   EXPECT_TRUE(text.starts_with("age1pq1"));
   EXPECT_LT(text.size(), size_t{WC_AGE_KEY_MAX_LEN});
   Recipient reparsed;
@@ -68,12 +70,12 @@ TEST(AgePq, MalformedKeysAreFormatErrors) {
 TEST(AgePq, StanzaOpensWithItsIdentityOnly) {
   const Identity identity = hybrid_identity();
   Recipient recipient;
-  ASSERT_EQ(recipient_of(kHostCrypto, identity, &recipient), WC_OK);
+  const char *detail = nullptr;
+  ASSERT_EQ(recipient_of(kHostCrypto, identity, &recipient, &detail), WC_OK);
   FileKey file_key;
   auto rng = wctest::TestRng::for_current_test();
   rng.fill(file_key.bytes.data(), file_key.bytes.size());
   Stanza stanza;
-  const char *detail = nullptr;
   ASSERT_EQ(wrap(kHostCrypto, recipient, file_key, &stanza, &detail), WC_OK);
   EXPECT_EQ(stanza.type, "mlkem768x25519");
   ASSERT_EQ(stanza.args.size(), 1u);
@@ -98,12 +100,12 @@ TEST(AgePq, StanzaOpensWithItsIdentityOnly) {
 TEST(AgePq, UnreducedPublicKeyIsRefused) {
   const Identity identity = hybrid_identity();
   Recipient recipient;
-  ASSERT_EQ(recipient_of(kHostCrypto, identity, &recipient), WC_OK);
+  const char *detail = nullptr;
+  ASSERT_EQ(recipient_of(kHostCrypto, identity, &recipient, &detail), WC_OK);
   recipient.hybrid_public_key[0] = 0xFF;
   recipient.hybrid_public_key[1] |= 0x0F;
   FileKey file_key;
   Stanza stanza;
-  const char *detail = nullptr;
   EXPECT_EQ(wrap(kHostCrypto, recipient, file_key, &stanza, &detail), WC_ERR_FORMAT);
   EXPECT_NE(std::string(detail).find("ML-KEM-768"), std::string::npos);
 }
@@ -114,12 +116,12 @@ TEST(AgePq, CApiGeneratesAndFormatsHybridIdentities) {
   ASSERT_EQ(wc_age_identities_generate_pq(identities), WC_OK);
   char secret[WC_AGE_KEY_MAX_LEN];
   char recipient[WC_AGE_KEY_MAX_LEN];
-  ASSERT_EQ(wc_age_identity_format(identities, 0, secret, sizeof secret), WC_OK);
-  ASSERT_EQ(wc_age_identity_recipient(identities, 0, recipient, sizeof recipient), WC_OK);
+  ASSERT_EQ(wc_age_identity_format(identities, 0, secret, sizeof secret, nullptr), WC_OK);
+  ASSERT_EQ(wc_age_identity_recipient(identities, 0, recipient, sizeof recipient, nullptr), WC_OK);
   EXPECT_EQ(std::string(secret).rfind("AGE-SECRET-KEY-PQ-1", 0), 0u);
   EXPECT_EQ(std::string(recipient).rfind("age1pq1", 0), 0u);
   char small[128];
-  EXPECT_EQ(wc_age_identity_recipient(identities, 0, small, sizeof small), WC_ERR_OUTPUT_TOO_SMALL);
+  EXPECT_EQ(wc_age_identity_recipient(identities, 0, small, sizeof small, nullptr), WC_ERR_OUTPUT_TOO_SMALL);
   wc_memzero(secret, sizeof secret);
   wc_age_identities_free(identities);
   EXPECT_EQ(wc_age_identities_generate_pq(nullptr), WC_ERR_INVALID_ARGUMENT);

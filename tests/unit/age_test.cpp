@@ -225,12 +225,12 @@ TEST(AgeBech32, ReadsAndWritesAgeKeygensKeys) {
   Keys keys;
   ASSERT_EQ(wc_age_identities_add(keys.identities, kIdentity, nullptr), WC_OK);
   char text[WC_AGE_KEY_MAX_LEN];
-  ASSERT_EQ(wc_age_identity_format(keys.identities, 0, text, sizeof text), WC_OK);
+  ASSERT_EQ(wc_age_identity_format(keys.identities, 0, text, sizeof text, nullptr), WC_OK);
   EXPECT_STREQ(text, kIdentity);
-  ASSERT_EQ(wc_age_identity_recipient(keys.identities, 0, text, sizeof text), WC_OK);
+  ASSERT_EQ(wc_age_identity_recipient(keys.identities, 0, text, sizeof text, nullptr), WC_OK);
   EXPECT_STREQ(text, kRecipient);  // X25519 and Bech32 agree with age-keygen -y
-  EXPECT_EQ(wc_age_identity_recipient(keys.identities, 0, text, 10), WC_ERR_OUTPUT_TOO_SMALL);
-  EXPECT_EQ(wc_age_identity_format(keys.identities, 1, text, sizeof text), WC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(wc_age_identity_recipient(keys.identities, 0, text, 10, nullptr), WC_ERR_OUTPUT_TOO_SMALL);
+  EXPECT_EQ(wc_age_identity_format(keys.identities, 1, text, sizeof text, nullptr), WC_ERR_INVALID_ARGUMENT);
 }
 
 TEST(AgeBech32, RefusesMixedCaseBadChecksumsAndWrongParts) {
@@ -321,7 +321,7 @@ TEST_F(AgeTest, SeveralRecipientsEachOpenTheFile) {
   Keys other;
   ASSERT_EQ(wc_age_identities_generate(other.identities), WC_OK);
   char recipient[WC_AGE_KEY_MAX_LEN];
-  ASSERT_EQ(wc_age_identity_recipient(other.identities, 0, recipient, sizeof recipient), WC_OK);
+  ASSERT_EQ(wc_age_identity_recipient(other.identities, 0, recipient, sizeof recipient, nullptr), WC_OK);
   ASSERT_EQ(wc_age_recipients_add(keys.recipients, recipient, nullptr), WC_OK);
   const Bytes plain = TestRng(2).bytes(100000);
   const Result file = encrypt(keys.recipients, plain);

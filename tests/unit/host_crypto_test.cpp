@@ -86,13 +86,16 @@ struct AgeFile {
 AgeFile age_file(const HostCrypto &crypto) {
   age::Identity identity;
   std::vector<age::Recipient> recipients(1);
+  const char *detail = nullptr;
   EXPECT_EQ(age::generate_identity(crypto, &identity), WC_OK);
-  EXPECT_EQ(age::recipient_of(crypto, identity, &recipients[0]), WC_OK);
+  EXPECT_EQ(age::recipient_of(crypto, identity, &recipients[0], &detail), WC_OK);
   const Bytes file = written_by(
       plaintext(), [&](const wc_options &options, JobMonitor &monitor, JobTotals *totals, int out_fd, int in_fd) {
         return age::run_encrypt_fd(crypto, options, recipients, false, out_fd, in_fd, monitor, totals);
       });
-  return {file, age::format_identity(identity)};
+  std::string secret;
+  EXPECT_EQ(age::format_identity(identity, &secret, &detail), WC_OK);
+  return {file, secret};
 }
 
 AgeFile age_file(uint64_t seed) {

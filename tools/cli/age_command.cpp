@@ -274,9 +274,10 @@ void add_age(CommandLine &command_line) {
 std::string identity_file_text(const wc_age_identities *identities, std::string *public_key) {
   char secret[WC_AGE_KEY_MAX_LEN];
   char recipient[WC_AGE_KEY_MAX_LEN];
-  if (wc_age_identity_format(identities, 0, secret, sizeof secret) != WC_OK ||
-      wc_age_identity_recipient(identities, 0, recipient, sizeof recipient) != WC_OK) {
-    throw CliError("cannot format the new key");
+  const char *detail = nullptr;
+  if (wc_age_identity_format(identities, 0, secret, sizeof secret, &detail) != WC_OK ||
+      wc_age_identity_recipient(identities, 0, recipient, sizeof recipient, &detail) != WC_OK) {
+    throw CliError(std::string("cannot format the new key: ") + detail);
   }
   char created[32];
   const std::time_t now = std::time(nullptr);
@@ -323,12 +324,14 @@ int keygen(const KeygenOptions &o) {
   if (o.convert) {
     KeyText text;
     read_key_file(o.in_path, &text);
-    add_keys(raw, text.text, o.in_path.value_or("stdin"), wc_age_identities_add);
+    const std::string where = o.in_path.value_or("stdin");
+    add_keys(raw, text.text, where, wc_age_identities_add);
     std::string lines;
     for (size_t i = 0; i < wc_age_identities_count(raw); ++i) {
       char recipient[WC_AGE_KEY_MAX_LEN];
-      if (wc_age_identity_recipient(raw, i, recipient, sizeof recipient) != WC_OK) {
-        throw CliError("cannot format a recipient (an SSH key's recipient is its public key, the .pub file)");
+      const char *detail = nullptr;
+      if (wc_age_identity_recipient(raw, i, recipient, sizeof recipient, &detail) != WC_OK) {
+        throw CliError(where + ": " + detail);
       }
       lines += std::string(recipient) + "\n";
     }
