@@ -117,18 +117,18 @@ bool range_valid(const wc_age_identities *identities) {
 // input copied into one, the result read back from the other.
 
 template <typename Job>
-wc_status run_buffer(wc_job *job, bool valid, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
-                     size_t in_len, Job run) {
+wc_status run_buffer(wc_job *job, bool valid, const wc_options *options, uint8_t *out, size_t out_cap,
+                     size_t *out_len, const uint8_t *in, size_t in_len, Job run) {
   valid = valid && out_len != nullptr && (in != nullptr || in_len == 0) && (out != nullptr || out_cap == 0);
   if (out_len != nullptr) *out_len = 0;
-  const wc_status status = warpcrypt::engine::run_monitored(
-      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+  const wc_status status = warpcrypt::run_stream_job(
+      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
         warpcrypt::engine::MemoryFile input;
         warpcrypt::engine::MemoryFile output;
         if (input.fd() < 0) return monitor.fail_io(WC_IO_INPUT, errno);
         if (output.fd() < 0) return monitor.fail_io(WC_IO_OUTPUT, errno);
         if (!warpcrypt::engine::pwrite_fully(input.fd(), in, in_len, 0)) return monitor.fail_io(WC_IO_INPUT, errno);
-        const wc_status result = run(monitor, totals, output.fd(), input.fd());
+        const wc_status result = run(checked_options, monitor, totals, output.fd(), input.fd());
         if (result != WC_OK) return result;
         struct stat written{};
         if (fstat(output.fd(), &written) != 0) return monitor.fail_io(WC_IO_OUTPUT, errno);
@@ -350,9 +350,9 @@ void wc_age_identities_set_plugin_ui(wc_age_identities *identities, const wc_age
 wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *recipients, int armor, wc_job *job,
                             int out_fd, int in_fd) {
   const bool valid = recipients != nullptr && out_fd >= 0 && in_fd >= 0;
-  return warpcrypt::engine::run_monitored(
-      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
-        return age::run_encrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), recipients->keys, armor != 0,
+  return warpcrypt::run_stream_job(
+      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+        return age::run_encrypt_fd(kHostCrypto, checked_options, recipients->keys, armor != 0,
                                    out_fd, in_fd, monitor, &totals);
       });
 }
@@ -360,9 +360,9 @@ wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *
 wc_status wc_age_decrypt_fd(const wc_options *options, const wc_age_identities *identities, uint64_t offset,
                             uint64_t length, wc_job *job, int out_fd, int in_fd) {
   const bool valid = range_valid(identities) && out_fd >= 0 && in_fd >= 0;
-  return warpcrypt::engine::run_monitored(
-      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
-        return age::run_decrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), identities->keys, offset,
+  return warpcrypt::run_stream_job(
+      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+        return age::run_decrypt_fd(kHostCrypto, checked_options, identities->keys, offset,
                                    length, out_fd, in_fd, monitor, &totals);
       });
 }
@@ -370,10 +370,10 @@ wc_status wc_age_decrypt_fd(const wc_options *options, const wc_age_identities *
 wc_status wc_age_encrypt_file(const wc_options *options, const wc_age_recipients *recipients, int armor, wc_job *job,
                               const char *out_path, const char *in_path) {
   const bool valid = recipients != nullptr && out_path != nullptr && in_path != nullptr;
-  return warpcrypt::engine::run_monitored(
-      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+  return warpcrypt::run_stream_job(
+      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
         return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-          return age::run_encrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), recipients->keys, armor != 0,
+          return age::run_encrypt_fd(kHostCrypto, checked_options, recipients->keys, armor != 0,
                                      out_fd, in_fd, monitor, &totals);
         });
       });
@@ -382,10 +382,10 @@ wc_status wc_age_encrypt_file(const wc_options *options, const wc_age_recipients
 wc_status wc_age_decrypt_file(const wc_options *options, const wc_age_identities *identities, uint64_t offset,
                               uint64_t length, wc_job *job, const char *out_path, const char *in_path) {
   const bool valid = range_valid(identities) && out_path != nullptr && in_path != nullptr;
-  return warpcrypt::engine::run_monitored(
-      job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, [&](JobMonitor &monitor, JobTotals &totals) {
+  return warpcrypt::run_stream_job(
+      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
         return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-          return age::run_decrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), identities->keys, offset,
+          return age::run_decrypt_fd(kHostCrypto, checked_options, identities->keys, offset,
                                      length, out_fd, in_fd, monitor, &totals);
         });
       });
@@ -394,9 +394,10 @@ wc_status wc_age_decrypt_file(const wc_options *options, const wc_age_identities
 wc_status wc_age_encrypt_buffer(const wc_options *options, const wc_age_recipients *recipients, int armor,
                                 wc_job *job, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                                 size_t in_len) {
-  return run_buffer(job, recipients != nullptr, out, out_cap, out_len, in, in_len,
-                    [&](JobMonitor &monitor, JobTotals &totals, int out_fd, int in_fd) {
-                      return age::run_encrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), recipients->keys,
+  return run_buffer(job, recipients != nullptr, options, out, out_cap, out_len, in, in_len,
+                    [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals, int out_fd,
+                        int in_fd) {
+                      return age::run_encrypt_fd(kHostCrypto, checked_options, recipients->keys,
                                                  armor != 0, out_fd, in_fd, monitor, &totals);
                     });
 }
@@ -404,9 +405,10 @@ wc_status wc_age_encrypt_buffer(const wc_options *options, const wc_age_recipien
 wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identities *identities, uint64_t offset,
                                 uint64_t length, wc_job *job, uint8_t *out, size_t out_cap, size_t *out_len,
                                 const uint8_t *in, size_t in_len) {
-  return run_buffer(job, range_valid(identities), out, out_cap, out_len, in, in_len,
-                    [&](JobMonitor &monitor, JobTotals &totals, int out_fd, int in_fd) {
-                      return age::run_decrypt_fd(kHostCrypto, warpcrypt::options_or_default(options), identities->keys,
+  return run_buffer(job, range_valid(identities), options, out, out_cap, out_len, in, in_len,
+                    [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals, int out_fd,
+                        int in_fd) {
+                      return age::run_decrypt_fd(kHostCrypto, checked_options, identities->keys,
                                                  offset, length, out_fd, in_fd, monitor, &totals);
                     });
 }

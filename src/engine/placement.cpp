@@ -207,39 +207,59 @@ wc_status DeviceCheck::wait() {
   return status_;
 }
 
-wc_status resolve_placement(Placement *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor,
-                            DeviceCount count) {
+namespace {
+
+// Whether a job's GPU lanes join late, on trial: auto picks hybrid from the
+// break-even sizes, which measured the GPU lanes taking part from the
+// start; a caller who asks for hybrid gets the trial.
+bool gpu_lanes_late(const wc_options &options, wc_backend backend) {
+  return backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
+}
+
+// Whether a job counts its devices beside its first work (DeviceCheck).
+bool counts_devices_beside(const wc_options &options, wc_backend backend, DeviceCount count) {
+  return count == DeviceCount::beside_work && gpu_lanes_late(options, backend) && kCudaBackend.driver_present();
+}
+
+// The rules of the engine's fields, which need no device to check.
+wc_status check_fields(const wc_options &options, JobMonitor *monitor) {
   auto refuse = [monitor](const char *rule) {
     if (monitor != nullptr) monitor->fail_with_detail(WC_ERR_INVALID_ARGUMENT, rule);
     return WC_ERR_INVALID_ARGUMENT;
   };
-  // Auto picks hybrid from the break-even sizes, which measured the GPU
-  // lanes taking part from the start; a caller who asks for hybrid gets the
-  // trial.
-  shape->gpu_lanes_late = backend == WC_BACKEND_HYBRID && options.backend == WC_BACKEND_HYBRID && !hybrid_gpu_always();
-  const bool count_beside =
-      count == DeviceCount::beside_work && shape->gpu_lanes_late && kCudaBackend.driver_present();
-  if (!count_beside) {
-    if (const wc_status status = check_devices(options, backend, monitor); status != WC_OK) return status;
+  if (options.chunk_bytes % kChunkAlign != 0 || options.chunk_bytes > kMaxChunk) {
+    return refuse("the engine's chunk size must be a multiple of 4 KiB, at most 1 GiB");
   }
+  if (options.streams > kMaxStreams) return refuse("at most 64 streams per device");
+  if ((options.devices != nullptr) != (options.device_count != 0)) {
+    return refuse("a device list needs both its devices and their count");
+  }
+  return WC_OK;
+}
+
+}  // namespace
+
+wc_status check_job_options(const wc_options &options, wc_backend backend, JobMonitor *monitor, DeviceCount count) {
+  if (const wc_status status = check_fields(options, monitor); status != WC_OK) return status;
+  return counts_devices_beside(options, backend, count) ? WC_OK : check_devices(options, backend, monitor);
+}
+
+wc_status resolve_placement(Placement *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor,
+                            DeviceCount count) {
+  const bool count_beside = counts_devices_beside(options, backend, count);
+  if (const wc_status status = check_job_options(options, backend, monitor, count); status != WC_OK) return status;
+  shape->gpu_lanes_late = gpu_lanes_late(options, backend);
   shape->backend = backend;
   // On the H100 host, enc -aes-256-ctr on a page-cached 4 GiB file ran at
   // 26 GB/s with 1 MiB CPU chunks and 16 GB/s with 8 MiB ones.
   const size_t default_chunk = backend == WC_BACKEND_CPU ? WC_DEFAULT_CPU_CHUNK_BYTES : WC_DEFAULT_CHUNK_BYTES;
   shape->chunk_bytes = options.chunk_bytes != 0 ? options.chunk_bytes : default_chunk;
-  if (shape->chunk_bytes % kChunkAlign != 0 || shape->chunk_bytes > kMaxChunk) {
-    return refuse("the engine's chunk size must be a multiple of 4 KiB, at most 1 GiB");
-  }
   shape->unit_bytes = shape->chunk_bytes;
   if (shape->gpu_lanes_late && options.chunk_bytes == 0) {
     shape->unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
     shape->gpu_claim_units = WC_DEFAULT_CHUNK_BYTES / WC_DEFAULT_CPU_CHUNK_BYTES;
   }
   shape->streams = options.streams != 0 ? options.streams : WC_DEFAULT_STREAMS;
-  if (shape->streams > kMaxStreams) return refuse("at most 64 streams per device");
-  if ((options.devices != nullptr) != (options.device_count != 0)) {
-    return refuse("a device list needs both its devices and their count");
-  }
   if (!count_beside) place_devices(shape, options);
   // Until a check beside the work is done: no device, and every CPU lane.
   place_cpu_lanes(shape, options);

@@ -95,8 +95,17 @@ struct Placement {
   std::shared_ptr<DeviceCheck> device_check;
 };
 
-// Checks the engine fields of `options` (chunk size, streams, device list)
-// and applies the defaults. `backend` is the backend to build for, auto
+// What a job checks of `options` at its entry, before any of its work (a
+// KDF, a header, a plugin): the engine's fields (chunk size, streams,
+// device list) and the devices (check_devices), unless the job counts them
+// beside its work (`count`). A refused field is WC_ERR_INVALID_ARGUMENT,
+// and fails `monitor`'s job, where given, with the rule in words.
+// `backend` as for resolve_placement.
+wc_status check_job_options(const wc_options &options, wc_backend backend, JobMonitor *monitor,
+                            DeviceCount count = DeviceCount::before_work);
+
+// Checks the engine fields of `options` (chunk size, streams, device list:
+// check_job_options) and applies the defaults. `backend` is the backend to build for, auto
 // already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT,
 // and fails `monitor`'s job, where given, with the rule in words; a device
 // that is not there is WC_ERR_NO_DEVICE (check_devices).

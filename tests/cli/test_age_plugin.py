@@ -183,6 +183,20 @@ def test_a_plugin_that_stays_after_its_conversation_is_ended(run_cli, env, keys,
     assert_no_plugin_left(env)
 
 
+@pytest.mark.parametrize("option, message", [
+    (("--window", "4097"), "chunk size must be a multiple of 4 KiB"),
+    (("--devices", "7"), "the device list names a CUDA device"),
+])
+def test_a_bad_option_is_refused_before_any_plugin_runs(expect_failure, env, keys, plain, tmp_path, option,
+                                                        message):
+    """Options are checked at the job's entry: the plugin, which may ask the
+    user for a PIN or a touch, never runs for a job that cannot run (it
+    once did, and the job failed after it)."""
+    expect_failure("age", *option, "-r", keys["recipient"], "-o", tmp_path / "out.age", plain, cwd=tmp_path,
+                   env=env, message=message)
+    assert plugin_pids(env) == []
+
+
 def test_a_missing_plugin_is_named(run_cli, expect_failure, env, keys, plain, tmp_path):
     run_cli("age", "-r", keys["recipient"], "-o", tmp_path / "file.age", plain, env=env).check()
     env = {**env, "PATH": search_path(with_plugins=False)}

@@ -731,5 +731,47 @@ TEST(SealedFile, AFailedReadOrWriteSaysWhichSide) {
   EXPECT_EQ(job.io_side, WC_IO_NONE);
 }
 
+// An option the engine refuses is refused at the job's entry, before the
+// passphrase's KDF runs and the header is written: nothing reaches the
+// output (the 48-byte header once did, after a full Argon2id).
+TEST(SealedFile, ABadOptionIsRefusedBeforeTheKdfAndTheHeader) {
+  wc_seal_params params;
+  wc_seal_params_init(&params);
+  params.aead = wc_aead_by_name("aes-256-gcm");
+  params.kdf = WC_SEAL_ARGON2ID;
+  params.argon2_ops = 1;
+  params.argon2_memory = 64 << 10;
+  const uint8_t passphrase[] = "correct horse";
+  struct Case {
+    wc_options options;
+    const char *rule;
+  };
+  wc_options odd_chunk = engine_options(1, 4097);
+  wc_options many_streams = engine_options(1, 0);
+  many_streams.streams = 65;
+  wc_options half_list = engine_options(1, 0);
+  half_list.device_count = 1;
+  for (const Case &bad : {Case{odd_chunk, "chunk size"}, Case{many_streams, "streams"},
+                          Case{half_list, "device list"}}) {
+    int out[2];
+    int in[2];
+    ASSERT_EQ(pipe(out), 0);
+    ASSERT_EQ(pipe(in), 0);
+    ASSERT_EQ(write(in[1], "plaintext", 9), 9);
+    close(in[1]);
+    wc_job job;
+    wc_job_init(&job);
+    EXPECT_EQ(wc_seal_fd(&bad.options, &params, &job, out[1], in[0], passphrase, sizeof passphrase - 1),
+              WC_ERR_INVALID_ARGUMENT);
+    ASSERT_NE(job.detail, nullptr);
+    EXPECT_NE(std::string(job.detail).find(bad.rule), std::string::npos) << job.detail;
+    close(out[1]);
+    char written[64];
+    EXPECT_EQ(read(out[0], written, sizeof written), 0) << bad.rule << ": the output got bytes";
+    close(out[0]);
+    close(in[0]);
+  }
+}
+
 }  // namespace
 }  // namespace wctest
