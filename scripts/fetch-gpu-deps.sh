@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Run here, before a GPU run: gathers into .deps/ (git-ignored, carried to the
 # GPU machine) what that machine lacks and cannot download: libsodium, CLI11
-# (the CLI's argument parser, header-only) and the reference `age` as Debian
-# packages, the NIST/RFC vector files from cryptography-vectors, wheels of
-# Dask, Zarr, pyca/cryptography, pyrage and cryptotensors, and an archive of the committed
-# tree.
+# (the CLI's argument parser, header-only), the reference `age` and
+# ssh-keygen (the SSH key tests make their keys with it) as Debian packages,
+# the NIST/RFC vector files from cryptography-vectors, wheels of Dask, Zarr,
+# pyca/cryptography, pyrage and cryptotensors, and an archive of the
+# committed tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh >/dev/null
 mkdir -p .deps
-(cd .deps && apt-get download libsodium23 libsodium-dev libcli11-dev age >/dev/null)
+(cd .deps && apt-get download libsodium23 libsodium-dev libcli11-dev age openssh-client >/dev/null)
 vectors=$(.venv/bin/python -c 'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
 rm -rf .deps/vectors && mkdir -p .deps/vectors/cryptography_vectors/ciphers/AES
 cp -r "$vectors"/ciphers/AES/{ECB,CBC,CFB,OFB,CTR,GCM} .deps/vectors/cryptography_vectors/ciphers/AES/

@@ -42,19 +42,25 @@ def one_line_failure(result: subprocess.CompletedProcess, pattern: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def keys(tmp_path_factory):
-    """ssh-keygen's keys: {kind: path} for ed25519 and rsa, unencrypted and
-    (kind + "-pw") under PASSPHRASE, with a second unencrypted ed25519 key
-    ("other") and an X25519 identity from age-keygen ("x25519")."""
+def ssh_keygen() -> str:
+    """ssh-keygen, which makes every key these tests use."""
     if SSH_KEYGEN is None:
         pytest.skip("ssh-keygen is not on PATH (Debian's openssh-client, which scripts/install-deps.sh installs): "
                     "the SSH interop tests make their keys with it")
+    return SSH_KEYGEN
+
+
+@pytest.fixture(scope="module")
+def keys(tmp_path_factory, ssh_keygen):
+    """ssh-keygen's keys: {kind: path} for ed25519 and rsa, unencrypted and
+    (kind + "-pw") under PASSPHRASE, with a second unencrypted ed25519 key
+    ("other") and an X25519 identity from age-keygen ("x25519")."""
     folder = tmp_path_factory.mktemp("ssh-keys")
     made = {}
     for name, kind, passphrase in [("ed25519", "ed25519", ""), ("rsa", "rsa", ""), ("ed25519-pw", "ed25519", PASSPHRASE),
                                    ("rsa-pw", "rsa", PASSPHRASE), ("other", "ed25519", "")]:
         path = folder / name
-        run([SSH_KEYGEN, "-q", "-t", kind, "-N", passphrase, "-C", f"{name} key@host", "-f", path])
+        run([ssh_keygen, "-q", "-t", kind, "-N", passphrase, "-C", f"{name} key@host", "-f", path])
         made[name] = path
     run([AGE_KEYGEN, "-o", folder / "x25519"])
     made["x25519"] = folder / "x25519"
@@ -200,9 +206,9 @@ def test_pyrage_both_directions(warpcrypt_binary, keys, kind, tmp_path):
     assert pyrage.decrypt(ours, [identity]) == plain
 
 
-def test_keys_age_does_not_use_are_refused_by_name(warpcrypt_binary, tmp_path):
+def test_keys_age_does_not_use_are_refused_by_name(warpcrypt_binary, tmp_path, ssh_keygen):
     key = tmp_path / "ecdsa"
-    run([SSH_KEYGEN, "-q", "-t", "ecdsa", "-N", "", "-f", key])
+    run([ssh_keygen, "-q", "-t", "ecdsa", "-N", "", "-f", key])
     one_line_failure(run([warpcrypt_binary, "age", "-r", public(key)], stdin=b"x", check=False),
                      r"ECDSA SSH keys are not age recipients")
     encrypted = run([AGE, "-r", x25519_recipient_of_fresh(tmp_path)], stdin=b"x").stdout
@@ -219,9 +225,9 @@ def x25519_recipient_of_fresh(folder: Path) -> str:
 
 
 @pytest.mark.parametrize("cipher", ["aes128-ctr", "aes256-cbc"])
-def test_other_key_file_ciphers_ssh_keygen_writes(warpcrypt_binary, cipher, tmp_path):
+def test_other_key_file_ciphers_ssh_keygen_writes(warpcrypt_binary, cipher, tmp_path, ssh_keygen):
     key = tmp_path / "key"
-    run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", PASSPHRASE, "-a", "2", "-Z", cipher, "-f", key])
+    run([ssh_keygen, "-q", "-t", "ed25519", "-N", PASSPHRASE, "-a", "2", "-Z", cipher, "-f", key])
     encrypted = tmp_path / "f.age"
     run([AGE, "-r", public(key), "-o", encrypted], stdin=b"under " + cipher.encode())
     status, transcript = ask([warpcrypt_binary, "age", "-d", "-i", key, "-o", tmp_path / "out", encrypted],
@@ -231,9 +237,9 @@ def test_other_key_file_ciphers_ssh_keygen_writes(warpcrypt_binary, cipher, tmp_
 
 
 @pytest.mark.parametrize("cipher", ["aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com"])
-def test_aead_key_file_ciphers_are_refused_by_name(warpcrypt_binary, cipher, tmp_path):
+def test_aead_key_file_ciphers_are_refused_by_name(warpcrypt_binary, cipher, tmp_path, ssh_keygen):
     key = tmp_path / "key"
-    run([SSH_KEYGEN, "-q", "-t", "ed25519", "-N", PASSPHRASE, "-a", "2", "-Z", cipher, "-f", key])
+    run([ssh_keygen, "-q", "-t", "ed25519", "-N", PASSPHRASE, "-a", "2", "-Z", cipher, "-f", key])
     encrypted = run([AGE, "-r", public(key)], stdin=b"x").stdout
     one_line_failure(run([warpcrypt_binary, "age", "-d", "-i", key], stdin=encrypted, check=False),
                      r"encrypted with a cipher this build does not run")
