@@ -14,7 +14,6 @@ import hmac
 import json
 import os
 import re
-import tempfile
 import time
 import uuid
 from datetime import datetime, timezone
@@ -25,6 +24,7 @@ from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-
 
 import warpcrypt
 from warpcrypt import _native
+from warpcrypt._files import _output
 from warpcrypt._typing import PathLike
 from warpcrypt.dask._inputs import protocol_of
 from warpcrypt.dask._kdf import check_master_key, key_check_value, manifest_mac_key
@@ -192,17 +192,12 @@ def write_atomically(fs: fsspec.AbstractFileSystem, path: str, data: bytes) -> N
     temporary file in the same folder, fsync and rename; on an object store
     by a single upload to a temporary key and a copy into place."""
     if isinstance(fs, LocalFileSystem):
-        folder, name = os.path.split(path)
-        descriptor, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
-        try:
-            with os.fdopen(descriptor, "wb") as file:
-                file.write(data)
-                file.flush()
-                os.fsync(file.fileno())
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        # The library's atomic output, which every local output takes; the
+        # manifest is made durable before it replaces the old one.
+        with _output(path) as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
         return
     temporary = f"{path}.{uuid.uuid4().hex}.tmp"
     fs.pipe_file(temporary, data)
