@@ -256,8 +256,8 @@ if want safetensors; then
   # With the AEAD's own tests (the loader opens tensors through its chunk
   # calls and the keys GPU arrays share) and the checkpoints' (their
   # tensors go through the same loader and writer).
-  step safetensors-tests python3 -m pytest tests/python/test_safetensors.py tests/python/test_aead.py \
-    tests/python/test_torch_checkpoint.py -q -rs
+  step safetensors-tests python3 -m pytest tests/python/test_safetensors.py tests/python/test_safetensors_api.py \
+    tests/python/test_aead.py tests/python/test_torch_checkpoint.py -q -rs
   # PyTorch's allocator hands out pieces of larger blocks, so memcheck sees
   # an access past a tensor only where it leaves the block.
   step safetensors-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \

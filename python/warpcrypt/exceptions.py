@@ -11,7 +11,11 @@ Where pyca/cryptography is installed, the exceptions both libraries have
 also derive from pyca's: ``InvalidTag``, ``InvalidSignature`` and
 ``AlreadyFinalized``, so code moved from pyca to warpcrypt keeps catching
 them. (pyca's own ``InvalidKey`` means a failed key verification, not a key
-of the wrong length, so warpcrypt's is not one.)
+of the wrong length, so warpcrypt's is not one.) Likewise, where the
+safetensors package is installed, the errors warpcrypt.safetensors raises
+for a bad file, tensor or argument (:class:`FormatError`,
+:class:`InvalidArgument`, :class:`Unsupported`, :class:`InvalidTag` and so
+:class:`InvalidSignature`) also derive from ``safetensors.SafetensorError``.
 """
 
 from __future__ import annotations
@@ -20,16 +24,29 @@ import enum
 import importlib
 
 
-def _pyca(name: str) -> tuple[type[Exception], ...]:
-    """pyca/cryptography's exception of this name, where it is installed,
-    as a second base: code written for pyca (``except
-    cryptography.exceptions.InvalidTag``) then catches warpcrypt's too."""
+def _foreign(module_name: str, name: str) -> tuple[type[Exception], ...]:
+    """Another library's exception of this name, where that library is
+    installed, as a further base: code written for it then catches
+    warpcrypt's too. Nothing where it is absent."""
     try:
-        module = importlib.import_module("cryptography.exceptions")
+        module = importlib.import_module(module_name)
     except ImportError:
         return ()
     base = getattr(module, name, None)
     return (base,) if isinstance(base, type) and issubclass(base, Exception) else ()
+
+
+def _pyca(name: str) -> tuple[type[Exception], ...]:
+    """pyca/cryptography's exception of this name (``except
+    cryptography.exceptions.InvalidTag``)."""
+    return _foreign("cryptography.exceptions", name)
+
+
+def _safetensors() -> tuple[type[Exception], ...]:
+    """safetensors' SafetensorError (``except safetensors.SafetensorError``),
+    for the errors warpcrypt.safetensors raises."""
+    return _foreign("safetensors", "SafetensorError")
+
 
 __all__ = [
     "Error",
@@ -101,7 +118,7 @@ class Error(Exception):
     status: Status
 
 
-class InvalidArgument(Error, ValueError):
+class InvalidArgument(Error, ValueError, *_safetensors()):  # type: ignore[misc]
     """A bad argument: a non-contiguous or read-only buffer, overlapping
     buffers, an unknown backend name."""
 
@@ -152,7 +169,7 @@ class OutOfRange(Error, ValueError):
     status = Status.RANGE
 
 
-class Unsupported(Error):
+class Unsupported(Error, *_safetensors()):  # type: ignore[misc]
     """The cipher cannot do this (random access in OFB, for one)."""
 
     status = Status.UNSUPPORTED
@@ -235,7 +252,7 @@ class Cancelled(Error):
     status = Status.CANCELLED
 
 
-class InvalidTag(Error, *_pyca("InvalidTag")):  # type: ignore[misc]
+class InvalidTag(Error, *_pyca("InvalidTag"), *_safetensors()):  # type: ignore[misc]
     """AEAD: the tag does not match, so the ciphertext, its associated data or
     the key is not what was sealed. No plaintext is released."""
 
@@ -256,7 +273,7 @@ class InvalidSignature(InvalidTag, *_pyca("InvalidSignature")):  # type: ignore[
     another key signed it. Nothing in the header is used."""
 
 
-class FormatError(Error, ValueError):
+class FormatError(Error, ValueError, *_safetensors()):  # type: ignore[misc]
     """Not a file of the expected format (sealed, docs/format.md; age,
     docs/age.md), or its header is damaged or of an unknown version."""
 

@@ -17,6 +17,12 @@ copied into each tensor's own allocation and decrypted there in place: the
 plaintext never exists in host memory. A file without encryption loads as
 safetensors loads it when no keys are given; with keys, an unsigned file is
 refused, so that a stripped file cannot pass for a verified one.
+
+These functions are ``safetensors.torch``'s with more options (NumPy
+arrays, RawTensor, device maps, partial encryption, progress);
+``warpcrypt.safetensors.numpy`` and ``warpcrypt.safetensors.torch`` have
+exactly the functions of ``safetensors.numpy`` and ``safetensors.torch``,
+each taking `keys` as well.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import IO, Any, Union
 
 from warpcrypt import _cryptotensors as ct
 from warpcrypt import _native
@@ -157,13 +163,17 @@ class _Numpy(_Framework):
     def describe(self, tensor: Any) -> tuple[str, tuple[int, ...]] | None:
         if not isinstance(tensor, self.np.ndarray):
             return None
-        name = self._names.get(tensor.dtype.newbyteorder("=")) if tensor.dtype.byteorder != ">" else None
+        name = self._names.get(tensor.dtype.newbyteorder("="))
         if name is None:
-            raise InvalidArgument(f"NumPy dtype {tensor.dtype} has no safetensors dtype (little-endian only)")
+            raise InvalidArgument(f"NumPy dtype {tensor.dtype} has no safetensors dtype")
         return name, tuple(tensor.shape)
 
     def host_bytes(self, tensor: Any) -> memoryview:
-        view: memoryview = self.np.ascontiguousarray(tensor).reshape(-1).view(self.np.uint8).data
+        # safetensors files are little-endian: a big-endian array is written
+        # swapped, as safetensors.numpy writes it; a strided one, as its
+        # values in order (the bytes it views, not the memory beneath).
+        little = self.np.ascontiguousarray(tensor, dtype=tensor.dtype.newbyteorder("<"))
+        view: memoryview = little.reshape(-1).view(self.np.uint8).data
         return view
 
 
@@ -175,8 +185,13 @@ class _Torch(_Framework):
                "F8_E4M3": "float8_e4m3fn", "F8_E8M0": "float8_e8m0fnu"}
 
     def __init__(self) -> None:
-        import torch  # type: ignore[import-not-found, unused-ignore]
-
+        try:
+            import torch  # type: ignore[import-not-found, unused-ignore]
+        except ModuleNotFoundError as missing:
+            if missing.name != "torch":
+                raise
+            raise ModuleNotFoundError("framework 'pt' needs PyTorch, which is not installed: use "
+                                      "warpcrypt.safetensors.numpy, or framework='np'", name="torch") from None
         self.torch = torch
         self._types = {k: getattr(torch, v) for k, v in self._DTYPES.items() if hasattr(torch, v)}
         self._names = {v: k for k, v in self._types.items()}
@@ -278,8 +293,28 @@ class _File:
     """An open file whose header has been read and, if encrypted, verified."""
 
     def __init__(self, path: PathLike, keys: Keys) -> None:
-        self.path = os.fspath(path)
-        self.stream = open(self.path, "rb")
+        name = os.fspath(path)
+        self._verify(name, open(name, "rb"), keys)
+
+    @classmethod
+    def of_bytes(cls, data: bytes | bytearray | memoryview, keys: Keys) -> _File:
+        """A file's bytes held in memory, read as the file would be."""
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"load takes the file's bytes, not {type(data).__name__}")
+        file = cls.__new__(cls)
+        stream = _memory_file()
+        try:
+            stream.write(data)
+            stream.seek(0)
+        except BaseException:
+            stream.close()
+            raise
+        file._verify("<bytes>", stream, keys)
+        return file
+
+    def _verify(self, path: str, stream: IO[bytes], keys: Keys) -> None:
+        """Reads the header from `stream`, which it then owns."""
+        self.path, self.stream = path, stream
         try:
             size = os.fstat(self.stream.fileno()).st_size
             self.header, self.crypto = ct.read_file(self.stream, size, None if keys is None else KeySet(keys))
@@ -293,6 +328,19 @@ class _File:
 
     def sealing(self, name: str) -> Sealing | None:
         return self.crypto.sealings.get(name) if self.crypto is not None else None
+
+    def user_metadata(self) -> dict[str, str] | None:
+        """The metadata its writer gave, None where it gave none, as
+        safetensors reads it: a CryptoTensors file's header always has
+        metadata (the encryption's), which says nothing of the writer's."""
+        metadata = self.header.user_metadata()
+        return None if self.crypto is not None and not metadata else metadata
+
+
+def _memory_file() -> IO[bytes]:
+    """An empty file in memory with a descriptor, which the readers and
+    writers that take one file take as they take a file on disk."""
+    return open(os.memfd_create("warpcrypt-safetensors", os.MFD_CLOEXEC), "w+b")
 
 
 # ---------------------------------------------------------------- loading
@@ -604,11 +652,31 @@ def load_file(filename: PathLike, device: DeviceSpec | Mapping[str, DeviceSpec] 
     An exception it raises ends the load and is raised here.
     """
     chosen = _framework(framework)
-    file = _File(filename, keys)
+    return _load_all(_File(filename, keys), chosen, _placement(chosen, device), progress)
+
+
+def _load_all(file: _File, framework: _Framework, place: Callable[[str], Any],
+              progress: Progress | None = None) -> dict[str, Any]:
+    """Every tensor of `file`, which is closed then."""
     try:
-        return _load(file, [e.name for e in file.header.entries], chosen, _placement(chosen, device), progress)
+        return _load(file, [e.name for e in file.header.entries], framework, place, progress)
     finally:
         file.close()
+
+
+def _load_bytes(data: bytes | bytearray | memoryview, keys: Keys, framework: str) -> dict[str, Any]:
+    """Every tensor of a file held in `data`, on the CPU, as
+    ``safetensors.<framework>.load`` returns them."""
+    chosen = _framework(framework)
+    return _load_all(_File.of_bytes(data, keys), chosen, _placement(chosen, "cpu"))
+
+
+def _save_bytes(tensors: Mapping[str, Any], metadata: Mapping[str, str] | None, keys: Keys) -> bytes:
+    """The file save_file would write, as bytes (``safetensors.<framework>.save``)."""
+    with _memory_file() as stream:
+        save_file(tensors, stream, keys=keys, metadata=metadata)  # type: ignore[arg-type]
+        stream.seek(0)
+        return stream.read()
 
 
 def _load_raw(filename: PathLike, keys: Keys, progress: Progress | None) -> tuple[dict[str, str] | None,
@@ -619,7 +687,7 @@ def _load_raw(filename: PathLike, keys: Keys, progress: Progress | None) -> tupl
     file = _File(filename, keys)
     try:
         tensors = _load(file, [e.name for e in file.header.entries], _Raw(), lambda name: "cpu", progress)
-        return file.header.user_metadata(), tensors
+        return file.user_metadata(), tensors
     finally:
         file.close()
 
@@ -666,8 +734,9 @@ class safe_open:  # noqa: N801  (named as safetensors names it)
         return [entry.name for entry in self._open().header.entries]
 
     def metadata(self) -> dict[str, str] | None:
-        """The header's __metadata__ without CryptoTensors' own fields."""
-        return self._open().header.user_metadata()
+        """The header's __metadata__ without CryptoTensors' own fields; None
+        where the writer gave none, as safetensors returns it."""
+        return self._open().user_metadata()
 
     def encrypted(self, name: str) -> bool:
         """Whether the tensor is encrypted (a tensor in the clear is not
