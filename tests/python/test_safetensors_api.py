@@ -21,6 +21,7 @@ import cryptotensors.numpy  # noqa: E402  (after the importorskip above)
 
 import warpcrypt.safetensors as ws  # noqa: E402
 import warpcrypt.safetensors.numpy as wnp  # noqa: E402
+from test_safetensors import same  # noqa: E402
 
 
 def arrays(seed: int = 3) -> dict[str, object]:
@@ -31,14 +32,6 @@ def arrays(seed: int = 3) -> dict[str, object]:
         "mask": rng.integers(0, 2, size=9).astype(bool),
         "empty": np.zeros((0, 2), np.float16),
     }
-
-
-def same(got, want) -> None:
-    assert sorted(got) == sorted(want)
-    for name in want:
-        assert got[name].dtype == want[name].dtype, name
-        assert got[name].shape == want[name].shape, name
-        assert np.array_equal(got[name], want[name]), name
 
 
 @pytest.fixture

@@ -62,25 +62,17 @@ def test_a_seeded_zarr_array_is_reproduced(tmp_path):
 
     def write(path):
         # One chunk at a time, so that the draws come in one order.
+        store = path.with_suffix(".store")
         with zarr.config.set({"async.concurrency": 1, "threading.max_workers": 1}):
-            array = wz.create_array(zarr.storage.LocalStore(path), shape=(40, 40), chunks=(20, 20), dtype="f8",
+            array = wz.create_array(zarr.storage.LocalStore(store), shape=(40, 40), chunks=(20, 20), dtype="f8",
                                     compressors=[wz.AeadCodec(key=bytes(range(32)))])
             array[...] = np.arange(1600.0).reshape(40, 40)
             wz.commit(array)
-        # A folder: its files, in order, as the bytes compared.
-        path.with_suffix(".all").write_bytes(b"".join(p.name.encode() + p.read_bytes()
-                                                      for p in sorted(path.rglob("*")) if p.is_file()))
+        # The store's files, in order, as the bytes compared.
+        path.write_bytes(b"".join(p.name.encode() + p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()))
 
-    runs = []
-    for i, seed in enumerate([b"z", b"z", None]):
-        folder = tmp_path / f"store-{i}"
-        if seed is None:
-            write(folder)
-        else:
-            with _random.seeded(seed):
-                write(folder)
-        runs.append(folder.with_suffix(".all").read_bytes())
-    assert runs[0] == runs[1] and runs[0] != runs[2]
+    same, again, unseeded = written_twice(write, tmp_path, [b"z", b"z", None])
+    assert same == again and same != unseeded
 
 
 def test_a_seeded_torch_checkpoint_is_reproduced(tmp_path):

@@ -9,7 +9,6 @@
 // anyone could open. The Python side: tests/python/test_age_key_types.py
 // (which also runs a plugin's round trip).
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <array>
@@ -24,6 +23,7 @@
 
 #include "age/age_keys.h"
 #include "support/bytes.h"
+#include "support/openssl_oracle.h"
 #include "support/test_environment.h"
 #include "warpcrypt/age.h"
 
@@ -371,14 +371,6 @@ Bytes joined(std::initializer_list<Bytes> parts) {
   return out;
 }
 
-// Standard padded base64 by OpenSSL, independent of the library.
-std::string base64(const Bytes &bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int len =
-      EVP_EncodeBlock(reinterpret_cast<uint8_t *>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(len));
-  return out;
-}
 
 // An ssh-rsa key blob: exponent `e`, and a modulus of `modulus_bytes` bytes
 // of 0x7f (no key, but a well-formed one; nothing here does arithmetic).
@@ -393,7 +385,7 @@ std::string openssh_key_file(const Bytes &public_blob) {
   const Bytes binary = joined({Bytes(magic.begin(), magic.end()), wire_string("none"), wire_string("none"),
                                wire_string(""), Bytes{0, 0, 0, 1}, wire_string(public_blob),
                                wire_string(Bytes(8, 0x42))});
-  const std::string body = base64(binary);
+  const std::string body = openssl_base64(binary);
   std::string text = "-----BEGIN OPENSSH PRIVATE KEY-----\n";
   for (size_t at = 0; at < body.size(); at += 70) text += body.substr(at, 70) + "\n";
   return text + "-----END OPENSSH PRIVATE KEY-----\n";
@@ -409,7 +401,7 @@ TEST(AgeKeyLines, TheLongestSshRsaRecipientFitsAndReadsBack) {
   ASSERT_EQ(wc_age_identities_add(identity.set, openssh_key_file(blob).c_str(), &detail), WC_OK) << detail;
   const Text recipient = call(wc_age_identity_recipient, identity.set, 0);
   ASSERT_EQ(recipient.status, WC_OK) << recipient.detail;
-  EXPECT_EQ(recipient.text, "ssh-rsa " + base64(blob));
+  EXPECT_EQ(recipient.text, "ssh-rsa " + openssl_base64(blob));
   EXPECT_GT(recipient.text.size(), 2048u);  // past the old WC_AGE_KEY_MAX_LEN
   RecipientSet recipients;
   EXPECT_EQ(wc_age_recipients_add(recipients.set, recipient.text.c_str(), &detail), WC_OK) << detail;
@@ -421,7 +413,7 @@ TEST(AgeKeyLines, RsaExponentsAgeRefusesAreRefused) {
     const Bytes blob = rsa_blob(e, 2048 / 8);
     RecipientSet recipients;
     const char *detail = nullptr;
-    EXPECT_EQ(wc_age_recipients_add(recipients.set, ("ssh-rsa " + base64(blob)).c_str(), &detail), WC_ERR_FORMAT)
+    EXPECT_EQ(wc_age_recipients_add(recipients.set, ("ssh-rsa " + openssl_base64(blob)).c_str(), &detail), WC_ERR_FORMAT)
         << to_hex(e);
     EXPECT_NE(std::string(detail).find("public exponent"), std::string::npos) << detail;
     IdentitySet identity;
@@ -430,7 +422,7 @@ TEST(AgeKeyLines, RsaExponentsAgeRefusesAreRefused) {
   }
   for (const Bytes &e : {Bytes{0x03}, Bytes{0x01, 0x00, 0x01}, Bytes{0x00, 0xff, 0xff, 0xff}}) {
     RecipientSet recipients;
-    EXPECT_EQ(wc_age_recipients_add(recipients.set, ("ssh-rsa " + base64(rsa_blob(e, 2048 / 8))).c_str(), nullptr),
+    EXPECT_EQ(wc_age_recipients_add(recipients.set, ("ssh-rsa " + openssl_base64(rsa_blob(e, 2048 / 8))).c_str(), nullptr),
               WC_OK)
         << to_hex(e);
   }

@@ -20,6 +20,7 @@
 #include "age/age_ssh.h"
 #include "core/host_crypto.h"
 #include "support/bytes.h"
+#include "support/openssl_oracle.h"
 #include "support/test_environment.h"
 #include "warpcrypt/age.h"
 
@@ -41,14 +42,6 @@ std::string read_text(const fs::path &path) {
   return text.str();
 }
 
-// Standard padded base64 by OpenSSL, independent of the parser under test.
-std::string base64(const Bytes &bytes) {
-  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int len =
-      EVP_EncodeBlock(reinterpret_cast<uint8_t *>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
-  out.resize(static_cast<size_t>(len));
-  return out;
-}
 Bytes unbase64(std::string text) {
   std::erase_if(text, [](char c) { return c == '\n' || c == '\r'; });
   Bytes out(text.size());
@@ -65,7 +58,7 @@ constexpr std::string_view kBegin = "-----BEGIN OPENSSH PRIVATE KEY-----\n";
 constexpr std::string_view kEnd = "-----END OPENSSH PRIVATE KEY-----\n";
 
 std::string pem(const Bytes &binary) {
-  const std::string body = base64(binary);
+  const std::string body = openssl_base64(binary);
   std::string out(kBegin);
   for (size_t at = 0; at < body.size(); at += 70) out += body.substr(at, 70) + "\n";
   return out + std::string(kEnd);
@@ -342,9 +335,9 @@ TEST_F(SshVectors, PublicLinesAsAgeReadsThem) {
   EXPECT_EQ(age::parse_ssh_public_key("ssh-ed25519", &key, &detail), WC_ERR_FORMAT);
   Bytes raw = unbase64(blob);
   raw.push_back(0);
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-ed25519 " + base64(raw), &key, &detail), WC_ERR_FORMAT);
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-ed25519 " + openssl_base64(raw), &key, &detail), WC_ERR_FORMAT);
   raw.resize(raw.size() - 2);
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-ed25519 " + base64(raw), &key, &detail), WC_ERR_FORMAT);
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-ed25519 " + openssl_base64(raw), &key, &detail), WC_ERR_FORMAT);
 }
 
 // An ssh-rsa blob: e = 65537 and a modulus of `modulus_len` bytes of 0x7f
@@ -367,11 +360,11 @@ Bytes rsa_blob(size_t modulus_len, bool leading_zero) {
 TEST(SshPublicKey, RsaBelow2048BitsAndNonMinimalIntegersAreRefused) {
   age::SshPublicKey key;
   const char *detail = "";
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(256, false)), &key, &detail), WC_OK) << detail;
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(128, false)), &key, &detail), WC_ERR_FORMAT);
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + openssl_base64(rsa_blob(256, false)), &key, &detail), WC_OK) << detail;
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + openssl_base64(rsa_blob(128, false)), &key, &detail), WC_ERR_FORMAT);
   EXPECT_NE(std::string(detail).find("2048"), std::string::npos) << detail;
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(257, true)), &key, &detail), WC_ERR_FORMAT);
-  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + base64(rsa_blob(16384 / 8 + 1, false)), &key, &detail),
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + openssl_base64(rsa_blob(257, true)), &key, &detail), WC_ERR_FORMAT);
+  EXPECT_EQ(age::parse_ssh_public_key("ssh-rsa " + openssl_base64(rsa_blob(16384 / 8 + 1, false)), &key, &detail),
             WC_ERR_FORMAT);
 }
 

@@ -49,4 +49,12 @@ std::optional<Bytes> openssl_crypt(const std::string &cipher_name, wc_direction 
   return out;
 }
 
+std::string openssl_base64(const Bytes &bytes) {
+  std::string out(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int len =
+      EVP_EncodeBlock(reinterpret_cast<uint8_t *>(out.data()), bytes.data(), static_cast<int>(bytes.size()));
+  out.resize(static_cast<size_t>(len));
+  return out;
+}
+
 }  // namespace wctest
