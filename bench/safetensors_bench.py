@@ -18,8 +18,12 @@ the device synchronized. Rows:
 - warpcrypt: ``warpcrypt.safetensors.load_file`` of the encrypted file;
 - warpcrypt, no decryption: the same loader on the plain file, which is
   the same pipeline with the decryption left out;
+- warpcrypt, sharded: the same weights saved with ``save_state_dict`` in
+  huggingface_hub's default 5 GB shards, loaded with ``load_state_dict``;
 - the saves: warpcrypt from the GPU tensors, safetensors (which copies them
-  to the host first), cryptotensors from host tensors.
+  to the host first), cryptotensors from host tensors;
+- get_slice of a quarter of a 1 GiB tensor, to the GPU and to the CPU, and
+  the share of the tensor's bytes read for it.
 Only one of the two files of a size is on /dev/shm while the other is
 measured, so 32 GiB fits a 64 GiB tmpfs.
 
@@ -36,6 +40,7 @@ import gc
 import json
 import os
 import platform
+import shutil
 import subprocess
 import time
 
@@ -43,6 +48,7 @@ import numpy as np
 
 import warpcrypt
 import warpcrypt.safetensors as ws
+import warpcrypt.safetensors.torch as wpt
 
 try:
     import torch
@@ -177,7 +183,14 @@ def main() -> None:
             if size <= args.cpu_max_gib:
                 row(size, "load to cpu: cryptotensors",
                     best(args.repeats, lambda: cryptotensors.torch.load_file(encrypted, device="cpu"), check))
+        # The same weights as a sharded checkpoint (huggingface_hub's
+        # default 5 GB shards), every shard read at once.
+        sharded = os.path.join(args.dir, f"bench-{size:g}.sharded")
+        wpt.save_state_dict(weights, sharded, keys=keys)
         os.unlink(encrypted)
+        row(size, "load to cuda:0: warpcrypt, sharded checkpoint (5 GB shards)",
+            best(args.repeats, lambda: wpt.load_state_dict(sharded, device="cuda:0", keys=keys), check))
+        shutil.rmtree(sharded)
         # The plain file.
         row(size, "save: safetensors from GPU tensors",
             best(1, lambda: safetensors.torch.save_file(weights, plain), lambda _: None))
@@ -197,7 +210,38 @@ def main() -> None:
             del host
             os.unlink(encrypted)
         del weights
+    slice_rows(args, keys, row)
     rows.write(args.json)
+
+
+def slice_rows(args: argparse.Namespace, keys: dict, row) -> None:
+    """get_slice of a quarter of a 1 GiB tensor (rows [n/4, n/2), as a
+    tensor-parallel rank of four takes its block): the time, and the bytes
+    the process read for it (rchar of /proc/self/io: every read call's
+    bytes, the page cache's included) against the tensor's."""
+    path = os.path.join(args.dir, "bench-slice.encrypted.safetensors")
+    weight = torch.randn(16384, 32768, dtype=torch.bfloat16, device="cuda:0")  # 1 GiB
+    ws.save_file({"w": weight}, path, keys=keys)
+    rows = weight.shape[0]
+    want = weight[rows // 4:rows // 2].cpu()
+    for device in ("cuda:0", "cpu"):
+        before = read_bytes()
+        with ws.safe_open(path, "pt", device=device, keys=keys) as f:
+            start = time.perf_counter()
+            part = f.get_slice("w")[rows // 4:rows // 2]
+            if device != "cpu":
+                torch.cuda.synchronize()
+            seconds = time.perf_counter() - start
+        share = (read_bytes() - before) / (weight.numel() * weight.element_size())
+        if not torch.equal(part.cpu(), want):
+            raise SystemExit("a slice came back different")
+        row(1.0, f"get_slice of a quarter to {device}: seconds (read {100 * share:.1f} % of the tensor)", seconds)
+    os.unlink(path)
+
+
+def read_bytes() -> int:
+    with open("/proc/self/io") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
 
 
 def cpu_only(args: argparse.Namespace) -> None:

@@ -33,7 +33,8 @@
 #             cases under compute-sanitizer memcheck
 #   safetensors-bench  bench/safetensors_bench.py on 8 and 32 GiB in /dev/shm
 #             (safetensors-bench.json), then bench/file_write_bounds.py on
-#             8 GiB there (file-write-bounds.json)
+#             8 GiB there (file-write-bounds.json), and
+#             bench/page_cache_register_bench.py (page-cache-register.json)
 #   multigpu-load  what bounds loading a page-cached file to every GPU at
 #             once: reads, copies and both, with and without NUMA placement
 #             (bench/multigpu_load_bounds.py on 16 GiB; multigpu-load.json)
@@ -210,7 +211,7 @@ if want engine; then
     --out "$out" ${ENGINE_PARTS:+--parts "$ENGINE_PARTS"}
 fi
 if want sass; then
-  cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_objects.dir/backends/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
+  cuobjdump -sass build-gpu/src/CMakeFiles/warpcrypt_cuda.dir/backends/cuda/launch.cu.o | gzip >"$out/launch.sass.gz"
 fi
 # The reference `age` and `age-keygen`, unpacked from .deps; the CLI that
 # the CLI tests, the Dask tests and the benchmarks run.
@@ -257,18 +258,23 @@ if want safetensors; then
   # calls and the keys GPU arrays share) and the checkpoints' (their
   # tensors go through the same loader and writer).
   step safetensors-tests python3 -m pytest tests/python/test_safetensors.py tests/python/test_safetensors_api.py \
+    tests/python/test_safetensors_sharded.py tests/python/test_safetensors_models.py \
     tests/python/test_aead.py tests/python/test_torch_checkpoint.py -q -rs
   # PyTorch's allocator hands out pieces of larger blocks, so memcheck sees
   # an access past a tensor only where it leaves the block.
   step safetensors-memcheck compute-sanitizer --tool memcheck --error-exitcode 1 \
-    python3 -m pytest tests/python/test_safetensors.py tests/python/test_aead.py tests/python/test_torch_checkpoint.py \
-    -q -k "gpu or cuda"
+    python3 -m pytest tests/python/test_safetensors.py tests/python/test_safetensors_models.py tests/python/test_aead.py \
+    tests/python/test_torch_checkpoint.py -q -k "gpu or cuda or meta or device_map"
 fi
 if want safetensors-bench; then
   step safetensors-bench python3 bench/safetensors_bench.py --gib 8 --gib 32 --dir /dev/shm \
     --repeats "${SAFETENSORS_REPEATS:-3}" --json "$out/safetensors-bench.json"
   # What bounds the save: the ways a new file in /dev/shm can be written.
   step file-write-bounds python3 bench/file_write_bounds.py --gib 8 --dir /dev/shm --json "$out/file-write-bounds.json"
+  # Whether the copy engines can read the page cache's pages straight
+  # (registered with CUDA) instead of through pinned slots.
+  step page-cache-register python3 bench/page_cache_register_bench.py --gib 8 --dir /dev/shm \
+    --json "$out/page-cache-register.json"
 fi
 if want multigpu-load; then
   step multigpu-load python3 bench/multigpu_load_bounds.py --gib 16 --dir /dev/shm --json "$out/multigpu-load.json"

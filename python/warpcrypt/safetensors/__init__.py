@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import dataclasses
 import errno
 import mmap
 import os
@@ -44,7 +45,7 @@ from warpcrypt._cryptotensors import Entry, KeySet, Sealing, generate_keys
 from warpcrypt._files import _output
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsupported, _tensor_not_authentic
 
-__all__ = ["RawTensor", "generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
+__all__ = ["RawTensor", "TensorSlice", "generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None]
@@ -329,6 +330,30 @@ class _File:
     def sealing(self, name: str) -> Sealing | None:
         return self.crypto.sealings.get(name) if self.crypto is not None else None
 
+    def names(self) -> list[str]:
+        """The tensors' names in the order of their data."""
+        return [entry.name for entry in self.header.entries]
+
+    def job(self, name: str, framework: _Framework, device: Any,
+            span: tuple[int, int] | None = None) -> tuple[_Job, int]:
+        """Tensor `name` to load onto `device`: whole, or the least of it
+        that holds its bytes `span` = [start, end) and authenticates on its
+        own (those bytes where it is in the clear, the chunks that cover
+        them, a one-message tensor whole). Returns the job and where in its
+        array the span's first byte lands."""
+        entry, sealing = self.entries[name], self.sealing(name)
+        start, end = span or (0, entry.nbytes)
+        skip, first = 0, 0
+        if sealing is not None:
+            size = sealing.chunk_size or max(entry.nbytes, 1)
+            first, last = start // size, max(start // size + 1, -(-end // size))
+            sealing = dataclasses.replace(sealing, nonces=sealing.nonces[first:last],
+                                          tags=sealing.tags[ct.TAG_BYTES * first:ct.TAG_BYTES * last])
+            skip, start, end = start - first * size, first * size, min(last * size, entry.nbytes)
+        part = dataclasses.replace(entry, start=entry.start + start, end=entry.start + end)
+        return _Job(part, sealing, self.stream.fileno(), self.header.data_start + part.start,
+                    framework.empty(part.nbytes, device), first), skip
+
     def user_metadata(self) -> dict[str, str] | None:
         """The metadata its writer gave, None where it gave none, as
         safetensors reads it: a CryptoTensors file's header always has
@@ -358,11 +383,23 @@ class _Piece:
 
 @dataclass
 class _Job:
-    """One tensor to load: where its bytes are and where they go."""
+    """Bytes to load, a tensor or the chunks of one that a slice needs:
+    where they are and where they go."""
 
-    entry: Entry
-    sealing: Sealing | None
+    entry: Entry  # the tensor, or for a slice the part of it loaded (its bytes and messages)
+    sealing: Sealing | None  # of the part: the nonces and tags of its messages
+    fd: int
+    offset: int  # of the part's first byte in the file
     array: Any  # uint8, entry.nbytes long, on the target device
+    first_message: int = 0  # the part's first message in the tensor's count, which errors give
+
+    def failure(self, message: int) -> InvalidTag:
+        """The part's message `message` did not authenticate: the error
+        names it where the tensor is cut into chunks, and only the tensor
+        otherwise."""
+        assert self.sealing is not None
+        chunked = self.sealing.chunk_size is not None
+        return _tensor_not_authentic(self.entry.name, self.first_message + message if chunked else None)
 
 
 def _read_into(fd: int, view: memoryview, offset: int) -> None:
@@ -374,41 +411,37 @@ def _read_into(fd: int, view: memoryview, offset: int) -> None:
         done += got
 
 
-def _failure(entry: Entry, sealing: Sealing, message: int) -> InvalidTag:
-    """Message `message` of the tensor did not authenticate: the error names
-    it where the tensor is cut into chunks, and only the tensor otherwise."""
-    return _tensor_not_authentic(entry.name, message if sealing.chunk_size is not None else None)
-
-
-def _open_empty(entry: Entry, sealing: Sealing) -> None:
+def _open_empty(job: _Job) -> None:
     """An empty tensor's one empty message: its tag authenticates it still."""
+    sealing = job.sealing
+    assert sealing is not None
     try:
         sealing.aead.decrypt(sealing.nonces[0], bytes(sealing.tags[:ct.TAG_BYTES]), sealing.associated_data)
     except InvalidTag:
-        raise _failure(entry, sealing, 0) from None
+        raise job.failure(0) from None
 
 
-def _load_jobs(fd: int, base: int, by_device: Mapping[Any, Sequence[_Job]], framework: _Framework,
-               largest_message: int, count: _ByteCount = _UNCOUNTED) -> None:
-    """Reads and opens each job's tensor, at `base` + its start in file
-    `fd`, into its array: arrays in host memory on every core, arrays on
-    GPUs through pinned memory and opened there. A chunk is read whole into
-    a pinned slot, so a slot holds `largest_message` bytes at least."""
+def _load_jobs(by_device: Mapping[Any, Sequence[_Job]], framework: _Framework, largest_message: int,
+               count: _ByteCount = _UNCOUNTED) -> None:
+    """Reads and opens each job's bytes into its array, the jobs of every
+    file at once: arrays in host memory on every core, arrays on GPUs
+    through pinned memory and opened there. A chunk is read whole into a
+    pinned slot, so a slot holds `largest_message` bytes at least."""
     host = [job for device, jobs in by_device.items() if not framework.is_cuda(device) for job in jobs]
     gpus = {device: jobs for device, jobs in by_device.items() if framework.is_cuda(device)}
     if host:
-        _load_host(fd, base, host, framework, count)
+        _load_host(host, framework, count)
     if gpus:
-        _load_gpus(fd, base, gpus, framework, max(PIECE_BYTES, largest_message), count)
+        _load_gpus(gpus, framework, max(PIECE_BYTES, largest_message), count)
 
 
-def _load_host(fd: int, base: int, jobs: Sequence[_Job], framework: _Framework, count: _ByteCount) -> None:
+def _load_host(jobs: Sequence[_Job], framework: _Framework, count: _ByteCount) -> None:
     """Reads each tensor into its array and decrypts it there, pieces in
     parallel: each piece is read and its chunks opened while in cache."""
 
     def load_piece(job: _Job, piece: _Piece) -> None:
         view = framework.host_view(job.array)
-        _read_into(fd, view[piece.start:piece.end], base + job.entry.start + piece.start)
+        _read_into(job.fd, view[piece.start:piece.end], job.offset + piece.start)
         sealing = job.sealing
         for index, first, last in piece.messages:
             assert sealing is not None
@@ -417,7 +450,7 @@ def _load_host(fd: int, base: int, jobs: Sequence[_Job], framework: _Framework, 
                 sealing.aead.decrypt_into(sealing.nonces[index], view[first:last], sealing.associated_data,
                                           view[first:last], tag=tag)
             except InvalidTag:
-                raise _failure(job.entry, sealing, index) from None
+                raise job.failure(index) from None
         count.add(piece.end - piece.start)
 
     _run_all(load_piece, [(job, piece) for job in jobs
@@ -490,7 +523,7 @@ class _GpuLoader:
         self.views = [memoryview(slot.numpy()) for slot in self.slots]
         self.copied: list[Any] = [None] * len(self.slots)
 
-    def load(self, fd: int, base: int, jobs: Sequence[_Job]) -> None:
+    def load(self, jobs: Sequence[_Job]) -> None:
         torch = self.torch
         # The arrays were allocated on the caller's stream.
         self.copy_stream.wait_stream(torch.cuda.current_stream(self.device))
@@ -513,8 +546,8 @@ class _GpuLoader:
                     self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
                 if self.copied[slot] is not None:
                     self.copied[slot].synchronize()
-                future = self.pool.submit(_read_into, fd, self.views[slot][:piece.end - piece.start],
-                                          base + job.entry.start + piece.start)
+                future = self.pool.submit(_read_into, job.fd, self.views[slot][:piece.end - piece.start],
+                                          job.offset + piece.start)
                 pending.append((future, slot, job, piece))
                 slot = (slot + 1) % len(self.slots)
         while pending:
@@ -529,7 +562,7 @@ class _GpuLoader:
                 first = first_verdict[id(job)]
                 bad = [i - first for i in failed if first <= i < first + len(job.sealing.nonces)]
                 if bad:
-                    raise _failure(job.entry, job.sealing, bad[0])
+                    raise job.failure(bad[0])
 
     def _upload(self, data: bytes) -> Any:
         """`data` as a uint8 array on the device (a byte where it is empty)."""
@@ -555,7 +588,7 @@ class _GpuLoader:
         count = len(sealing.nonces)
         if job.entry.nbytes == 0:
             if count:  # an empty tensor's one empty message, opened here
-                _open_empty(job.entry, sealing)
+                _open_empty(job)
                 verdicts[first].fill_(1)
             return
         self.open_stream.wait_event(event)
@@ -570,24 +603,25 @@ class _GpuLoader:
                                     stream=self.open_stream, verified=verdicts[first:first + count])
 
 
-def _load(file: _File, names: Sequence[str], framework: _Framework, place: Callable[[str], Any],
+def _load(files: Sequence[tuple[_File, Sequence[str]]], framework: _Framework, place: Callable[[str], Any],
           progress: Progress | None = None) -> dict[str, Any]:
-    """The named tensors, each on the device `place` gives it."""
+    """The named tensors of each file, each on the device `place` gives it,
+    every file's tensors loaded at once by the same readers."""
     by_device: dict[Any, list[_Job]] = collections.defaultdict(list)
-    for name in names:
-        entry = file.entries[name]
-        device = place(name)
-        by_device[device].append(_Job(entry, file.sealing(name), framework.empty(entry.nbytes, device)))
-    chunk = file.crypto.chunk_size if file.crypto is not None and file.crypto.chunk_size else 0
-    count = _ByteCount(sum(file.entries[name].nbytes for name in names), progress)
-    _load_jobs(file.stream.fileno(), file.header.data_start, by_device, framework, chunk, count)
-    done = {job.entry.name: job for jobs in by_device.values() for job in jobs}
-    return {name: framework.finish(done[name].array, done[name].entry.dtype, done[name].entry.shape)
-            for name in names}
+    jobs = []
+    for file, names in files:
+        for name in names:
+            device = place(name)
+            job, _ = file.job(name, framework, device)
+            by_device[device].append(job)
+            jobs.append(job)
+    largest = max((file.crypto.chunk_size or 0 for file, _ in files if file.crypto is not None), default=0)
+    _load_jobs(by_device, framework, largest, _ByteCount(sum(job.entry.nbytes for job in jobs), progress))
+    return {job.entry.name: framework.finish(job.array, job.entry.dtype, job.entry.shape) for job in jobs}
 
 
-def _load_gpus(fd: int, base: int, gpus: Mapping[Any, Sequence[_Job]], framework: _Framework,
-               slot_bytes: int, count: _ByteCount) -> None:
+def _load_gpus(gpus: Mapping[Any, Sequence[_Job]], framework: _Framework, slot_bytes: int,
+               count: _ByteCount) -> None:
     if not isinstance(framework, _Torch):
         raise InvalidArgument("GPU loading takes framework='pt'")
     readers = _readers(len(gpus))
@@ -595,13 +629,13 @@ def _load_gpus(fd: int, base: int, gpus: Mapping[Any, Sequence[_Job]], framework
         loaders = [_GpuLoader(framework.torch, device, pool, max(1, readers // len(gpus)), slot_bytes, count)
                    for device in gpus]
         if len(loaders) == 1:
-            loaders[0].load(fd, base, next(iter(gpus.values())))
+            loaders[0].load(next(iter(gpus.values())))
             return
         errors: list[BaseException] = []
 
         def run(loader: _GpuLoader, jobs: Sequence[_Job]) -> None:
             try:
-                loader.load(fd, base, jobs)
+                loader.load(jobs)
             except BaseException as error:  # raised below, in the caller's thread
                 errors.append(error)
 
@@ -659,7 +693,7 @@ def _load_all(file: _File, framework: _Framework, place: Callable[[str], Any],
               progress: Progress | None = None) -> dict[str, Any]:
     """Every tensor of `file`, which is closed then."""
     try:
-        return _load(file, [e.name for e in file.header.entries], framework, place, progress)
+        return _load([(file, file.names())], framework, place, progress)
     finally:
         file.close()
 
@@ -686,7 +720,7 @@ def _load_raw(filename: PathLike, keys: Keys, progress: Progress | None) -> tupl
     not."""
     file = _File(filename, keys)
     try:
-        tensors = _load(file, [e.name for e in file.header.entries], _Raw(), lambda name: "cpu", progress)
+        tensors = _load([(file, file.names())], _Raw(), lambda name: "cpu", progress)
         return file.user_metadata(), tensors
     finally:
         file.close()
@@ -746,13 +780,100 @@ class safe_open:  # noqa: N801  (named as safetensors names it)
 
     def get_tensor(self, name: str) -> Any:
         self._entry(name)
-        return _load(self._open(), [name], self._framework, self._place)[name]
+        return _load([(self._open(), [name])], self._framework, self._place)[name]
+
+    def get_slice(self, name: str) -> TensorSlice:
+        """Tensor `name`, to read in part: ``f.get_slice(name)[a:b]`` reads
+        and opens only what holds rows a to b."""
+        if isinstance(self._framework, _Raw):
+            raise InvalidArgument("get_slice takes framework 'pt' or 'np'")
+        self._entry(name)
+        return TensorSlice(self, name)
 
     def _entry(self, name: str) -> Entry:
         entry = self._open().entries.get(name)
         if entry is None:
             raise KeyError(f"no tensor {name!r} in the file")
         return entry
+
+
+class TensorSlice:
+    """A tensor of an open file that is read as it is indexed, as
+    ``safe_open.get_slice`` gives it in safetensors: ``part[a:b]``,
+    ``part[i]``, ``part[:, c:d]``, with ints, slices of positive step and
+    one Ellipsis. Only the rows of the first dimension that the index
+    reaches are read and authenticated, each chunk on its own (a tensor of
+    a version 1 file, one message, is read whole), so a tensor-parallel
+    rank that takes a block of rows reads about its share; an index on a
+    later dimension alone reaches every row."""
+
+    def __init__(self, file: safe_open, name: str) -> None:
+        self._file, self._name = file, name
+
+    def get_shape(self) -> list[int]:
+        return list(self._file._entry(self._name).shape)
+
+    def get_dtype(self) -> str:
+        return self._file._entry(self._name).dtype
+
+    def __getitem__(self, index: Any) -> Any:
+        entry = self._file._entry(self._name)
+        first, end, within = _rows(index, entry.shape)
+        row_bits = ct.tensor_bits(entry.dtype, entry.shape[1:])
+        if row_bits % 8:  # rows that do not start on a byte: the whole tensor
+            first, end, within = 0, entry.shape[0], _whole_rows(index, entry.shape)
+        row_bytes = row_bits // 8
+        framework, device = self._file._framework, self._file._place(self._name)
+        job, skip = self._file._open().job(self._name, framework, device, (first * row_bytes, end * row_bytes))
+        largest = job.sealing.chunk_size or 0 if job.sealing is not None else 0
+        _load_jobs({device: [job]}, framework, largest)
+        rows = job.array[skip:skip + (end - first) * row_bytes]
+        return framework.finish(rows, entry.dtype, (end - first, *entry.shape[1:]))[within]
+
+
+def _index_parts(index: Any, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """`index` as one int or slice per dimension it indexes, its Ellipsis
+    spelled out."""
+    parts = index if isinstance(index, tuple) else (index,)
+    for part in parts:
+        if not (part is Ellipsis or isinstance(part, slice) or hasattr(part, "__index__")):
+            raise InvalidArgument(f"a tensor slice takes ints, slices and Ellipsis, not {type(part).__name__}")
+    if sum(part is Ellipsis for part in parts) > 1:
+        raise InvalidArgument("an index can only have a single ellipsis ('...')")
+    if Ellipsis in parts:
+        at = parts.index(Ellipsis)
+        parts = parts[:at] + (slice(None),) * (len(shape) - len(parts) + 1) + parts[at + 1:]
+    if len(parts) > len(shape):
+        raise IndexError(f"too many indices for a tensor of {len(shape)} dimensions: {len(parts)}")
+    return parts
+
+
+def _rows(index: Any, shape: tuple[int, ...]) -> tuple[int, int, tuple[Any, ...]]:
+    """The rows [first, end) of the first dimension that `index` reaches,
+    and the index that selects its values from those rows."""
+    parts = _index_parts(index, shape)
+    if not shape:
+        return 0, 0, parts
+    lead, rest, count = parts[0] if parts else slice(None), parts[1:], shape[0]
+    if isinstance(lead, slice):
+        rows = range(*lead.indices(count))
+        if rows.step <= 0:
+            raise InvalidArgument("a tensor slice takes steps of 1 or more")
+        if not rows:
+            return 0, 0, (slice(0, 0), *rest)
+        return rows[0], rows[-1] + 1, (slice(0, rows[-1] + 1 - rows[0], rows.step), *rest)
+    row = lead.__index__()
+    if not -count <= row < count:
+        raise IndexError(f"index {row} is out of bounds for dimension 0 of size {count}")
+    row %= count
+    return row, row + 1, (0, *rest)
+
+
+def _whole_rows(index: Any, shape: tuple[int, ...]) -> tuple[Any, ...]:
+    """`index` checked as _rows checks it, to select from the whole tensor."""
+    parts = _index_parts(index, shape)
+    _rows(parts, shape)
+    return parts
 
 
 # ---------------------------------------------------------------- saving

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from warpcrypt.exceptions import InvalidArgument
-from warpcrypt.safetensors import Keys, PathLike, _load_bytes, _save_bytes, safe_open
+from warpcrypt.safetensors import Keys, PathLike, _load_bytes, _save_bytes, _sharded, safe_open
 from warpcrypt.safetensors import load_file as _load_file
 from warpcrypt.safetensors import save_file as _save_file
 
-__all__ = ["load", "load_file", "safe_open", "save", "save_file"]
+__all__ = ["load", "load_file", "load_state_dict", "safe_open", "save", "save_file", "save_state_dict"]
 
 
 def _arrays(tensor_dict: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -56,3 +56,23 @@ def load_file(filename: PathLike, *, keys: Keys = None) -> dict[str, Any]:
 def load(data: bytes, *, keys: Keys = None) -> dict[str, Any]:
     """Every tensor of a file held in `data`, as a NumPy array."""
     return _load_bytes(data, keys, "np")
+
+
+def save_state_dict(state_dict: Mapping[str, Any], folder: PathLike, *, keys: Keys,
+                    max_shard_size: int | str = _sharded.DEFAULT_MAX_SHARD_SIZE,
+                    metadata: Mapping[str, str] | None = None) -> None:
+    """Writes the arrays to `folder` as a sharded checkpoint, laid out as
+    ``huggingface_hub.save_torch_state_dict`` lays one out: shards of at
+    most `max_shard_size` (bytes, or "5GB", "500MiB") and
+    ``model.safetensors.index.json``, or ``model.safetensors`` alone where
+    one shard holds them all. With `keys` each shard is a CryptoTensors file
+    bound to the index (a shard swapped, renamed, dropped or taken from
+    another checkpoint, or an index edited, is refused on loading)."""
+    _sharded.save(_arrays(state_dict), folder, keys=keys, max_shard_size=max_shard_size, metadata=metadata,
+                  shard_metadata={})
+
+
+def load_state_dict(folder: PathLike, *, keys: Keys = None) -> dict[str, Any]:
+    """Every array of the checkpoint in `folder` (or of its index file, or
+    of one .safetensors file), every shard read at once."""
+    return _sharded.load(folder, keys=keys, framework="np", device="cpu")
