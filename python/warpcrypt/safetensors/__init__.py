@@ -48,7 +48,8 @@ from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsup
 __all__ = ["RawTensor", "TensorSlice", "generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], None]
+# A JWK Set, JWKs, a key file's path, "env" or "env:NAME" (warpcrypt._tensor_keys).
+Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], str, "os.PathLike[str]", None]
 DeviceSpec = Union[str, int, Any]
 # progress(bytes done, bytes total) of tensor data, called as pieces complete.
 Progress = Callable[[int, int], None]

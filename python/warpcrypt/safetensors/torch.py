@@ -61,7 +61,7 @@ def _shared_groups(tensors: Mapping[str, Any]) -> list[list[str]]:
     the meta device have no memory: there, names of one tensor object (a
     model's tied weights, from ``state_dict(keep_vars=True)``) are shared."""
     by_storage: dict[tuple[Any, int, int], list[str]] = collections.defaultdict(list)
-    groups = []
+    groups: list[list[str]] = []
     meta: dict[int, list[str]] = collections.defaultdict(list)
     for name, tensor in tensors.items():
         if tensor.device.type == "meta":
