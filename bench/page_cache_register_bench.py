@@ -18,6 +18,7 @@ import concurrent.futures
 import json
 import mmap
 import os
+import subprocess
 import time
 
 import numpy
@@ -123,7 +124,9 @@ def main() -> None:
         print(json.dumps(row))
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"device": torch.cuda.get_device_name(0), "gib": args.gib, "rows": rows}, out, indent=1)
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
+            json.dump({"device": torch.cuda.get_device_name(0), "gib": args.gib, "date": time.strftime("%Y-%m-%d"),
+                       "commit": commit.strip(), "rows": rows}, out, indent=1)
 
 
 if __name__ == "__main__":

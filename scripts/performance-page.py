@@ -694,6 +694,68 @@ def safetensors(notes: LabNotes) -> list[str]:
     ]
 
 
+SHARDED_RUN = "safetensors_h200_dec535d.json"
+REGISTER_RUN = "page_cache_register_h200_dec535d.json"
+SHARDED_OPS = [
+    ("load to cuda:0: warpcrypt", "load to cuda:0, warpcrypt (encrypted, one file)"),
+    ("load to cuda:0: warpcrypt, sharded checkpoint (5 GB shards)",
+     "load to cuda:0, warpcrypt `load_state_dict`, sharded (5 GB shards)"),
+    ("load to cuda:0: warpcrypt, no decryption (plain file)", "load to cuda:0, warpcrypt, plain file"),
+    ("load to cuda:0: safetensors", "load to cuda:0, `safetensors.torch.load_file` (plain)"),
+    ("load to cuda:0: cryptotensors", "load to cuda:0, `cryptotensors.torch.load_file`"),
+    ("load to cpu: warpcrypt", "load to cpu, warpcrypt (encrypted)"),
+    ("load to cpu: cryptotensors", "load to cpu, `cryptotensors.torch.load_file`"),
+    ("save: warpcrypt from GPU tensors", "save from CUDA tensors, warpcrypt"),
+    ("save: safetensors from GPU tensors", "save from CUDA tensors, `safetensors.torch.save_file`"),
+    ("save: cryptotensors from host tensors", "save from host tensors, `cryptotensors.torch.save_file`"),
+]
+
+
+def safetensors_sharded(notes: LabNotes) -> list[str]:
+    """The run that measured sharded checkpoints, slices and registering
+    the page cache with CUDA."""
+    run = load(SHARDED_RUN)
+    rows = run["rows"]
+    (device, gpus, cores, date, commit), = {(r["device"], r["gpus"], r["cores"], r["date"], r["commit"]) for r in rows}
+    sizes = sorted({r["gib"] for r in rows if not r["operation"].startswith("get_slice")})
+    body = []
+    for op, label in SHARDED_OPS:
+        row = [label]
+        for g in sizes:
+            hit = [r for r in rows if r["operation"] == op and r["gib"] == g]
+            row.append(f"{hit[0]['seconds']:.3f} s, {gbs(hit[0]['gb_per_s'])} GB/s" if hit else "—")
+        body.append(row)
+    slices = [r for r in rows if r["operation"].startswith("get_slice")]
+    reg = load(REGISTER_RUN)
+    reads = [r["GBps"] for r in reg["rows"] if r["way"] == "read into pinned slots"]
+    registered = [r for r in reg["rows"] if r["way"] == "register the mapping"]
+    return [
+        "### Sharded checkpoints, slices, and the page cache registered",
+        "",
+        f"`docs/bench/{SHARDED_RUN}`: {device}, {gpus} GPU, {cores} cores, {date}, commit {commit}; {run['source']}."
+        " Best of 2, files in /dev/shm, bf16 weights in 32 tensors.",
+        "",
+        *table(["operation"] + [gib(g) for g in sizes], body),
+        "",
+        "`get_slice` of a quarter of a 1 GiB bf16 tensor (rows [n/4, n/2)), encrypted in 2 MiB chunks, with"
+        " the share of the tensor's bytes the process read for it (`rchar` of /proc/self/io): "
+        + "; ".join(f"{r['operation'].split(': ')[0].replace('get_slice of a quarter to ', 'to ')}"
+                    f" {r['seconds']:.3f} s, {r['operation'].split('(')[1].rstrip(')')}" for r in slices) + ".",
+        "",
+        f"Registering the page cache's pages with CUDA instead of reading them (`docs/bench/{REGISTER_RUN}`,"
+        f" {reg['device']}, {reg['date']}, commit {reg['commit']}, {gib(reg['gib'])} in /dev/shm): registering"
+        f" took {min(r['register_s'] for r in registered):.2f}–{max(r['register_s'] for r in registered):.2f} s,"
+        f" the copies from the registered mapping then ran at {gbs(min(r['copy_GBps'] for r in registered))} GB/s,"
+        f" {gbs(min(r['GBps'] for r in registered))}–{gbs(max(r['GBps'] for r in registered))} GB/s in all,"
+        f" against {gbs(min(reads))}–{gbs(max(reads))} GB/s for the loader's readers into pinned slots."
+        " Pinning the pages costs more than copying them.",
+        "",
+        "Reproduce: `scripts/gpu-check.sh safetensors-bench` (bench/safetensors_bench.py and"
+        " bench/page_cache_register_bench.py).",
+        "",
+    ]
+
+
 # -- the page and the README's table ---------------------------------------
 
 def page(notes: LabNotes) -> str:
@@ -708,7 +770,7 @@ def page(notes: LabNotes) -> str:
         "",
     ]
     for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, gpu_host_data, aead_staging, cli_before_after, python, dask,
-                 safetensors):
+                 safetensors, safetensors_sharded):
         lines += area(notes)
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -720,7 +782,7 @@ def readme_table(notes: LabNotes) -> str:
     b = load("engine_backends_h100.json")
     d = load("dask_h100.json")
     dask_date = notes.grab("Dask: `encrypt_files`", r", (\d{4}-\d\d-\d\d)\)")
-    st = [r for r in load("safetensors_h200.json")["rows"]]
+    st = [r for r in load(SHARDED_RUN)["rows"]]
     big = max(r["gib"] for r in st)
     op = {r["operation"]: r for r in st if r["gib"] == big}
     best_dask = max(d["results"], key=lambda r: r["median_gb_per_s"])
