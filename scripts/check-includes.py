@@ -7,22 +7,30 @@ breaks the dependency rule of docs/architecture.md:
 A layer may include its own folder and the folders below it; a backend only
 core; nothing includes a backend (everything reaches them through the
 tables of core/backend_tables.h); the CLI and the Python binding only the public
-headers of include/. Two rules keep who reaches what:
+headers of include/. (The build checks the same rule for calls: each layer
+links alone on the layers below it, src/CMakeLists.txt.) These rules keep who
+reaches what:
 
 - third-party headers: OpenSSL and libsodium only in backends/cpu (the CPU
   backend and the host-crypto provider), CUDA's only in backends/cuda,
   CLI11 only in the CLI and nanobind only in the Python binding, but for
   the files THIRD_PARTY_EXCEPTIONS names, each with its reason;
-- tables: only the api and the engine name kCudaBackend (placement is
-  theirs), and only the api names kHostCrypto (the formats take their
-  HostCrypto, and so their randomness, from it);
+- tables: only the api and the engine name a backend's table, kCpuBackend
+  or kCudaBackend (placement is theirs; a format runs on the engine), and
+  only the api names kHostCrypto (the formats take their HostCrypto, and so
+  their randomness, from it);
 - placement: in the library, only src/engine/placement.cpp reads or sets
   wc_options' placement fields (backend, threads, devices, streams, chunk
   size), so that where work runs is decided in one place; wc_options_init
   sets their defaults;
-- the environment: every WARPCRYPT_ variable the library reads is in the
-  table of docs/architecture.md ("The environment"), and every variable of
-  that table is read where the table says;
+- the environment: every variable the library reads, whatever its name, is
+  in the table of docs/architecture.md ("The environment") with the file
+  that reads it, and every variable of that table is read where the table
+  says. A read is a getenv or secure_getenv of a literal or of a constant
+  of the same file, or a use of environ, which reads the names of the
+  file's constant arrays of names; a '*' in a name stands for any run of
+  characters, and a row that is no variable's name (`<plugin>_*`) for
+  names the code computes from environ;
 - the Python package's primitives: its modules draw random bytes only from
   the library's source (warpcrypt/_random.py) and compute MACs and KDFs only
   through the library, never with os.urandom, secrets, hmac or hashlib's
@@ -38,6 +46,7 @@ import argparse
 import re
 import sys
 from collections import Counter
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,7 +99,8 @@ THIRD_PARTY_EXCEPTIONS = {
 # Which layers may name a table, besides core, which declares it, and the
 # backend that defines it.
 TABLE_USERS = {
-    "kCudaBackend": ({"api", "engine"}, "cuda", "placement is the api's and the engine's"),
+    "kCpuBackend": ({"api", "engine"}, "cpu", "placement is the api's and the engine's; a format runs on the engine"),
+    "kCudaBackend": ({"api", "engine"}, "cuda", "placement is the api's and the engine's; a format runs on the engine"),
     "kHostCrypto": ({"api"}, "cpu", "the formats take their HostCrypto, and so their randomness, from the api"),
 }
 # The wc_options fields that place work, and the files that may touch them.
@@ -193,24 +203,102 @@ def placement_failures():
 
 
 ENV_TABLE = ROOT / "docs" / "architecture.md"
-ENV_READ = re.compile(r'getenv\("(WARPCRYPT_\w+)"\)')
-ENV_ROW = re.compile(r"^\| `(WARPCRYPT_\w+)(?:=[^`]*)?` \| `([^`]+)` \|", re.MULTILINE)
+ENV_SECTION = re.compile(r"^### The environment\n(.*?)(?=^#)", re.MULTILINE | re.DOTALL)
+# A read of the environment: a call of getenv or secure_getenv (std:: or
+# not), or a use of environ but its declaration. The variable a call reads is
+# its literal, or a constant of the same file bound to one (`constexpr const
+# char *kName = "NAME"`, `kName{"NAME"}`) or an array of them (`kNames[] =
+# {"HOME", "LC_*"}`, '*' standing for any run of characters); those a file
+# takes from environ are the names of its arrays.
+ENV_CALL = re.compile(r"\b(?:secure_)?getenv\s*\(")
+ENVIRON = re.compile(r"^(?!\s*extern\b).*?\b((?:__)?environ)\b", re.MULTILINE)
+VARIABLE = r"[A-Z_][A-Z0-9_*]*"
+LITERAL = re.compile(r'"([^"\\]*)"')
+CONSTANT = re.compile(r"(?:\w+::)*(\w+)(?:\[[^]]*\])?")
+NAME_CONSTANT = re.compile(r'\b(\w+)(?:\[\w*\])?\s*(?:=\s*|\{\s*)"(' + VARIABLE + r')"\s*[;}]')
+NAME_ARRAY = re.compile(r"\b(\w+)\s*\[\w*\]\s*=?\s*\{([^{}]*)\}\s*;")
+STRING = re.compile(r'"([^"\\]*)"')
+
+
+def environment_table() -> dict[str, set[str]]:
+    """The variables of the environment table, each with the files that read it."""
+    section = ENV_SECTION.search(ENV_TABLE.read_text(encoding="utf-8"))
+    table: dict[str, set[str]] = {}
+    for row in (section.group(1) if section else "").splitlines():
+        cells = row.strip().strip("|").split("|")
+        if len(cells) < 2:
+            continue
+        readers = set(re.findall(r"`([^`]+)`", cells[1]))
+        for variable in re.findall(r"`([^`=]+)(?:=[^`]*)?`", cells[0]):
+            table.setdefault(variable, set()).update(readers)
+    return table
+
+
+def call_argument(code: str, start: int) -> str:
+    """The argument of the call whose parenthesis opens at `start`."""
+    depth = 0
+    for end in range(start, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[end], 0)
+        if depth == 0:
+            return code[start + 1:end].strip()
+    return code[start + 1:].strip()
+
+
+def environment_reads(code: str):
+    """(line, variable or None, how) for each read of the environment in a
+    file's code; None where the checker cannot tell which variable it is."""
+    constants = {name: [variable] for name, variable in NAME_CONSTANT.findall(code)}
+    arrays = {}
+    for name, body in NAME_ARRAY.findall(code):
+        names = STRING.findall(body)
+        if names and all(re.fullmatch(VARIABLE, variable) for variable in names):
+            arrays[name] = names
+    constants.update(arrays)
+    for match in ENV_CALL.finditer(code):
+        argument = call_argument(code, match.end() - 1)
+        literal, constant = LITERAL.fullmatch(argument), CONSTANT.fullmatch(argument)
+        variables = [literal.group(1)] if literal else constants.get(constant.group(1)) if constant else None
+        for variable in variables or [None]:
+            yield line_of(code, match.start()), variable, f"getenv({argument})"
+    environ = ENVIRON.search(code)
+    if environ:
+        line = line_of(code, environ.start(1))
+        for variable in [variable for names in arrays.values() for variable in names] or [None]:
+            yield line, variable, environ.group(1)
 
 
 def environment_failures():
-    table = {variable: where for variable, where in ENV_ROW.findall(ENV_TABLE.read_text(encoding="utf-8"))}
-    read: dict[str, str] = {}
+    table = environment_table()
+    read: set[tuple[str, str]] = set()
+    environ_readers: set[str] = set()
     for name, text in sources():
         if not name.startswith("src/"):
             continue
         code = COMMENT.sub(lambda comment: re.sub(r"[^\n]", " ", comment.group(0)), text)
-        for match in ENV_READ.finditer(code):
-            read[match.group(1)] = name
-            if table.get(match.group(1)) != name:
-                yield f"{name}:{line_of(code, match.start())}: {match.group(1)}: not in the environment table of " + \
-                    "docs/architecture.md as read here"
-    for variable in sorted(set(table) - set(read)):
-        yield f"docs/architecture.md: {variable}: the environment table lists it, and no code in src/ reads it"
+        missing: dict[tuple[int, str], list[str]] = {}
+        for line, variable, how in environment_reads(code):
+            if how.endswith("environ"):
+                environ_readers.add(name)
+            if variable is None:
+                yield f"{name}:{line}: {how}: the checker cannot tell which variable it reads: name it by a " + \
+                    "literal, or a constant of this file (an array of names for environ)"
+            elif (name, variable) not in read:
+                read.add((name, variable))
+                if not any(name in readers and fnmatchcase(variable, row) for row, readers in table.items()):
+                    missing.setdefault((line, how), []).append(variable)
+        for (line, how), variables in missing.items():
+            yield f"{name}:{line}: {how}: {', '.join(variables)}: not in the environment table of " + \
+                "docs/architecture.md as read here"
+    for row, readers in sorted(table.items()):
+        for reader in sorted(readers):
+            # A row that is no variable's name (`<plugin>_*`) stands for
+            # names the code computes, from what it reads of environ.
+            if re.fullmatch(VARIABLE, row):
+                found = any(fnmatchcase(variable, row) for file, variable in read if file == reader)
+            else:
+                found = reader in environ_readers
+            if not found:
+                yield f"docs/architecture.md: {row}: the environment table says {reader} reads it, and it does not"
 
 
 PYTHON_PACKAGE = ROOT / "python" / "warpcrypt"

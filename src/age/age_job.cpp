@@ -235,20 +235,8 @@ wc_status decrypt_binary(const HostCrypto &crypto, const wc_options &options, st
 wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
                          bool armor, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   if (recipients.empty()) return fail(monitor, WC_ERR_INVALID_ARGUMENT, "an age file needs at least one recipient");
-  const bool passphrase = std::any_of(recipients.begin(), recipients.end(),
-                                      [](const Recipient &r) { return r.type == KeyType::scrypt; });
-  if (passphrase && recipients.size() != 1) {
-    return fail(monitor, WC_ERR_INVALID_ARGUMENT, "a passphrase cannot be combined with other recipients");
-  }
-  // age 1.3's rule: a post-quantum recipient beside a classical one would
-  // leave the file key open to a quantum computer through the classical
-  // stanza.
-  const size_t hybrid = static_cast<size_t>(std::count_if(
-      recipients.begin(), recipients.end(), [](const Recipient &r) { return r.type == KeyType::hybrid; }));
-  if (hybrid != 0 && hybrid != recipients.size()) {
-    return fail(monitor, WC_ERR_INVALID_ARGUMENT,
-                "post-quantum (age1pq1) recipients cannot be combined with classical ones: the file would be open to "
-                "a quantum computer");
+  if (const char *detail = nullptr; check_recipients(recipients, &detail) != WC_OK) {
+    return fail(monitor, WC_ERR_INVALID_ARGUMENT, detail);
   }
   Endpoint in;
   Endpoint out;

@@ -4,7 +4,7 @@
 #include <array>
 #include <cctype>
 
-#include "age/age_keys.h"
+#include "age/key.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {

@@ -3,7 +3,7 @@
 // state machines, recipient-v1 (wrap a file key) and identity-v1 (unwrap
 // one), fed what the plugin writes and answering what the client writes
 // back. Running the plugin's program is age_plugin_process's business; the
-// keys that name a plugin are age_keys'.
+// keys that name a plugin are keys/plugin_key.cpp's.
 //
 // Everything a plugin writes is hostile until proven otherwise: lines,
 // stanza bodies and a session's whole output are bounded, every stanza is

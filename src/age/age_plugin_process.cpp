@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <ctime>
@@ -61,6 +62,57 @@ class HeldSigpipe {
   bool was_pending_ = false;
 };
 
+// What a plugin sees of the environment (docs/age.md, "What a plugin
+// sees"): what age's plugins need to find their programs, files, devices
+// and the user, and no more, so that a secret some other program keeps in
+// a variable (a token, an exported passphrase) reaches no plugin. A name
+// ending in '*' passes every variable it begins.
+constexpr std::string_view kPluginEnvironment[] = {
+    "PATH",                      // the programs a plugin runs in turn (pinentry, a TPM's tools)
+    "HOME",                      // its configuration and key files under the home directory
+    "USER", "LOGNAME",           // whose keys and devices: prompts and per-user state
+    "LANG", "LC_*",              // the language and character set it talks to the user in
+    "TZ",                        // the times it writes
+    "TMPDIR",                    // where it may put a temporary file
+    "TERM",                      // a prompt of its own on the terminal
+    "XDG_RUNTIME_DIR",           // the sockets of per-user services (pcscd, a TPM's resource manager)
+    "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",  // where it keeps its files, if not under HOME
+    "DISPLAY", "WAYLAND_DISPLAY",  // a graphical PIN prompt
+    "DBUS_SESSION_BUS_ADDRESS",  // a notification to touch a security key
+    "AGEDEBUG",                  // age's debugging switch, which plugins built on age's Go package read
+};
+
+// A plugin's own settings: the variables named after it, its name in upper
+// case with '_' for "+-.", then '_' (WCTEST_MODE for age-plugin-wctest).
+std::string own_variable_prefix(std::string_view plugin) {
+  std::string prefix;
+  for (char c : plugin) {
+    const auto byte = static_cast<unsigned char>(c);
+    prefix += std::isalnum(byte) ? static_cast<char>(std::toupper(byte)) : '_';
+  }
+  return prefix + '_';
+}
+
+bool passes_to_plugin(std::string_view variable, std::string_view own_prefix) {
+  if (variable.starts_with(own_prefix)) return true;
+  return std::any_of(std::begin(kPluginEnvironment), std::end(kPluginEnvironment), [variable](std::string_view name) {
+    return name.ends_with('*') ? variable.starts_with(name.substr(0, name.size() - 1)) : variable == name;
+  });
+}
+
+// The "NAME=value" entries of our environment that pass to `plugin`, then
+// the null that ends them.
+std::vector<char *> plugin_environment(std::string_view plugin) {
+  const std::string own_prefix = own_variable_prefix(plugin);
+  std::vector<char *> passed;
+  for (char **entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text = *entry;
+    if (passes_to_plugin(text.substr(0, text.find('=')), own_prefix)) passed.push_back(*entry);
+  }
+  passed.push_back(nullptr);
+  return passed;
+}
+
 // The plugin's program: the first executable `name` in an absolute folder
 // of PATH. An empty or relative entry names the working directory, where
 // another user may have planted a program, so it is passed over, as Go's
@@ -106,7 +158,7 @@ class PluginProcess {
     }
   }
 
-  wc_status start(const std::string &program, std::string_view protocol, const char **detail) {
+  wc_status start(const std::string &plugin, std::string_view protocol, const char **detail) {
     int in[2] = {-1, -1};
     int out[2] = {-1, -1};
     if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
@@ -130,10 +182,12 @@ class PluginProcess {
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&attributes, &none);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+    std::string program = "age-plugin-" + plugin;
     const std::optional<std::string> found = find_program(program);
-    char *const argv[] = {const_cast<char *>(program.c_str()), flag.data(), nullptr};
+    char *const argv[] = {program.data(), flag.data(), nullptr};
+    const std::vector<char *> environment = plugin_environment(plugin);
     const int error =
-        found ? posix_spawn(&pid_, found->c_str(), &actions, &attributes, argv, environ) : ENOENT;
+        found ? posix_spawn(&pid_, found->c_str(), &actions, &attributes, argv, environment.data()) : ENOENT;
     posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close(in[0]);
@@ -224,24 +278,23 @@ class PluginProcess {
 
 // The distinct plugin names of `keys`, in the order they first appear.
 template <typename Key>
-std::vector<std::string> plugins_of(std::span<const Key> keys) {
+std::vector<std::string> plugins_of(std::span<const Key *const> keys) {
   std::vector<std::string> names;
-  for (const Key &key : keys) {
-    if (key.type == KeyType::plugin && std::find(names.begin(), names.end(), key.plugin) == names.end()) {
-      names.push_back(key.plugin);
-    }
+  for (const Key *key : keys) {
+    if (std::find(names.begin(), names.end(), key->plugin) == names.end()) names.push_back(key->plugin);
   }
   return names;
 }
 
 // The encodings of `plugin`'s keys, and the ui of the first of them.
 template <typename Key>
-std::vector<std::string> encodings_of(std::span<const Key> keys, const std::string &plugin, wc_age_plugin_ui *ui) {
+std::vector<std::string> encodings_of(std::span<const Key *const> keys, const std::string &plugin,
+                                      wc_age_plugin_ui *ui) {
   std::vector<std::string> encodings;
-  for (const Key &key : keys) {
-    if (key.type != KeyType::plugin || key.plugin != plugin) continue;
-    if (encodings.empty()) *ui = key.plugin_ui;
-    encodings.push_back(key.encoding);
+  for (const Key *key : keys) {
+    if (key->plugin != plugin) continue;
+    if (encodings.empty()) *ui = key->plugin_ui;
+    encodings.push_back(key->encoding);
   }
   return encodings;
 }
@@ -254,13 +307,13 @@ void wipe_all(std::vector<std::string> *texts) {
 
 wc_status run_plugin(PluginSession &session, std::string_view protocol, const char **detail) {
   PluginProcess process;
-  wc_status status = process.start("age-plugin-" + session.name(), protocol, detail);
+  wc_status status = process.start(session.name(), protocol, detail);
   if (status != WC_OK) return status;
   const HeldSigpipe held;
   return process.converse(session, detail);
 }
 
-wc_status wrap_with_plugins(std::span<const Recipient> recipients, const FileKey &file_key,
+wc_status wrap_with_plugins(std::span<const Recipient *const> recipients, const FileKey &file_key,
                             std::vector<Stanza> *stanzas, const char **detail) {
   for (const std::string &plugin : plugins_of(recipients)) {
     wc_age_plugin_ui ui{};
@@ -272,20 +325,20 @@ wc_status wrap_with_plugins(std::span<const Recipient> recipients, const FileKey
   return WC_OK;
 }
 
-wc_status unwrap_with_plugins(std::span<const Identity> identities, const Header &header, FileKey *file_key,
+wc_status unwrap_with_plugins(std::span<const Identity *const> identities, const Header &header, FileKey *file_key,
                               const char **detail) {
   for (const std::string &plugin : plugins_of(identities)) {
     wc_age_plugin_ui ui{};
     std::vector<std::string> encodings = encodings_of(identities, plugin, &ui);
     PluginIdentitySession session(plugin, ui, encodings, header);
     wipe_all(&encodings);
-    const wc_status status = run_plugin(session, "identity-v1", detail);
+    const char *why = nullptr;
+    const wc_status status = run_plugin(session, "identity-v1", &why);
     if (status == WC_ERR_NO_IDENTITY) continue;
-    if (status != WC_OK) return status;
+    if (status != WC_OK) return fail(status, detail, why);
     file_key->bytes = session.file_key().bytes;
     return WC_OK;
   }
-  *detail = "no age plugin identity matched a recipient";
   return WC_ERR_NO_IDENTITY;
 }
 

@@ -2,7 +2,8 @@
 // age-plugin-NAME found on PATH, started without a shell with
 // --age-plugin=PROTOCOL, its standard input and output the conversation's
 // pipes and its standard error the caller's, so that what a plugin says of
-// its own failures reaches the user.
+// its own failures reaches the user. Its environment is only what age's
+// plugins need (kPluginEnvironment in age_plugin_process.cpp).
 #pragma once
 
 #include <chrono>
@@ -10,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "age/age_keys.h"
 #include "age/age_plugin.h"
+#include "age/key.h"
 
 namespace warpcrypt::age {
 
@@ -29,17 +30,17 @@ inline constexpr std::chrono::milliseconds kPluginExitGrace{1000};
 // on this thread alone while it writes.
 wc_status run_plugin(PluginSession &session, std::string_view protocol, const char **detail);
 
-// Appends the stanzas of every plugin among `recipients`, each plugin run
-// once (recipient-v1) for all of its recipients, in the order the plugins
-// first appear. Other recipients are skipped.
-wc_status wrap_with_plugins(std::span<const Recipient> recipients, const FileKey &file_key,
+// Appends the stanzas of every plugin of `recipients` (all plugin
+// recipients), each plugin run once (recipient-v1) for all of its
+// recipients, in the order the plugins first appear.
+wc_status wrap_with_plugins(std::span<const Recipient *const> recipients, const FileKey &file_key,
                             std::vector<Stanza> *stanzas, const char **detail);
-// Offers the header to every plugin among `identities` (identity-v1), each
-// run once for all of its identities, until one returns a file key, which
-// is not yet checked against the header's MAC. WC_ERR_NO_IDENTITY where
-// none does (or there is no plugin identity); a plugin's failure ends the
-// search.
-wc_status unwrap_with_plugins(std::span<const Identity> identities, const Header &header, FileKey *file_key,
+// Offers the header to every plugin of `identities` (all plugin
+// identities, identity-v1), each run once for all of its identities, until
+// one returns a file key, which is not yet checked against the header's
+// MAC. WC_ERR_NO_IDENTITY, *detail untouched, where none does; a plugin's
+// failure ends the search.
+wc_status unwrap_with_plugins(std::span<const Identity *const> identities, const Header &header, FileKey *file_key,
                               const char **detail);
 
 }  // namespace warpcrypt::age

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "age/age_keys.h"
+#include "age/key.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {
@@ -186,7 +186,7 @@ wc_status hybrid_wrap(const HostCrypto &crypto, std::span<const uint8_t> public_
       hybrid_encapsulate(crypto, public_key.first<kHybridPublicKeyLen>(), encapsulation, shared_secret, detail);
   if (status == WC_OK) status = hpke_key_schedule(crypto, shared_secret, bytes_of(kHpkeInfo), key.bytes, nonce);
   secure_wipe(shared_secret.data(), shared_secret.size());
-  if (status == WC_OK) status = seal_file_key(key.bytes, nonce, file_key, &wrapped);
+  if (status == WC_OK) status = seal_file_key(crypto, key.bytes, nonce, file_key, &wrapped);
   if (status != WC_OK) return status;
   stanza->type = kHybridStanzaType;
   stanza->args = {encode_base64(encapsulation)};
@@ -218,7 +218,7 @@ wc_status hybrid_unwrap(const HostCrypto &crypto, std::span<const uint8_t, kHybr
   std::array<uint8_t, 12> nonce{};
   if (status == WC_OK) status = hpke_key_schedule(crypto, shared_secret, bytes_of(kHpkeInfo), key.bytes, nonce);
   secure_wipe(shared_secret.data(), shared_secret.size());
-  if (status == WC_OK) status = open_file_key(key.bytes, nonce, stanza.body, file_key);
+  if (status == WC_OK) status = open_file_key(crypto, key.bytes, nonce, stanza.body, file_key);
   // ML-KEM's implicit rejection makes another recipient's stanza fail here.
   return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
 }

@@ -1,4 +1,5 @@
-// age's SSH recipient types, as agessh defines them and C2SP's age.md
+// What age's two SSH key types (keys/ssh_ed25519_key.cpp,
+// keys/ssh_rsa_key.cpp) share, as agessh defines them and C2SP's age.md
 // describes them:
 //
 //   -> ssh-ed25519 TAG SHARE   the file key under ChaCha20-Poly1305, keyed
@@ -12,26 +13,41 @@
 // passphrase is asked for only when a stanza names its key.
 #pragma once
 
+#include <string>
 #include <string_view>
 
-#include "age/age_keys.h"
+#include "age/key.h"
 
 namespace warpcrypt::age {
 
-// Whether `text` begins as an SSH public key line does (ssh-..., ecdsa-sha2-...,
-// sk-...), so that a key type age does not use is refused by name.
-bool is_ssh_public_key_line(std::string_view text);
-// "ssh-ed25519 AAAA... comment" or "ssh-rsa AAAA..." to a recipient.
-wc_status parse_ssh_recipient(std::string_view text, Recipient *recipient, const char **detail);
-// An OpenSSH private key file to an identity; an encrypted one is opened
-// only when a stanza names it (Identity::ask_ssh_passphrase).
-wc_status parse_ssh_identity(std::string_view text, Identity *identity, const char **detail);
+// The first line of an OpenSSH private key file: both types' identities.
+inline constexpr std::string_view kSshIdentityPrefix = "-----BEGIN";
 
-// As wrap and try_unwrap (age_keys.cpp) for KeyType::ssh: WC_ERR_NO_IDENTITY
-// for a stanza of another type or key; a stanza that names this key and
-// does not open with it is WC_ERR_AUTH (age fails there too).
-wc_status wrap_ssh(const HostCrypto &crypto, const Recipient &recipient, const FileKey &file_key, Stanza *stanza,
-                   const char **detail);
+// "ssh-ed25519 AAAA... comment" or "ssh-rsa AAAA..." to a recipient of its
+// key's type.
+wc_status parse_ssh_recipient(std::string_view text, Recipient *recipient, const char **detail);
+// An OpenSSH private key file to an identity of its key's type; an
+// encrypted one is opened only when a stanza names it
+// (Identity::ask_ssh_passphrase).
+wc_status parse_ssh_identity(std::string_view text, Identity *identity, const char **detail);
+// The key line without a comment, which parse_ssh_recipient reads back.
+wc_status format_ssh_recipient(const Recipient &recipient, std::string *text);
+// The key file's public key, which is in clear whether or not its private
+// part is encrypted.
+wc_status ssh_recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
+
+// The stanza's first argument: which SSH key it is for.
+wc_status ssh_key_tag(const HostCrypto &crypto, const SshPublicKey &key, std::string *tag);
+// The private key of an identity's file, asking for its passphrase when
+// the file is encrypted: WC_ERR_NO_IDENTITY (and *detail) where there is
+// no way to ask.
+wc_status open_ssh_identity(const HostCrypto &crypto, const Identity &identity, SshPrivateKey *key,
+                            const char **detail);
+
+// One stanza with an SSH identity, as its type's entry opens it:
+// WC_ERR_NO_IDENTITY for a stanza of another type or key; a stanza that
+// names this key and does not open with it is WC_ERR_AUTH (age fails there
+// too).
 wc_status unwrap_ssh(const HostCrypto &crypto, const Identity &identity, const Stanza &stanza, FileKey *file_key,
                      const char **detail);
 

@@ -4,8 +4,6 @@
 #include <optional>
 
 #include "age/age_format.h"
-#include "core/backend_tables.h"
-#include "core/cipher_registry.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::age {
@@ -69,21 +67,6 @@ std::optional<std::vector<uint8_t>> decode_padded_base64(std::string_view text) 
   return decode_base64(text);
 }
 
-// What an SSH key type age does not use is, for the message.
-const char *unsupported_key_type(std::string_view type) {
-  if (type == "ssh-dss") return "DSA SSH keys are not age recipients (age uses ssh-ed25519 and ssh-rsa only)";
-  if (type.starts_with("ecdsa-sha2-")) {
-    return "ECDSA SSH keys are not age recipients (age uses ssh-ed25519 and ssh-rsa only)";
-  }
-  if (type.starts_with("sk-")) {
-    return "security-key (sk-) SSH keys are not age recipients (age uses ssh-ed25519 and ssh-rsa only)";
-  }
-  if (type.find("-cert-v01@openssh.com") != std::string_view::npos) {
-    return "SSH certificates are not age recipients (use the plain ssh-ed25519 or ssh-rsa key)";
-  }
-  return nullptr;
-}
-
 // The key in an SSH public key blob, which must be nothing but the key.
 wc_status parse_key_blob(std::span<const uint8_t> blob, SshPublicKey *key, const char **detail) {
   WireReader reader(blob);
@@ -120,7 +103,7 @@ wc_status parse_key_blob(std::span<const uint8_t> blob, SshPublicKey *key, const
     key->rsa.e.assign(e->begin(), e->end());
     return WC_OK;
   }
-  if (const char *why = unsupported_key_type(text_of(*type))) return fail(WC_ERR_UNSUPPORTED, detail, why);
+  if (const char *why = unsupported_ssh_key_type(text_of(*type))) return fail(WC_ERR_UNSUPPORTED, detail, why);
   return fail(WC_ERR_FORMAT, detail, "unknown SSH key type");
 }
 
@@ -162,8 +145,8 @@ class WipeOnExit {
   std::vector<uint8_t> &bytes_;
 };
 
-// A cipher OpenSSH encrypts key files with: its name in this library's
-// registry, and its key and IV lengths.
+// A cipher OpenSSH encrypts key files with: its name to OpenSSL, and its
+// key length.
 struct KeyFileCipher {
   std::string_view ssh_name;
   const char *name;
@@ -194,21 +177,13 @@ wc_status decrypt_section(const HostCrypto &crypto, const OpensshKeyFile &file, 
   std::array<uint8_t, 32 + kAesBlock> key_iv{};
   const std::span<uint8_t> derived(key_iv.data(), cipher.key_len + kAesBlock);
   wc_status status = crypto.bcrypt_pbkdf(derived, passphrase, file.salt, file.rounds);
-  std::array<uint8_t, kAesBlock> iv{};
-  std::copy_n(derived.begin() + cipher.key_len, kAesBlock, iv.begin());
-  BackendCipher backend;
+  plain->resize(file.private_section.size());
   if (status == WC_OK) {
-    status =
-        kCpuBackend.make_cipher(&backend, *find_cipher(cipher.name), WC_DECRYPT, {derived.first(cipher.key_len), iv});
+    status = crypto.decrypt(*plain, cipher.name, derived.first(cipher.key_len), derived.last(kAesBlock),
+                            file.private_section);
   }
   secure_wipe(key_iv.data(), key_iv.size());
-  if (status != WC_OK) return status;
-  plain->resize(file.private_section.size());
-  if (backend.random_access) {
-    // At the start of the stream the chain block is the IV (CBC reads it).
-    return backend.random_access->transform_at(0, iv.data(), file.private_section.data(), plain->data(), plain->size());
-  }
-  return backend.sequential->transform_next(file.private_section.data(), plain->data(), plain->size());
+  return status;
 }
 
 // The key inside a private section in clear: two equal check integers (a
@@ -275,6 +250,24 @@ wc_status parse_private_section(std::span<const uint8_t> section, size_t block, 
 }
 
 }  // namespace
+
+bool is_ssh_public_key_line(std::string_view text) {
+  return text.starts_with("ssh-") || text.starts_with("ecdsa-sha2-") || text.starts_with("sk-");
+}
+
+const char *unsupported_ssh_key_type(std::string_view type) {
+  if (type == "ssh-dss") return "DSA SSH keys are not age recipients (age uses ssh-ed25519 and ssh-rsa only)";
+  if (type.starts_with("ecdsa-sha2-")) {
+    return "ECDSA SSH keys are not age recipients (age uses ssh-ed25519 and ssh-rsa only)";
+  }
+  if (type.starts_with("sk-")) {
+    return "security-key (sk-) SSH keys are not age recipients (age uses ssh-ed25519 and ssh-rsa only)";
+  }
+  if (type.find("-cert-v01@openssh.com") != std::string_view::npos) {
+    return "SSH certificates are not age recipients (use the plain ssh-ed25519 or ssh-rsa key)";
+  }
+  return nullptr;
+}
 
 SshPrivateKey::~SshPrivateKey() { secure_wipe(ed25519_seed.data(), ed25519_seed.size()); }
 OpensshKeyFile::~OpensshKeyFile() { secure_wipe(private_section.data(), private_section.size()); }

@@ -64,6 +64,13 @@ struct OpensshKeyFile {
   ~OpensshKeyFile();
 };
 
+// Whether `text` begins as an SSH public key line does (ssh-..., ecdsa-sha2-...,
+// sk-...), so that a key type age does not use is refused by name.
+bool is_ssh_public_key_line(std::string_view text);
+// Why an SSH key type age does not use (DSA, ECDSA, security keys,
+// certificates) is no age key, for the message; nullptr for any other.
+const char *unsupported_ssh_key_type(std::string_view type);
+
 // One line of an authorized_keys file or an -r argument: the key type, its
 // base64 blob, and an optional comment after a space. Options before the
 // type are refused, as age refuses them. WC_ERR_UNSUPPORTED (and *detail)

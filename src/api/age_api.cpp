@@ -259,7 +259,7 @@ wc_status wc_age_identities_add_with_prompt(wc_age_identities *identities, const
     const wc_status status = age::parse_identities_file(file, parsed, why);
     if (status != WC_OK || ask == nullptr) return status;
     for (age::Identity &identity : *parsed) {
-      if (identity.type != age::KeyType::ssh || !identity.ssh->encrypted()) continue;
+      if (!identity.ssh || !identity.ssh->encrypted()) continue;
       identity.ask_ssh_passphrase = [ask, context](std::vector<uint8_t> *passphrase) {
         passphrase->assign(WC_AGE_PASSPHRASE_MAX, 0);
         size_t len = 0;

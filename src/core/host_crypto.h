@@ -1,6 +1,7 @@
 // Host crypto: the primitives the formats and the API run on the host, a
 // few bytes at a time (random bytes, the KDFs, HMAC, digests, X25519,
-// Ed25519, RSA-OAEP), apart from the compute backends' bulk ciphers
+// Ed25519, RSA-OAEP, the sealing of a file key, an SSH key file's
+// decryption), apart from the compute backends' bulk ciphers
 // (core/backend_tables.h). The
 // formats take a HostCrypto from their caller and never reach kHostCrypto
 // themselves, so a test or a fuzzer hands them a seeded RandomSource and
@@ -133,6 +134,21 @@ struct HostCrypto {
   wc_status (*rsa_oaep_decrypt)(std::span<uint8_t> out, size_t *out_len, const RsaPrivateKey &key,
                                 const char *digest, std::span<const uint8_t> label,
                                 std::span<const uint8_t> ciphertext);
+  // ChaCha20-Poly1305 (RFC 8439) of one short message without associated
+  // data, as age wraps a file key: `sealed` is the ciphertext, then the
+  // 16-byte tag. Opening is WC_ERR_AUTH, writing nothing, where the tag does
+  // not match; both are WC_ERR_INVALID_ARGUMENT where the lengths differ by
+  // other than the tag.
+  wc_status (*chacha20_poly1305_seal)(std::span<uint8_t> sealed, std::span<const uint8_t, 32> key,
+                                      std::span<const uint8_t, 12> nonce, std::span<const uint8_t> message);
+  wc_status (*chacha20_poly1305_open)(std::span<uint8_t> message, std::span<const uint8_t, 32> key,
+                                      std::span<const uint8_t, 12> nonce, std::span<const uint8_t> sealed);
+  // Decrypts a short buffer (an OpenSSH key file's private section) with a
+  // cipher by OpenSSL's name ("aes-256-ctr", "aes-256-cbc"), no padding;
+  // `out` is as long as `in`. WC_ERR_INVALID_ARGUMENT for a cipher, key or
+  // IV length it refuses, or CBC over a part of a block.
+  wc_status (*decrypt)(std::span<uint8_t> out, const char *cipher, std::span<const uint8_t> key,
+                       std::span<const uint8_t> iv, std::span<const uint8_t> in);
   // `openssl enc -a`'s base64, byte for byte: encoding writes lines of 64
   // characters, each ending in LF, or with `one_line` (-A) one line and no
   // LF; decoding ignores line breaks and spaces. Null when out of memory.

@@ -81,8 +81,55 @@ def test_a_table_row_no_code_reads_fails(tree: Path) -> None:
         "| `WARPCRYPT_GONE=1` | `src/engine/placement.cpp` | nothing |\n| `WARPCRYPT_HYBRID_TRACE=1` |"))
     result = check(tree)
     assert result.returncode == 1
-    assert "WARPCRYPT_GONE: the environment table lists it, and no code in src/ reads it" in result.stdout
+    assert "WARPCRYPT_GONE: the environment table says src/engine/placement.cpp reads it, and it does not" \
+        in result.stdout
 
+
+
+@pytest.mark.parametrize("table", ["kCpuBackend", "kCudaBackend", "kHostCrypto"])
+@pytest.mark.parametrize("format_file", ["src/age/age_keys.cpp", "src/sealed/sealed_job.cpp"])
+def test_a_format_naming_a_table_fails(tree: Path, table: str, format_file: str) -> None:
+    target = tree / format_file
+    target.write_text(target.read_text() + f"\nconst void *table = &{table};\n")
+    result = check(tree)
+    assert result.returncode == 1
+    assert f"{format_file}:" in result.stdout and f"{table}: only api" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("read", [
+    'const char *home = std::getenv("HOME");',
+    'const char *home = secure_getenv("HOME");',
+    'constexpr const char *kHome = "HOME";\nconst char *home = getenv(kHome);',
+    'constexpr std::string_view kNames[] = {"HOME", "TERM"};\nvoid f() { for (char **e = environ; *e; ++e) {} }',
+])
+def test_any_variable_outside_the_table_fails(tree: Path, read: str) -> None:
+    target = tree / "src" / "engine" / "placement.cpp"
+    target.write_text(target.read_text() + f"\n{read}\n")
+    result = check(tree)
+    assert result.returncode == 1
+    assert "src/engine/placement.cpp:" in result.stdout
+    assert "HOME" in result.stdout and "not in the environment table" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("read", ["const char *value = std::getenv(name.c_str());",
+                                  "void f() { for (char **e = environ; *e; ++e) {} }"])
+def test_a_read_the_checker_cannot_name_fails(tree: Path, read: str) -> None:
+    target = tree / "src" / "engine" / "placement.cpp"
+    target.write_text(target.read_text() + f"\n{read}\n")
+    result = check(tree)
+    assert result.returncode == 1
+    assert "the checker cannot tell which variable it reads" in result.stdout, result.stdout
+
+
+def test_a_variable_read_where_the_table_says_passes(tree: Path) -> None:
+    table = tree / "docs" / "architecture.md"
+    table.write_text(table.read_text().replace(
+        "| `WARPCRYPT_HYBRID_TRACE=1` |",
+        "| `WARPCRYPT_TEST_VARIABLE` | `src/engine/placement.cpp` | a test's |\n| `WARPCRYPT_HYBRID_TRACE=1` |"))
+    target = tree / "src" / "engine" / "placement.cpp"
+    target.write_text(target.read_text() + '\nconstexpr char kName[] = "WARPCRYPT_TEST_VARIABLE";\n'
+                      "const char *value = std::getenv(kName);\n")
+    assert "WARPCRYPT_TEST_VARIABLE" not in check(tree).stdout
 
 
 @pytest.mark.parametrize("call", ["nonce = os.urandom(12)", "mac = hmac.digest(key, data, 'sha256')",

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "age/age_keys.h"
+#include "age/key_table.h"
 #include "support/bytes.h"
 #include "support/openssl_oracle.h"
 #include "support/test_environment.h"
@@ -353,6 +354,56 @@ std::vector<KeyCase> cases_with_files() {
 
 INSTANTIATE_TEST_SUITE_P(EveryType, AgeKeyTypes, ::testing::ValuesIn(kCases), case_name);
 INSTANTIATE_TEST_SUITE_P(EveryType, AgeKeyTypeFiles, ::testing::ValuesIn(cases_with_files()), case_name);
+
+// ---- the table -------------------------------------------------------------------
+
+// A type added to the table without a case above fails here, so every type
+// goes through every call.
+TEST(AgeKeyTable, EveryTypeHasItsEntryAndACase) {
+  for (const age::KeyTypeEntry *entry : age::key_types()) {
+    EXPECT_EQ(&age::key_type(entry->type), entry) << entry->name;
+    EXPECT_TRUE(std::any_of(std::begin(kCases), std::end(kCases),
+                            [entry](const KeyCase &key) { return std::string_view(key.type) == entry->name; }))
+        << entry->name << " has no case in kCases";
+  }
+}
+
+// Each operation is a function or a sentence that refuses it by the type's
+// name, never both, never neither.
+TEST(AgeKeyTable, WhatATypeCannotDoItRefusesByName) {
+  for (const age::KeyTypeEntry *entry : age::key_types()) {
+    const std::pair<bool, const char *> operations[] = {
+        {entry->format_identity != nullptr, entry->cannot_format_identity},
+        {entry->recipient_of != nullptr, entry->cannot_derive_recipient},
+        {entry->format_recipient != nullptr, entry->cannot_format_recipient},
+    };
+    for (const auto &[can, refusal] : operations) {
+      EXPECT_NE(can, refusal != nullptr) << entry->name;
+      if (refusal != nullptr) {
+        EXPECT_NE(std::string(refusal).find(entry->name), std::string::npos) << refusal;
+      }
+    }
+    EXPECT_NE(entry->wrap, nullptr) << entry->name;
+    EXPECT_NE(entry->unwrap, nullptr) << entry->name;
+    EXPECT_EQ(entry->recipient_prefix.empty(), entry->parse_recipient == nullptr) << entry->name;
+    EXPECT_EQ(entry->identity_prefix.empty(), entry->parse_identity == nullptr) << entry->name;
+  }
+}
+
+// The parse of a prefix two types share tells them apart, so it must be one
+// function.
+TEST(AgeKeyTable, TypesThatShareAPrefixShareItsParse) {
+  for (const age::KeyTypeEntry *a : age::key_types()) {
+    for (const age::KeyTypeEntry *b : age::key_types()) {
+      if (!a->recipient_prefix.empty() && a->recipient_prefix == b->recipient_prefix) {
+        EXPECT_EQ(a->parse_recipient, b->parse_recipient) << a->name << " " << b->name;
+      }
+      if (!a->identity_prefix.empty() && a->identity_prefix == b->identity_prefix) {
+        EXPECT_EQ(a->parse_identity, b->parse_identity) << a->name << " " << b->name;
+      }
+    }
+  }
+}
 
 // ---- the longest key line ------------------------------------------------------
 

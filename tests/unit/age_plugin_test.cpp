@@ -495,5 +495,33 @@ TEST_F(AgePluginProcess, APluginThatStopsReadingCannotKillUsWithSigpipe) {
   EXPECT_TRUE(no_child_left());
 }
 
+TEST_F(AgePluginProcess, APluginSeesOnlyTheEnvironmentItNeeds) {
+  // The plugin names, as its stanza's arguments, which of these it sees.
+  plugin("envtest",
+         "while IFS= read -r line; do [ \"$line\" = '-> done' ] && break; done\n"
+         "seen=''\n"
+         "for name in PATH HOME LC_ALL ENVTEST_SETTING WARPCRYPT_SECRET_TEST OTHERPLUGIN_SETTING; do\n"
+         "  printenv \"$name\" >/dev/null && seen=\"$seen $name\"\n"
+         "done\n"
+         "printf -- '-> recipient-stanza 0 env%s\\n\\n-> done\\n\\n' \"$seen\"\n");
+  const char *saved_home = std::getenv("HOME");
+  const std::string home = saved_home != nullptr ? saved_home : "";
+  setenv("HOME", "/home/someone", 1);
+  setenv("LC_ALL", "C.UTF-8", 1);
+  setenv("ENVTEST_SETTING", "the plugin's own", 1);
+  setenv("WARPCRYPT_SECRET_TEST", "1", 1);
+  setenv("OTHERPLUGIN_SETTING", "another plugin's", 1);
+  const std::vector<std::string> recipients = {"age1envtest1xyz"};
+  age::PluginRecipientSession session("envtest", no_ui, recipients, {}, file_key);
+  const char *detail = nullptr;
+  const wc_status status = age::run_plugin(session, "recipient-v1", &detail);
+  for (const char *name : {"LC_ALL", "ENVTEST_SETTING", "WARPCRYPT_SECRET_TEST", "OTHERPLUGIN_SETTING"}) unsetenv(name);
+  setenv("HOME", home.c_str(), 1);
+  ASSERT_EQ(status, WC_OK) << detail;
+  ASSERT_EQ(session.stanzas().size(), 1u);
+  EXPECT_EQ(session.stanzas()[0].type, "env");
+  EXPECT_EQ(session.stanzas()[0].args, (std::vector<std::string>{"PATH", "HOME", "LC_ALL", "ENVTEST_SETTING"}));
+}
+
 }  // namespace
 }  // namespace wctest

@@ -6,11 +6,13 @@
 
 #include "backends/cpu/base64.h"
 #include "backends/cpu/bcrypt_pbkdf.h"
+#include "backends/cpu/evp_cipher.h"
 #include "backends/cpu/kdf.h"
 #include "backends/cpu/keccak.h"
 #include "backends/cpu/mlkem768.h"
 #include "backends/cpu/rsa_oaep.h"
 #include "backends/cpu/signature.h"
+#include "backends/cpu/sodium_init.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt {
@@ -34,6 +36,42 @@ wc_status mlkem768_encaps_from(std::span<uint8_t, kMlkem768CiphertextLen> cipher
   if (status == WC_OK) status = cpu::mlkem768_encaps(ciphertext, shared_secret, encapsulation_key, randomness);
   secure_wipe(randomness.data(), randomness.size());
   return status;
+}
+
+wc_status chacha20_poly1305_seal(std::span<uint8_t> sealed, std::span<const uint8_t, 32> key,
+                                 std::span<const uint8_t, 12> nonce, std::span<const uint8_t> message) {
+  if (sealed.size() != message.size() + crypto_aead_chacha20poly1305_ietf_ABYTES) return WC_ERR_INVALID_ARGUMENT;
+  if (!cpu::sodium_ready()) return WC_ERR_CRYPTO_LIBRARY;
+  crypto_aead_chacha20poly1305_ietf_encrypt(sealed.data(), nullptr, message.data(), message.size(), nullptr, 0,
+                                            nullptr, nonce.data(), key.data());
+  return WC_OK;
+}
+
+wc_status chacha20_poly1305_open(std::span<uint8_t> message, std::span<const uint8_t, 32> key,
+                                 std::span<const uint8_t, 12> nonce, std::span<const uint8_t> sealed) {
+  if (sealed.size() != message.size() + crypto_aead_chacha20poly1305_ietf_ABYTES) return WC_ERR_INVALID_ARGUMENT;
+  if (!cpu::sodium_ready()) return WC_ERR_CRYPTO_LIBRARY;
+  return crypto_aead_chacha20poly1305_ietf_decrypt(message.data(), nullptr, nullptr, sealed.data(), sealed.size(),
+                                                   nullptr, 0, nonce.data(), key.data()) == 0
+             ? WC_OK
+             : WC_ERR_AUTH;
+}
+
+wc_status decrypt(std::span<uint8_t> out, const char *cipher, std::span<const uint8_t> key,
+                  std::span<const uint8_t> iv, std::span<const uint8_t> in) {
+  const EVP_CIPHER *evp = cpu::fetch_evp_cipher(cipher);
+  if (evp == nullptr || out.size() != in.size() || key.size() != static_cast<size_t>(EVP_CIPHER_get_key_length(evp)) ||
+      iv.size() != static_cast<size_t>(EVP_CIPHER_get_iv_length(evp)) ||
+      in.size() % static_cast<size_t>(EVP_CIPHER_get_block_size(evp)) != 0) {
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const cpu::CtxPtr ctx(EVP_CIPHER_CTX_new());
+  int tail = 0;
+  const bool done = ctx && EVP_DecryptInit_ex2(ctx.get(), evp, key.data(), iv.data(), nullptr) == 1 &&
+                    EVP_CIPHER_CTX_set_padding(ctx.get(), 0) == 1 &&
+                    cpu::update_all(ctx.get(), in.data(), out.data(), in.size()) &&
+                    EVP_DecryptFinal_ex(ctx.get(), out.data() + out.size(), &tail) == 1;
+  return done ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
 }
 
 }  // namespace
@@ -60,6 +98,9 @@ const HostCrypto kHostCrypto = {
     .ed25519_to_x25519 = cpu::ed25519_to_x25519,
     .rsa_oaep_encrypt = cpu::rsa_oaep_encrypt,
     .rsa_oaep_decrypt = cpu::rsa_oaep_decrypt,
+    .chacha20_poly1305_seal = chacha20_poly1305_seal,
+    .chacha20_poly1305_open = chacha20_poly1305_open,
+    .decrypt = decrypt,
     .base64 = cpu::make_base64,
 };
 
