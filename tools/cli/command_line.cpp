@@ -358,7 +358,8 @@ Invocation CommandLine::parse(const std::vector<std::string> &args) {
     app_->parse(std::move(for_parser));
   } catch (const CLI::CallForHelp &) {
     reject_unknown_arguments();
-    return {nullptr, app_->help(), 0};  // the help of the command named, if any
+    // The help of the command named, if any.
+    return {nullptr, app_->help(), 0, named != nullptr && named->help_on_stderr_};
   } catch (const CLI::CallForVersion &version) {
     reject_unknown_arguments();
     return {nullptr, std::string(version.what()) + "\n", 0};

@@ -76,6 +76,9 @@ class Command {
   void refuse(const std::string &spellings, bool takes_value, const std::string &reason);
   // Text the help prints after the options.
   void set_footer(const std::string &text);
+  // The command's --help goes to standard error, as age prints its usage,
+  // so that a script's standard output holds only what the command writes.
+  void print_help_on_stderr() { help_on_stderr_ = true; }
   // The command's name and one-line description.
   std::string name() const;
   std::string description() const;
@@ -122,16 +125,18 @@ class Command {
   std::string unknown_noun_ = "option";
   std::vector<Documented> documented_;  // in the order declared
   std::function<int()> run_;
+  bool help_on_stderr_ = false;
 };
 
 // What a command line asks for: the command to run or, where `command` is
-// null, `text` to print on standard output and the exit status (help, the
-// version, the manual page, completions, or the list of commands when none
-// is named).
+// null, `text` to print and the exit status (help, the version, the manual
+// page, completions, or the list of commands when none is named), on
+// standard output unless `on_stderr` (a command's help that goes there).
 struct Invocation {
   const Command *command = nullptr;
   std::string text;
   int exit_status = 0;
+  bool on_stderr = false;
 };
 
 class CommandLine {

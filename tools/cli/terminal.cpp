@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <iterator>
 
 #include "cli_error.h"
+#include "file_io.h"
 #include "key_setup.h"
 
 namespace warpcrypt::cli {
@@ -55,9 +57,10 @@ class EchoOff {
     for (size_t i = 0; i < std::size(kEndingSignals); ++i) sigaction(kEndingSignals[i], &handler, &before_[i]);
     termios quiet = saved_;
     quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    // What was typed before echo went off was shown: it is dropped, not taken
-    // for the passphrase.
-    if (tcsetattr(tty, TCSAFLUSH, &quiet) != 0) {
+    // TCSANOW, not TCSAFLUSH: what was typed ahead, before the prompt came
+    // (a passphrase after a pasted armored file), is kept for the prompt to
+    // read, as age keeps it.
+    if (tcsetattr(tty, TCSANOW, &quiet) != 0) {
       restore();
       throw CliError(std::string("cannot turn the terminal's echo off: ") + std::strerror(errno));
     }
@@ -90,10 +93,11 @@ void write_text(int tty, const std::string &text) {
 }
 
 // Shows `prompt` and reads one line without echo into `out` (without its
-// LF); false where the terminal ended (^D) before a line.
+// LF); false where the terminal ended (^D) before a line. An empty line is
+// a line: the empty answer.
 bool read_hidden_line(int tty, const std::string &prompt, Passphrase *out) {
   write_text(tty, prompt);
-  bool got_any = false;
+  bool got_line = false;
   {
     const EchoOff quiet(tty);
     for (;;) {
@@ -101,47 +105,84 @@ bool read_hidden_line(int tty, const std::string &prompt, Passphrase *out) {
       const ssize_t n = read(tty, &c, 1);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) throw CliError(std::string("cannot read the terminal: ") + std::strerror(errno));
-      if (n == 0 || c == '\n') break;
-      got_any = true;
+      if (n == 0) break;
+      if (c == '\n') {
+        got_line = true;
+        break;
+      }
       out->push_back(c);  // CliError past the capacity: refused, not cut short
     }
   }
   write_text(tty, "\n");  // the LF typed, which echo did not show
-  return got_any || !out->empty();
+  return got_line || !out->empty();
 }
 
-// Closes the descriptor on every way out.
-class Descriptor {
- public:
-  explicit Descriptor(int fd) : fd_(fd) {}
-  ~Descriptor() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Descriptor(const Descriptor &) = delete;
-  Descriptor &operator=(const Descriptor &) = delete;
-  int get() const { return fd_; }
+// The controlling terminal, never standard input, which may carry the data.
+int open_terminal(const std::string &instead) {
+  const int tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
+  if (tty < 0) throw CliError("no passphrase given, and no terminal to ask for one: " + instead);
+  return tty;
+}
 
- private:
-  int fd_;
-};
+// Asks `prompt` for the same passphrase again, failing unless it matches.
+void confirm_passphrase(int tty, const std::string &prompt, const Passphrase &first) {
+  Passphrase again;
+  const bool read_again = read_hidden_line(tty, prompt, &again);
+  const auto one = first.bytes();
+  const auto other = again.bytes();
+  if (!read_again || one.size() != other.size() || std::memcmp(one.data(), other.data(), one.size()) != 0) {
+    throw CliError("the passphrases differ");
+  }
+}
 
 }  // namespace
 
 void ask_passphrase(const std::string &prompt, bool confirm, const std::string &instead, Passphrase *out) {
-  // Never standard input, which may carry the data.
-  const Descriptor tty(open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY));
-  if (tty.get() < 0) throw CliError("no passphrase given, and no terminal to ask for one: " + instead);
+  const Descriptor tty(open_terminal(instead));
   if (!read_hidden_line(tty.get(), prompt, out)) throw CliError("no passphrase was read");
   if (out->empty()) throw CliError("empty passphrase: " + instead);
-  if (!confirm) return;
-  Passphrase again;
   // As openssl asks for it the second time.
-  const bool read_again = read_hidden_line(tty.get(), "Verifying - " + prompt, &again);
-  const auto first = out->bytes();
-  const auto second = again.bytes();
-  if (!read_again || first.size() != second.size() || std::memcmp(first.data(), second.data(), first.size()) != 0) {
-    throw CliError("the passphrases differ");
+  if (confirm) confirm_passphrase(tty.get(), "Verifying - " + prompt, *out);
+}
+
+void ask_new_passphrase(const std::string &prompt, const std::string &confirm_prompt, const std::string &instead,
+                        Passphrase *out) {
+  const Descriptor tty(open_terminal(instead));
+  if (!read_hidden_line(tty.get(), prompt, out)) throw CliError("no passphrase was read");
+  if (!out->empty()) confirm_passphrase(tty.get(), confirm_prompt, *out);
+}
+
+void tell_terminal(const std::string &line) {
+  const Descriptor tty(open("/dev/tty", O_WRONLY | O_CLOEXEC | O_NOCTTY));
+  if (tty.get() < 0) throw CliError(std::string("cannot open the terminal: ") + std::strerror(errno));
+  write_text(tty.get(), line + "\n");
+}
+
+Descriptor::~Descriptor() {
+  if (fd_ >= 0) close(fd_);
+}
+
+int read_typed_input(int tty, std::string_view end_line) {
+  std::string typed;
+  char piece[4096];
+  // Where end_line may start that was not searched yet: a read ends a line
+  // at a time at a terminal, but a pasted line can come in pieces.
+  size_t unsearched = 0;
+  while (typed.find(end_line, unsearched) == std::string::npos) {
+    unsearched = typed.size() >= end_line.size() ? typed.size() - end_line.size() + 1 : 0;
+    const ssize_t n = read(tty, piece, sizeof piece);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw CliError(std::string("cannot read the terminal: ") + std::strerror(errno), WC_KIND_IO);
+    if (n == 0) break;
+    typed.append(piece, static_cast<size_t>(n));
   }
+  Descriptor memory(memfd_create("warpcrypt-typed-input", MFD_CLOEXEC));
+  if (memory.get() < 0) throw CliError(std::string("cannot keep the typed input: ") + std::strerror(errno));
+  write_all(memory.get(), reinterpret_cast<const uint8_t *>(typed.data()), typed.size(), "the typed input");
+  if (lseek(memory.get(), 0, SEEK_SET) != 0) {
+    throw CliError(std::string("cannot keep the typed input: ") + std::strerror(errno));
+  }
+  return memory.release();
 }
 
 unsigned terminal_columns(int fd) {
