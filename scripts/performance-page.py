@@ -698,8 +698,7 @@ SHARDED_RUN = "safetensors_h200_dec535d.json"
 REGISTER_RUN = "page_cache_register_h200_dec535d.json"
 SHARDED_OPS = [
     ("load to cuda:0: warpcrypt", "load to cuda:0, warpcrypt (encrypted, one file)"),
-    ("load to cuda:0: warpcrypt, sharded checkpoint (5 GB shards)",
-     "load to cuda:0, warpcrypt `load_state_dict`, sharded (5 GB shards)"),
+    ("load to cuda:0: warpcrypt, sharded checkpoint", "load to cuda:0, warpcrypt `load_state_dict`, sharded"),
     ("load to cuda:0: warpcrypt, no decryption (plain file)", "load to cuda:0, warpcrypt, plain file"),
     ("load to cuda:0: safetensors", "load to cuda:0, `safetensors.torch.load_file` (plain)"),
     ("load to cuda:0: cryptotensors", "load to cuda:0, `cryptotensors.torch.load_file`"),
@@ -720,9 +719,11 @@ def safetensors_sharded(notes: LabNotes) -> list[str]:
     sizes = sorted({r["gib"] for r in rows if not r["operation"].startswith("get_slice")})
     body = []
     for op, label in SHARDED_OPS:
-        row = [label]
+        # The sharded row's name ends with its shard size, in parentheses.
+        named = [r["operation"] for r in rows if r["operation"] == op or r["operation"].startswith(op + " (")]
+        row = [label + (" " + named[0][len(op) + 1:] if named and named[0] != op else "")]
         for g in sizes:
-            hit = [r for r in rows if r["operation"] == op and r["gib"] == g]
+            hit = [r for r in rows if r["operation"] in named[:1] and r["gib"] == g]
             row.append(f"{hit[0]['seconds']:.3f} s, {gbs(hit[0]['gb_per_s'])} GB/s" if hit else "—")
         body.append(row)
     slices = [r for r in rows if r["operation"].startswith("get_slice")]
@@ -733,11 +734,11 @@ def safetensors_sharded(notes: LabNotes) -> list[str]:
         "### Sharded checkpoints, slices, and the page cache registered",
         "",
         f"`docs/bench/{SHARDED_RUN}`: {device}, {gpus} GPU, {cores} cores, {date}, commit {commit}; {run['source']}."
-        " Best of 2, files in /dev/shm, bf16 weights in 32 tensors.",
+        f" {run['method'].capitalize()}.",
         "",
         *table(["operation"] + [gib(g) for g in sizes], body),
         "",
-        "`get_slice` of a quarter of a 1 GiB bf16 tensor (rows [n/4, n/2)), encrypted in 2 MiB chunks, with"
+        f"`get_slice` of a quarter of a {gib(slices[0]['gib'])} tensor ({run['slice']}), with"
         " the share of the tensor's bytes the process read for it (`rchar` of /proc/self/io): "
         + "; ".join(f"{r['operation'].split(': ')[0].replace('get_slice of a quarter to ', 'to ')}"
                     f" {r['seconds']:.3f} s, {r['operation'].split('(')[1].rstrip(')')}" for r in slices) + ".",

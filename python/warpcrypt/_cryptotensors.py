@@ -47,6 +47,7 @@ from warpcrypt import _native
 # fixed time, so that every check of a header is linear in its size.
 from warpcrypt._checkpoint import MAX_DIMS as MAX_DIMS
 from warpcrypt._random import random_bytes
+from warpcrypt._tensor_keys import Keys, read_keys
 from warpcrypt.aead import AESGCM, ChaCha20Poly1305
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidKey, InvalidSignature, InvalidTag, Unsupported
 
@@ -297,22 +298,34 @@ class KeySet:
     signing key ``{"kty": "okp", "alg": "ed25519", "kid": ..., "x": base64,
     "d": base64}``, where ``d`` is needed to sign and ``x`` alone verifies.
     Base64 is standard (CryptoTensors' choice) or URL-safe (JWK's, RFC 7517).
-    A header names its keys by kid; the keys come from here only."""
+    A header names its keys by kid; the keys come from here only.
 
-    def __init__(self, keys: object) -> None:
-        if isinstance(keys, Mapping) and "keys" in keys:
-            keys = keys["keys"]
-        if isinstance(keys, Mapping):
-            keys = [keys]
-        if not isinstance(keys, (list, tuple)) or not keys:
-            raise InvalidArgument("keys must be a JWK, a list of JWKs or a JWK Set ({'keys': [...]})")
-        self._keys = [_parse_jwk(index, jwk) for index, jwk in enumerate(keys)]
+    `keys` is any source warpcrypt._tensor_keys reads (JWKs, a key file, an
+    environment variable), or a KeySet already read; every message names
+    that source, so that a user can tell which keys fell short."""
+
+    _keys: list[_Jwk]
+    origin: str  # "the key file 'keys.jwk'", as messages name it
+
+    def __init__(self, keys: Keys | KeySet) -> None:
+        if isinstance(keys, KeySet):
+            self._keys, self.origin = keys._keys, keys.origin
+            return
+        jwks, self.origin = read_keys(keys)
+        if isinstance(jwks, Mapping) and "keys" in jwks:
+            jwks = jwks["keys"]
+        if isinstance(jwks, Mapping):
+            jwks = [jwks]
+        if not isinstance(jwks, (list, tuple)) or not jwks:
+            raise InvalidArgument(f"{self.origin} must be a JWK, a list of JWKs or a JWK Set ({{'keys': [...]}})")
+        self._keys = [_parse_jwk(index, jwk, self.origin) for index, jwk in enumerate(jwks)]
 
     def __repr__(self) -> str:
-        return "KeySet(" + ", ".join(f"{k.name.kty}:{k.name.kid or '-'}" for k in self._keys) + ")"
+        named = ", ".join(f"{k.name.kty}:{k.name.kid or '-'}" for k in self._keys)
+        return f"KeySet({named} from {self.origin})"
 
     def master_key(self, name: KeyName) -> bytes:
-        jwk = self._find(name, "oct", "master key")
+        jwk = self._find(name, "oct", "master key", "the tensors' data keys cannot be unwrapped")
         if jwk.secret is None:
             raise InvalidKey(f"the master key {_describe(name)} has no 'k'")
         if jwk.name.alg and aead_name(jwk.name.alg) != aead_name(name.alg):
@@ -320,7 +333,7 @@ class KeySet:
         return jwk.secret
 
     def verifying_key(self, name: KeyName) -> bytes:
-        jwk = self._find(name, "okp", "signature key")
+        jwk = self._find(name, "okp", "signature key", "the header's signature cannot be verified")
         assert jwk.public is not None
         return jwk.public
 
@@ -329,24 +342,30 @@ class KeySet:
         each kind."""
         masters = [k for k in self._keys if k.name.kty == "oct"]
         signers = [k for k in self._keys if k.name.kty == "okp"]
-        if len(masters) != 1 or len(signers) != 1:
-            raise InvalidArgument("writing takes exactly one master key (kty 'oct') and one signing key (kty 'okp'), "
-                                  f"not {len(masters)} and {len(signers)}")
+        rule = "writing takes exactly one master key and one signing key"
+        if not masters:
+            raise InvalidArgument(f"no master key (kty 'oct') among {self.origin}: {rule}")
+        if not signers:
+            raise InvalidArgument(f"no signing key (kty 'okp') among {self.origin}: {rule}")
+        if len(masters) > 1 or len(signers) > 1:
+            raise InvalidArgument(f"{len(masters)} master keys and {len(signers)} signing keys among {self.origin}: "
+                                  f"{rule}")
         master, signer = masters[0], signers[0]
         if master.secret is None:
             raise InvalidKey("the master key has no 'k'")
         if signer.secret is None:
-            raise InvalidKey("the signing key has no 'd': a public key verifies but cannot sign")
+            raise InvalidKey(f"the signing key {_describe(signer.name)} of {self.origin} has no 'd': a public key "
+                             "verifies but cannot sign")
         make_aead(master.name.alg or "aes256gcm", master.secret)  # its length fits its algorithm
         return master, signer
 
-    def _find(self, name: KeyName, kty: str, what: str) -> _Jwk:
+    def _find(self, name: KeyName, kty: str, what: str, consequence: str) -> _Jwk:
         kinds = [k for k in self._keys if k.name.kty == kty]
         found = [k for k in kinds if k.name.kid == name.kid] if name.kid is not None else kinds
         if not found:
-            raise InvalidKey(f"no {what} {_describe(name)} among the keys given")
+            raise InvalidKey(f"no {what} {_describe(name)} among {self.origin}: {consequence}")
         if len(found) > 1:
-            raise InvalidKey(f"{len(found)} keys match the {what} {_describe(name)}: give one")
+            raise InvalidKey(f"{len(found)} keys of {self.origin} match the {what} {_describe(name)}: give one")
         return found[0]
 
 
@@ -365,10 +384,10 @@ def generate_keys(*, alg: str = "aes256gcm", enc_kid: str | None = None,
     return {"keys": [enc, sign]}
 
 
-def _parse_jwk(index: int, jwk: object) -> _Jwk:
-    where = f"key {index}"
+def _parse_jwk(index: int, jwk: object, origin: str) -> _Jwk:
+    where = f"key {index} of {origin}"
     if not isinstance(jwk, Mapping):
-        raise InvalidArgument(f"{where} is not a JWK (a dict)")
+        raise InvalidArgument(f"{where} is not a JWK (a JSON object)")
     kty = jwk.get("kty")
     kty = kty.lower() if isinstance(kty, str) else kty
     kid, jku, alg = jwk.get("kid"), jwk.get("jku"), jwk.get("alg", "")
@@ -378,18 +397,21 @@ def _parse_jwk(index: int, jwk: object) -> _Jwk:
     if not isinstance(alg, str):
         raise InvalidArgument(f"{where}: 'alg' is not a string")
     if kid is not None:
-        where = f"key {kid!r}"
+        where = f"key {_brief(kid)} of {origin}"
     if kty == "oct":
         secret = _jwk_bytes(jwk, "k", where, None)
         if alg:
-            make_aead(alg, secret)
+            try:
+                make_aead(alg, secret)
+            except (Unsupported, InvalidKey) as error:
+                raise type(error)(f"{where}: {error}") from None
         return _Jwk(KeyName("oct", aead_name(alg) if alg else "", kid, jku), secret)
     if kty == "okp":
         if alg and alg.upper() != "ED25519":
-            raise Unsupported(f"{where}: signature algorithm {alg!r}: CryptoTensors signs with ed25519")
+            raise Unsupported(f"{where}: signature algorithm {_brief(alg)}: CryptoTensors signs with ed25519")
         crv = jwk.get("crv", "Ed25519")
         if crv != "Ed25519":
-            raise Unsupported(f"{where}: curve {crv!r}: CryptoTensors signs with Ed25519")
+            raise Unsupported(f"{where}: curve {_brief(crv)}: CryptoTensors signs with Ed25519")
         seed = _jwk_bytes(jwk, "d", where, 32) if "d" in jwk else None
         public = _jwk_bytes(jwk, "x", where, 32) if "x" in jwk else None
         if seed is not None:
@@ -400,7 +422,8 @@ def _parse_jwk(index: int, jwk: object) -> _Jwk:
         if public is None:
             raise InvalidKey(f"{where}: an okp key needs 'x' (to verify) or 'd' (to sign)")
         return _Jwk(KeyName("okp", "ed25519", kid, jku), seed, public)
-    raise Unsupported(f"{where}: key type {jwk.get('kty')!r}: CryptoTensors uses 'oct' and 'okp' keys")
+    raise Unsupported(f"{where}: key type {_brief(jwk.get('kty'))}: CryptoTensors uses 'oct' (master) and 'okp' "
+                      "(signing) keys")
 
 
 def _jwk_bytes(jwk: Mapping[str, object], member: str, where: str, size: int | None) -> bytes:

@@ -150,6 +150,7 @@ def test_rewrap_without_an_output_still_replaces_its_file(files):
 
 def test_a_keys_file_that_is_not_json(files):
     (files / "bad.json").write_text("{not json")
+    (files / "bad.json").chmod(0o600)
     result = tensors_cli("encrypt", files / "plain.safetensors", files / "o", "--keys", files / "bad.json", check=False)
     assert result.returncode == 2 and "is not JSON" in result.stderr
 

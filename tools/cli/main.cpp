@@ -14,11 +14,13 @@ int main(int argc, char **argv) {
   using namespace warpcrypt::cli;
   const WipedArguments arguments{{argv + 1, argv + argc}};
   try {
+    const std::vector<std::string> &args = arguments.values;
+    if (!args.empty() && args.front() == "tensors") run_tensors_command({args.begin() + 1, args.end()});
     CommandLine command_line;
     add_commands(command_line);
     const Invocation invocation = command_line.parse(arguments.values);
     if (invocation.command == nullptr) {
-      std::fputs(invocation.text.c_str(), stdout);
+      std::fputs(invocation.text.c_str(), invocation.on_stderr ? stderr : stdout);
       return invocation.exit_status;
     }
     install_cleanup_signal_handlers();

@@ -43,13 +43,12 @@ from warpcrypt import _cryptotensors as ct
 from warpcrypt import _native
 from warpcrypt._cryptotensors import Entry, KeySet, Sealing, generate_keys
 from warpcrypt._files import _output
+from warpcrypt._tensor_keys import Keys as Keys  # re-exported: the modules beside it take it from here
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidTag, Unsupported, _tensor_not_authentic
 
 __all__ = ["RawTensor", "TensorSlice", "generate_keys", "load_file", "rewrap_file", "safe_open", "save_file"]
 
 PathLike = Union[str, "os.PathLike[str]"]
-# A JWK Set, JWKs, a key file's path, "env" or "env:NAME" (warpcrypt._tensor_keys).
-Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], str, "os.PathLike[str]", None]
 DeviceSpec = Union[str, int, Any]
 # progress(bytes done, bytes total) of tensor data, called as pieces complete.
 Progress = Callable[[int, int], None]

@@ -23,10 +23,12 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from warpcrypt import _cryptotensors as ct
 from warpcrypt._files import _output
+from warpcrypt._cryptotensors import KeySet
 from warpcrypt._random import random_bytes
 from warpcrypt.exceptions import FormatError, InvalidArgument, InvalidSignature
 from warpcrypt.safetensors import (DeviceSpec, Keys, PathLike, _File, _Framework, _framework, _frameworks_of, _load,
@@ -99,38 +101,58 @@ def _binding(digest: str, shard: str) -> str:
 def save(tensors: Mapping[str, Any], folder: PathLike, *, keys: Keys, max_shard_size: int | str,
          metadata: Mapping[str, str] | None, shard_metadata: Mapping[str, str]) -> None:
     """Writes `tensors` to `folder` as a checkpoint of shards of at most
-    `max_shard_size`, each atomically, the index last; then removes what an
-    earlier checkpoint there left that this one does not use (shards by
-    the names this writes, and a stale index or single file). As
-    huggingface_hub does, the caller's `metadata` goes into the index (or
-    the one file), and each shard's metadata is `shard_metadata`
-    ({"format": "pt"}, which transformers asks of a shard)."""
+    `max_shard_size` (write() says how). As huggingface_hub does, the
+    caller's `metadata` goes into the index (or the one file), and each
+    shard's metadata is `shard_metadata` ({"format": "pt"}, which
+    transformers asks of a shard)."""
     limit = shard_size_bytes(max_shard_size)
-    user_metadata = ct.check_user_metadata(metadata) or {}
     frameworks = _frameworks_of(tensors)
     sizes = []
     for name, tensor in tensors.items():
         dtype, shape = frameworks[name].describe(tensor)  # type: ignore[misc]
-        sizes.append((name, -(-ct.tensor_bits(dtype, shape) // 8)))
-    shards = plan_shards(sizes, limit)
+        sizes.append((name, _nbytes(dtype, shape)))
+    write(tensors, folder, plan_shards(sizes, limit), keys=keys, metadata=ct.check_user_metadata(metadata) or {},
+          shard_metadata=shard_metadata)
+
+
+def _nbytes(dtype: str, shape: Sequence[int]) -> int:
+    return -(-ct.tensor_bits(dtype, shape) // 8)
+
+
+def write(tensors: Mapping[str, Any], folder: PathLike, shards: Sequence[Sequence[str]], *, keys: Keys,
+          metadata: Mapping[str, Any], shard_metadata: Mapping[str, str], **options: Any) -> None:
+    """Writes `tensors` to `folder` in `shards` (the names each holds),
+    each atomically and the index last, with `metadata` in the index (in
+    the one file, where there is one shard); then removes what an earlier
+    checkpoint there left that this one does not use (shards by the names
+    this writes, and a stale index or single file). `options` go to each
+    shard's save_file."""
+    keys = _read_once(keys)
     os.makedirs(folder, exist_ok=True)
-    if len(shards) == 1:
+    if len(shards) <= 1:
         save_file(tensors, os.path.join(folder, SINGLE_NAME), keys=keys,
-                  metadata={**shard_metadata, **user_metadata} or None)
+                  metadata={**shard_metadata, **metadata} or None, **options)
         _remove_stale(folder, keep=[SINGLE_NAME])
         return
+    frameworks = _frameworks_of(tensors)
+    total = sum(_nbytes(*frameworks[name].describe(tensor)) for name, tensor in tensors.items())  # type: ignore[misc]
     names = [f"model-{i:05d}-of-{len(shards):05d}.safetensors" for i in range(1, len(shards) + 1)]
-    index = {"metadata": {"total_size": sum(size for _, size in sizes), **user_metadata,
+    index = {"metadata": {"total_size": total, **metadata,
                           **({CHECKPOINT_FIELD: random_bytes(16).hex()} if keys is not None else {})},
              "weight_map": {tensor: names[i] for i, shard in enumerate(shards) for tensor in shard}}
     digest = _digest(index)
     for name, shard in zip(names, shards):
         bound = {**shard_metadata, BINDING_FIELD: _binding(digest, name)} if keys is not None else shard_metadata
         save_file({tensor: tensors[tensor] for tensor in shard}, os.path.join(folder, name), keys=keys,
-                  metadata=bound or None)
+                  metadata=bound or None, **options)
     with _output(os.path.join(folder, INDEX_NAME)) as stream:
         stream.write((json.dumps(index, indent=2) + "\n").encode())
     _remove_stale(folder, keep=[*names, INDEX_NAME])
+
+
+def _read_once(keys: Keys) -> Keys:
+    """`keys` read once for every shard (a key file, a variable)."""
+    return None if keys is None else KeySet(keys)  # type: ignore[return-value]
 
 
 def _remove_stale(folder: PathLike, keep: Sequence[str]) -> None:
@@ -139,41 +161,78 @@ def _remove_stale(folder: PathLike, keep: Sequence[str]) -> None:
             os.unlink(os.path.join(folder, name))
 
 
-def open_checkpoint(path: PathLike, keys: Keys) -> tuple[list[tuple[_File, list[str]]], list[str]]:
-    """The files of a checkpoint and the tensors each holds, and all the
-    tensors' names in the index's order: a folder (its index, or its one
+@dataclass
+class Checkpoint:
+    """A checkpoint opened: its files, each with the tensors it holds, in
+    the index's order of shards; every tensor's name in the index's order;
+    and the index's metadata (None for one file)."""
+
+    files: list[tuple[_File, list[str]]]
+    order: list[str]
+    index_metadata: dict[str, Any] | None
+
+    def close(self) -> None:
+        for file, _ in self.files:
+            file.close()
+
+    def layout(self) -> tuple[list[list[str]], dict[str, Any], dict[str, str]]:
+        """What write() takes to write the checkpoint again as it is laid
+        out: its shards, the index's metadata but what a save writes itself
+        (the total size, the checkpoint's id), and its first shard's
+        metadata but the binding (or the one file's metadata)."""
+        first = self.files[0][0].user_metadata() or {}
+        if self.index_metadata is None:
+            return [names for _, names in self.files], first, {}
+        metadata = {k: v for k, v in self.index_metadata.items() if k not in ("total_size", CHECKPOINT_FIELD)}
+        return [names for _, names in self.files], metadata, {k: v for k, v in first.items() if k != BINDING_FIELD}
+
+
+def find_checkpoint(path: PathLike) -> str:
+    """The file that says what a checkpoint holds: a folder's index, or its
+    one model.safetensors; an index or a .safetensors file as it is."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return path
+    for name in (INDEX_NAME, SINGLE_NAME):
+        if os.path.exists(os.path.join(path, name)):
+            return os.path.join(path, name)
+    raise FileNotFoundError(f"{path}: no {INDEX_NAME} or {SINGLE_NAME} in the folder")
+
+
+def checkpoint_paths(path: PathLike) -> list[str]:
+    """Every file of the checkpoint at `path`, as its index names them (a
+    missing one too), for a command that must not write over any."""
+    found = find_checkpoint(path)
+    if not found.endswith(".index.json"):
+        return [found]
+    _, by_shard = _read_index(found)
+    return [found, *(os.path.join(os.path.dirname(found), shard) for shard in by_shard)]
+
+
+def open_checkpoint(path: PathLike, keys: Keys) -> Checkpoint:
+    """The checkpoint at `path`: a folder (its index, or its one
     model.safetensors), an index file, or one .safetensors file. With
     `keys`, every shard is checked against the index (the module's
     docstring says how); the files are closed again on any failure."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        index_path = os.path.join(path, INDEX_NAME)
-        if not os.path.exists(index_path):
-            single = os.path.join(path, SINGLE_NAME)
-            if not os.path.exists(single):
-                raise FileNotFoundError(f"{path}: no {INDEX_NAME} or {SINGLE_NAME} in the folder")
-            path = single
-        else:
-            path = index_path
+    path = find_checkpoint(path)
     if not path.endswith(".index.json"):
         file = _File(path, keys)
-        return [(file, file.names())], file.names()
+        return Checkpoint([(file, file.names())], file.names(), None)
     index, by_shard = _read_index(path)
-    folder = os.path.dirname(path)
-    opened: list[tuple[_File, list[str]]] = []
+    keys = _read_once(keys)
+    checkpoint = Checkpoint([], list(index["weight_map"]), index.get("metadata", {}))
     try:
         for shard, names in by_shard.items():
-            shard_path = os.path.join(folder, shard)
+            shard_path = os.path.join(os.path.dirname(path), shard)
             if not os.path.exists(shard_path):
                 raise FormatError(f"{shard_path}: the shard that the index names for {len(names)} tensors is "
                                   "missing")
-            opened.append((_File(shard_path, keys), names))
-        _check_shards(opened, list(by_shard), _digest(index) if keys is not None else None)
+            checkpoint.files.append((_File(shard_path, keys), names))
+        _check_shards(checkpoint.files, list(by_shard), _digest(index) if keys is not None else None)
     except BaseException:
-        for file, _ in opened:
-            file.close()
+        checkpoint.close()
         raise
-    return opened, list(index["weight_map"])
+    return checkpoint
 
 
 def _read_index(path: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
@@ -238,13 +297,18 @@ def _check_binding(file: _File, shard: str, bound: str | None, digest: str) -> N
 def load(path: PathLike, *, keys: Keys, framework: str, device: DeviceSpec | Mapping[str, DeviceSpec],
          progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Every tensor of the checkpoint at `path`, every shard read at once by
-    the same readers, in the index's order of shards."""
+    the same readers, in the index's order."""
+    return load_laid_out(path, keys=keys, framework=framework, device=device, progress=progress)[0]
+
+
+def load_laid_out(path: PathLike, *, keys: Keys, framework: str, device: DeviceSpec | Mapping[str, DeviceSpec],
+                  progress: Callable[[int, int], None] | None = None) -> tuple[dict[str, Any], Checkpoint]:
+    """load(), and the checkpoint it read (closed), for its layout."""
     chosen: _Framework = _framework(framework)
     place = _placement(chosen, device)
-    files, order = open_checkpoint(path, keys)
+    checkpoint = open_checkpoint(path, keys)
     try:
-        tensors = _load(files, chosen, place, progress)
-        return {name: tensors[name] for name in order}
+        tensors = _load(checkpoint.files, chosen, place, progress)
+        return {name: tensors[name] for name in checkpoint.order}, checkpoint
     finally:
-        for file, _ in files:
-            file.close()
+        checkpoint.close()
