@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-45}
 native_targets=(sealed_header age_header open_fd cli_arguments passphrase_source base64 aes_gcm_vaes age_pq
                 ssh_key age_plugin chacha20_poly1305_segmented)
-python_targets=(zarr_codec torch_checkpoint safetensors_header)
+python_targets=(zarr_codec torch_checkpoint safetensors_header sharded_index)
 all_targets=("${native_targets[@]}" "${python_targets[@]}")
 targets=("$@")
 ((${#targets[@]})) || targets=("${all_targets[@]}")
@@ -64,9 +64,10 @@ declare -A max_len=([open_fd]=16384)
 # are small, and each input costs an ML-KEM decapsulation; ssh_key's
 # parsers are small, and its encrypted seeds' KDF is slow; age_plugin's
 # state machines are small; chacha20_poly1305_segmented, like aes_gcm_vaes,
-# branches only on lengths and the worker count.
+# branches only on lengths and the worker count; sharded_index's index is
+# JSON that Python's own parser reads, and each input loads a checkpoint.
 declare -A most_seconds=([base64]=20 [aes_gcm_vaes]=20 [age_pq]=20 [ssh_key]=20 [age_plugin]=20
-                         [chacha20_poly1305_segmented]=20)
+                         [chacha20_poly1305_segmented]=20 [sharded_index]=15)
 
 # fuzz TARGET: one libFuzzer run, its exit status left in the log folder.
 fuzz() {
@@ -80,7 +81,7 @@ fuzz() {
   fi
   if [[ " ${python_targets[*]} " == *" $target "* ]]; then
     command=(.venv/bin/python "tests/fuzz/${target}_fuzzer.py")
-    run_seconds=$((seconds < 30 ? seconds : 30))
+    run_seconds=$((run_seconds < 30 ? run_seconds : 30))
   fi
   "${command[@]}" -max_total_time="$run_seconds" -timeout=10 \
     -max_len="${max_len[$target]:-4096}" -print_final_stats=1 \

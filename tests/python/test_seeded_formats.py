@@ -82,3 +82,26 @@ def test_a_seeded_torch_checkpoint_is_reproduced(tmp_path):
     same, again, unseeded = written_twice(lambda path: wt.save(state, path, key=bytes(32)), tmp_path,
                                           [b"c", b"c", None])
     assert same == again and same != unseeded
+
+
+def test_a_seeded_sharded_checkpoint_is_reproduced(tmp_path):
+    """Every file of the folder: the shards, and the index with the
+    checkpoint's random id that each shard's signed binding names."""
+    from warpcrypt.safetensors.numpy import load_state_dict, save_state_dict
+
+    keys = ws.generate_keys()
+    layers = {f"layers.{i}": np.full((30, 30), i, np.float32) for i in range(4)}
+    folders = []
+    for i, seed in enumerate([b"a", b"a", b"b", None]):
+        folder = tmp_path / f"run-{i}"
+        if seed is None:
+            save_state_dict(layers, folder, keys=keys, max_shard_size=8000)
+        else:
+            with _random.seeded(seed):
+                save_state_dict(layers, folder, keys=keys, max_shard_size=8000)
+        folders.append({path.name: path.read_bytes() for path in sorted(folder.iterdir())})
+    same, again, other, unseeded = folders
+    assert len(same) == 3 and same == again
+    assert all(same[name] != other[name] and same[name] != unseeded[name] for name in same)
+    back = load_state_dict(tmp_path / "run-0", keys=keys)
+    assert all(np.array_equal(back[name], layers[name]) for name in layers)
