@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The main job: encrypts a generated 256 MiB file with aes-256-ctr, decrypts
 # it, checks both against `openssl enc`, then prints what the benchmark would
-# measure on this machine: the median of DEMO_RUNS timed runs, after a
-# warm-up, of warpcrypt and `openssl enc` to a file and to /dev/null, and on a
-# machine with a GPU the kernel's device-resident speed against the CPU
-# backend's. The key is random and never printed.
+# measure on this machine: the median and the spread of DEMO_RUNS timed runs,
+# after a warm-up, of warpcrypt and `openssl enc` to a file and to /dev/null,
+# and on a machine with a GPU the kernel's device-resident speed against the
+# CPU backend's. The key is random and never printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 warpcrypt=${WARPCRYPT_CLI:-build/warpcrypt}  # as the CLI tests take it
@@ -29,8 +29,8 @@ echo "OK: ciphertext is byte-identical to 'openssl enc -$cipher'; decryption res
 # The timed commands, each reading the same file from the page cache.
 names=("warpcrypt enc -> file" "openssl enc   -> file" "warpcrypt enc -> /dev/null" "openssl enc   -> /dev/null")
 commands=(
-  "$warpcrypt enc -$cipher -K $key -iv $iv -in $work/plain -out $work/out"
-  "openssl enc -$cipher -K $key -iv $iv -in $work/plain -out $work/out"
+  "$warpcrypt enc -$cipher -K $key -iv $iv -in $work/plain -out $work/out.warpcrypt"
+  "openssl enc -$cipher -K $key -iv $iv -in $work/plain -out $work/out.openssl"
   "$warpcrypt enc -$cipher -K $key -iv $iv -in $work/plain -out /dev/null"
   "openssl enc -$cipher -K $key -iv $iv -in $work/plain -out /dev/null"
 )
@@ -48,6 +48,8 @@ speed_gbps() {
 
 # Rounds of every command in turn, so a load that comes and goes on a shared
 # machine falls on all of them alike; round 0 is the warm-up and not counted.
+# Each tool writes a file of its own, so that neither replaces (and pays for
+# the writeback of) the other's.
 echo "==> timing: median of $runs runs after a warm-up, ${size_mib} MiB in the page cache"
 for ((round = 0; round <= runs; round++)); do
   for i in "${!commands[@]}"; do
@@ -55,13 +57,24 @@ for ((round = 0; round <= runs; round++)); do
     ((round == 0)) || echo "$t" >>"$work/times.$i"
   done
 done
-printf '  %-36s %9s %8s\n' "$cipher" "seconds" "GB/s"
+printf '  %-36s %9s %8s   %s\n' "$cipher" "seconds" "GB/s" "GB/s of the slowest and fastest run"
 for i in "${!commands[@]}"; do
   medians[i]=$(median <"$work/times.$i")
-  printf '  %-36s %9.3f %8s\n' "${names[$i]}" "${medians[i]}" "$(gbps "${medians[i]}")"
+  slowest=$(sort -g "$work/times.$i" | tail -1)
+  fastest=$(sort -g "$work/times.$i" | head -1)
+  printf '  %-36s %9.3f %8s   %s-%s\n' "${names[$i]}" "${medians[i]}" "$(gbps "${medians[i]}")" \
+    "$(gbps "$slowest")" "$(gbps "$fastest")"
 done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }  # ratio A B: B over A
-echo "  warpcrypt is $(ratio "${medians[0]}" "${medians[1]}")x openssl's speed to a file," \
+# A file target's times spread with the disk's writeback: where one tool's
+# runs spread more than 1.5x, its median says little, and the line says so.
+spread() { sort -g "$1" | awk '{ v[NR] = $1 } END { print (v[NR] > 1.5 * v[1]) ? "wide" : "narrow" }'; }
+if [[ $(spread "$work/times.0") == wide || $(spread "$work/times.1") == wide ]]; then
+  file_note="(runs to a file spread more than 1.5x on this disk: compare /dev/null)"
+else
+  file_note=""
+fi
+echo "  warpcrypt is $(ratio "${medians[0]}" "${medians[1]}")x openssl's speed to a file${file_note:+ $file_note}," \
   "$(ratio "${medians[2]}" "${medians[3]}")x to /dev/null"
 
 gpu=$("$warpcrypt" devices | sed -n 's/^0: \([^,]*\),.*/\1/p')
