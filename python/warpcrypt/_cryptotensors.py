@@ -307,7 +307,7 @@ class KeySet:
     _keys: list[_Jwk]
     origin: str  # "the key file 'keys.jwk'", as messages name it
 
-    def __init__(self, keys: Keys | KeySet) -> None:
+    def __init__(self, keys: Keys) -> None:
         if isinstance(keys, KeySet):
             self._keys, self.origin = keys._keys, keys.origin
             return

@@ -29,7 +29,7 @@ import os
 import re
 import stat
 from collections.abc import Mapping, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from warpcrypt.exceptions import InvalidArgument, InvalidKey
 
@@ -40,7 +40,12 @@ ENV_VARIABLE = "CRYPTOTENSOR_KEYS"
 # something else given by mistake (a model, say), not read whole.
 MAX_KEY_FILE_BYTES = 1 << 20
 
-Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], str, "os.PathLike[str]", None]
+if TYPE_CHECKING:
+    from warpcrypt._cryptotensors import KeySet
+
+# What keys= takes: JWKs, a key file's path, "env" or "env:NAME", or a
+# KeySet already read from one of those.
+Keys = Union[Mapping[str, Any], Sequence[Mapping[str, Any]], str, "os.PathLike[str]", "KeySet", None]
 
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -152,7 +152,7 @@ def write(tensors: Mapping[str, Any], folder: PathLike, shards: Sequence[Sequenc
 
 def _read_once(keys: Keys) -> Keys:
     """`keys` read once for every shard (a key file, a variable)."""
-    return None if keys is None else KeySet(keys)  # type: ignore[return-value]
+    return None if keys is None else KeySet(keys)
 
 
 def _remove_stale(folder: PathLike, keep: Sequence[str]) -> None:
