@@ -15,10 +15,10 @@ wc_status parse_ssh_recipient(std::string_view text, Recipient *recipient, const
 }
 
 wc_status parse_ssh_identity(std::string_view text, Identity *identity, const char **detail) {
-  auto file = std::make_shared<OpensshKeyFile>();
-  const wc_status status = parse_openssh_key_file(text, file.get(), detail);
+  auto file = std::make_shared<SshKeyFile>();
+  const wc_status status = parse_ssh_key_file(text, file.get(), detail);
   if (status != WC_OK) return status;
-  identity->type = file->public_key.type == SshKeyType::ed25519 ? KeyType::ssh_ed25519 : KeyType::ssh_rsa;
+  identity->type = file->type() == SshKeyType::ed25519 ? KeyType::ssh_ed25519 : KeyType::ssh_rsa;
   identity->ssh = std::move(file);
   return WC_OK;
 }
@@ -28,10 +28,10 @@ wc_status format_ssh_recipient(const Recipient &recipient, std::string *text) {
   return WC_OK;
 }
 
-wc_status ssh_recipient_of(const HostCrypto &, const Identity &identity, Recipient *recipient) {
+wc_status ssh_recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient) {
   recipient->type = identity.type;
-  recipient->ssh = identity.ssh->public_key;
-  return WC_OK;
+  const char *unheard = nullptr;  // recipient_of has no detail to give
+  return ssh_key_file_public_key(crypto, *identity.ssh, &recipient->ssh, &unheard);
 }
 
 wc_status ssh_key_tag(const HostCrypto &crypto, const SshPublicKey &key, std::string *tag) {
@@ -39,6 +39,13 @@ wc_status ssh_key_tag(const HostCrypto &crypto, const SshPublicKey &key, std::st
   const wc_status status = crypto.digest(hash, "sha256", key.wire);
   if (status == WC_OK) *tag = encode_base64(std::span<const uint8_t>(hash).first(4));
   return status;
+}
+
+wc_status ssh_identity_tag(const HostCrypto &crypto, const Identity &identity, std::string *tag,
+                           const char **detail) {
+  SshPublicKey key;
+  const wc_status status = ssh_key_file_public_key(crypto, *identity.ssh, &key, detail);
+  return status == WC_OK ? ssh_key_tag(crypto, key, tag) : status;
 }
 
 wc_status open_ssh_identity(const HostCrypto &crypto, const Identity &identity, SshPrivateKey *key,
@@ -54,7 +61,7 @@ wc_status open_ssh_identity(const HostCrypto &crypto, const Identity &identity, 
       return fail(status, detail, "could not read the SSH key's passphrase");
     }
   }
-  const wc_status status = open_openssh_key_file(crypto, *identity.ssh, passphrase, key, detail);
+  const wc_status status = open_ssh_key_file(crypto, *identity.ssh, passphrase, key, detail);
   secure_wipe(passphrase.data(), passphrase.size());
   return status;
 }

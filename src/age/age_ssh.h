@@ -20,24 +20,30 @@
 
 namespace warpcrypt::age {
 
-// The first line of an OpenSSH private key file: both types' identities.
+// The first line of an SSH private key file, OpenSSH's or PEM: both types'
+// identities.
 inline constexpr std::string_view kSshIdentityPrefix = "-----BEGIN";
 
 // "ssh-ed25519 AAAA... comment" or "ssh-rsa AAAA..." to a recipient of its
 // key's type.
 wc_status parse_ssh_recipient(std::string_view text, Recipient *recipient, const char **detail);
-// An OpenSSH private key file to an identity of its key's type; an
-// encrypted one is opened only when a stanza names it
-// (Identity::ask_ssh_passphrase).
+// An SSH private key file (ssh_keys.h: OpenSSH's format or PEM) to an
+// identity of its key's type; an encrypted one is opened only when a
+// stanza names it (Identity::ask_ssh_passphrase).
 wc_status parse_ssh_identity(std::string_view text, Identity *identity, const char **detail);
 // The key line without a comment, which parse_ssh_recipient reads back.
 wc_status format_ssh_recipient(const Recipient &recipient, std::string *text);
-// The key file's public key, which is in clear whether or not its private
-// part is encrypted.
+// The key file's public key, which an encrypted file holds in clear (a PEM
+// one beside the key), so no passphrase is asked.
 wc_status ssh_recipient_of(const HostCrypto &crypto, const Identity &identity, Recipient *recipient);
 
 // The stanza's first argument: which SSH key it is for.
 wc_status ssh_key_tag(const HostCrypto &crypto, const SshPublicKey &key, std::string *tag);
+// The tag of an identity's key, which an unencrypted PEM key file gives
+// only once HostCrypto reads it: WC_ERR_FORMAT (and *detail) where it is
+// no key.
+wc_status ssh_identity_tag(const HostCrypto &crypto, const Identity &identity, std::string *tag,
+                           const char **detail);
 // The private key of an identity's file, asking for its passphrase when
 // the file is encrypted: WC_ERR_NO_IDENTITY (and *detail) where there is
 // no way to ask.

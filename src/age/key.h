@@ -65,7 +65,7 @@ struct Identity {
   std::array<uint8_t, 32> secret_key{};  // x25519, or hybrid's 32-byte seed
   std::vector<uint8_t> passphrase;       // scrypt
   unsigned max_work_factor = kDefaultMaxWorkFactor;
-  std::shared_ptr<const OpensshKeyFile> ssh;  // ssh_*: the key file, its private part maybe encrypted
+  std::shared_ptr<const SshKeyFile> ssh;  // ssh_*: the key file (OpenSSH or PEM), maybe encrypted
   // ssh_*: asks for an encrypted key file's passphrase, called only when a
   // stanza names the key (its public key is in clear); unset, such a key
   // opens nothing.

@@ -9,8 +9,7 @@
 namespace warpcrypt::age {
 namespace {
 
-constexpr std::string_view kPemBegin = "-----BEGIN OPENSSH PRIVATE KEY-----";
-constexpr std::string_view kPemEnd = "-----END OPENSSH PRIVATE KEY-----";
+constexpr std::string_view kOpensshLabel = "OPENSSH PRIVATE KEY";
 constexpr std::string_view kAuthMagic{"openssh-key-v1\0", 15};
 
 // Reads the SSH wire encoding (RFC 4251 section 5): big-endian uint32s and
@@ -49,6 +48,8 @@ class WireReader {
  private:
   std::span<const uint8_t> rest_;
 };
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 std::string_view text_of(std::span<const uint8_t> bytes) {
   return {reinterpret_cast<const char *>(bytes.data()), bytes.size()};
@@ -107,43 +108,80 @@ wc_status parse_key_blob(std::span<const uint8_t> blob, SshPublicKey *key, const
   return fail(WC_ERR_FORMAT, detail, "unknown SSH key type");
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t'; }
-
-// The PEM body of an OpenSSH key file, decoded: base64 lines between the
-// two markers, with nothing but whitespace around them.
-std::optional<std::vector<uint8_t>> decode_pem(std::string_view text) {
-  const auto trim = [](std::string_view s) {
-    while (!s.empty() && (is_space(s.front()) || s.front() == '\r' || s.front() == '\n')) s.remove_prefix(1);
-    while (!s.empty() && (is_space(s.back()) || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
-    return s;
-  };
-  text = trim(text);
-  if (text.size() < kPemBegin.size() + kPemEnd.size() || !text.starts_with(kPemBegin) || !text.ends_with(kPemEnd)) {
-    return std::nullopt;
-  }
-  text = text.substr(kPemBegin.size(), text.size() - kPemBegin.size() - kPemEnd.size());
-  std::string joined;
-  joined.reserve(text.size());
-  for (char c : text) {
-    if (c == '\r' || c == '\n') continue;
-    joined.push_back(c);
-  }
-  auto decoded = decode_padded_base64(joined);
-  secure_wipe(joined.data(), joined.size());
-  return decoded;
+std::string_view trim(std::string_view s) {
+  const auto blank = [](char c) { return is_space(c) || c == '\r' || c == '\n'; };
+  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
+  return s;
 }
 
-// Wipes a buffer that held a key file's bytes when it goes out of scope.
-class WipeOnExit {
- public:
-  explicit WipeOnExit(std::vector<uint8_t> &bytes) : bytes_(bytes) {}
-  ~WipeOnExit() { secure_wipe(bytes_.data(), bytes_.size()); }
-  WipeOnExit(const WipeOnExit &) = delete;
-  WipeOnExit &operator=(const WipeOnExit &) = delete;
+// Takes the line at the start of *text, without its CR, LF.
+std::string_view take_line(std::string_view *text) {
+  const size_t end = text->find('\n');
+  std::string_view line = text->substr(0, end);
+  *text = end == std::string_view::npos ? std::string_view{} : text->substr(end + 1);
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  return line;
+}
 
- private:
-  std::vector<uint8_t> &bytes_;
+// One PEM block (RFC 7468), with RFC 1421's encryption headers where it
+// has them: whitespace, the BEGIN line, "Name: value" headers ended by an
+// empty line, base64 lines, the END line of the same label, then whatever
+// follows. The body is wiped on destruction.
+struct PemBlock {
+  std::string_view label;
+  std::string_view proc_type, dek_info;
+  std::vector<uint8_t> body;
+  std::string_view after;
+  ~PemBlock() { secure_wipe(body.data(), body.size()); }
 };
+
+constexpr std::string_view kBeginMarker = "-----BEGIN ";
+constexpr std::string_view kEndMarker = "-----END ";
+constexpr std::string_view kDashes = "-----";
+
+// Whether the PEM block at the start of `text` is labelled `label`.
+bool pem_label_is(std::string_view text, std::string_view label) {
+  text = trim(text);
+  return text.starts_with(kBeginMarker) && text.substr(kBeginMarker.size()).starts_with(label) &&
+         text.substr(kBeginMarker.size() + label.size()).starts_with(kDashes);
+}
+
+std::optional<PemBlock> parse_pem_block(std::string_view text) {
+  text = trim(text);
+  const std::string_view begin = take_line(&text);
+  if (!begin.starts_with(kBeginMarker) || !begin.ends_with(kDashes) ||
+      begin.size() < kBeginMarker.size() + kDashes.size()) {
+    return std::nullopt;
+  }
+  PemBlock block;
+  block.label = begin.substr(kBeginMarker.size(), begin.size() - kBeginMarker.size() - kDashes.size());
+  if (text.find(':') < text.find('\n')) {
+    for (std::string_view line = take_line(&text); !line.empty(); line = take_line(&text)) {
+      const size_t colon = line.find(": ");
+      if (colon == std::string_view::npos) return std::nullopt;
+      const std::string_view name = line.substr(0, colon);
+      std::string_view *field = name == "Proc-Type" ? &block.proc_type : name == "DEK-Info" ? &block.dek_info : nullptr;
+      if (field == nullptr || !field->empty() || text.empty()) return std::nullopt;
+      *field = line.substr(colon + 2);
+    }
+  }
+  std::string joined;
+  for (std::string_view line = take_line(&text);; line = take_line(&text)) {
+    if (line.starts_with(kEndMarker)) {
+      if (line != std::string(kEndMarker) + std::string(block.label) + std::string(kDashes)) return std::nullopt;
+      break;
+    }
+    if (text.empty()) return std::nullopt;
+    joined += line;
+  }
+  auto body = decode_padded_base64(joined);
+  secure_wipe(joined.data(), joined.size());
+  if (!body) return std::nullopt;
+  block.body = std::move(*body);
+  block.after = trim(text);
+  return block;
+}
 
 // A cipher OpenSSH encrypts key files with: its name to OpenSSL, and its
 // key length.
@@ -249,6 +287,208 @@ wc_status parse_private_section(std::span<const uint8_t> section, size_t block, 
   return WC_OK;
 }
 
+// ---- PEM keys ----------------------------------------------------------------
+
+constexpr std::string_view kPkcs1Label = "RSA PRIVATE KEY";
+constexpr std::string_view kPkcs8Label = "PRIVATE KEY";
+
+// RFC 1423's ciphers, as Go's x509.DecryptPEMBlock knows them, but for
+// single DES, which OpenSSL 3 keeps in its legacy provider.
+constexpr PemCipher kPemCiphers[] = {
+    {"AES-128-CBC", "aes-128-cbc", 16, 16},
+    {"AES-192-CBC", "aes-192-cbc", 24, 16},
+    {"AES-256-CBC", "aes-256-cbc", 32, 16},
+    {"DES-EDE3-CBC", "des-ede3-cbc", 24, 8},
+};
+
+// The PEM labels of keys age does not use, and why.
+const char *unsupported_pem_label(std::string_view label) {
+  if (label == "EC PRIVATE KEY") return "ECDSA SSH keys are not age identities (age uses ssh-ed25519 and ssh-rsa only)";
+  if (label == "DSA PRIVATE KEY") return "DSA SSH keys are not age identities (age uses ssh-ed25519 and ssh-rsa only)";
+  if (label == "ENCRYPTED PRIVATE KEY") {
+    return "encrypted PKCS#8 keys (BEGIN ENCRYPTED PRIVATE KEY) are not read, as age reads none; ssh-keygen -p -f "
+           "KEY rewrites the key in OpenSSH's format";
+  }
+  return nullptr;
+}
+
+std::optional<std::vector<uint8_t>> decode_hex(std::string_view text) {
+  const auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  if (text.size() % 2 != 0) return std::nullopt;
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int high = nibble(text[i]), low = nibble(text[i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    bytes.push_back(static_cast<uint8_t>(high << 4 | low));
+  }
+  return bytes;
+}
+
+// Reads DER's tag-length-value elements (X.690) only as far as a PKCS#8
+// key names its algorithm: the key's type must be known when it is parsed,
+// before HostCrypto reads the rest.
+class DerReader {
+ public:
+  explicit DerReader(std::span<const uint8_t> bytes) : rest_(bytes) {}
+  // The contents of the next element, which must have `tag`.
+  std::optional<std::span<const uint8_t>> element(uint8_t tag) {
+    if (rest_.size() < 2 || rest_[0] != tag) return std::nullopt;
+    size_t len = rest_[1], header = 2;
+    if (len & 0x80) {
+      const size_t len_bytes = len & 0x7f;
+      if (len_bytes == 0 || len_bytes > 4 || rest_.size() < header + len_bytes) return std::nullopt;
+      len = 0;
+      for (size_t i = 0; i < len_bytes; ++i) len = len << 8 | rest_[header + i];
+      header += len_bytes;
+    }
+    if (len > rest_.size() - header) return std::nullopt;
+    const auto contents = rest_.subspan(header, len);
+    rest_ = rest_.subspan(header + len);
+    return contents;
+  }
+
+ private:
+  std::span<const uint8_t> rest_;
+};
+
+// The algorithm of a PKCS#8 PrivateKeyInfo: SEQUENCE { INTEGER version,
+// SEQUENCE { OBJECT IDENTIFIER algorithm, ... }, ... }.
+wc_status pkcs8_key_type(std::span<const uint8_t> der, SshKeyType *type, const char **detail) {
+  constexpr uint8_t kSequence = 0x30, kInteger = 0x02, kObjectIdentifier = 0x06;
+  constexpr uint8_t kRsaEncryption[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};  // 1.2.840.113549.1.1.1
+  constexpr uint8_t kEd25519[] = {0x2b, 0x65, 0x70};                                            // 1.3.101.112
+  constexpr uint8_t kEcPublicKey[] = {0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01};                // 1.2.840.10045.2.1
+  constexpr uint8_t kDsa[] = {0x2a, 0x86, 0x48, 0xce, 0x38, 0x04, 0x01};                        // 1.2.840.10040.4.1
+  DerReader outer(der);
+  const auto info = outer.element(kSequence);
+  DerReader fields(info.value_or(std::span<const uint8_t>{}));
+  const auto version = fields.element(kInteger);
+  const auto algorithm = fields.element(kSequence);
+  const auto oid = DerReader(algorithm.value_or(std::span<const uint8_t>{})).element(kObjectIdentifier);
+  if (!info || !version || !algorithm || !oid) {
+    return fail(WC_ERR_FORMAT, detail, "malformed PKCS#8 private key: no algorithm where PrivateKeyInfo names it");
+  }
+  if (std::ranges::equal(*oid, kRsaEncryption)) {
+    *type = SshKeyType::rsa;
+  } else if (std::ranges::equal(*oid, kEd25519)) {
+    *type = SshKeyType::ed25519;
+  } else if (std::ranges::equal(*oid, kEcPublicKey)) {
+    return fail(WC_ERR_UNSUPPORTED, detail, unsupported_pem_label("EC PRIVATE KEY"));
+  } else if (std::ranges::equal(*oid, kDsa)) {
+    return fail(WC_ERR_UNSUPPORTED, detail, unsupported_pem_label("DSA PRIVATE KEY"));
+  } else {
+    return fail(WC_ERR_UNSUPPORTED, detail,
+                "the PKCS#8 private key is neither RSA nor Ed25519, the SSH keys age uses");
+  }
+  return WC_OK;
+}
+
+// RFC 1421's headers of an encrypted key: "Proc-Type: 4,ENCRYPTED" and
+// "DEK-Info: CIPHER,IV" with the IV in hex, one block.
+wc_status parse_pem_encryption(const PemBlock &block, PemKeyFile *file, const char **detail) {
+  if (block.proc_type.empty() && block.dek_info.empty()) return WC_OK;
+  if (block.proc_type != "4,ENCRYPTED" || block.dek_info.empty()) {
+    return fail(WC_ERR_FORMAT, detail,
+                "malformed PEM private key: expected Proc-Type: 4,ENCRYPTED and a DEK-Info header, or neither");
+  }
+  if (block.label != kPkcs1Label) {
+    return fail(WC_ERR_UNSUPPORTED, detail,
+                "only RSA PRIVATE KEY files are read encrypted, as age reads them; ssh-keygen -p -f KEY rewrites "
+                "the key in OpenSSH's format");
+  }
+  const size_t comma = block.dek_info.find(',');
+  const std::string_view name = block.dek_info.substr(0, comma);
+  for (const PemCipher &cipher : kPemCiphers) {
+    if (cipher.dek_info_name == name) file->cipher = &cipher;
+  }
+  if (file->cipher == nullptr) {
+    return fail(WC_ERR_UNSUPPORTED, detail,
+                "the PEM private key is encrypted with a cipher this build does not run (it runs AES-128-CBC, "
+                "ssh-keygen's, AES-192-CBC, AES-256-CBC and DES-EDE3-CBC; ssh-keygen -p -f KEY re-encrypts a key)");
+  }
+  auto iv = comma == std::string_view::npos ? std::nullopt : decode_hex(block.dek_info.substr(comma + 1));
+  if (!iv || iv->size() != file->cipher->block) {
+    return fail(WC_ERR_FORMAT, detail, "malformed PEM private key: DEK-Info's IV is not one cipher block in hex");
+  }
+  if (block.body.empty() || block.body.size() % file->cipher->block != 0) {
+    return fail(WC_ERR_FORMAT, detail, "malformed PEM private key: the encrypted key is not whole cipher blocks");
+  }
+  file->iv = std::move(*iv);
+  return WC_OK;
+}
+
+// The DER of an encrypted key: OpenSSL's legacy key derivation
+// (EVP_BytesToKey: one round of MD5, salted with the IV's first 8 bytes),
+// CBC, then PKCS#7 padding, whose check is the first a wrong passphrase
+// fails.
+wc_status decrypt_pem_der(const HostCrypto &crypto, const PemKeyFile &file, std::span<const uint8_t> passphrase,
+                          std::vector<uint8_t> *der, const char **detail) {
+  constexpr size_t kSaltLen = 8;
+  const PemCipher &cipher = *file.cipher;
+  std::array<uint8_t, 32> key{};
+  const std::span<uint8_t> cipher_key(key.data(), cipher.key_len);
+  wc_status status =
+      crypto.derive_key_iv(cipher_key, WC_KDF_LEGACY, "md5", 1, passphrase, std::span(file.iv).first(kSaltLen));
+  der->resize(file.der.size());
+  if (status == WC_OK) status = crypto.decrypt(*der, cipher.name, cipher_key, file.iv, file.der);
+  secure_wipe(key.data(), key.size());
+  if (status != WC_OK) return status;
+  const size_t pad = der->back();
+  bool padded = pad >= 1 && pad <= cipher.block;
+  for (size_t i = 0; padded && i < pad; ++i) padded = (*der)[der->size() - 1 - i] == pad;
+  if (!padded) {
+    return fail(WC_ERR_AUTH, detail, "incorrect passphrase for the PEM private key, or a damaged key (bad padding)");
+  }
+  secure_wipe(der->data() + der->size() - pad, pad);
+  der->resize(der->size() - pad);
+  return WC_OK;
+}
+
+void append_string(std::vector<uint8_t> *wire, std::span<const uint8_t> bytes) {
+  const auto len = static_cast<uint32_t>(bytes.size());
+  for (int shift = 24; shift >= 0; shift -= 8) wire->push_back(static_cast<uint8_t>(len >> shift));
+  wire->insert(wire->end(), bytes.begin(), bytes.end());
+}
+void append_mpint(std::vector<uint8_t> *wire, std::span<const uint8_t> magnitude) {
+  while (!magnitude.empty() && magnitude.front() == 0) magnitude = magnitude.subspan(1);
+  std::vector<uint8_t> mpint;
+  if (!magnitude.empty() && (magnitude.front() & 0x80) != 0) mpint.push_back(0);
+  mpint.insert(mpint.end(), magnitude.begin(), magnitude.end());
+  append_string(wire, mpint);
+}
+
+// The SSH key of a key read from DER, held to the rules of an SSH public
+// key blob (age's RSA sizes and exponents) by being parsed as one.
+wc_status ssh_key_of(const HostCrypto &crypto, const DerPrivateKey &der_key, SshPrivateKey *key,
+                     const char **detail) {
+  std::vector<uint8_t> blob;
+  if (der_key.type == DerPrivateKey::Type::ed25519) {
+    std::array<uint8_t, 32> public_key{};
+    if (const wc_status status = crypto.ed25519_public_key(public_key, der_key.ed25519_seed); status != WC_OK) {
+      return status;
+    }
+    append_string(&blob, bytes_of(kSshEd25519));
+    append_string(&blob, public_key);
+    key->ed25519_seed = der_key.ed25519_seed;
+  } else {
+    append_string(&blob, bytes_of(kSshRsa));
+    append_mpint(&blob, der_key.rsa.public_key.e);
+    append_mpint(&blob, der_key.rsa.public_key.n);
+    key->rsa.d = der_key.rsa.d;
+    key->rsa.p = der_key.rsa.p;
+    key->rsa.q = der_key.rsa.q;
+    key->rsa.iqmp = der_key.rsa.iqmp;
+  }
+  const wc_status status = parse_key_blob(blob, &key->public_key, detail);
+  key->rsa.public_key = key->public_key.rsa;
+  return status;
+}
+
 }  // namespace
 
 bool is_ssh_public_key_line(std::string_view text) {
@@ -302,18 +542,13 @@ std::string format_ssh_public_key(const SshPublicKey &key) {
 }
 
 wc_status parse_openssh_key_file(std::string_view text, OpensshKeyFile *file, const char **detail) {
-  if (text.starts_with("-----BEGIN") && !text.starts_with(kPemBegin)) {
-    return fail(WC_ERR_UNSUPPORTED, detail,
-                "only OpenSSH private key files (BEGIN OPENSSH PRIVATE KEY) are read; ssh-keygen -p -f KEY rewrites "
-                "a PEM key in that format");
-  }
-  auto bytes = decode_pem(text);
-  if (!bytes) {
+  const auto block = parse_pem_block(text);
+  if (!block || block->label != kOpensshLabel || !block->proc_type.empty() || !block->dek_info.empty() ||
+      !block->after.empty()) {
     return fail(WC_ERR_FORMAT, detail,
                 "malformed OpenSSH private key: expected base64 between the BEGIN and END OPENSSH PRIVATE KEY lines");
   }
-  const WipeOnExit wipe_bytes(*bytes);
-  const std::span<const uint8_t> all(*bytes);
+  const std::span<const uint8_t> all(block->body);
   if (!text_of(all).starts_with(kAuthMagic)) {
     return fail(WC_ERR_FORMAT, detail, "malformed OpenSSH private key: no openssh-key-v1 magic");
   }
@@ -375,6 +610,125 @@ wc_status open_openssh_key_file(const HostCrypto &crypto, const OpensshKeyFile &
   if (status == WC_OK) status = parse_private_section(plain, kAesBlock, file.public_key, key, detail);
   secure_wipe(plain.data(), plain.size());
   return status;
+}
+
+PemKeyFile::~PemKeyFile() { secure_wipe(der.data(), der.size()); }
+
+wc_status parse_pem_key_file(std::string_view text, PemKeyFile *file, const char **detail) {
+  const auto block = parse_pem_block(text);
+  if (!block) {
+    return fail(WC_ERR_FORMAT, detail,
+                "malformed PEM private key: expected a BEGIN line, headers, base64 and the END line of its label");
+  }
+  if (const char *why = unsupported_pem_label(block->label)) return fail(WC_ERR_UNSUPPORTED, detail, why);
+  if (block->label != kPkcs1Label && block->label != kPkcs8Label) {
+    return fail(WC_ERR_UNSUPPORTED, detail,
+                "the PEM file is no private key age reads (RSA PRIVATE KEY, PRIVATE KEY, OPENSSH PRIVATE KEY)");
+  }
+  if (const wc_status status = parse_pem_encryption(*block, file, detail); status != WC_OK) return status;
+  if (block->label == kPkcs1Label) {
+    file->syntax = PrivateKeyDer::pkcs1_rsa;
+    file->type = SshKeyType::rsa;
+  } else {
+    file->syntax = PrivateKeyDer::pkcs8;
+    if (const wc_status status = pkcs8_key_type(block->body, &file->type, detail); status != WC_OK) return status;
+  }
+  if (file->cipher != nullptr) {
+    // Its public key is encrypted with it: age takes it from KEY.pub, so
+    // as to ask for the passphrase only when a stanza names the key.
+    if (block->after.empty()) {
+      return fail(WC_ERR_FORMAT, detail,
+                  "the PEM private key is passphrase-protected and its public key is not in clear: age reads it from "
+                  "KEY.pub, so put that beside the key, or rewrite the key in OpenSSH's format (ssh-keygen -p -f KEY)");
+    }
+    SshPublicKey public_key;
+    if (const wc_status status = parse_ssh_public_key(block->after, &public_key, detail); status != WC_OK) {
+      return status;
+    }
+    if (public_key.type != file->type) {
+      return fail(WC_ERR_FORMAT, detail, "the public key beside the PEM private key is of another type");
+    }
+    file->public_key = std::move(public_key);
+  } else if (!block->after.empty()) {
+    return fail(WC_ERR_FORMAT, detail, "malformed PEM private key: text after the END line");
+  }
+  file->der = block->body;
+  return WC_OK;
+}
+
+wc_status open_pem_key_file(const HostCrypto &crypto, const PemKeyFile &file, std::span<const uint8_t> passphrase,
+                            SshPrivateKey *key, const char **detail) {
+  std::vector<uint8_t> decrypted;
+  wc_status status = file.cipher != nullptr ? decrypt_pem_der(crypto, file, passphrase, &decrypted, detail) : WC_OK;
+  DerPrivateKey der_key;
+  if (status == WC_OK) {
+    status = crypto.parse_private_key_der(file.cipher != nullptr ? decrypted : file.der, file.syntax, &der_key);
+  }
+  secure_wipe(decrypted.data(), decrypted.size());
+  if (status == WC_ERR_FORMAT && file.cipher != nullptr) {
+    // Padding that checks out by chance (1 in 256) lets a wrong passphrase
+    // this far.
+    return fail(WC_ERR_AUTH, detail, "incorrect passphrase for the PEM private key, or a damaged key");
+  }
+  if (status == WC_ERR_FORMAT) return fail(status, detail, "malformed PEM private key: its DER is no key");
+  if (status == WC_ERR_UNSUPPORTED) {
+    return fail(status, detail, "the PEM private key is neither a two-prime RSA key nor an Ed25519 key");
+  }
+  if (status != WC_OK) return status;
+  const bool rsa = der_key.type == DerPrivateKey::Type::rsa;
+  if (rsa != (file.type == SshKeyType::rsa)) {
+    return fail(WC_ERR_FORMAT, detail, "malformed PKCS#8 private key: its key is not of the algorithm it names");
+  }
+  status = ssh_key_of(crypto, der_key, key, detail);
+  if (status == WC_OK && file.public_key && key->public_key.wire != file.public_key->wire) {
+    return fail(WC_ERR_FORMAT, detail, "the PEM private key is not the key of the public key beside it (KEY.pub)");
+  }
+  return status;
+}
+
+wc_status parse_ssh_key_file(std::string_view text, SshKeyFile *file, const char **detail) {
+  if (text.size() > kMaxPrivateKeyFileLen) {
+    return fail(WC_ERR_FORMAT, detail, "the private key file is over 16 KiB, which no SSH key of age's types is");
+  }
+  if (pem_label_is(text, kOpensshLabel)) {
+    return parse_openssh_key_file(text, &file->format.emplace<OpensshKeyFile>(), detail);
+  }
+  return parse_pem_key_file(text, &file->format.emplace<PemKeyFile>(), detail);
+}
+
+wc_status open_ssh_key_file(const HostCrypto &crypto, const SshKeyFile &file, std::span<const uint8_t> passphrase,
+                            SshPrivateKey *key, const char **detail) {
+  if (const auto *pem = std::get_if<PemKeyFile>(&file.format)) {
+    return open_pem_key_file(crypto, *pem, passphrase, key, detail);
+  }
+  return open_openssh_key_file(crypto, std::get<OpensshKeyFile>(file.format), passphrase, key, detail);
+}
+
+wc_status ssh_key_file_public_key(const HostCrypto &crypto, const SshKeyFile &file, SshPublicKey *key,
+                                  const char **detail) {
+  const auto *pem = std::get_if<PemKeyFile>(&file.format);
+  if (pem == nullptr) {
+    *key = std::get<OpensshKeyFile>(file.format).public_key;
+    return WC_OK;
+  }
+  if (pem->public_key) {
+    *key = *pem->public_key;
+    return WC_OK;
+  }
+  SshPrivateKey private_key;
+  const wc_status status = open_pem_key_file(crypto, *pem, {}, &private_key, detail);
+  if (status == WC_OK) *key = private_key.public_key;
+  return status;
+}
+
+SshKeyType SshKeyFile::type() const {
+  if (const auto *pem = std::get_if<PemKeyFile>(&format)) return pem->type;
+  return std::get<OpensshKeyFile>(format).public_key.type;
+}
+
+bool SshKeyFile::encrypted() const {
+  if (const auto *pem = std::get_if<PemKeyFile>(&format)) return pem->cipher != nullptr;
+  return std::get<OpensshKeyFile>(format).encrypted();
 }
 
 }  // namespace warpcrypt::age

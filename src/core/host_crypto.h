@@ -1,13 +1,14 @@
 // Host crypto: the primitives the formats and the API run on the host, a
 // few bytes at a time (random bytes, the KDFs, HMAC, digests, X25519,
 // Ed25519, RSA-OAEP, the sealing of a file key, an SSH key file's
-// decryption), apart from the compute backends' bulk ciphers
+// decryption and its DER), apart from the compute backends' bulk ciphers
 // (core/backend_tables.h). The
 // formats take a HostCrypto from their caller and never reach kHostCrypto
 // themselves, so a test or a fuzzer hands them a seeded RandomSource and
 // gets the same file every run; the API layer hands them kHostCrypto.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -58,6 +59,20 @@ struct RsaPrivateKey {
   ~RsaPrivateKey() {
     for (std::vector<uint8_t> *part : {&d, &p, &q, &iqmp}) secure_wipe(part->data(), part->size());
   }
+};
+
+// The DER syntaxes a private key comes in: PKCS#1's RSAPrivateKey (PEM's
+// "RSA PRIVATE KEY") and PKCS#8's PrivateKeyInfo (PEM's "PRIVATE KEY").
+enum class PrivateKeyDer { pkcs1_rsa, pkcs8 };
+
+// A private key read from DER: an RSA key's integers or an Ed25519 key's
+// seed; wiped on destruction.
+struct DerPrivateKey {
+  enum class Type { rsa, ed25519 };
+  Type type = Type::rsa;
+  RsaPrivateKey rsa;
+  std::array<uint8_t, 32> ed25519_seed{};
+  ~DerPrivateKey() { secure_wipe(ed25519_seed.data(), ed25519_seed.size()); }
 };
 
 struct HostCrypto {
@@ -149,6 +164,14 @@ struct HostCrypto {
   // IV length it refuses, or CBC over a part of a block.
   wc_status (*decrypt)(std::span<uint8_t> out, const char *cipher, std::span<const uint8_t> key,
                        std::span<const uint8_t> iv, std::span<const uint8_t> in);
+  // A private key in `der`, all of it in `syntax`: a two-prime RSA key
+  // (PKCS#1 or PKCS#8) or an Ed25519 key (PKCS#8). WC_ERR_FORMAT for bytes
+  // that are no such DER, or that go on past it; WC_ERR_UNSUPPORTED for a
+  // PKCS#8 key of another algorithm, or an RSA key of more than two primes.
+  // An RSA key must be consistent as Go's Validate has it (p q = n, d e = 1
+  // mod p - 1 and q - 1), else WC_ERR_FORMAT; its size is the caller's to
+  // check.
+  wc_status (*parse_private_key_der)(std::span<const uint8_t> der, PrivateKeyDer syntax, DerPrivateKey *key);
   // `openssl enc -a`'s base64, byte for byte: encoding writes lines of 64
   // characters, each ending in LF, or with `one_line` (-A) one line and no
   // LF; decoding ignores line breaks and spaces. Null when out of memory.

@@ -3,9 +3,9 @@ the Python package's warpcrypt-tensors. Listed in the help, each command on
 real files, --json parsed, and each failure one line with the CLI's exit
 status and no output left behind.
 
-The tests put a warpcrypt-tensors of their own on PATH, which runs this
-checkout's package with the interpreter running the tests: what an install
-puts there, without needing one."""
+The tests put a warpcrypt-tensors of their own on PATH, which runs the
+package installed for the interpreter running the tests (scripts/test.sh
+installs this checkout's): what an install puts there."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO_ROOT
 
 TENSORS = {"w": ("F32", [2, 3], bytes(range(24))), "b": ("I64", [2], bytes(range(100, 116)))}
 TRANSFER_FIELDS = {"command", "ok", "bytes_in", "bytes_out", "seconds", "gbps"}
@@ -36,8 +35,7 @@ def script_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def tensors(run_cli, script_dir):
     """`tensors(*args)`: `warpcrypt tensors args` with the script on PATH."""
-    environment = {"PATH": f"{script_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-                   "PYTHONPATH": str(REPO_ROOT / "python")}
+    environment = {"PATH": f"{script_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
 
     def run(*args, env=None):
         return run_cli("tensors", *args, env={**environment, **(env or {})})
@@ -198,7 +196,7 @@ def test_without_the_python_package_it_says_what_to_install(run_cli, tmp_path):
 def test_warpcrypt_tensors_stays_an_alias(files, script_dir):
     """The script on its own, as pip installs it, names itself."""
     run = subprocess.run([str(script_dir / "warpcrypt-tensors"), "inspect", files / "absent"], capture_output=True,
-                         env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "python")}, text=True, timeout=60)
+                         text=True, timeout=60)
     assert run.returncode == 3 and run.stderr.startswith("warpcrypt-tensors: ")
 
 

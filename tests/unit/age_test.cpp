@@ -271,8 +271,7 @@ TEST(AgeKeys, RefusesKeysAgeDoesNotUseByName) {
     EXPECT_NE(std::string(detail).find(named), std::string::npos) << detail;
   }
   EXPECT_EQ(wc_age_identities_add(keys.identities,
-                                  "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----\n",
-                                  &detail),
+                                  "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n", &detail),
             WC_ERR_UNSUPPORTED);
   EXPECT_EQ(wc_age_recipients_count(keys.recipients), 0u);
   EXPECT_EQ(wc_age_identities_count(keys.identities), 0u);

@@ -1,12 +1,15 @@
 // SSH keys for age (age/ssh_keys.h, age/age_ssh.h): the OpenSSH key files
-// that cryptography-vectors ships, opened and refused by name; the attacks
-// on the parsers; bcrypt-pbkdf against the `bcrypt` package's known
+// that cryptography-vectors ships, opened and refused by name; PEM keys
+// written by OpenSSL here (PKCS#1 RSA, plain and under each legacy cipher,
+// PKCS#8 RSA and Ed25519) and its refused forms; the attacks on the parsers; bcrypt-pbkdf against the `bcrypt` package's known
 // answers; and the ssh-ed25519 and ssh-rsa stanzas, wrapped and unwrapped.
 #include "age/ssh_keys.h"
 
 #include <gtest/gtest.h>
 #include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/evp.h>
+#include <openssl/pem.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -249,9 +252,7 @@ TEST_F(SshKeyAttacks, AppendedBytesAndTextAreRefused) {
   EXPECT_EQ(parse("junk\n" + pem(plain_)).status, WC_ERR_FORMAT);
   // The markers alone, overlapping, and a PEM key of another kind.
   EXPECT_EQ(parse("-----BEGIN OPENSSH PRIVATE KEY-----END OPENSSH PRIVATE KEY-----").status, WC_ERR_FORMAT);
-  const Parsed pkcs1 = parse("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n");
-  EXPECT_EQ(pkcs1.status, WC_ERR_UNSUPPORTED);
-  EXPECT_NE(pkcs1.detail.find("ssh-keygen -p"), std::string::npos) << pkcs1.detail;
+  EXPECT_EQ(parse("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n").status, WC_ERR_FORMAT);
 }
 
 TEST_F(SshKeyAttacks, LengthsPastTheEndAreRefused) {
@@ -502,6 +503,340 @@ TEST_F(SshStanzas, PassphraseIsAskedOnlyForAStanzaThatNamesTheKey) {
   EXPECT_NE(why.find("passphrase"), std::string::npos) << why;
 }
 
+
+// ---- PEM keys -------------------------------------------------------------------
+
+using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+
+// OpenSSL's PEM of `key`: PKCS#1 ("traditional") or PKCS#8, under `cipher`
+// with `passphrase` where a cipher is given, as ssh-keygen -m PEM and
+// openssl genpkey write them.
+std::string openssl_pem(EVP_PKEY *key, bool traditional, const EVP_CIPHER *cipher = nullptr,
+                        std::string_view passphrase = {}) {
+  const std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  auto *pass = reinterpret_cast<unsigned char *>(const_cast<char *>(passphrase.data()));
+  const int len = static_cast<int>(passphrase.size());
+  const int written = traditional
+                          ? PEM_write_bio_PrivateKey_traditional(bio.get(), key, cipher, pass, len, nullptr, nullptr)
+                          : PEM_write_bio_PrivateKey(bio.get(), key, cipher, pass, len, nullptr, nullptr);
+  EXPECT_EQ(written, 1);
+  char *data = nullptr;
+  const long size = BIO_get_mem_data(bio.get(), &data);
+  return std::string(data, static_cast<size_t>(size));
+}
+
+Bytes bn_param(const EVP_PKEY *key, const char *name) {
+  BIGNUM *value = nullptr;
+  EXPECT_EQ(EVP_PKEY_get_bn_param(key, name, &value), 1);
+  Bytes out(static_cast<size_t>(BN_num_bytes(value)));
+  BN_bn2bin(value, out.data());
+  BN_free(value);
+  return out;
+}
+
+struct ParsedPem {
+  wc_status status;
+  std::string detail;
+  age::SshKeyFile file;
+};
+ParsedPem parse_pem(const std::string &text) {
+  ParsedPem parsed;
+  const char *detail = "";
+  parsed.status = age::parse_ssh_key_file(text, &parsed.file, &detail);
+  parsed.detail = detail;
+  return parsed;
+}
+wc_status open_pem(const age::SshKeyFile &file, std::string_view passphrase, age::SshPrivateKey *key,
+                   std::string *detail = nullptr) {
+  const char *why = "";
+  const wc_status status = age::open_ssh_key_file(kHostCrypto, file, bytes_of(passphrase), key, &why);
+  if (detail != nullptr) *detail = why;
+  return status;
+}
+// Parses and opens `text`: the first failure's status.
+wc_status parse_and_open(const std::string &text, std::string_view passphrase = {}, std::string *detail = nullptr) {
+  ParsedPem parsed = parse_pem(text);
+  if (detail != nullptr) *detail = parsed.detail;
+  if (parsed.status != WC_OK) return parsed.status;
+  age::SshPrivateKey key;
+  return open_pem(parsed.file, passphrase, &key, detail);
+}
+
+// The same PEM with its body re-encoded from `der`, headers kept.
+std::string with_body(const std::string &pem_text, const Bytes &der) {
+  const size_t body = pem_text.rfind("\n\n") != std::string::npos ? pem_text.rfind("\n\n") + 2 : pem_text.find('\n') + 1;
+  const size_t end = pem_text.find("-----END");
+  const std::string encoded = openssl_base64(der);
+  std::string lines;
+  for (size_t at = 0; at < encoded.size(); at += 64) lines += encoded.substr(at, 64) + "\n";
+  return pem_text.substr(0, body) + lines + pem_text.substr(end);
+}
+Bytes body_of(const std::string &pem_text) {
+  const size_t blank = pem_text.rfind("\n\n");
+  const size_t start = blank != std::string::npos ? blank + 2 : pem_text.find('\n') + 1;
+  return unbase64(pem_text.substr(start, pem_text.find("-----END") - start));
+}
+
+class PemKeys : public SshVectors {
+ protected:
+  static void SetUpTestSuite() {
+    rsa_ = EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", size_t{2048});
+    ed25519_ = EVP_PKEY_Q_keygen(nullptr, nullptr, "ED25519");
+  }
+  static void TearDownTestSuite() {
+    EVP_PKEY_free(rsa_);
+    EVP_PKEY_free(ed25519_);
+  }
+  // The public key line of a key, as KEY.pub holds it.
+  static std::string public_line(EVP_PKEY *key) {
+    ParsedPem parsed = parse_pem(openssl_pem(key, false));
+    age::SshPublicKey public_key;
+    const char *detail = "";
+    EXPECT_EQ(age::ssh_key_file_public_key(kHostCrypto, parsed.file, &public_key, &detail), WC_OK) << detail;
+    return age::format_ssh_public_key(public_key) + " me@host\n";
+  }
+  static std::string encrypted_rsa(const EVP_CIPHER *cipher = EVP_aes_128_cbc()) {
+    return openssl_pem(rsa_, true, cipher, "secret") + public_line(rsa_);
+  }
+  static EVP_PKEY *rsa_, *ed25519_;
+};
+EVP_PKEY *PemKeys::rsa_ = nullptr;
+EVP_PKEY *PemKeys::ed25519_ = nullptr;
+
+TEST_F(PemKeys, UnencryptedKeysOpenToTheirKeys) {
+  const std::pair<std::string, age::SshKeyType> keys[] = {
+      {openssl_pem(rsa_, true), age::SshKeyType::rsa},
+      {openssl_pem(rsa_, false), age::SshKeyType::rsa},
+      {openssl_pem(ed25519_, false), age::SshKeyType::ed25519},
+  };
+  for (const auto &[text, type] : keys) {
+    ASSERT_TRUE(text.starts_with(type == age::SshKeyType::rsa && text.find("RSA PRIVATE") != std::string::npos
+                                     ? "-----BEGIN RSA PRIVATE KEY-----"
+                                     : "-----BEGIN PRIVATE KEY-----"));
+    ParsedPem parsed = parse_pem(text);
+    ASSERT_EQ(parsed.status, WC_OK) << parsed.detail;
+    EXPECT_EQ(parsed.file.type(), type);
+    EXPECT_FALSE(parsed.file.encrypted());
+    age::SshPrivateKey key;
+    ASSERT_EQ(open_pem(parsed.file, "", &key), WC_OK);
+    EXPECT_EQ(key.public_key.type, type);
+    if (type == age::SshKeyType::rsa) {
+      EXPECT_TRUE(same_bytes(key.rsa.public_key.n, bn_param(rsa_, OSSL_PKEY_PARAM_RSA_N)));
+      EXPECT_TRUE(same_bytes(key.rsa.d, bn_param(rsa_, OSSL_PKEY_PARAM_RSA_D)));
+      EXPECT_TRUE(same_bytes(key.rsa.p, bn_param(rsa_, OSSL_PKEY_PARAM_RSA_FACTOR1)));
+    } else {
+      Bytes seed(32);
+      size_t len = seed.size();
+      ASSERT_EQ(EVP_PKEY_get_raw_private_key(ed25519_, seed.data(), &len), 1);
+      EXPECT_TRUE(same_bytes(Bytes(key.ed25519_seed.begin(), key.ed25519_seed.end()), seed));
+    }
+  }
+  // cryptography-vectors' PKCS#8 Ed25519 key (RFC 8410's example).
+  EXPECT_EQ(parse_and_open(read_text(dir_.parent_path() / "Ed25519" / "ed25519-pkcs8.pem")), WC_OK);
+}
+
+TEST_F(PemKeys, EncryptedPkcs1OpensWithItsPassphraseUnderEachCipher) {
+  for (const EVP_CIPHER *cipher : {EVP_aes_128_cbc(), EVP_aes_192_cbc(), EVP_aes_256_cbc(), EVP_des_ede3_cbc()}) {
+    const std::string text = encrypted_rsa(cipher);
+    ParsedPem parsed = parse_pem(text);
+    ASSERT_EQ(parsed.status, WC_OK) << EVP_CIPHER_get0_name(cipher) << ": " << parsed.detail;
+    EXPECT_TRUE(parsed.file.encrypted());
+    age::SshPrivateKey key;
+    ASSERT_EQ(open_pem(parsed.file, "secret", &key), WC_OK) << EVP_CIPHER_get0_name(cipher);
+    EXPECT_TRUE(same_bytes(key.rsa.public_key.n, bn_param(rsa_, OSSL_PKEY_PARAM_RSA_N)));
+    std::string why;
+    age::SshPrivateKey wrong;
+    EXPECT_EQ(open_pem(parsed.file, "Secret", &wrong, &why), WC_ERR_AUTH) << EVP_CIPHER_get0_name(cipher);
+    EXPECT_NE(why.find("incorrect passphrase"), std::string::npos) << why;
+  }
+}
+
+TEST_F(PemKeys, EncryptedKeyNeedsItsOwnPublicKeyBesideIt) {
+  const std::string alone = openssl_pem(rsa_, true, EVP_aes_128_cbc(), "secret");
+  std::string why;
+  EXPECT_EQ(parse_and_open(alone, "secret", &why), WC_ERR_FORMAT);
+  EXPECT_NE(why.find("KEY.pub"), std::string::npos) << why;
+  // Another key's public line: found out once the key is decrypted.
+  PkeyPtr other(EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", size_t{2048}), EVP_PKEY_free);
+  EXPECT_EQ(parse_and_open(alone + public_line(other.get()), "secret", &why), WC_ERR_FORMAT);
+  EXPECT_NE(why.find("not the key of the public key"), std::string::npos) << why;
+  EXPECT_EQ(parse_and_open(alone + public_line(ed25519_), "secret"), WC_ERR_FORMAT);
+  EXPECT_EQ(parse_and_open(alone + "ssh-rsa AAAA\n", "secret"), WC_ERR_FORMAT);
+  // An unencrypted key takes nothing after its END line.
+  EXPECT_EQ(parse_and_open(openssl_pem(rsa_, true) + public_line(rsa_)), WC_ERR_FORMAT);
+}
+
+TEST_F(PemKeys, OtherFormsAreRefusedByName) {
+  const fs::path root = dir_.parent_path();
+  const std::pair<fs::path, const char *> refused[] = {
+      {root / "Traditional_OpenSSL_Serialization" / "dsa.2048.pem", "DSA"},
+      {root / "PKCS8" / "ec_private_key.pem", "ECDSA"},
+      {root / "PKCS8" / "unenc-dsa-pkcs8.pem", "DSA"},
+      {root / "Ed25519" / "ed25519-pkcs8-enc.pem", "encrypted PKCS#8"},
+      {root / "PKCS8" / "rsa_pss_2048.pem", "neither RSA nor Ed25519"},
+      {root / "Ed25519" / "ed25519-pub.pem", "no private key age reads"},
+  };
+  for (const auto &[path, why] : refused) {
+    std::string detail;
+    EXPECT_EQ(parse_and_open(read_text(path), "", &detail), WC_ERR_UNSUPPORTED) << path;
+    EXPECT_NE(detail.find(why), std::string::npos) << path << ": " << detail;
+  }
+  const std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  ASSERT_EQ(PEM_write_bio_PKCS8PrivateKey(bio.get(), rsa_, EVP_aes_256_cbc(), nullptr, 0, nullptr,
+                                          const_cast<char *>("secret")),
+            1);
+  char *data = nullptr;
+  const long size = BIO_get_mem_data(bio.get(), &data);
+  const std::string encrypted_pkcs8(data, static_cast<size_t>(size));
+  PkeyPtr ec(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"), EVP_PKEY_free);
+  std::string detail;
+  EXPECT_EQ(parse_and_open(openssl_pem(ec.get(), true), "", &detail), WC_ERR_UNSUPPORTED);
+  EXPECT_NE(detail.find("ECDSA"), std::string::npos) << detail;
+  EXPECT_EQ(parse_and_open(encrypted_pkcs8 + public_line(rsa_), "secret", &detail), WC_ERR_UNSUPPORTED);
+  EXPECT_NE(detail.find("encrypted PKCS#8"), std::string::npos) << detail;
+  // A PKCS#8 key encrypted under the legacy headers, which Go refuses too.
+  const std::string pkcs8 = openssl_pem(rsa_, false);
+  std::string legacy_pkcs8 = pkcs8;
+  legacy_pkcs8.insert(pkcs8.find('\n') + 1, "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00112233445566778899AABBCCDDEEFF\n\n");
+  EXPECT_EQ(parse_and_open(legacy_pkcs8 + public_line(rsa_)), WC_ERR_UNSUPPORTED);
+}
+
+TEST_F(PemKeys, BadDekInfoIsRefusedBeforeAnyPassphrase) {
+  const std::string text = encrypted_rsa();
+  const size_t dek = text.find("DEK-Info: ");
+  const size_t dek_end = text.find('\n', dek);
+  const auto with_dek = [&](const std::string &value) {
+    return text.substr(0, dek) + "DEK-Info: " + value + text.substr(dek_end);
+  };
+  const std::string iv = text.substr(text.find(',', dek) + 1, dek_end - text.find(',', dek) - 1);
+  EXPECT_EQ(parse_pem(with_dek("AES-128-CBC")).status, WC_ERR_FORMAT);
+  EXPECT_EQ(parse_pem(with_dek("AES-128-CBC,zz" + iv.substr(2))).status, WC_ERR_FORMAT);
+  EXPECT_EQ(parse_pem(with_dek("AES-128-CBC," + iv.substr(2))).status, WC_ERR_FORMAT);
+  EXPECT_EQ(parse_pem(with_dek("AES-128-CBC," + iv + "00")).status, WC_ERR_FORMAT);
+  EXPECT_EQ(parse_pem(with_dek("DES-EDE3-CBC," + iv)).status, WC_ERR_FORMAT);  // 16 bytes: not DES's block
+  const ParsedPem unknown = parse_pem(with_dek("CAMELLIA-128-CBC," + iv));
+  EXPECT_EQ(unknown.status, WC_ERR_UNSUPPORTED);
+  EXPECT_NE(unknown.detail.find("cipher"), std::string::npos) << unknown.detail;
+  EXPECT_EQ(parse_pem(with_dek("DES-CBC," + iv.substr(0, 16))).status, WC_ERR_UNSUPPORTED);
+  // Headers out of place, missing, repeated or unknown.
+  std::string no_dek = text;
+  no_dek.erase(dek, dek_end - dek + 1);
+  EXPECT_EQ(parse_pem(no_dek).status, WC_ERR_FORMAT);
+  std::string twice = text;
+  twice.insert(dek, text.substr(dek, dek_end - dek + 1));
+  EXPECT_EQ(parse_pem(twice).status, WC_ERR_FORMAT);
+  std::string other_header = text;
+  other_header.insert(dek, "Comment: hello\n");
+  EXPECT_EQ(parse_pem(other_header).status, WC_ERR_FORMAT);
+  std::string proc_type = text;
+  proc_type.replace(proc_type.find("4,ENCRYPTED"), 11, "4,MIC-ONLY");
+  EXPECT_EQ(parse_pem(proc_type).status, WC_ERR_FORMAT);
+  // cryptography-vectors' malformed headers.
+  for (const char *name : {"key1-malformed-dek-info.pem", "key1-malformed-iv.pem", "key1-no-dek-info.pem",
+                           "key1-short-iv.pem"}) {
+    EXPECT_EQ(parse_pem(read_text(dir_.parent_path() / "Traditional_OpenSSL_Serialization" / name) +
+                        public_line(rsa_))
+                  .status,
+              WC_ERR_FORMAT)
+        << name;
+  }
+}
+
+TEST_F(PemKeys, DamagedTextAndDerAreRefused) {
+  for (const std::string &text : {openssl_pem(rsa_, true), openssl_pem(ed25519_, false)}) {
+    // Every cut of the text: refused, never a key, never a crash.
+    for (size_t len = 0; len + 1 < text.size(); len += len < 100 ? 1 : 37) {
+      EXPECT_NE(parse_and_open(text.substr(0, len)), WC_OK) << len;
+    }
+    // Every truncation of the DER, well armored.
+    const Bytes der = body_of(text);
+    ASSERT_EQ(parse_and_open(with_body(text, der)), WC_OK);
+    for (size_t len = 0; len < der.size(); len += len < 64 ? 1 : 97) {
+      const wc_status status = parse_and_open(with_body(text, Bytes(der.begin(), der.begin() + long(len))));
+      EXPECT_EQ(status, WC_ERR_FORMAT) << len;
+    }
+    Bytes longer = der;
+    longer.push_back(0);
+    EXPECT_EQ(parse_and_open(with_body(text, longer)), WC_ERR_FORMAT);
+    // Lengths past the end: the outer SEQUENCE's made huge.
+    Bytes huge = der;
+    huge[1] = 0x84;
+    EXPECT_EQ(parse_and_open(with_body(text, huge)), WC_ERR_FORMAT);
+    // Base64 that is not: a bad character, a lost character, bad padding.
+    std::string bad = text;
+    bad[bad.find('\n') + 5] = '*';
+    EXPECT_EQ(parse_and_open(bad), WC_ERR_FORMAT);
+    std::string lost = text;
+    lost.erase(lost.find('\n') + 5, 1);
+    EXPECT_EQ(parse_and_open(lost), WC_ERR_FORMAT);
+    // A mismatched END label, and junk before or after.
+    std::string label = text;
+    label.replace(label.find("-----END ") + 9, 3, "XYZ");
+    EXPECT_EQ(parse_and_open(label), WC_ERR_FORMAT);
+    EXPECT_EQ(parse_and_open("junk\n" + text), WC_ERR_FORMAT);
+    EXPECT_EQ(parse_and_open(text + "junk\n"), WC_ERR_FORMAT);
+  }
+  // A PKCS#8 whose algorithm is Ed25519 but whose key is RSA's.
+  std::string swapped = openssl_pem(rsa_, false);
+  Bytes der = body_of(swapped);
+  const Bytes rsa_oid = {0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01};
+  const auto at = std::search(der.begin(), der.end(), rsa_oid.begin(), rsa_oid.end());
+  ASSERT_NE(at, der.end());
+  EXPECT_EQ(parse_and_open(with_body(swapped, der)), WC_OK);
+  std::copy_n(Bytes{0x06, 0x03, 0x2b, 0x65, 0x70, 0x05, 0x00, 0x05, 0x00, 0x05, 0x00}.begin(), rsa_oid.size(), at);
+  EXPECT_NE(parse_and_open(with_body(swapped, der)), WC_OK);
+  // A file past age's 16 KiB.
+  std::string long_text = openssl_pem(rsa_, true);
+  long_text.insert(0, 17 * 1024, '\n');
+  EXPECT_EQ(parse_and_open(long_text), WC_ERR_FORMAT);
+}
+
+TEST_F(PemKeys, EncryptedBodyDamageIsRefused) {
+  const std::string text = encrypted_rsa();
+  const Bytes der = body_of(text);
+  // Not whole blocks; empty.
+  EXPECT_EQ(parse_pem(with_body(text, Bytes(der.begin(), der.end() - 1))).status, WC_ERR_FORMAT);
+  EXPECT_EQ(parse_pem(with_body(text, {})).status, WC_ERR_FORMAT);
+  // Cut by whole blocks, or a flipped bit: the padding or the DER breaks,
+  // which reads as a wrong passphrase.
+  EXPECT_EQ(parse_and_open(with_body(text, Bytes(der.begin(), der.end() - 16)), "secret"), WC_ERR_AUTH);
+  for (size_t at : {size_t{0}, der.size() / 2, der.size() - 1}) {
+    Bytes flipped = der;
+    flipped[at] ^= 0x40;
+    EXPECT_NE(parse_and_open(with_body(text, flipped), "secret"), WC_OK) << at;
+  }
+}
+
+TEST_F(PemKeys, StanzasOpenWithPemIdentities) {
+  const std::string keys[] = {openssl_pem(rsa_, true), openssl_pem(rsa_, false), openssl_pem(ed25519_, false),
+                              encrypted_rsa()};
+  for (const std::string &text : keys) {
+    std::vector<age::Identity> identities;
+    const char *detail = "";
+    ASSERT_EQ(age::parse_identities_file(text, &identities, &detail), WC_OK) << detail;
+    age::Identity &identity = identities.at(0);
+    int asked = 0;
+    identity.ask_ssh_passphrase = [&asked](std::vector<uint8_t> *passphrase) {
+      ++asked;
+      passphrase->assign({'s', 'e', 'c', 'r', 'e', 't'});
+      return WC_OK;
+    };
+    age::Recipient recipient;
+    ASSERT_EQ(age::recipient_of(kHostCrypto, identity, &recipient, &detail), WC_OK);
+    EXPECT_EQ(asked, 0);
+    age::FileKey file_key, opened;
+    file_key.bytes.fill(0x3c);
+    age::Stanza stanza;
+    ASSERT_EQ(age::wrap(kHostCrypto, recipient, file_key, &stanza, &detail), WC_OK);
+    ASSERT_EQ(age::unwrap_ssh(kHostCrypto, identity, stanza, &opened, &detail), WC_OK) << detail;
+    EXPECT_EQ(opened.bytes, file_key.bytes);
+    EXPECT_EQ(asked, identity.ssh->encrypted() ? 1 : 0);
+    age::Stanza other = stanza;
+    other.args[0] = "AAAAAA";
+    EXPECT_EQ(age::unwrap_ssh(kHostCrypto, identity, other, &opened, &detail), WC_ERR_NO_IDENTITY);
+    EXPECT_EQ(asked, identity.ssh->encrypted() ? 1 : 0);
+  }
+}
 
 // ---- the C API: wc_age_identities_add_with_prompt ----------------------------------
 

@@ -2,6 +2,7 @@
 // of `age` and `age-keygen`, through the library's wc_age_* calls, which
 // run the payload on the engine's workers.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,6 +117,97 @@ void add_passphrase_identity(wc_age_identities *identities, const Passphrase &pa
   }
 }
 
+// Whether `text` is an age file, binary or armored, as age tells an
+// identity file encrypted with `age -p` from the others: by its first 14
+// bytes.
+bool is_age_file(std::string_view text) {
+  return text.starts_with("age-encryption") || text.starts_with("-----BEGIN AGE");
+}
+
+// Whether the stanzas of the age file `text` are one passphrase's, read
+// from its header as age-inspect reads it (through a memory file: the
+// library inspects descriptors), so that no passphrase is asked for an
+// identity file encrypted to keys.
+bool encrypted_to_passphrase(const std::string &path, const KeyText &text) {
+  const Descriptor memory(memfd_create("warpcrypt-identity-file", MFD_CLOEXEC));
+  if (memory.get() < 0) throw_system_error("cannot inspect", path);
+  write_all(memory.get(), reinterpret_cast<const uint8_t *>(text.text.data()), text.text.size(), path);
+  if (lseek(memory.get(), 0, SEEK_SET) != 0) throw_system_error("cannot inspect", path);
+  wc_job job;
+  wc_job_init(&job);
+  wc_age_info info{};
+  if (const wc_status status = wc_age_inspect_fd(memory.get(), &info, &job); status != WC_OK) {
+    throw CliError(path + ": malformed encrypted identity file: " + job.message, wc_status_kind_of(status));
+  }
+  const bool scrypt = info.stanza_count == 1 && std::string_view(info.stanza_types[0]) == "scrypt";
+  wc_age_info_release(&info);
+  return scrypt;
+}
+
+// An identity file encrypted with a passphrase (`age -p`, binary or
+// armored), decrypted in memory after asking for it as age asks
+// ("Enter passphrase for identity file ..."). What it holds replaces *text,
+// and is age identities a line, as age reads them there: an SSH key or
+// another encrypted file inside is refused.
+void decrypt_identity_file(const std::string &path, unsigned max_work_factor, KeyText *text) {
+  if (!encrypted_to_passphrase(path, *text)) {
+    throw CliError(path + ": the identity file is encrypted with age but not with a passphrase",
+                   wc_status_kind_of(WC_ERR_NO_IDENTITY));
+  }
+  Passphrase passphrase;
+  ask_passphrase("Enter passphrase for identity file \"" + path + "\":", false,
+                 "decrypt the identity file (age -d) into a file of its own", &passphrase);
+  wc_age_identities *raw = nullptr;
+  if (wc_age_identities_new(&raw) != WC_OK) throw CliError("out of memory");
+  const std::unique_ptr<wc_age_identities, decltype(&wc_age_identities_free)> identities(raw, wc_age_identities_free);
+  add_passphrase_identity(raw, passphrase, max_work_factor);
+  KeyText plain;
+  plain.text.resize(text->text.size());
+  size_t len = 0;
+  wc_job job;
+  wc_job_init(&job);
+  const wc_status status =
+      wc_age_decrypt_buffer(nullptr, raw, 0, UINT64_MAX, &job, reinterpret_cast<uint8_t *>(plain.text.data()),
+                            plain.text.size(), &len, reinterpret_cast<const uint8_t *>(text->text.data()),
+                            text->text.size());
+  if (status != WC_OK) {
+    throw CliError(path + ": cannot decrypt the identity file: " + job.message, wc_status_kind_of(status));
+  }
+  plain.text.resize(len);
+  if (plain.text.starts_with("-----BEGIN") || is_age_file(plain.text)) {
+    throw CliError(path + ": the encrypted identity file must hold age identities, one a line (as age reads it), "
+                          "not an SSH key or another encrypted file");
+  }
+  text->text.swap(plain.text);
+}
+
+// A PEM SSH key encrypted as `ssh-keygen -m PEM` encrypts it holds no
+// public key in clear; age reads it from KEY.pub, and so it is appended
+// for the library, which asks for the passphrase only when a stanza names
+// that key.
+void append_public_key_file(const std::string &path, KeyText *text) {
+  const std::string public_path = path + ".pub";
+  if (path == "-" || text->text.find("\nProc-Type: 4,ENCRYPTED") == std::string::npos ||
+      access(public_path.c_str(), F_OK) != 0) {
+    return;
+  }
+  KeyText public_key;
+  read_key_file(public_path, &public_key);
+  text->text += "\n" + public_key.text;
+}
+
+// An -i file's identities as text for the library: decrypted where the
+// file is an encrypted identity file, with KEY.pub where it is an
+// encrypted PEM key.
+void read_identity_file(const std::string &path, unsigned max_work_factor, KeyText *text) {
+  read_key_file(path, text);
+  if (is_age_file(text->text)) {
+    decrypt_identity_file(path, max_work_factor, text);
+  } else if (text->text.starts_with("-----BEGIN")) {
+    append_public_key_file(path, text);
+  }
+}
+
 // age 1.3's `-j batchpass` is a plugin, age-plugin-batchpass, that turns
 // the passphrase in its environment into an scrypt stanza; warpcrypt does
 // the same itself, so that it needs no plugin for it.
@@ -221,7 +313,8 @@ void add_recipients_file(wc_age_recipients *recipients, const std::string &path)
 // to them: each identity's own recipient, which the library derives (an SSH
 // key file's public key is in clear, so no passphrase is asked). A type
 // that has none, such as a plugin's, is refused in the library's words.
-void add_identity_recipients(wc_age_recipients *recipients, const std::vector<IdentityFlag> &flags) {
+void add_identity_recipients(wc_age_recipients *recipients, const std::vector<IdentityFlag> &flags,
+                             unsigned max_work_factor) {
   wc_age_identities *raw = nullptr;
   if (wc_age_identities_new(&raw) != WC_OK) throw CliError("out of memory");
   const std::unique_ptr<wc_age_identities, decltype(&wc_age_identities_free)> identities(raw, wc_age_identities_free);
@@ -232,7 +325,7 @@ void add_identity_recipients(wc_age_recipients *recipients, const std::vector<Id
       add_keys(raw, plugin_identity_without_data(flag.value), where, wc_age_identities_add);
     } else {
       KeyText text;
-      read_key_file(flag.value, &text);
+      read_identity_file(flag.value, max_work_factor, &text);
       add_keys(raw, text.text, where, wc_age_identities_add);
     }
     for (size_t i = first; i < wc_age_identities_count(raw); ++i) {
@@ -307,7 +400,7 @@ int encrypt(const AgeOptions &o) {
     read_batchpass_passphrase(&passphrase);
     add_passphrase_recipient(raw, passphrase, batchpass_work_factor("AGE_PASSPHRASE_WORK_FACTOR", o.work_factor));
   } else {
-    add_identity_recipients(raw, o.identities);
+    add_identity_recipients(raw, o.identities, o.max_work_factor);
   }
   if (!to_keys) {
     Passphrase passphrase;
@@ -374,7 +467,7 @@ int decrypt(const AgeOptions &o) {
       add_keys(raw, plugin_identity_without_data(flag.value), "-j " + flag.value, wc_age_identities_add);
     } else {
       KeyText text;
-      read_key_file(flag.value, &text);
+      read_identity_file(flag.value, o.max_work_factor, &text);
       SshKeyPrompt *prompt = &prompts.emplace_back(flag.value);
       add_keys(raw, text.text, flag.value, [prompt](wc_age_identities *keys, const char *key_text, const char **detail) {
         return wc_age_identities_add_with_prompt(keys, key_text, SshKeyPrompt::ask, prompt, detail);

@@ -107,7 +107,7 @@ wc_status open(const HostCrypto &crypto, const Identity &identity, const Stanza 
                 "bytes");
   }
   std::string tag;
-  if (const wc_status status = ssh_key_tag(crypto, identity.ssh->public_key, &tag); status != WC_OK) return status;
+  if (const wc_status status = ssh_identity_tag(crypto, identity, &tag, detail); status != WC_OK) return status;
   if (stanza.args[0] != tag) return WC_ERR_NO_IDENTITY;
   return open_named(crypto, identity, stanza, std::span<const uint8_t, 32>(share->data(), 32), file_key, detail);
 }
@@ -129,7 +129,7 @@ extern const KeyTypeEntry kSshEd25519Key = {
     .parse_recipient = parse_ssh_recipient,
     .parse_identity = parse_ssh_identity,
     .cannot_format_identity =
-        "an ssh-ed25519 identity has no age secret key: its secret is the OpenSSH private key file",
+        "an ssh-ed25519 identity has no age secret key: its secret is the SSH private key file",
     .recipient_of = ssh_recipient_of,
     .format_recipient = format_ssh_recipient,
     .wrap = wrap,

@@ -41,7 +41,7 @@ wc_status open(const HostCrypto &crypto, const Identity &identity, const Stanza 
     return fail(WC_ERR_FORMAT, detail, "malformed ssh-rsa stanza: it takes exactly one argument, a tag");
   }
   std::string tag;
-  wc_status status = ssh_key_tag(crypto, identity.ssh->public_key, &tag);
+  wc_status status = ssh_identity_tag(crypto, identity, &tag, detail);
   if (status != WC_OK) return status;
   if (stanza.args[0] != tag) return WC_ERR_NO_IDENTITY;
   SshPrivateKey key;
@@ -73,7 +73,7 @@ extern const KeyTypeEntry kSshRsaKey = {
     .identity_prefix = kSshIdentityPrefix,
     .parse_recipient = parse_ssh_recipient,
     .parse_identity = parse_ssh_identity,
-    .cannot_format_identity = "an ssh-rsa identity has no age secret key: its secret is the OpenSSH private key file",
+    .cannot_format_identity = "an ssh-rsa identity has no age secret key: its secret is the SSH private key file",
     .recipient_of = ssh_recipient_of,
     .format_recipient = format_ssh_recipient,
     .wrap = wrap,
