@@ -1,16 +1,21 @@
 // Fuzzes the SSH key parsers of age/ssh_keys.h. The input's first byte
-// picks what the rest is: an authorized_keys line (parse_ssh_public_key),
-// or an OpenSSH private key file (parse_openssh_key_file), which, when
-// parsed, is opened as well: unencrypted ones for free, encrypted ones with
-// the passphrase "fuzz" when their bcrypt rounds are few (the seeds use one
-// round: more would spend the run in the KDF, which is no parser). Both
-// forms also go through the age_keys dispatch (-R and -i files).
+// picks what the rest is (its value modulo 3): an authorized_keys line
+// (parse_ssh_public_key), an OpenSSH private key file
+// (parse_openssh_key_file), which, when parsed, is opened as well:
+// unencrypted ones for free, encrypted ones with the passphrase "fuzz" when
+// their bcrypt rounds are few (the seeds use one round: more would spend the
+// run in the KDF, which is no parser), or a PEM private key file
+// (parse_pem_key_file), opened with "fuzz" too (legacy PEM encryption's KDF
+// is one MD5), its DER read by HostCrypto. Every form also goes through the
+// age_keys dispatch (-R and -i files).
 // Besides the sanitizers' checks: a refusal names its reason and is one of
 // the statuses the header promises; an accepted key is of its type's shape.
 //
 // The seeds of corpus/ssh_key were made with ssh-keygen (-t ed25519 and
-// -t rsa -b 2048, with -N "" and with -N fuzz -a 1, and -t ecdsa), each
-// file prefixed with its selector byte (0: public line, 1: private file).
+// -t rsa -b 2048, with -N "" and with -N fuzz -a 1, and -t ecdsa; PEM: -t
+// rsa -m PEM with -N "" and with -N fuzz, its public line after it) and
+// openssl genpkey (ed25519, PKCS#8), each file prefixed with its selector
+// byte (0: public line, 1: OpenSSH private file, 2: PEM private file).
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -53,6 +58,14 @@ void fuzz_public_line(std::string_view text) {
   }
 }
 
+void fuzz_identities_file(std::string_view text) {
+  std::vector<age::Identity> identities;
+  const char *detail = nullptr;
+  if (age::parse_identities_file(text, &identities, &detail) != WC_OK) {
+    require(detail != nullptr, "an identity file refused without a detail");
+  }
+}
+
 void fuzz_private_file(std::string_view text) {
   age::OpensshKeyFile file;
   const char *detail = nullptr;
@@ -74,11 +87,28 @@ void fuzz_private_file(std::string_view text) {
       require(opened == WC_OK || detail != nullptr, "opening a key file failed without a detail");
     }
   }
-  std::vector<age::Identity> identities;
-  detail = nullptr;
-  if (age::parse_identities_file(text, &identities, &detail) != WC_OK) {
-    require(detail != nullptr, "an identity file refused without a detail");
+  fuzz_identities_file(text);
+}
+
+void fuzz_pem_file(std::string_view text) {
+  age::PemKeyFile file;
+  const char *detail = nullptr;
+  const wc_status status = age::parse_pem_key_file(text, &file, &detail);
+  if (status != WC_OK) {
+    require(status == WC_ERR_FORMAT || status == WC_ERR_UNSUPPORTED, "a PEM key file refused with another status");
+    require(detail != nullptr, "a PEM key file refused without a detail");
+  } else {
+    require(file.cipher == nullptr || !file.iv.empty(), "an accepted encrypted PEM key has no IV");
+    age::SshPrivateKey key;
+    const std::string_view passphrase = "fuzz";
+    const wc_status opened = age::open_pem_key_file(
+        kHostCrypto, file, {reinterpret_cast<const uint8_t *>(passphrase.data()), passphrase.size()}, &key, &detail);
+    require(opened == WC_OK || opened == WC_ERR_FORMAT || opened == WC_ERR_AUTH || opened == WC_ERR_UNSUPPORTED,
+            "opening a PEM key file failed with another status");
+    require(opened == WC_OK || detail != nullptr, "opening a PEM key file failed without a detail");
+    if (opened == WC_OK) check_key_shape(key.public_key);
   }
+  fuzz_identities_file(text);
 }
 
 }  // namespace
@@ -86,10 +116,15 @@ void fuzz_private_file(std::string_view text) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char *>(data + 1), size - 1);
-  if (data[0] % 2 == 0) {
-    fuzz_public_line(rest);
-  } else {
-    fuzz_private_file(rest);
+  switch (data[0] % 3) {
+    case 0:
+      fuzz_public_line(rest);
+      break;
+    case 1:
+      fuzz_private_file(rest);
+      break;
+    default:
+      fuzz_pem_file(rest);
   }
   return 0;
 }
