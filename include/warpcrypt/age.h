@@ -20,8 +20,8 @@ extern "C" {
  * once). Recipient types: X25519 keys ("age1...", "AGE-SECRET-KEY-1..."),
  * age 1.3's post-quantum hybrid keys ("age1pq1...", "AGE-SECRET-KEY-PQ-1..."),
  * scrypt passphrases, SSH keys as age has them ("ssh-ed25519 ..." and
- * "ssh-rsa ..." public keys in authorized_keys lines, OpenSSH private key
- * files, passphrase-protected or not) and plugins (below). SSH keys of the
+ * "ssh-rsa ..." public keys in authorized_keys lines, OpenSSH and PEM
+ * private key files, passphrase-protected or not) and plugins (below). SSH keys of the
  * types age does not use are refused with WC_ERR_UNSUPPORTED and a sentence
  * in *detail, never skipped.
  *
@@ -101,10 +101,13 @@ WC_API wc_status wc_age_identities_generate(wc_age_identities *identities);
 WC_API wc_status wc_age_identities_generate_pq(wc_age_identities *identities);
 /* Adds identities from `text`: one "AGE-SECRET-KEY-1..." or
  * "AGE-SECRET-KEY-PQ-1..." key, an identity file as age-keygen writes it,
- * or an OpenSSH private key file ("-----BEGIN OPENSSH PRIVATE KEY-----",
- * ed25519 or RSA). Nothing is added on failure. A passphrase-protected SSH
- * key added here has no way to get its passphrase: a stanza that names it
- * fails with WC_ERR_NO_IDENTITY. */
+ * or an SSH private key file, ed25519 or RSA: OpenSSH's ("-----BEGIN
+ * OPENSSH PRIVATE KEY-----"), PKCS#1 RSA ("-----BEGIN RSA PRIVATE
+ * KEY-----", plain or under OpenSSL's legacy encryption, then, encrypted,
+ * its public key line, as age reads KEY.pub beside it) or unencrypted
+ * PKCS#8 ("-----BEGIN PRIVATE KEY-----"). Nothing is added on failure. A
+ * passphrase-protected SSH key added here has no way to get its
+ * passphrase: a stanza that names it fails with WC_ERR_NO_IDENTITY. */
 WC_API wc_status wc_age_identities_add(wc_age_identities *identities, const char *text, const char **detail);
 /* Asked for the passphrase of a passphrase-protected SSH key: writes it to
  * `out` (up to `out_cap` bytes, WC_AGE_PASSPHRASE_MAX) and its length to
