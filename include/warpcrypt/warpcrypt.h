@@ -29,6 +29,7 @@
 #include "warpcrypt/job.h"
 #include "warpcrypt/aead.h"
 #include "warpcrypt/device.h"
+#include "warpcrypt/plan.h"
 #include "warpcrypt/sealed.h"
 #include "warpcrypt/age.h"
 

@@ -25,6 +25,7 @@ using namespace nb::literals;
 namespace wcpy {
 
 void bind_baselines(nb::module_ &m);
+void bind_plan(nb::module_ &m);
 
 namespace {
 
@@ -447,6 +448,7 @@ NB_MODULE(_native, m) {
   bind_aead(m);
   bind_files(m);
   bind_age(m);
+  bind_plan(m);
 
   m.attr("ENCRYPT") = static_cast<int>(WC_ENCRYPT);
   m.attr("DECRYPT") = static_cast<int>(WC_DECRYPT);

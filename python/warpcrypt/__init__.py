@@ -21,6 +21,7 @@ from warpcrypt._devices import Device, built_with_cuda, devices
 from warpcrypt._files import JobStats, SealedInfo, decrypt_file, encrypt_file, open_file, seal_file, sealed_info
 from warpcrypt._native import CipherContext, CipherInfo
 from warpcrypt._oneshot import decrypt, encrypt
+from warpcrypt._plan import Plan, describe_plan
 from warpcrypt._sealed_io import SealedReader, SealedWriter
 from warpcrypt._table import backends, cipher_info, ciphers
 from warpcrypt.exceptions import *  # noqa: F403  (the error classes belong at the top level)
@@ -34,6 +35,7 @@ __all__ = [
     "CipherInfo",
     "Device",
     "JobStats",
+    "Plan",
     "SealedInfo",
     "SealedReader",
     "SealedWriter",
@@ -45,6 +47,7 @@ __all__ = [
     "ciphers",
     "decrypt",
     "decrypt_file",
+    "describe_plan",
     "devices",
     "encrypt",
     "encrypt_file",

@@ -212,6 +212,11 @@ def age_encrypt_file(recipients: AgeRecipients, source: str, target: str, armor:
 
 def age_decrypt_file(identities: AgeIdentities, source: str, target: str, offset: int, length: int, backend: int, threads: int) -> None: ...
 
+def describe_plan(subject: str, direction: int, data: str, total_bytes: int, backend: int, threads: int) -> tuple[str, str, int, int, int, list[int], bool, int, int]:
+    """
+    (backend, reason, cpu_lanes, spare_cpu_lanes, gpu_lanes_per_device, devices, gpu_lanes_late, chunk_bytes, unit_bytes): where the library runs a job of `subject` on `data` ('pageable', 'pinned', 'device' or 'stream') memory.
+    """
+
 ENCRYPT: int = 1
 
 DECRYPT: int = 0

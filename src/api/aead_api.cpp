@@ -1,7 +1,8 @@
 // The AEAD entry points of the C API: argument checks, then an AEAD bound
-// to the key (engine::make_aead picks its backend) that runs the messages,
-// and zeroing whatever a failed call would have written. A wc_aead_key keeps
-// that AEAD across calls; the one-shot calls build one for the call.
+// to the key (engine::resolve_aead_spec picks its backend) that runs the
+// messages, and zeroing whatever a failed call would have written. A
+// wc_aead_key keeps that AEAD across calls; the one-shot calls build one for
+// the call.
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -93,7 +94,9 @@ wc_status check_all(const wc_aead &aead, const wc_aead_message *messages, size_t
 // The AEAD a one-shot host-memory call runs on.
 wc_status make_cipher(std::unique_ptr<AeadCipher> *out, const wc_options *options, const wc_aead &aead,
                       const uint8_t *key, size_t key_len) {
-  return warpcrypt::engine::make_aead(out, warpcrypt::options_or_default(options), aead, {key, key_len});
+  warpcrypt::engine::LaneSpec spec;
+  const wc_status status = warpcrypt::engine::resolve_aead_spec(&spec, warpcrypt::options_or_default(options));
+  return status == WC_OK ? warpcrypt::engine::make_aead(out, spec, aead, {key, key_len}) : status;
 }
 
 // Seals checked messages; on failure every output and tag is zeroed.

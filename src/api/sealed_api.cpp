@@ -69,8 +69,11 @@ wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> 
     monitor.fail_with_detail(status, detail);
     return status;
   }
-  const wc_options one_thread = warpcrypt::engine::caller_thread_options(options);
-  status = warpcrypt::engine::make_aead(&stream->cipher, one_thread, *stream->header.aead, {key.bytes.data(), key.len});
+  engine::LaneSpec spec;
+  status = engine::resolve_aead_spec(&spec, options);
+  if (status != WC_OK) return status;
+  spec.threads = 1;
+  status = engine::make_aead(&stream->cipher, spec, *stream->header.aead, {key.bytes.data(), key.len});
   if (status != WC_OK) return status;
   *out = stream.release();
   return WC_OK;

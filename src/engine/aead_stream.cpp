@@ -63,7 +63,6 @@ class StreamLanes {
   StreamLanes &operator=(const StreamLanes &) = delete;
 
   wc_status plan(const wc_options &options, JobMonitor &monitor) {
-    options_ = options;
     const wc_backend backend = stream_job_backend(options);
     const wc_status status =
         resolve_placement(&placement_, options, backend, &monitor, DeviceCount::beside_work);
@@ -93,11 +92,11 @@ class StreamLanes {
     const uint64_t affordable =
         std::max<uint64_t>(1, kBufferBudget / (buffers * std::max<uint64_t>(1, window_bytes)));
     for (unsigned i = 0; i < gpu_lanes_ && lanes_.size() < std::min(windows, affordable); ++i) {
-      const wc_status status = add_lane(&lanes_, WC_BACKEND_GPU, &placement_.devices[i % placement_.devices.size()]);
+      const wc_status status = add_lane(&lanes_, &placement_.devices[i % placement_.devices.size()]);
       if (status != WC_OK) return status;
     }
     for (unsigned i = 0; i < cpu_lanes_ && lanes_.size() < windows && (i == 0 || lanes_.size() < affordable); ++i) {
-      const wc_status status = add_lane(&lanes_, WC_BACKEND_CPU, nullptr);
+      const wc_status status = add_lane(&lanes_, nullptr);
       if (status != WC_OK) return status;
     }
     if (placement_.gpu_lanes_late) {
@@ -127,10 +126,13 @@ class StreamLanes {
   }
 
  private:
-  wc_status add_lane(std::vector<std::unique_ptr<AeadLane>> *into, wc_backend backend, const int *device) {
-    auto lane = std::make_unique<AeadLane>(backend == WC_BACKEND_GPU ? HostMemory::page_locked : HostMemory::pageable);
-    const wc_status status = make_aead(&lane->cipher, lane_options(options_, backend, device), *shape_.aead,
-                                       {key_.data(), key_.size()});
+  // A CPU lane, or (`device` set) a GPU lane on that device.
+  wc_status add_lane(std::vector<std::unique_ptr<AeadLane>> *into, const int *device) {
+    const LaneSpec spec = device == nullptr ? LaneSpec{}
+                                            : LaneSpec{.backend = WC_BACKEND_GPU, .devices = {*device},
+                                                       .streams = placement_.streams};
+    auto lane = std::make_unique<AeadLane>(device != nullptr ? HostMemory::page_locked : HostMemory::pageable);
+    const wc_status status = make_aead(&lane->cipher, spec, *shape_.aead, {key_.data(), key_.size()});
     if (status == WC_OK) into->push_back(std::move(lane));
     return status;
   }
@@ -138,7 +140,7 @@ class StreamLanes {
   wc_status build_late(const std::vector<int> &devices, unsigned streams) {
     std::vector<std::unique_ptr<AeadLane>> built;
     for (unsigned i = 0; i < streams * devices.size(); ++i) {
-      const wc_status status = add_lane(&built, WC_BACKEND_GPU, &devices[i % devices.size()]);
+      const wc_status status = add_lane(&built, &devices[i % devices.size()]);
       if (status != WC_OK) return status;
     }
     late_lanes_ = std::move(built);
@@ -161,7 +163,6 @@ class StreamLanes {
 
   const StreamShape &shape_;
   SecretBytes key_;
-  wc_options options_{};  // the job's, which each lane's AEAD narrows
   Placement placement_;
   unsigned gpu_lanes_ = 0;  // built with the job
   unsigned cpu_lanes_ = 0;

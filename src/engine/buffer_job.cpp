@@ -26,7 +26,7 @@ wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_
   if (parallel) {
     status = make_lane_cipher(&backend_cipher.random_access, shape, cipher, direction, key, &monitor);
   } else {
-    status = make_backend_cipher(&backend_cipher, sequential_options(options, backend), cipher, direction, key);
+    status = make_sequential_cipher(&backend_cipher, shape, cipher, direction, key);
   }
   std::unique_ptr<StreamState> state;
   if (status == WC_OK) {

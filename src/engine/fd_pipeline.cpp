@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/backend_tables.h"
 #include "core/secret_bytes.h"
 #include "core/stream_state.h"
 #include "engine/placement.h"
@@ -17,37 +18,6 @@
 
 namespace warpcrypt::engine {
 namespace {
-
-// The stream's end, after the lanes' body: PKCS#7 padding added or checked,
-// a last partial block, through a one-thread CPU stream started where the
-// body ends. Writes at most len + 16 bytes to `out` (which may be `in`).
-class Edge {
- public:
-  Edge(const wc_options &options, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key)
-      // The device list is the job's to check, once (resolve_placement): the
-      // edge runs on the CPU, maybe while the job still counts the devices.
-      : options_(lane_options(options, WC_BACKEND_CPU, nullptr)), cipher_(cipher), direction_(direction), key_(key) {}
-
-  wc_status run(uint64_t position, const uint8_t chain[16], const uint8_t *in, size_t len, uint8_t *out,
-                size_t *out_len) const {
-    std::unique_ptr<StreamState> state;
-    wc_status status = make_stream_state(&state, options_, cipher_, direction_, key_);
-    if (status != WC_OK) return status;
-    state->start_at(position, chain);
-    size_t body = 0;
-    size_t last = 0;
-    status = state->update(out, len + 16, &body, in, len);
-    if (status == WC_OK) status = state->finish(out + body, 16, &last);
-    *out_len = body + last;
-    return status;
-  }
-
- private:
-  wc_options options_;
-  const wc_cipher &cipher_;
-  wc_direction direction_;
-  const KeyMaterial &key_;
-};
 
 // What one lane does with one chunk once its input sits in the lane's
 // staging buffer: transform the body in place, run the edge after the last
@@ -65,10 +35,9 @@ struct ChunkWork {
 
 class Pipeline {
  public:
-  Pipeline(const wc_options &options, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key,
-           const Endpoint &in, const Endpoint &out, JobMonitor &monitor)
-      : cipher_(cipher), direction_(direction), in_(in),
-        edge_(options, cipher, direction, key), writer_(out, monitor), monitor_(monitor) {
+  Pipeline(const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key, const Endpoint &in,
+           const Endpoint &out, JobMonitor &monitor)
+      : cipher_(cipher), direction_(direction), key_(key), in_(in), writer_(out, monitor), monitor_(monitor) {
     std::copy(key.iv.begin(), key.iv.end(), iv_.begin());
   }
 
@@ -163,13 +132,34 @@ class Pipeline {
     return chain;
   }
 
+  // The stream's end, after the lanes' body: PKCS#7 padding added or
+  // checked, a last partial block, on a one-thread CPU stream started where
+  // the body ends, whatever the job's backend and maybe while the job still
+  // counts its devices (the list is the job's to check, once). Writes at
+  // most len + 16 bytes to `out` (which may be `in`).
+  wc_status run_edge(uint64_t position, const uint8_t chain[16], const uint8_t *in, size_t len, uint8_t *out,
+                     size_t *out_len) const {
+    BackendCipher backend_cipher;
+    wc_status status = kCpuBackend.make_cipher(&backend_cipher, cipher_, direction_, key_);
+    std::unique_ptr<StreamState> state;
+    if (status == WC_OK) status = StreamState::create(&state, std::move(backend_cipher), cipher_, direction_, key_.iv);
+    if (status != WC_OK) return status;
+    state->start_at(position, chain);
+    size_t body = 0;
+    size_t last = 0;
+    status = state->update(out, len + 16, &body, in, len);
+    if (status == WC_OK) status = state->finish(out + body, 16, &last);
+    *out_len = body + last;
+    return status;
+  }
+
   wc_status process(Lane &lane, const ChunkWork &work, uint8_t *buffer) {
     wc_status status = lane.transform(work.position, work.chain.data(), buffer, buffer, work.body);
     size_t produced = work.body;
     if (status == WC_OK && work.last) {
       size_t edge_out = 0;
-      status = edge_.run(work.position + work.body, work.edge_chain.data(), buffer + work.body, work.tail,
-                         buffer + work.body, &edge_out);
+      status = run_edge(work.position + work.body, work.edge_chain.data(), buffer + work.body, work.tail,
+                        buffer + work.body, &edge_out);
       produced += edge_out;
     }
     if (status != WC_OK) return status;
@@ -182,21 +172,25 @@ class Pipeline {
 
   const wc_cipher &cipher_;
   wc_direction direction_;
+  const KeyMaterial &key_;
   std::array<uint8_t, 16> iv_{};
   const Endpoint &in_;
-  Edge edge_;
   OrderedWriter writer_;
   JobMonitor &monitor_;
   std::atomic<uint64_t> bytes_out_{0};
 };
 
-// OFB, CFB8, and CBC and CFB encryption: one stream on one thread, in order.
-wc_status run_sequential(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
-                         const KeyMaterial &key, const Endpoint &in, const Endpoint &out, size_t chunk,
-                         JobMonitor &monitor, JobTotals *totals) {
+// OFB, CFB8, and CBC and CFB encryption: one stream on one thread, in order,
+// in the placement's chunks.
+wc_status run_sequential(const Placement &shape, const wc_cipher &cipher, wc_direction direction,
+                         const KeyMaterial &key, const Endpoint &in, const Endpoint &out, JobMonitor &monitor,
+                         JobTotals *totals) {
+  BackendCipher backend_cipher;
+  wc_status status = make_sequential_cipher(&backend_cipher, shape, cipher, direction, key);
   std::unique_ptr<StreamState> state;
-  wc_status status = make_stream_state(&state, options, cipher, direction, key);
+  if (status == WC_OK) status = StreamState::create(&state, std::move(backend_cipher), cipher, direction, key.iv);
   if (status != WC_OK) return status;
+  const size_t chunk = shape.chunk_bytes;
   std::vector<uint8_t> in_buffer(chunk);
   std::vector<uint8_t> out_buffer(chunk + 16);
   auto emit = [&](size_t len) {
@@ -243,8 +237,8 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
   const wc_backend backend = job_backend(options, cipher, direction, in.size, /*page_locked=*/false);
   // A descriptor job damages no input: its lanes may count the devices
   // beside their first work, and its output file is kept only once they are
-  // counted. The sequential modes run on one CPU stream, which checks the
-  // device list itself.
+  // counted. The sequential modes run on one CPU stream, the devices
+  // counted before it starts.
   const bool parallel = is_parallel(cipher, direction);
   Placement shape;
   wc_status status = resolve_placement(&shape, options, backend, &monitor,
@@ -252,15 +246,14 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
   if (status != WC_OK) return status;
 
   if (!parallel) {
-    status = run_sequential(sequential_options(options, backend), cipher, direction, key, in, out, shape.chunk_bytes,
-                            monitor, totals);
+    status = run_sequential(shape, cipher, direction, key, in, out, monitor, totals);
   } else {
     std::unique_ptr<LaneSet> lanes;
     // Room for a claim, the 16 bytes a stream carries to the next, and the
     // padding block the edge may add.
     status = LaneSet::create(&lanes, shape, cipher, direction, key, 32);
     if (status != WC_OK) return status;
-    Pipeline pipeline(options, cipher, direction, key, in, out, monitor);
+    Pipeline pipeline(cipher, direction, key, in, out, monitor);
     status = pipeline.run(*lanes, shape.unit_bytes, totals);
   }
   // The check has failed the job through the monitor where it found no device.

@@ -119,15 +119,18 @@ wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const w
   return WC_OK;
 }
 
-bool gpu_can_run(const wc_cipher &cipher, wc_direction direction) {
-  return kCudaBackend.device_count() > 0 && auto_gpu_min_bytes(cipher, direction) != kNever;
-}
-
-wc_backend auto_job_backend(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
-                            bool page_locked) {
-  const bool gpu_wins = page_locked && is_parallel(cipher, direction) && gpu_can_run(cipher, direction) &&
-                        input_bytes >= auto_gpu_min_bytes(cipher, direction);
-  return gpu_wins ? WC_BACKEND_HYBRID : WC_BACKEND_CPU;
+// The auto rule of a plain-cipher job (job_backend), each way it can go
+// with its reason. The device count comes last: it can start the CUDA
+// driver (CudaBackend::device_count).
+BackendChoice auto_job_choice(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
+                              bool page_locked) {
+  if (!is_parallel(cipher, direction)) return {WC_BACKEND_CPU, WC_PLAN_SEQUENTIAL_MODE};
+  if (!page_locked) return {WC_BACKEND_CPU, WC_PLAN_STAGED_INPUT};
+  const size_t min_bytes = auto_gpu_min_bytes(cipher, direction);
+  if (min_bytes == kNever) return {WC_BACKEND_CPU, WC_PLAN_CPU_ALWAYS_FASTER};
+  if (input_bytes < min_bytes) return {WC_BACKEND_CPU, WC_PLAN_BELOW_BREAK_EVEN};
+  if (kCudaBackend.device_count() == 0) return {WC_BACKEND_CPU, WC_PLAN_NO_DEVICE};
+  return {WC_BACKEND_HYBRID, WC_PLAN_AT_BREAK_EVEN};
 }
 
 }  // namespace
@@ -286,28 +289,86 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
 
 wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
                        uint64_t input_bytes, bool page_locked) {
-  return options.backend == WC_BACKEND_AUTO ? auto_job_backend(cipher, direction, input_bytes, page_locked)
-                                            : options.backend;
+  return choose_job_backend(options, cipher, direction, input_bytes, page_locked).backend;
 }
 
-wc_options sequential_options(const wc_options &options, wc_backend backend) {
-  wc_options sequential = options;
-  sequential.backend = backend == WC_BACKEND_HYBRID ? WC_BACKEND_CPU : backend;
-  return sequential;
+BackendChoice choose_job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                                 uint64_t input_bytes, bool page_locked) {
+  if (options.backend != WC_BACKEND_AUTO) return {options.backend, WC_PLAN_AS_ASKED};
+  return auto_job_choice(cipher, direction, input_bytes, page_locked);
 }
 
-wc_options caller_thread_options(const wc_options &options) {
-  wc_options one_thread = options;
-  one_thread.threads = 1;
-  return one_thread;
+wc_status check_device_memory(const wc_options &options) {
+  if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
+  return key_has_device_aead(options) || options.backend == WC_BACKEND_GPU ? WC_OK : WC_ERR_BACKEND_UNAVAILABLE;
 }
 
-wc_options lane_options(const wc_options &options, wc_backend backend, const int *device) {
-  wc_options lane = caller_thread_options(options);
-  lane.backend = backend;
-  lane.devices = device;
-  lane.device_count = device != nullptr ? 1 : 0;
-  return lane;
+namespace {
+
+// The backend an AEAD's job or call runs on, by the job's own rule: a
+// stream job's (stream_job_backend) or a host-memory call's
+// (resolve_aead_spec); where it differs from the one asked for, no AEAD
+// break-even size has been measured to send auto's work to a GPU.
+wc_status choose_aead_backend(BackendChoice *choice, const wc_options &options, wc_data_place data,
+                              JobMonitor *monitor) {
+  wc_backend backend = stream_job_backend(options);
+  if (data != WC_DATA_STREAM) {
+    // The call checks the device list as asked, whatever runs the messages.
+    if (const wc_status status = check_devices(options, options.backend, monitor); status != WC_OK) return status;
+    LaneSpec spec;
+    if (const wc_status status = resolve_aead_spec(&spec, options); status != WC_OK) return status;
+    backend = spec.backend;
+  }
+  *choice = {backend, backend == options.backend ? WC_PLAN_AS_ASKED : WC_PLAN_NO_AEAD_BREAK_EVEN};
+  return WC_OK;
+}
+
+}  // namespace
+
+wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const wc_options &options,
+                             const wc_work &work, JobMonitor *monitor) {
+  auto refuse = [monitor](wc_status status) {
+    if (monitor != nullptr) monitor->fail(status);
+    return status;
+  };
+  // A backend the enum lacks, which the calls' switches refuse
+  // (make_backend_cipher).
+  if (options.backend < WC_BACKEND_AUTO || options.backend > WC_BACKEND_HYBRID) {
+    return refuse(WC_ERR_INVALID_ARGUMENT);
+  }
+  if (work.data == WC_DATA_DEVICE) {
+    if (const wc_status status = check_device_memory(options); status != WC_OK) return refuse(status);
+    // The caller's stream on the device that holds the data: no lanes.
+    placement->backend = WC_BACKEND_GPU;
+    *reason = WC_PLAN_DEVICE_MEMORY;
+    return WC_OK;
+  }
+  BackendChoice choice;
+  if (work.aead == nullptr) {
+    choice = choose_job_backend(options, *work.cipher, work.direction, work.total_bytes, work.data == WC_DATA_PINNED);
+  } else if (const wc_status status = choose_aead_backend(&choice, options, work.data, monitor); status != WC_OK) {
+    return refuse(status);
+  }
+  const wc_status status = resolve_placement(placement, options, choice.backend, monitor);
+  if (status != WC_OK) return status;
+  *reason = choice.reason;
+  if (work.aead != nullptr || is_parallel(*work.cipher, work.direction)) return WC_OK;
+  // A mode that does not split runs on one CPU stream in chunk-sized steps
+  // (make_sequential_cipher), which the gpu backend's lanes refuse.
+  if (placement->backend == WC_BACKEND_GPU) return refuse(WC_ERR_BACKEND_UNAVAILABLE);
+  if (placement->backend != WC_BACKEND_CPU) *reason = WC_PLAN_SEQUENTIAL_MODE;
+  placement->backend = WC_BACKEND_CPU;
+  placement->cpu_lanes = 1;
+  placement->spare_cpu_lanes = 0;
+  placement->gpu_lanes_late = false;
+  placement->devices.clear();
+  return WC_OK;
+}
+
+wc_status make_sequential_cipher(BackendCipher *out, const Placement &shape, const wc_cipher &cipher,
+                                 wc_direction direction, const KeyMaterial &key) {
+  if (shape.backend == WC_BACKEND_GPU) return make_lane_cipher(&out->random_access, shape, cipher, direction, key);
+  return kCpuBackend.make_cipher(out, cipher, direction, key);
 }
 
 wc_backend stream_job_backend(const wc_options &options) {
@@ -339,9 +400,16 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
       // The CPU, and the engine's CPU and GPU lanes together for calls on
       // page-locked host memory from the mode's break-even size up. The lanes
       // are built on the first call that wants them, so calls that never
-      // reach the break-even size never touch the GPU.
+      // reach the break-even size never touch the GPU. Whether any call can
+      // go there is the jobs' auto rule (auto_job_choice) for the call that
+      // suits the GPU best, page-locked and as large as any; each call then
+      // asks the rest of it, size first, page-locked memory only from the
+      // break-even size up (LanesForLargeCalls).
       wc_status status = make_cpu_cipher(out, options, cipher, direction, key);
-      if (status != WC_OK || !parallel || !gpu_can_run(cipher, direction)) return status;
+      if (status != WC_OK) return status;
+      if (auto_job_choice(cipher, direction, UINT64_MAX, /*page_locked=*/true).backend != WC_BACKEND_HYBRID) {
+        return WC_OK;
+      }
       status = engine::resolve_placement(&shape, options, WC_BACKEND_HYBRID);
       if (status != WC_OK) return status;
       out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
@@ -376,36 +444,43 @@ wc_status check_piecewise_aead(const wc_options &options) {
   return WC_ERR_INVALID_ARGUMENT;
 }
 
-wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
-                    std::span<const uint8_t> key) {
+wc_status resolve_aead_spec(LaneSpec *spec, const wc_options &options) {
   switch (options.backend) {
     case WC_BACKEND_AUTO:
     case WC_BACKEND_CPU:
-    case WC_BACKEND_HYBRID: {
-      const wc_status status = engine::check_devices(options, options.backend);
-      if (status != WC_OK) return status;
-      *out = kCpuBackend.make_aead(aead, key, options.threads);
-      return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
-    }
+    case WC_BACKEND_HYBRID:
+      *spec = LaneSpec{};
+      spec->threads = options.threads;
+      return check_devices(options, options.backend);
     case WC_BACKEND_GPU: {
-      engine::Placement shape;  // resolve_placement checks the device list too
-      wc_status status = engine::resolve_placement(&shape, options, WC_BACKEND_GPU);
-      std::unique_ptr<AeadCipher> device_aead;
-      if (status == WC_OK) status = kCudaBackend.make_aead(&device_aead, aead, key, shape.devices);
-      // Staging is copying, the CPU's work: a lane a core, up to the 16
-      // measured, and no fewer than the GPU lanes. On the H200 machine (16
-      // cores, 2026-11-29), 1 GiB of pageable AES-256-GCM went through 4
-      // lanes at 10-13 GB/s, 8 at 22 and 16 at 27-28 (docs/performance.md).
-      // Each lane keeps an 8 MiB page-locked window for the process, so
-      // more lanes than that pin more without a measured gain.
-      constexpr unsigned kMostStagingLanes = 16;
-      const unsigned gpu_lanes = shape.streams * static_cast<unsigned>(shape.devices.size());
-      const unsigned lanes = std::max(gpu_lanes, std::min(usable_cpus(), kMostStagingLanes));
-      if (status == WC_OK) *out = stage_host_memory(std::move(device_aead), lanes);
+      Placement shape;  // resolve_placement checks the device list too
+      const wc_status status = resolve_placement(&shape, options, WC_BACKEND_GPU);
+      *spec = LaneSpec{.backend = WC_BACKEND_GPU, .devices = std::move(shape.devices), .streams = shape.streams};
       return status;
     }
   }
   return WC_ERR_INVALID_ARGUMENT;
+}
+
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const LaneSpec &spec, const wc_aead &aead,
+                    std::span<const uint8_t> key) {
+  if (spec.backend == WC_BACKEND_CPU) {
+    *out = kCpuBackend.make_aead(aead, key, spec.threads);
+    return *out ? WC_OK : WC_ERR_CRYPTO_LIBRARY;
+  }
+  std::unique_ptr<AeadCipher> device_aead;
+  const wc_status status = kCudaBackend.make_aead(&device_aead, aead, key, spec.devices);
+  if (status != WC_OK) return status;
+  // Staging is copying, the CPU's work: a lane a core, up to the 16
+  // measured, and no fewer than the GPU lanes. On the H200 machine (16
+  // cores, 2026-11-29), 1 GiB of pageable AES-256-GCM went through 4
+  // lanes at 10-13 GB/s, 8 at 22 and 16 at 27-28 (docs/performance.md).
+  // Each lane keeps an 8 MiB page-locked window for the process, so
+  // more lanes than that pin more without a measured gain.
+  constexpr unsigned kMostStagingLanes = 16;
+  const unsigned gpu_lanes = spec.streams * static_cast<unsigned>(spec.devices.size());
+  *out = stage_host_memory(std::move(device_aead), std::max(gpu_lanes, std::min(usable_cpus(), kMostStagingLanes)));
+  return WC_OK;
 }
 
 }  // namespace warpcrypt::engine

@@ -122,6 +122,13 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
 bool uses_cpu_lanes(wc_backend backend);
 bool uses_gpu_lanes(wc_backend backend);
 
+// A backend chosen for a job, and why (wc_plan_reason): as asked, or the
+// auto rule's reason.
+struct BackendChoice {
+  wc_backend backend;
+  wc_plan_reason reason;
+};
+
 // The backend of a chunked AEAD stream (sealed and age files): as asked,
 // auto on the CPU, as for every descriptor job (no AEAD break-even size has
 // been measured).
@@ -140,20 +147,31 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
 // (docs/lab-notes/performance-history.md).
 wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
                        uint64_t input_bytes, bool page_locked);
+// job_backend with its reason.
+BackendChoice choose_job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+                                 uint64_t input_bytes, bool page_locked);
 
-// The options a sequential mode's one stream is built from, in a job on
-// `backend`: hybrid runs the sequential modes on the CPU, the other
-// backends as they are (the GPU ones refuse them).
-wc_options sequential_options(const wc_options &options, wc_backend backend);
+// What a job of `work` runs on with `options` (wc_plan_describe): the
+// backend the job picks (choose_job_backend for a plain cipher;
+// stream_job_backend or resolve_aead_spec for an AEAD; device memory where
+// it lives, check_device_memory) and resolve_placement's answer for it, the
+// devices counted now. Work the job would refuse is refused with the job's
+// status, and fails `monitor` with the job's detail. A mode that does not
+// split runs on one CPU stream (make_sequential_cipher): the placement says
+// so.
+wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const wc_options &options,
+                             const wc_work &work, JobMonitor *monitor);
 
-// The options of work that runs on its caller's thread alone, placed
-// otherwise as `options` ask (a wc_sealed_stream's chunks: a caller that
-// wants parallelism calls from several threads).
-wc_options caller_thread_options(const wc_options &options);
+// Device memory runs where it lives: WC_ERR_NO_DEVICE without a device,
+// WC_ERR_BACKEND_UNAVAILABLE for the cpu backend, whose AEAD keys never
+// leave the CPU (key_has_device_aead); auto, gpu and hybrid run it.
+wc_status check_device_memory(const wc_options &options);
 
-// The options of one lane's work in a job: on `backend`, on one thread, and
-// on `device` alone or (nullptr) no device, the job having checked its list.
-wc_options lane_options(const wc_options &options, wc_backend backend, const int *device);
+// The cipher of a sequential mode's one stream in a job placed as `shape`:
+// the CPU's, on the job's thread, for cpu and hybrid; the gpu backend's
+// lanes refuse the mode.
+wc_status make_sequential_cipher(BackendCipher *out, const Placement &shape, const wc_cipher &cipher,
+                                 wc_direction direction, const KeyMaterial &key);
 
 // Builds the cipher for options.backend:
 //  - cpu: always available;
@@ -165,7 +183,7 @@ wc_options lane_options(const wc_options &options, wc_backend backend, const int
 wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, const KeyMaterial &key);
 
-// A stream (wc_ctx, the edges of the engine's jobs) on the cipher
+// A stream (wc_ctx, the one-shot calls) on the cipher
 // make_backend_cipher builds for `options`.
 wc_status make_stream_state(std::unique_ptr<StreamState> *out, const wc_options &options, const wc_cipher &cipher,
                             wc_direction direction, const KeyMaterial &key);
@@ -184,14 +202,25 @@ bool key_has_device_aead(const wc_options &options);
 // backend, WC_ERR_INVALID_ARGUMENT for one that does not exist.
 wc_status check_piecewise_aead(const wc_options &options);
 
-// Builds the AEAD bound to `key` that runs host-memory messages as
-// `options` ask: backends cpu, auto and hybrid keep them on the CPU, batches
-// spread over options.threads threads (0: every core; no AEAD break-even
-// size has been measured yet); gpu runs them on the device list (every
-// device where there is none), WC_ERR_NO_DEVICE without one, never a silent
-// fallback, staging pageable memory on its GPU lanes (engine/staged_aead.h).
-// The device list is checked whatever the backend (check_devices).
-wc_status make_aead(std::unique_ptr<AeadCipher> *out, const wc_options &options, const wc_aead &aead,
+// What one lane's AEAD is built from, taken once from a job's Placement or a
+// call's options at its entry (resolve_aead_spec): no lane reads wc_options.
+struct LaneSpec {
+  wc_backend backend = WC_BACKEND_CPU;  // cpu or gpu: the backend table that builds it
+  unsigned threads = 1;  // cpu: the threads a batch spreads over (0: every core, 1: the caller's)
+  std::vector<int> devices;  // gpu: the devices it runs on, one for a job's lane
+  unsigned streams = WC_DEFAULT_STREAMS;  // gpu: GPU lanes per device, its staging lanes no fewer
+};
+
+// The spec of a call's AEAD on host memory (wc_aead_*, a wc_sealed_stream):
+// cpu, auto and hybrid keep the messages on the CPU, on options.threads
+// threads (no AEAD break-even size has been measured yet); gpu runs them on
+// the device list (every device where there is none), WC_ERR_NO_DEVICE
+// without one. The device list is checked whatever the backend.
+wc_status resolve_aead_spec(LaneSpec *spec, const wc_options &options);
+
+// The AEAD bound to `key` that `spec` places; a GPU AEAD stages pageable
+// memory on lanes of its own (engine/staged_aead.h).
+wc_status make_aead(std::unique_ptr<AeadCipher> *out, const LaneSpec &spec, const wc_aead &aead,
                     std::span<const uint8_t> key);
 
 }  // namespace warpcrypt::engine

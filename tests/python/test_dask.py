@@ -55,7 +55,7 @@ from warpcrypt.dask._inputs import listed  # noqa: E402
 from warpcrypt.dask._keyring import KeyNotHeld  # noqa: E402
 from warpcrypt.dask._kdf import new_plain_iv  # noqa: E402
 from warpcrypt.dask._manifest import MANIFEST_VERSION, PLAIN, SEALED, manifest_mac  # noqa: E402
-from warpcrypt.dask._worker import ENCRYPT, FileTask, Settings, process_batch  # noqa: E402
+from warpcrypt.dask._worker import ENCRYPT, FileTask, Settings, process_batch, resolve_backend  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SMALL_FILES = 120
@@ -699,6 +699,16 @@ def _taskset() -> str:
     if path is None:
         pytest.skip("taskset (util-linux) is not installed")
     return path
+
+
+@pytest.mark.parametrize("cipher, data", [("aes-256-gcm", "stream"), ("aes-256-ctr", "stream"),
+                                          ("chacha20", "pageable"), ("aes-256-gcm", "pageable")])
+def test_auto_runs_where_the_librarys_plan_says(cipher, data):
+    """A task under auto runs the backend of the library's plan for its work
+    (files stay on the CPU, a GPU or not); a backend asked for is kept."""
+    chosen = resolve_backend("auto", cipher, data=data, size=1 << 30, decrypt=False, threads=0)
+    assert chosen == warpcrypt.describe_plan(cipher, data=data, size=1 << 30).backend == "cpu"
+    assert resolve_backend("hybrid", cipher, data=data, size=1 << 30, decrypt=False, threads=0) == "hybrid"
 
 
 def test_threads_follow_the_cpu_affinity():

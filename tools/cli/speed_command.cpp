@@ -53,6 +53,7 @@ struct SpeedOptions {
 struct Measurement {
   Subject subject;
   size_t bytes;
+  wc_plan plan;  // where the library runs it (wc_plan_describe)
   double median_gbps;
   std::vector<double> run_gbps;
 };
@@ -130,9 +131,31 @@ HostMemory host_memory(const SpeedOptions &o) {
 
 const char *host_memory_name(HostMemory memory) { return memory == HostMemory::pinned ? "pinned" : "pageable"; }
 
+// What the library does with one operation of `bytes`, asked of it rather
+// than worked out here: the backend auto picks, the lanes, the chunk size.
+// Options it refuses fail as the operation would.
+wc_plan describe_plan(const SpeedOptions &o, const Subject &subject, size_t bytes) {
+  const wc_options options = library_options(o.backend, o.threads, o.engine);
+  const wc_data_place data = o.residency == Residency::device      ? WC_DATA_DEVICE
+                             : host_memory(o) == HostMemory::pinned ? WC_DATA_PINNED
+                                                                    : WC_DATA_PAGEABLE;
+  const wc_work work{subject.cipher, subject.aead, o.direction, data, bytes};
+  wc_job job;
+  wc_job_init(&job);
+  wc_plan plan;
+  const wc_status status = wc_plan_describe(&options, &work, &job, &plan);
+  if (status != WC_OK) {
+    throw CliError(std::string("speed ") + subject.name() + " on backend " + wc_backend_name(o.backend) + ": " +
+                       job.message,
+                   wc_status_kind_of(status));
+  }
+  return plan;
+}
+
 Measurement measure(const SpeedOptions &o, const Subject &subject, size_t requested_bytes) {
   const size_t block = subject.block_len();
   const size_t bytes = std::max(block, requested_bytes / block * block);
+  const wc_plan plan = describe_plan(o, subject, bytes);
   const WorkloadSpec spec{subject.cipher, o.direction, o.backend, o.threads, bytes, &o.engine, host_memory(o),
                           subject.aead};
   const auto workload = o.residency == Residency::device ? make_device_workload(spec) : make_host_workload(spec);
@@ -148,7 +171,7 @@ Measurement measure(const SpeedOptions &o, const Subject &subject, size_t reques
   }
   operations = std::max<size_t>(1, static_cast<size_t>(std::ceil(operations * per_run / std::max(seconds, 1e-9))));
 
-  Measurement m{subject, bytes, 0, {}};
+  Measurement m{subject, bytes, plan, 0, {}};
   for (unsigned r = 0; r < o.runs; ++r) {
     const double run_seconds = workload->time_operations(operations);
     const double run_bytes = static_cast<double>(bytes) * static_cast<double>(operations * workload->copies());
@@ -160,13 +183,17 @@ Measurement measure(const SpeedOptions &o, const Subject &subject, size_t reques
 
 const char *residency_name(Residency r) { return r == Residency::host ? "host" : "device"; }
 
-void print_table(const SpeedOptions &o, const std::vector<Measurement> &results, unsigned threads) {
+// The header's and the JSON's one plan: the first measurement's. Under
+// auto a size can run elsewhere: each result names its own in the JSON.
+const wc_plan &sweep_plan(const std::vector<Measurement> &results) { return results.front().plan; }
+
+void print_table(const SpeedOptions &o, const std::vector<Measurement> &results) {
   const std::string residency = o.residency == Residency::device
                                     ? std::string("device-resident")
                                     : std::string("host-resident, ") + host_memory_name(host_memory(o)) + " memory";
   std::printf("warpcrypt %s speed: backend %s (%s), %s, %u CPU thread(s), %s\n", wc_version(),
-              wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(), residency.c_str(), threads,
-              o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
+              wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(), residency.c_str(),
+              sweep_plan(results).cpu_lanes, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   std::printf("The 'numbers' are in GB/s (10^9 bytes/s), median of %u runs.\n", o.runs);
   std::printf("%-18s", "type");
   for (const Measurement &m : results) {
@@ -180,23 +207,37 @@ void print_table(const SpeedOptions &o, const std::vector<Measurement> &results,
   }
 }
 
-void print_json(const SpeedOptions &o, const std::vector<Measurement> &results, unsigned threads) {
+// A plan as a JSON object: the library's answer, field by field.
+std::string plan_json(const wc_plan &plan) {
+  std::string devices;
+  for (size_t i = 0; i < std::min<size_t>(plan.device_count, WC_PLAN_MAX_DEVICES); ++i) {
+    devices += (i != 0 ? ", " : "") + std::to_string(plan.devices[i]);
+  }
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "{\"backend\": \"%s\", \"reason\": \"%s\", \"cpu_lanes\": %u, \"spare_cpu_lanes\": %u, "
+                "\"gpu_lanes_per_device\": %u, \"devices\": [%s], \"gpu_lanes_late\": %s, \"chunk_bytes\": %zu, "
+                "\"unit_bytes\": %zu}",
+                wc_backend_name(plan.backend), plan.reason_text, plan.cpu_lanes, plan.spare_cpu_lanes,
+                plan.gpu_lanes_per_device, devices.c_str(), plan.gpu_lanes_late ? "true" : "false", plan.chunk_bytes,
+                plan.unit_bytes);
+  return text;
+}
+
+void print_json(const SpeedOptions &o, const std::vector<Measurement> &results) {
+  const wc_plan &plan = sweep_plan(results);
   std::printf("{\"version\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"resident\": \"%s\", "
               "\"memory\": \"%s\", \"threads\": %u, \"chunk_bytes\": %zu, \"streams\": %u, "
               "\"direction\": \"%s\", \"unit\": \"GB/s\", \"results\": [\n",
               wc_version(), wc_backend_name(o.backend), device_description(o.backend, o.engine).c_str(),
-              residency_name(o.residency), host_memory_name(host_memory(o)), threads,
-              o.engine.chunk_bytes != 0       ? o.engine.chunk_bytes
-              : o.backend == WC_BACKEND_CPU ? WC_DEFAULT_CPU_CHUNK_BYTES
-                                            : WC_DEFAULT_CHUNK_BYTES,
-              o.engine.streams != 0 ? o.engine.streams : WC_DEFAULT_STREAMS,
-              o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
+              residency_name(o.residency), host_memory_name(host_memory(o)), plan.cpu_lanes, plan.chunk_bytes,
+              plan.gpu_lanes_per_device, o.direction == WC_ENCRYPT ? "encrypt" : "decrypt");
   for (size_t i = 0; i < results.size(); ++i) {
     const Measurement &m = results[i];
     std::printf("  {\"cipher\": \"%s\", \"bytes\": %zu, \"median_gbps\": %.4f, \"runs_gbps\": [",
                 m.subject.name(), m.bytes, m.median_gbps);
     for (size_t r = 0; r < m.run_gbps.size(); ++r) std::printf("%s%.4f", r ? ", " : "", m.run_gbps[r]);
-    std::printf("]}%s\n", i + 1 < results.size() ? "," : "");
+    std::printf("], \"plan\": %s}%s\n", plan_json(m.plan).c_str(), i + 1 < results.size() ? "," : "");
   }
   std::printf("]}\n");
 }
@@ -216,11 +257,10 @@ int run_speed(SpeedOptions &o) {
   }
   progress.update(results.size(), steps);
   progress.finish();
-  const unsigned threads = o.threads != 0 ? o.threads : wc_default_threads();
   if (o.json) {
-    print_json(o, results, threads);
+    print_json(o, results);
   } else {
-    print_table(o, results, threads);
+    print_table(o, results);
   }
   return 0;
 }

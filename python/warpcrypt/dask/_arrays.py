@@ -87,9 +87,9 @@ def _contiguous(block: np.ndarray) -> np.ndarray:
     return block if block.flags.c_contiguous else block.copy(order="C")
 
 
-def _backend(requested: str, block: object) -> str:
-    # The library works device memory where it lives; "auto" lets it.
-    return "auto" if requested == "auto" and on_device(block) else resolve_backend(requested)
+def _backend(requested: str, block: np.ndarray, cipher: str, *, decrypt: bool, threads: int) -> str:
+    return resolve_backend(requested, cipher, data="device" if on_device(block) else "pageable", size=block.nbytes,
+                           decrypt=decrypt, threads=threads)
 
 
 def _aead(cipher: str, key: bytes, backend: str, threads: int) -> AESGCM | ChaCha20Poly1305:
@@ -123,7 +123,8 @@ def _seal_chunk(block: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: b
     out = np.empty_like(data)
     # On the chunk's own device for a CuPy chunk, as the ciphertext.
     tag = np.empty_like(data, dtype=np.uint8, shape=(1,) * data.ndim + (TAG_LEN,))
-    _aead(cipher, derived.key, _backend(backend, data), threads).encrypt_into(
+    chosen = _backend(backend, data, cipher, decrypt=False, threads=threads)
+    _aead(cipher, derived.key, chosen, threads).encrypt_into(
         derived.iv, data, layout, out, tag=tag.reshape(-1))
     return out, tag
 
@@ -133,8 +134,9 @@ def _open_chunk(block: np.ndarray, tag: np.ndarray, cell: np.ndarray, *, key: Ke
     index, derived = _chunk_key(cell, key, array_id, cipher)
     data = _contiguous(block)
     out = np.empty_like(data)
+    chosen = _backend(backend, data, cipher, decrypt=True, threads=threads)
     try:
-        _aead(cipher, derived.key, _backend(backend, data), threads).decrypt_into(
+        _aead(cipher, derived.key, chosen, threads).decrypt_into(
             derived.iv, data, layout, out, tag=_contiguous(tag).reshape(-1))
     except warpcrypt.InvalidTag:
         raise warpcrypt.InvalidTag(f"chunk {index} of the array failed authentication: a wrong key or "
@@ -148,7 +150,8 @@ def _crypt_chunk(block: np.ndarray, cell: np.ndarray, *, key: KeyRef, array_id: 
     data = _contiguous(block)
     out = np.empty_like(data)
     crypt = warpcrypt.encrypt if operation == ENCRYPT else warpcrypt.decrypt
-    crypt(cipher, derived.key, derived.iv, data, out=out, backend=_backend(backend, data), threads=threads)
+    chosen = _backend(backend, data, cipher, decrypt=operation == DECRYPT, threads=threads)
+    crypt(cipher, derived.key, derived.iv, data, out=out, backend=chosen, threads=threads)
     return out
 
 

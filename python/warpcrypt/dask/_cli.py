@@ -74,7 +74,8 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", help="where this job's manifest goes (default: beside the output folder, "
                                            "as OUT.warpcrypt-manifest.json)")
     parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "gpu", "hybrid"],
-                        help="auto: each worker's GPU where it has one, else its CPU")
+                        help="auto: where the library's plan for each file says (the CPU for files); "
+                             "hybrid: a worker's GPU joins where it makes a file faster")
     parser.add_argument("--threads", type=int, default=0,
                         help="CPU threads per file; 0: the worker's usable CPUs (a local cluster's divided by "
                              "its workers)")

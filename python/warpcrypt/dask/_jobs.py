@@ -569,8 +569,9 @@ def encrypt_files(
     "chacha20-poly1305"), which writes sealed files (docs/format.md, suffix
     ".wcs", `chunk_size` bytes per AEAD chunk); or a plain cipher with an IV
     ("aes-256-ctr", "chacha20", ...), which writes what ``warpcrypt enc``
-    writes, without authentication (suffix ".enc"). `backend`: "auto" (each
-    worker's GPU where it has one, else its CPU), "cpu", "gpu" or "hybrid";
+    writes, without authentication (suffix ".enc"). `backend`: "auto" (where
+    the library's plan for each file says: warpcrypt.describe_plan), "cpu",
+    "gpu" or "hybrid" (a worker's GPU joins where it makes a file faster);
     `threads`: CPU threads per file, 0 for wc_default_threads().
 
     The manifest (`manifest`, by default ``<out_dir>.warpcrypt-manifest.json``

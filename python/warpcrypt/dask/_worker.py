@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import functools
 import os
 import shutil
 import socket
@@ -23,6 +22,7 @@ import fsspec  # type: ignore[import-untyped]
 from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 import warpcrypt
+from warpcrypt._plan import Data
 from warpcrypt.dask._inputs import listed, stat_stamp, store_errors, url_of
 from warpcrypt.dask._kdf import SEALED_AEADS, plain_file_key, sealed_file_secret
 from warpcrypt.dask._keyring import KeyRef, held_key
@@ -109,20 +109,14 @@ class _RunOptions(TypedDict):
     progress: Callable[[int, int], None] | None
 
 
-@functools.cache
-def _has_device() -> bool:
-    return bool(warpcrypt.devices())
-
-
-def resolve_backend(requested: str) -> str:
-    """The backend to run: for "auto", this worker's GPU where it has one
-    (as "hybrid", whose engine starts the CPU threads at once, lets the GPU
-    join a job where it makes the job faster, and keeps on the CPU what the
-    GPU does not run, such as CBC encryption), else its CPU. The library's
-    own "auto" would keep file input on the CPU."""
+def resolve_backend(requested: str, cipher: str, *, data: Data, size: int, decrypt: bool, threads: int) -> str:
+    """The backend to run: as requested, and for "auto" the one the
+    library's plan for this work names (warpcrypt.describe_plan), by the
+    rule its jobs follow: files and host memory on the CPU unless the GPU
+    has been measured faster there, device memory on its own GPU."""
     if requested != "auto":
         return requested
-    return "hybrid" if _has_device() else "cpu"
+    return warpcrypt.describe_plan(cipher, data=data, size=size, decrypt=decrypt, threads=threads).backend
 
 
 def _worker_address() -> str | None:
@@ -268,11 +262,15 @@ def _progress_reporter(settings: Settings, task: FileTask) -> Callable[[int, int
     return report
 
 
-def _run_one(settings: Settings, task: FileTask, source: str, staged: Path, master_key: bytes,
-             backend: str) -> tuple[warpcrypt.JobStats, FileEntry]:
+def _run_one(settings: Settings, task: FileTask, source: str, staged: Path,
+             master_key: bytes) -> tuple[warpcrypt.JobStats, FileEntry]:
     """Writes the result of `task` to `staged`; returns the library's JobStats
     and what the manifest records about nonces and authentication."""
     threads = 1 if settings.threads == 0 and task.size < SINGLE_THREAD_BELOW else settings.threads
+    opening_sealed = settings.format != PLAIN and settings.operation == DECRYPT
+    info = warpcrypt.sealed_info(source) if opening_sealed else None
+    backend = resolve_backend(settings.backend, info.aead if info is not None else settings.cipher, data="stream",
+                              size=task.size, decrypt=settings.operation == DECRYPT, threads=threads)
     options: _RunOptions = {"backend": backend, "threads": threads, "progress": _progress_reporter(settings, task)}
     if settings.format == PLAIN:
         key = plain_file_key(master_key, task.identifier, job_id=settings.job_id, cipher=settings.cipher)
@@ -280,11 +278,10 @@ def _run_one(settings: Settings, task: FileTask, source: str, staged: Path, mast
         stats = crypt(settings.cipher, key, task.iv, source, str(staged), **options)
         return stats, _plain_details(task)
     secret = sealed_file_secret(master_key, settings.job_id, task.identifier)
-    if settings.operation == ENCRYPT:
+    if info is None:
         stats = warpcrypt.seal_file(source, str(staged), key=secret[: SEALED_AEADS[settings.cipher].key_size],
                                     aead=settings.cipher, chunk_size=settings.chunk_size, **options)
         return stats, _sealed_details(warpcrypt.sealed_info(str(staged)), "sealed")
-    info = warpcrypt.sealed_info(source)
     # Every AEAD's key is a prefix of the 32-byte derivation (HKDF's first
     # output block), so the worker cuts it once it has read the header.
     stats = warpcrypt.open_file(source, str(staged), key=secret[: SEALED_AEADS[info.aead].key_size], **options)
@@ -388,13 +385,12 @@ def process_file(settings: Settings, task: FileTask, master_key: bytes) -> FileE
                 entry.update({**_committed_details(settings, task, scratch), "status": DONE,
                               "error": None})
         if not committed:
-            backend = resolve_backend(settings.backend)
             with _input(settings, task, scratch, who) as source:
                 read_at = source
                 # A short name: the library's temporary file adds to it, and
                 # the target's own name may be near the file system's limit.
                 staged = scratch / "output"
-                stats, details = _run_one(settings, task, source, staged, master_key, backend)
+                stats, details = _run_one(settings, task, source, staged, master_key)
             with store_errors(output_fs, task.target, who):
                 _commit(settings, staged, task.target)
             entry.update({**details, "status": DONE, "error": None, "output_size": stats.bytes_out,
