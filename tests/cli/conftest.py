@@ -11,6 +11,7 @@ Run from the repository root:  python -m pytest tests/cli -q
 from __future__ import annotations
 
 import os
+import sys
 import re
 import shutil
 from pathlib import Path
@@ -24,6 +25,11 @@ import wc_support  # noqa: E402  (after register_assert_rewrite, on purpose)
 from wc_support import Run, Sodium, Tool, snapshot  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+# The test plugin (tests/cli/plugins/age-plugin-wctest) gets only the
+# environment an age plugin gets, without PYTHONPATH: it finds pyca/cryptography
+# where this interpreter does, through a variable of its own.
+os.environ.setdefault("WCTEST_PYTHONPATH", os.pathsep.join(sys.path))
 DEFAULT_CLI = REPO_ROOT / "build" / "warpcrypt"
 
 

@@ -13,6 +13,7 @@ Run from the repository root:  python -m pytest tests/python -q
 from __future__ import annotations
 
 import os
+import sys
 import random
 from pathlib import Path
 
@@ -20,6 +21,11 @@ import pytest
 
 import warpcrypt
 from gpu_support import NO_DEVICE_REASON
+
+# The test plugin (tests/cli/plugins/age-plugin-wctest) gets only the
+# environment an age plugin gets, without PYTHONPATH: it finds pyca/cryptography
+# where this interpreter does, through a variable of its own.
+os.environ.setdefault("WCTEST_PYTHONPATH", os.pathsep.join(sys.path))
 
 @pytest.fixture(scope="session")
 def has_device() -> bool:
