@@ -1,6 +1,7 @@
 """Every Python block of the README and docs/python.md runs as written, each
-in a fresh folder and a fresh interpreter: a block that names something it
-never defines, or writes where a second run cannot, fails here. A block
+in a fresh folder and a fresh interpreter, twice in a row: a block that
+names something it never defines, or writes where a second run cannot,
+fails here. A block
 that imports PyTorch, CuPy, transformers or accelerate runs where those
 import (the GPU machine, scripts/gpu-check.sh python) and is skipped,
 saying so, elsewhere. test_typing.py checks the same blocks with mypy."""
@@ -37,6 +38,7 @@ def test_the_block_runs_as_written(name, code, tmp_path):
                if re.search(rf"^\s*(import|from) {module}\b", code, re.M) and importlib.util.find_spec(module) is None]
     if missing:
         pytest.skip(f"{name} needs {', '.join(missing)}, not installed here")
-    run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    assert run.returncode == 0, f"{name}:\n{run.stderr}"
+    for attempt in ("first", "second"):  # twice in a row, in the same folder: nothing it leaves stops it
+        run = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert run.returncode == 0, f"{name}, {attempt} run:\n{run.stderr}"
