@@ -161,10 +161,10 @@ def parse_recipients(text: str) -> list[Recipient]:
     return [Recipient(line) for line in lines if line and not line.startswith("#")]
 
 
-def _recipients(recipients: Iterable[Union[Recipient, str]], passphrase: Passphrase,
+def _recipients(recipients: Optional[Iterable[Union[Recipient, str]]], passphrase: Passphrase,
                 work_factor: int) -> "_native.AgeRecipients":
     native = _native.AgeRecipients()
-    for recipient in recipients:
+    for recipient in recipients or ():  # None, as an empty list, where a passphrase is given
         native.add(str(recipient))
     if passphrase is not None:
         native.add_passphrase(passphrase.encode() if isinstance(passphrase, str) else passphrase, work_factor)
@@ -173,10 +173,10 @@ def _recipients(recipients: Iterable[Union[Recipient, str]], passphrase: Passphr
     return native
 
 
-def _identities(identities: Iterable[Identity], passphrase: Passphrase,
+def _identities(identities: Optional[Iterable[Identity]], passphrase: Passphrase,
                 max_work_factor: int) -> "_native.AgeIdentities":
     native = _native.AgeIdentities()
-    for identity in identities:
+    for identity in identities or ():
         if not isinstance(identity, Identity):
             raise TypeError("identities must be warpcrypt.age.Identity objects (Identity.parse reads a key)")
         native.add_copy(identity._native, 0)
@@ -193,7 +193,7 @@ def _range(offset: int, length: Optional[int]) -> tuple[int, int]:
     return offset, _WHOLE if length is None else length
 
 
-def encrypt(data: object, recipients: Sequence[Union[Recipient, str]] = (), *, passphrase: Passphrase = None,
+def encrypt(data: object, recipients: Optional[Sequence[Union[Recipient, str]]] = (), *, passphrase: Passphrase = None,
             armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR, backend: str = "auto",
             threads: int = 0) -> bytes:
     """The age file of ``data`` (any buffer) for every recipient, or for a
@@ -202,7 +202,7 @@ def encrypt(data: object, recipients: Sequence[Union[Recipient, str]] = (), *, p
                                _table.backend_value(backend), threads)
 
 
-def decrypt(data: object, identities: Sequence[Identity] = (), *, passphrase: Passphrase = None,
+def decrypt(data: object, identities: Optional[Sequence[Identity]] = (), *, passphrase: Passphrase = None,
             max_work_factor: int = DEFAULT_MAX_WORK_FACTOR, offset: int = 0, length: Optional[int] = None,
             backend: str = "auto", threads: int = 0) -> bytes:
     """The plaintext of an age file (binary or armored), or bytes ``[offset,
@@ -212,7 +212,7 @@ def decrypt(data: object, identities: Sequence[Identity] = (), *, passphrase: Pa
                                _table.backend_value(backend), threads)
 
 
-def encrypt_file(src: PathLike, dst: PathLike, recipients: Sequence[Union[Recipient, str]] = (), *,
+def encrypt_file(src: PathLike, dst: PathLike, recipients: Optional[Sequence[Union[Recipient, str]]] = (), *,
                  passphrase: Passphrase = None, armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR,
                  backend: str = "auto", threads: int = 0) -> None:
     """Encrypts the file ``src`` into ``dst``, atomically."""
@@ -220,7 +220,7 @@ def encrypt_file(src: PathLike, dst: PathLike, recipients: Sequence[Union[Recipi
                              _table.backend_value(backend), threads)
 
 
-def decrypt_file(src: PathLike, dst: PathLike, identities: Sequence[Identity] = (), *,
+def decrypt_file(src: PathLike, dst: PathLike, identities: Optional[Sequence[Identity]] = (), *,
                  passphrase: Passphrase = None, max_work_factor: int = DEFAULT_MAX_WORK_FACTOR, offset: int = 0,
                  length: Optional[int] = None, backend: str = "auto", threads: int = 0) -> None:
     """Decrypts the age file ``src`` into ``dst``, atomically: on any failure
@@ -237,7 +237,7 @@ def _descriptor(stream: BinaryIO, role: str) -> int:
         raise TypeError(f"{role} must be a binary stream with a file descriptor (fileno())") from exc
 
 
-def encrypt_stream(source: BinaryIO, target: BinaryIO, recipients: Sequence[Union[Recipient, str]] = (), *,
+def encrypt_stream(source: BinaryIO, target: BinaryIO, recipients: Optional[Sequence[Union[Recipient, str]]] = (), *,
                    passphrase: Passphrase = None, armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR,
                    backend: str = "auto", threads: int = 0) -> None:
     """Encrypts from ``source``'s position to its end into ``target`` at its
@@ -248,7 +248,7 @@ def encrypt_stream(source: BinaryIO, target: BinaryIO, recipients: Sequence[Unio
                            _sync(source), armor, _table.backend_value(backend), threads)
 
 
-def decrypt_stream(source: BinaryIO, target: BinaryIO, identities: Sequence[Identity] = (), *,
+def decrypt_stream(source: BinaryIO, target: BinaryIO, identities: Optional[Sequence[Identity]] = (), *,
                    passphrase: Passphrase = None, max_work_factor: int = DEFAULT_MAX_WORK_FACTOR,
                    backend: str = "auto", threads: int = 0) -> None:
     """Decrypts the age file read from ``source`` into ``target`` (binary

@@ -242,3 +242,13 @@ def test_inspect_refuses_a_broken_file_by_name(damage):
            "short payload": sealed[:sealed.index(b"\n---") + 50]}[damage]
     with pytest.raises(warpcrypt.FormatError):
         _inspect_bytes(bad)
+
+
+def test_no_recipients_or_identities_may_be_none_beside_a_passphrase():
+    """age.encrypt(data, None, passphrase=...) as a caller writes it, not
+    only with an empty list; None without a passphrase is refused as an
+    empty list is."""
+    sealed = warpcrypt.age.encrypt(b"by passphrase", None, passphrase="correct horse", work_factor=10)
+    assert warpcrypt.age.decrypt(sealed, None, passphrase="correct horse") == b"by passphrase"
+    with pytest.raises(warpcrypt.InvalidArgument, match="give recipients or a passphrase"):
+        warpcrypt.age.encrypt(b"x", None)
