@@ -115,7 +115,17 @@ def test_enc_progress_fits_the_terminal(columns, warpcrypt_binary, tmp_path):
     assert terminal.finish() == 0, terminal.transcript
     draws = assert_fits(terminal.transcript, columns)
     assert b"\r" in terminal.transcript, "redrawn in place"
-    assert re.search(rb"100%.*GB/s", draws[-1]), draws[-1]
+    assert re.search(rb"100%.*[kMGT]?B/s", draws[-1]), draws[-1]
+
+
+def test_a_small_file_s_progress_counts_in_its_own_unit(warpcrypt_binary, tmp_path):
+    """3 MB reads "3.00/3.00 MB", not "0.00/0.00 GB"."""
+    (tmp_path / "p").write_bytes(random_bytes(3_000_000, "small progress"))
+    terminal = Terminal([str(warpcrypt_binary), "enc", "-aes-128-ctr", "-K", "00" * 16, "-iv", "00" * 16,
+                         "-in", "p", "-out", "c"], columns=100, on_tty=("stderr",), cwd=tmp_path)
+    assert terminal.finish() == 0, terminal.transcript
+    last = assert_fits(terminal.transcript, 100)[-1]
+    assert re.search(rb"100%  3\.00/3\.00 MB  [0-9.]+ [kMGT]?B/s", last), last
 
 
 @pytest.mark.parametrize("command", ["seal", "open"])

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "terminal.h"
@@ -18,6 +19,21 @@ std::string formatted(const char *format, double a, double b = 0) {
   char text[64];
   std::snprintf(text, sizeof text, format, a, b);
   return text;
+}
+
+// A decimal unit for `bytes` (B, kB, MB, GB, TB) and its size, as GB/s
+// is decimal: a 3 MB file reads "3.00/3.00 MB", not "0.00/0.00 GB".
+struct Unit {
+  const char *name;
+  double size;
+};
+Unit unit_for(double bytes) {
+  static constexpr Unit kUnits[] = {{"B", 1}, {"kB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  const Unit *chosen = &kUnits[0];
+  for (const Unit &unit : kUnits) {
+    if (bytes >= unit.size) chosen = &unit;
+  }
+  return *chosen;
 }
 
 std::string minutes_and_seconds(double seconds) {
@@ -49,15 +65,20 @@ std::string ProgressBar::line(uint64_t done, uint64_t total, double seconds, uns
   // The figures, most important first; what does not fit is left out from
   // the end, then the bar, then the label.
   std::string figures;
+  const Unit size = unit_for(static_cast<double>(std::max(done, total)));
   if (total != 0) {
     const double fraction = static_cast<double>(std::min(done, total)) / static_cast<double>(total);
     figures = formatted("%3.0f%%", fraction * 100.0);
-    figures += bytes ? formatted("  %.2f/%.2f GB", static_cast<double>(done) / 1e9, static_cast<double>(total) / 1e9)
+    figures += bytes ? formatted("  %.2f/%.2f ", static_cast<double>(done) / size.size,
+                                 static_cast<double>(total) / size.size) + size.name
                      : "  " + std::to_string(done) + "/" + std::to_string(total);
   } else {
-    figures = bytes ? formatted("%.2f GB", static_cast<double>(done) / 1e9) : std::to_string(done);
+    figures = bytes ? formatted("%.2f ", static_cast<double>(done) / size.size) + size.name : std::to_string(done);
   }
-  if (bytes) figures += formatted("  %.2f GB/s", rate / 1e9);
+  if (bytes) {
+    const Unit speed = unit_for(rate);
+    figures += formatted("  %.2f ", rate / speed.size) + speed.name + "/s";
+  }
   if (total != 0 && rate > 0) figures += "  " + minutes_and_seconds(static_cast<double>(total - std::min(done, total)) / rate) + " left";
 
   // One column stays free: writing the last one makes some terminals wrap.
