@@ -241,3 +241,31 @@ def test_gpu_buffers(store, registered_key):
     store._store_dict["gpu/c/0/1"] = store._store_dict["gpu/c/1/0"]
     with zarr.config.enable_gpu(), pytest.raises(warpcrypt.InvalidTag):
         array[0:32, 32:64]
+
+
+@pytest.mark.parametrize("fmt", [3, 2])
+def test_plain_zarr_finds_the_codec_and_asks_for_its_key(tmp_path, fmt):
+    """An encrypted array opened with plain zarr, in a process that never
+    imported warpcrypt.zarr: zarr finds the codec through the package's
+    entry point, and the one error is that no key is registered for its
+    key_id, not an unknown codec."""
+    import importlib.metadata
+    import subprocess
+    import sys
+
+    groups = {"zarr.codecs": 3, "numcodecs.codecs": 2}
+    if not any(point.name == wz.CODEC_ID for group, version in groups.items() if version == fmt
+               for point in importlib.metadata.entry_points(group=group)):
+        pytest.skip("warpcrypt is not installed with its entry points (scripts/build.sh installs it)")
+    codec = wz.AeadCodec(key_id="plain-zarr", key=KEY) if fmt == 3 else wz.AeadNumcodec(key_id="plain-zarr", key=KEY)
+    array = wz.create_array(str(tmp_path / "a.zarr"), shape=(8,), chunks=(4,), dtype="i4", zarr_format=fmt,
+                            compressors=[codec] if fmt == 3 else codec)
+    array[:] = np.arange(8)
+    reader = ("import zarr, sys\n"
+              "try:\n"
+              f"    zarr.open_array({str(tmp_path / 'a.zarr')!r}, mode='r')[:]\n"
+              "except Exception as error:\n"
+              "    print(type(error).__name__, error)\n")
+    shown = subprocess.run([sys.executable, "-c", reader], capture_output=True, text=True, timeout=120)
+    assert "no key for key_id 'plain-zarr'" in shown.stdout, shown.stdout + shown.stderr
+    assert "Unknown" not in shown.stdout + shown.stderr
