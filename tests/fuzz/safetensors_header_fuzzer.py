@@ -56,6 +56,7 @@ DOCUMENTED = (warpcrypt.FormatError, warpcrypt.InvalidTag, warpcrypt.InvalidArgu
 INPUT = os.memfd_create("safetensors-fuzz-input")
 PATH = f"/proc/self/fd/{INPUT}"
 KEYS_FILE = os.memfd_create("safetensors-fuzz-keys")
+os.fchmod(KEYS_FILE, 0o600)  # a key file others may read is refused
 os.write(KEYS_FILE, json.dumps(KEYS).encode())
 KEYS_PATH = f"/proc/self/fd/{KEYS_FILE}"
 # The most dimensions mode 3 gives a shape: enough that a check whose cost
@@ -96,6 +97,7 @@ def inspect(keyed: bool, as_json: bool) -> None:
     exceptions, which the command turns into an exit status, propagate."""
     argv = ["inspect", PATH] + (["--keys", KEYS_PATH] if keyed else []) + (["--json"] if as_json else [])
     args = cli.parser().parse_args(argv)
+    cli._read_keys(args)  # as the command reads its keys, before any file
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             args.run(args)
