@@ -254,36 +254,28 @@ def rewrap(args: argparse.Namespace) -> dict[str, Any]:
 
 def _rewrap_checkpoint(args: argparse.Namespace) -> None:
     """Every shard rewrapped (its binding to the index, in its signed
-    metadata, kept), after the checkpoint as a whole is checked. In place,
-    every shard is rewrapped beside itself first and only then moved over
-    it, so that a failure leaves the checkpoint as it was; with -o, the
-    index is copied to the new folder."""
+    metadata, kept), after the checkpoint as a whole is checked, each into
+    the library's atomic output of its target: itself, or with -o the same
+    name in the new folder, where the index is copied too. No output is
+    committed before every shard has been rewrapped, so a failure leaves
+    the checkpoint as it was."""
     _sharded.open_checkpoint(args.file, args.keys).close()
     paths = _sharded.checkpoint_paths(args.file)
     index, shards = (paths[0], paths[1:]) if len(paths) > 1 else (None, paths)
     progress = _progress(args, "rewrapping")
+
+    def target(path: str) -> str:
+        return path if args.output is None else os.path.join(args.output, os.path.basename(path))
+
     if args.output is not None:
         os.makedirs(args.output, exist_ok=True)
+    with contextlib.ExitStack() as outputs:
         for shard in shards:
             ws.rewrap_file(shard, keys=args.keys, new_keys=args.new_keys,
-                           output=os.path.join(args.output, os.path.basename(shard)), progress=progress)
-        if index is not None:
-            with open(index, "rb") as source, _output(os.path.join(args.output, os.path.basename(index))) as out:
-                out.write(source.read())
-        return
-    pending = [(shard, os.path.join(os.path.dirname(shard), f".{os.path.basename(shard)}.rewrapped"))
-               for shard in shards]
-    written = []
-    try:
-        for shard, beside in pending:
-            ws.rewrap_file(shard, keys=args.keys, new_keys=args.new_keys, output=beside, progress=progress)
-            written.append(beside)
-    except BaseException:
-        for beside in written:
-            os.unlink(beside)
-        raise
-    for shard, beside in pending:
-        os.replace(beside, shard)
+                           output=outputs.enter_context(_output(target(shard))), progress=progress)
+        if index is not None and args.output is not None:
+            with open(index, "rb") as source:
+                outputs.enter_context(_output(target(index))).write(source.read())
 
 
 def parser(program: str = "warpcrypt-tensors") -> argparse.ArgumentParser:

@@ -240,21 +240,6 @@ def test_a_sharded_checkpoint_is_encrypted_inspected_rewrapped_and_decrypted(fil
     assert index["metadata"]["model"] == "demo"
 
 
-def test_a_rewrap_in_place_that_fails_leaves_every_shard_as_it_was(files, tensors, checkpoint):
-    """The last shard cannot be rewrapped (a folder stands where its new
-    bytes go) after the first two were: none of them is replaced."""
-    keys, enc = files / "keys.json", files / "enc"
-    tensors("encrypt", checkpoint, enc, "--keys", keys).check()
-    last = sorted(enc.glob("model-*-of-*.safetensors"))[-1]
-    (enc / f".{last.name}.rewrapped").mkdir()
-    before = {path.name: path.read_bytes() for path in enc.iterdir() if path.is_file()}
-    tensors("keygen", files / "new.json", "--enc-kid", "m2", "--sign-kid", "s2").check()
-    run = tensors("rewrap", enc, "--keys", keys, "--new-keys", files / "new.json")
-    assert run.returncode == 3 and len(run.stderr_lines) == 1, run.stderr_text
-    assert {path.name: path.read_bytes() for path in enc.iterdir() if path.is_file()} == before
-    assert sorted(path.name for path in enc.iterdir() if path.name.startswith(".")) == [f".{last.name}.rewrapped"]
-
-
 @pytest.mark.parametrize("attack", ["swap two shards", "drop a shard", "edit the index"])
 def test_an_attacked_checkpoint_is_refused_by_every_command(files, tensors, checkpoint, attack):
     keys, enc = files / "keys.json", files / "enc"

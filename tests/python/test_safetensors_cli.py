@@ -279,3 +279,36 @@ def test_inspect_shows_a_hostile_name_escaped_on_one_line(files, capsys, name):
     assert status == 0, err
     assert not any(character in out for character in "\x1b\x9b\u202e")
     assert out.count("\n") == 3 and not any(line.startswith("signature") for line in out.splitlines())
+
+
+def test_a_checkpoint_rewrap_that_fails_midway_leaves_every_shard_as_it_was(tmp_path, monkeypatch):
+    """The third shard's rewrap fails after two were rewrapped: no shard is
+    replaced, and nothing is left beside them."""
+    np = pytest.importorskip("numpy")
+    import warpcrypt._tensors_cli as cli
+    import warpcrypt.safetensors as ws
+    from warpcrypt.safetensors.numpy import save_state_dict
+
+    keys, new_keys = ws.generate_keys(), ws.generate_keys()
+    for name, value in (("keys.json", keys), ("new.json", new_keys)):
+        (tmp_path / name).write_text(json.dumps(value))
+        (tmp_path / name).chmod(0o600)
+    folder = tmp_path / "checkpoint"
+    save_state_dict({f"layers.{i}": np.full((64, 64), i, np.float32) for i in range(6)}, folder, keys=keys,
+                    max_shard_size=40_000)
+    before = {path.name: path.read_bytes() for path in folder.iterdir()}
+    assert len(before) == 4  # three shards and the index
+    rewrap = ws.rewrap_file
+    calls = []
+
+    def failing_third(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        rewrap(*args, **kwargs)
+
+    monkeypatch.setattr(ws, "rewrap_file", failing_third)
+    status = cli.main(["rewrap", str(folder), "--keys", str(tmp_path / "keys.json"),
+                       "--new-keys", str(tmp_path / "new.json")])
+    assert status == 3 and len(calls) == 3
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == before

@@ -1203,12 +1203,12 @@ def _write_cuda(out: _MappedFile, base: int, sources: Sequence[_Source], count: 
 # ---------------------------------------------------------------- rewrapping
 
 
-def rewrap_file(filename: PathLike, *, keys: Keys, new_keys: Keys, output: PathLike | None = None,
+def rewrap_file(filename: PathLike, *, keys: Keys, new_keys: Keys, output: PathLike | IO[bytes] | None = None,
                 progress: Progress | None = None) -> None:
     """Wraps every tensor's data key under the master key of `new_keys`
     and signs the header with its signing key, leaving the tensor data as it
-    is (copied, not decrypted). Writes `output`, or replaces `filename`,
-    atomically; `keys` must open the file as it is. `progress`: called with
+    is (copied, not decrypted). Writes `output` (a path, or an open binary
+    file to write into), or replaces `filename`, atomically; `keys` must open the file as it is. `progress`: called with
     (bytes done, bytes total) of tensor data as it is copied; an exception
     it raises ends the rewrap, leaves the file and any `output` as they
     were, and is raised here.
