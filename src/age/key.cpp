@@ -118,6 +118,18 @@ wc_status open_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> k
   return crypto.chacha20_poly1305_open(file_key->bytes, key, nonce, body);
 }
 
+wc_status seal_stanza(const HostCrypto &crypto, std::span<const uint8_t, 32> key, const FileKey &file_key,
+                      std::string_view type, std::vector<std::string> args, Stanza *stanza) {
+  std::array<uint8_t, kWrappedKeyLen> wrapped{};
+  if (const wc_status status = seal_file_key(crypto, key, kZeroNonce, file_key, &wrapped); status != WC_OK) {
+    return status;
+  }
+  stanza->type = type;
+  stanza->args = std::move(args);
+  stanza->body.assign(wrapped.begin(), wrapped.end());
+  return WC_OK;
+}
+
 wc_status fail(wc_status status, const char **detail, const char *why) {
   *detail = why;
   return status;

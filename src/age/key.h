@@ -90,6 +90,10 @@ wc_status seal_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> k
                         std::array<uint8_t, kWrappedKeyLen> *wrapped);
 wc_status open_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key,
                         std::span<const uint8_t, 12> nonce, std::span<const uint8_t> body, FileKey *file_key);
+// A native type's stanza (X25519, scrypt, ssh-ed25519): `type`, `args`,
+// and as its body the file key sealed under `key` with the zero nonce.
+wc_status seal_stanza(const HostCrypto &crypto, std::span<const uint8_t, 32> key, const FileKey &file_key,
+                      std::string_view type, std::vector<std::string> args, Stanza *stanza);
 
 // *detail = why, and `status`: how a type says what it refuses.
 wc_status fail(wc_status status, const char **detail, const char *why);

@@ -32,13 +32,9 @@ wc_status wrap_one(const HostCrypto &crypto, const Recipient &recipient, const F
   DerivedKey key;
   wc_status status = crypto.random->fill(salt);
   if (status == WC_OK) status = wrap_key(crypto, recipient.passphrase, salt, recipient.work_factor, &key, detail);
-  std::array<uint8_t, kWrappedKeyLen> wrapped{};
-  if (status == WC_OK) status = seal_file_key(crypto, key.bytes, kZeroNonce, file_key, &wrapped);
   if (status != WC_OK) return status;
-  stanza->type = kStanzaType;
-  stanza->args = {encode_base64(salt), std::to_string(recipient.work_factor)};
-  stanza->body.assign(wrapped.begin(), wrapped.end());
-  return WC_OK;
+  return seal_stanza(crypto, key.bytes, file_key, kStanzaType,
+                     {encode_base64(salt), std::to_string(recipient.work_factor)}, stanza);
 }
 
 wc_status wrap(const HostCrypto &crypto, std::span<const Recipient *const> recipients, const FileKey &file_key,

@@ -42,15 +42,10 @@ wc_status wrap_one(const HostCrypto &crypto, const SshPublicKey &key, const File
   if (status == WC_OK) status = wrap_key(crypto, key, shared, share, recipient, &wrapping);
   secure_wipe(ephemeral.data(), ephemeral.size());
   secure_wipe(shared.data(), shared.size());
-  std::array<uint8_t, kWrappedKeyLen> wrapped{};
-  if (status == WC_OK) status = seal_file_key(crypto, wrapping.bytes, kZeroNonce, file_key, &wrapped);
   std::string tag;
   if (status == WC_OK) status = ssh_key_tag(crypto, key, &tag);
   if (status != WC_OK) return status;
-  stanza->type = kSshEd25519;
-  stanza->args = {tag, encode_base64(share)};
-  stanza->body.assign(wrapped.begin(), wrapped.end());
-  return WC_OK;
+  return seal_stanza(crypto, wrapping.bytes, file_key, kSshEd25519, {tag, encode_base64(share)}, stanza);
 }
 
 wc_status wrap(const HostCrypto &crypto, std::span<const Recipient *const> recipients, const FileKey &file_key,

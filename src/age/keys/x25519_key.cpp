@@ -77,13 +77,8 @@ wc_status wrap_one(const HostCrypto &crypto, const Recipient &recipient, const F
   if (status == WC_OK) status = wrap_key(crypto, shared, share, recipient.public_key, &key);
   secure_wipe(ephemeral.data(), ephemeral.size());
   secure_wipe(shared.data(), shared.size());
-  std::array<uint8_t, kWrappedKeyLen> wrapped{};
-  if (status == WC_OK) status = seal_file_key(crypto, key.bytes, kZeroNonce, file_key, &wrapped);
   if (status != WC_OK) return status;
-  stanza->type = kStanzaType;
-  stanza->args = {encode_base64(share)};
-  stanza->body.assign(wrapped.begin(), wrapped.end());
-  return WC_OK;
+  return seal_stanza(crypto, key.bytes, file_key, kStanzaType, {encode_base64(share)}, stanza);
 }
 
 wc_status wrap(const HostCrypto &crypto, std::span<const Recipient *const> recipients, const FileKey &file_key,
