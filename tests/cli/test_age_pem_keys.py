@@ -18,24 +18,12 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 
 from terminal_support import PROMPT, Terminal, ask
-from wc_support import reference_age
+from wc_support import one_line_failure, reference_age, run_argv as run
 
 AGE, AGE_KEYGEN = reference_age()
 SSH_KEYGEN = shutil.which("ssh-keygen")
 OPENSSL = shutil.which("openssl")
 PASSPHRASE = "c0rrect horse"
-
-
-def run(argv, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(a) for a in argv], input=stdin, capture_output=True, timeout=120)
-    if check:
-        assert result.returncode == 0, f"{argv}: {result.stderr.decode(errors='replace')}"
-    return result
-
-
-def one_line_failure(result: subprocess.CompletedProcess, pattern: str) -> None:
-    lines = result.stderr.decode(errors="replace").strip().splitlines()
-    assert result.returncode != 0 and len(lines) == 1 and re.search(pattern, lines[0]), (result.returncode, lines)
 
 
 @pytest.fixture(scope="module")

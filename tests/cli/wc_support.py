@@ -15,6 +15,7 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import stat
 import subprocess
@@ -357,3 +358,18 @@ def run_mutation_suite(suite: Path, binary: Path, scratch: Path, timeout_s: floa
     found = {problem: count for problem, count in report["problems"].items() if count}
     assert not found, f"problems {found}:\n{printed}"
     assert result.returncode == 0, printed
+
+
+def run_argv(argv, stdin: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Runs `argv` (paths taken as they are) and, with `check`, asserts it
+    succeeded, its stderr shown where not."""
+    result = subprocess.run([str(a) for a in argv], input=stdin, capture_output=True, timeout=120)
+    if check:
+        assert result.returncode == 0, f"{argv}: {result.stderr.decode(errors='replace')}"
+    return result
+
+
+def one_line_failure(result: subprocess.CompletedProcess, pattern: str) -> None:
+    """The command failed with one line on stderr that matches `pattern`."""
+    lines = result.stderr.decode(errors="replace").strip().splitlines()
+    assert result.returncode != 0 and len(lines) == 1 and re.search(pattern, lines[0]), (result.returncode, lines)
