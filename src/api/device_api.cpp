@@ -2,6 +2,7 @@
 // table. A build without CUDA links a table whose entries answer
 // WC_ERR_NO_DEVICE, after the same checks, so a bad call gets the same
 // answer from either build.
+#include <cstdint>
 #include <cstring>
 
 #include "api/arguments.h"
@@ -142,7 +143,8 @@ wc_status wc_host_alloc_pinned(void **pointer, size_t bytes) {
 }
 
 void wc_host_free_pinned(void *pointer) {
-  if (pointer != nullptr) kCudaBackend.free_pinned(pointer);
+  // The caller's bytes, however many it wrote: all of them are wiped.
+  if (pointer != nullptr) kCudaBackend.free_pinned(pointer, SIZE_MAX);
 }
 
 }  // extern "C"

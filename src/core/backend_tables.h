@@ -92,8 +92,9 @@ struct CudaBackend {
   //  - clear_async: zeros, queued.
   //  - read_to_host: a copy to host memory, once the stream has passed its
   //    earlier work; waits for it.
-  //  - alloc_pinned and free_pinned: page-locked host memory
-  //    (cudaMallocHost), on no device in particular.
+  //  - alloc_pinned and free_pinned: page-locked host memory, on no device
+  //    in particular, from the process's one pool (backends/cuda/pinned_pool.h);
+  //    free_pinned wipes the first `held` bytes before the block is reused.
   wc_status (*pointer_device)(const void *pointer, int *device);
   wc_status (*stream_wait)(int device, wc_cuda_stream consumer, wc_cuda_stream producer);
   wc_status (*alloc_async)(int device, void **pointer, size_t bytes, wc_cuda_stream stream);
@@ -101,7 +102,7 @@ struct CudaBackend {
   wc_status (*clear_async)(int device, void *pointer, size_t bytes, wc_cuda_stream stream);
   wc_status (*read_to_host)(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream);
   wc_status (*alloc_pinned)(void **pointer, size_t bytes);
-  void (*free_pinned)(void *pointer);
+  void (*free_pinned)(void *pointer, size_t held);
 };
 
 extern const CpuBackend kCpuBackend;

@@ -1,5 +1,6 @@
 #include "engine/io_buffer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -29,49 +30,60 @@ size_t lead_for(uint64_t file_offset) {
 
 }  // namespace
 
-void IoBuffer::PageFree::operator()(uint8_t *memory) const {
-  if (page_locked) {
-    kCudaBackend.free_pinned(memory);
-  } else {
-    ::operator delete(memory, std::align_val_t{kPage});
-  }
-}
-
 // Page-locked memory comes page-aligned (cudaMallocHost).
 IoBuffer::Memory IoBuffer::allocate(size_t capacity) const {
   if (wanted_ == HostMemory::page_locked) {
     void *locked = nullptr;
-    if (kCudaBackend.alloc_pinned(&locked, capacity) == WC_OK) {
-      return Memory(static_cast<uint8_t *>(locked), PageFree{true});
-    }
+    if (kCudaBackend.alloc_pinned(&locked, capacity) == WC_OK) return {static_cast<uint8_t *>(locked), capacity, true};
   }
-  return Memory(static_cast<uint8_t *>(::operator new(capacity, std::align_val_t{kPage}, std::nothrow)), PageFree{false});
+  return {static_cast<uint8_t *>(::operator new(capacity, std::align_val_t{kPage}, std::nothrow)), capacity, false};
+}
+
+// What the memory held may be plaintext: the pool wipes page-locked memory
+// as it takes it back; pageable memory is wiped here.
+void IoBuffer::give_back(Memory &memory) {
+  if (memory.bytes == nullptr) return;
+  if (memory.page_locked) {
+    kCudaBackend.free_pinned(memory.bytes, memory.held);
+  } else {
+    secure_wipe(memory.bytes, memory.held);
+    ::operator delete(memory.bytes, std::align_val_t{kPage});
+  }
+  memory = Memory{};
 }
 
 IoBuffer::~IoBuffer() { release(); }
 
 void IoBuffer::release() {
-  secure_wipe(memory_.get(), capacity_);
-  memory_.reset();
-  capacity_ = 0;
+  give_back(memory_);
   lead_ = 0;
+}
+
+bool IoBuffer::reserve(size_t len) {
+  if (memory_.bytes != nullptr && len + kCacheLine <= memory_.capacity) return true;
+  give_back(memory_);
+  memory_ = allocate(len + kCacheLine);
+  lead_ = 0;
+  return memory_.bytes != nullptr;
 }
 
 uint8_t *IoBuffer::place(size_t len, uint64_t file_offset) {
   const size_t lead = lead_for(file_offset);
-  if (memory_ && lead + len <= capacity_) {
+  if (memory_.bytes != nullptr && lead + len <= memory_.capacity) {
     lead_ = lead;
+    memory_.held = std::max(memory_.held, lead + len);
     return data();
   }
   // Room for either lead, so that a window never grows the buffer for its
   // page offset alone.
-  const size_t capacity = len + kCacheLine;
-  Memory grown = allocate(capacity);
-  if (!grown) return nullptr;
-  if (memory_ && lead == lead_) std::memcpy(grown.get() + lead, data(), capacity_ - lead_);
-  secure_wipe(memory_.get(), capacity_);
-  memory_ = std::move(grown);
-  capacity_ = capacity;
+  Memory grown = allocate(len + kCacheLine);
+  if (grown.bytes == nullptr) return nullptr;
+  if (memory_.bytes != nullptr && lead == lead_) {
+    std::memcpy(grown.bytes + lead, data(), memory_.capacity - lead_);
+  }
+  give_back(memory_);
+  memory_ = grown;
+  memory_.held = lead + len;
   lead_ = lead;
   return data();
 }

@@ -16,13 +16,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 namespace warpcrypt::engine {
 
-// What memory a buffer takes. Page-locked memory that cannot be had (no
-// device, or the driver refuses) is pageable memory: the lane's AEAD then
-// stages it (engine/staged_aead.h), which is slower but the same bytes.
+// What memory a buffer takes. Page-locked memory comes from the process's
+// one pool (CudaBackend::alloc_pinned); where it cannot be had (no device,
+// or the driver refuses) it is pageable memory: the lane's AEAD then stages
+// it (engine/staged_aead.h), which is slower but the same bytes.
 enum class HostMemory { pageable, page_locked };
 
 class IoBuffer {
@@ -39,24 +39,28 @@ class IoBuffer {
   // into its page as the one before, as for a window read in order and
   // grown as its bytes arrive; otherwise they are the caller's to refill.
   uint8_t *place(size_t len, uint64_t file_offset);
-  uint8_t *data() const { return memory_.get() + lead_; }
+  // Room for `len` bytes at any file offset from now on, none of them held
+  // yet; false when memory runs out.
+  bool reserve(size_t len);
+  uint8_t *data() const { return memory_.bytes + lead_; }
 
   // Wipes what it held and gives the memory back; place() allocates anew.
   void release();
 
  private:
-  // Frees a buffer as it was allocated: page-locked or not (false where
-  // value-initialized, as an empty unique_ptr's deleter is).
-  struct PageFree {
-    bool page_locked;
-    void operator()(uint8_t *memory) const;
+  // Page-aligned memory and how it was had, so that it goes back the same
+  // way; `held`, how far into it bytes were placed, is what is wiped then.
+  struct Memory {
+    uint8_t *bytes = nullptr;
+    size_t capacity = 0;
+    bool page_locked = false;
+    size_t held = 0;
   };
-  using Memory = std::unique_ptr<uint8_t, PageFree>;
   Memory allocate(size_t capacity) const;
+  static void give_back(Memory &memory);
 
   HostMemory wanted_;
-  Memory memory_;  // page-aligned
-  size_t capacity_ = 0;
+  Memory memory_;
   size_t lead_ = 0;  // where the bytes begin
 };
 

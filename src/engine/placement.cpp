@@ -475,7 +475,7 @@ wc_status make_aead(std::unique_ptr<AeadCipher> *out, const LaneSpec &spec, cons
   // measured, and no fewer than the GPU lanes. On the H200 machine (16
   // cores, 2026-11-29), 1 GiB of pageable AES-256-GCM went through 4
   // lanes at 10-13 GB/s, 8 at 22 and 16 at 27-28 (docs/performance.md).
-  // Each lane keeps an 8 MiB page-locked window for the process, so
+  // Each lane holds an 8 MiB page-locked window of the process's pool, so
   // more lanes than that pin more without a measured gain.
   constexpr unsigned kMostStagingLanes = 16;
   const unsigned gpu_lanes = spec.streams * static_cast<unsigned>(spec.devices.size());

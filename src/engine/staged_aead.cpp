@@ -10,7 +10,6 @@
 #include "core/backend_tables.h"
 #include "core/cpu_budget.h"
 #include "core/memory_ranges.h"
-#include "core/secret_bytes.h"
 #include "core/thread_pool.h"
 #include "engine/io_buffer.h"
 
@@ -22,70 +21,22 @@ namespace {
 // its own lanes (8 MiB, the size measured best for them).
 constexpr size_t kWindowBytes = size_t{8} << 20;
 
-// Page-locked windows, kept for the process: pinning memory costs about
-// 0.5 ms a MiB (the H200 machine), more than a window's trip through the
-// device. Windows come back wiped of what they held.
-class WindowPool {
- public:
-  // Never destroyed: its windows would be unpinned after the CUDA runtime
-  // has gone at exit. They hold nothing by then.
-  static WindowPool &instance() {
-    static auto *pool = new WindowPool;
-    return *pool;
-  }
-
-  // A window of kWindowBytes from the start, so that it never grows (and
-  // pins again) for a larger group later.
-  std::unique_ptr<IoBuffer> take() {
-    {
-      const std::lock_guard lock(mutex_);
-      if (!free_.empty()) {
-        std::unique_ptr<IoBuffer> window = std::move(free_.back());
-        free_.pop_back();
-        return window;
-      }
-    }
-    auto window = std::make_unique<IoBuffer>(HostMemory::page_locked);
-    window->place(kWindowBytes, 0);  // where memory runs out, WindowLease::place says so
-    return window;
-  }
-
-  void give(std::unique_ptr<IoBuffer> window) {
-    const std::lock_guard lock(mutex_);
-    if (free_.size() < kKept) free_.push_back(std::move(window));
-  }
-
- private:
-  static constexpr size_t kKept = 64;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<IoBuffer>> free_;
-};
-
-// A window a lane holds for its groups and pieces, wiped once and given
-// back after: a wipe per piece cost as much as a copy.
+// A window a lane holds for its groups and pieces: page-locked memory from
+// the process's pool, of kWindowBytes from the start, so that it never
+// grows (and takes a block again) for a larger group later. What it held is
+// wiped once, as it goes back (IoBuffer): a wipe per piece cost as much as
+// a copy.
 class WindowLease {
  public:
-  WindowLease() : window_(WindowPool::instance().take()) {}
-  ~WindowLease() {
-    if (used_ != 0) secure_wipe(window_->data(), used_);
-    WindowPool::instance().give(std::move(window_));
+  WindowLease() : window_(HostMemory::page_locked) {
+    window_.reserve(kWindowBytes);  // where memory runs out, place() says so
   }
-  WindowLease(const WindowLease &) = delete;
-  WindowLease &operator=(const WindowLease &) = delete;
 
-  // Room for `len` bytes, or nullptr when memory runs out. A window that
-  // grows wipes what it held (IoBuffer::place).
-  uint8_t *place(size_t len) {
-    const uint8_t *held = window_->data();
-    uint8_t *bytes = window_->place(len, 0);
-    if (bytes == nullptr) return nullptr;
-    used_ = bytes == held ? std::max(used_, len) : len;
-    return bytes;
-  }
+  // Room for `len` bytes, or nullptr when memory runs out.
+  uint8_t *place(size_t len) { return window_.place(len, 0); }
 
  private:
-  std::unique_ptr<IoBuffer> window_;
-  size_t used_ = 0;
+  IoBuffer window_;
 };
 
 size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }

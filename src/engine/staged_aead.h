@@ -1,7 +1,7 @@
 // The GPU AEAD on host memory that is not page-locked. The driver copies
 // pageable memory through staging of its own, on the calling thread and
 // one copy at a time; here the engine stages it instead: lanes copy the
-// messages into page-locked windows of their own, run the device AEAD on
+// messages into page-locked windows (the process's pool's), run the device AEAD on
 // those, and copy the results back, several windows at once, so that one
 // lane's copies overlap the others' trips through the device. Short
 // messages travel in groups of a window; a longer message in the device

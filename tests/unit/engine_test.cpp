@@ -489,6 +489,85 @@ TEST(EngineIoBufferMemory, PageLockedWhereADeviceGivesIt) {
   EXPECT_FALSE(warpcrypt::kCudaBackend.page_locked(pageable.data()));
 }
 
+// The process's one pool of page-locked memory (backends/cuda/pinned_pool.h),
+// as the engine and the C API reach it. Each test runs in a process of its
+// own (gtest_discover_tests), so the pool starts empty.
+class PinnedPool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int devices = 0;
+    if (wc_device_count(&devices) != WC_OK || devices == 0) GTEST_SKIP() << "no CUDA device: no page-locked memory";
+  }
+  static bool all_zero(const uint8_t *bytes, size_t len) {
+    return std::all_of(bytes, bytes + len, [](uint8_t b) { return b == 0; });
+  }
+};
+
+// A block given back serves the next request of its size, with what it
+// held wiped: the holder says how far it wrote, and the pool wipes that far.
+TEST_F(PinnedPool, ABlockGivenBackIsWipedAsFarAsItHeldBytesAndServesTheNextRequest) {
+  constexpr size_t kBytes = size_t{1} << 20;
+  void *first = nullptr;
+  ASSERT_EQ(warpcrypt::kCudaBackend.alloc_pinned(&first, kBytes), WC_OK);
+  std::memset(first, 0x5a, 4096);
+  warpcrypt::kCudaBackend.free_pinned(first, 4096);
+  void *second = nullptr;
+  ASSERT_EQ(warpcrypt::kCudaBackend.alloc_pinned(&second, kBytes), WC_OK);
+  EXPECT_EQ(second, first) << "a block of the size asked for was kept";
+  EXPECT_TRUE(all_zero(static_cast<uint8_t *>(second), 4096));
+  EXPECT_TRUE(warpcrypt::kCudaBackend.page_locked(second));
+  warpcrypt::kCudaBackend.free_pinned(second, 0);
+}
+
+// A small request never holds a large window: a block serves requests of at
+// least half its size.
+TEST_F(PinnedPool, ASmallRequestDoesNotTakeALargeBlock) {
+  void *large = nullptr;
+  ASSERT_EQ(warpcrypt::kCudaBackend.alloc_pinned(&large, size_t{8} << 20), WC_OK);
+  warpcrypt::kCudaBackend.free_pinned(large, 0);
+  void *small = nullptr;
+  ASSERT_EQ(warpcrypt::kCudaBackend.alloc_pinned(&small, size_t{64} << 10), WC_OK);
+  EXPECT_NE(small, large);
+  void *window = nullptr;
+  ASSERT_EQ(warpcrypt::kCudaBackend.alloc_pinned(&window, (size_t{8} << 20) - 100), WC_OK);
+  EXPECT_EQ(window, large);
+  warpcrypt::kCudaBackend.free_pinned(small, 0);
+  warpcrypt::kCudaBackend.free_pinned(window, 0);
+}
+
+// The C API's page-locked memory holds whatever the caller wrote: all of
+// it is wiped when it comes back.
+TEST_F(PinnedPool, MemoryTheCallerFreesIsWipedWhole) {
+  constexpr size_t kBytes = size_t{3} << 20;
+  void *first = nullptr;
+  ASSERT_EQ(wc_host_alloc_pinned(&first, kBytes), WC_OK);
+  std::memset(first, 0x5a, kBytes);
+  wc_host_free_pinned(first);
+  void *second = nullptr;
+  ASSERT_EQ(wc_host_alloc_pinned(&second, kBytes), WC_OK);
+  ASSERT_EQ(second, first);
+  EXPECT_TRUE(all_zero(static_cast<uint8_t *>(second), kBytes));
+  wc_host_free_pinned(second);
+}
+
+// A page-locked IoBuffer gives its memory back with every byte it placed
+// marked as held, so the next buffer gets it wiped.
+TEST_F(PinnedPool, AnIoBufferGivesBackWhatItHeldToBeWiped) {
+  constexpr size_t kBytes = size_t{2} << 20;
+  const uint8_t *first = nullptr;
+  {
+    warpcrypt::engine::IoBuffer buffer(HostMemory::page_locked);
+    uint8_t *bytes = buffer.place(kBytes, 0);
+    ASSERT_NE(bytes, nullptr);
+    std::memset(bytes, 0x5a, kBytes);
+    first = bytes;
+  }
+  warpcrypt::engine::IoBuffer buffer(HostMemory::page_locked);
+  const uint8_t *bytes = buffer.place(kBytes, 0);
+  ASSERT_EQ(bytes, first) << "the block came back to the pool";
+  EXPECT_TRUE(all_zero(bytes, kBytes));
+}
+
 // OrderedWriter on a pipe: pieces handed over before their turn wait with
 // the writer while their lane goes on, and whoever writes the turn before
 // them writes them too.

@@ -55,7 +55,7 @@ wc_status no_read(int, void *, const void *, size_t, wc_cuda_stream) { return WC
 
 wc_status no_pinned(void **, size_t) { return WC_ERR_NO_DEVICE; }
 
-void nothing_pinned(void *) {}
+void nothing_pinned(void *, size_t) {}
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include "core/backend_tables.h"
 #include "backends/cuda/aead_gpu.h"
 #include "backends/cuda/gpu_backend.h"
+#include "backends/cuda/pinned_pool.h"
 
 namespace warpcrypt {
 
@@ -24,8 +25,8 @@ const CudaBackend kCudaBackend = {
     .free_async = cuda::free_async,
     .clear_async = cuda::clear_async,
     .read_to_host = cuda::read_to_host,
-    .alloc_pinned = cuda::alloc_pinned,
-    .free_pinned = cuda::free_pinned,
+    .alloc_pinned = cuda::take_pinned,
+    .free_pinned = cuda::give_pinned,
 };
 
 }  // namespace warpcrypt

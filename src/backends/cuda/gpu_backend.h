@@ -62,7 +62,5 @@ wc_status alloc_async(int device, void **pointer, size_t bytes, wc_cuda_stream s
 wc_status free_async(int device, void *pointer, wc_cuda_stream stream);
 wc_status clear_async(int device, void *pointer, size_t bytes, wc_cuda_stream stream);
 wc_status read_to_host(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream);
-wc_status alloc_pinned(void **pointer, size_t bytes);
-void free_pinned(void *pointer);
 
 }  // namespace warpcrypt::cuda

@@ -4,12 +4,13 @@
 #include <mutex>
 #include <vector>
 
-#include "core/secret_bytes.h"
 #include "backends/cuda/device_context.h"
+#include "backends/cuda/pinned_pool.h"
 
 namespace warpcrypt::cuda {
 namespace {
 
+// Streams, events and device buffers of one device, kept for the process.
 class LaneBufferPool {
  public:
   // The pools live until exit and are never destroyed: the CUDA runtime may be
@@ -24,23 +25,21 @@ class LaneBufferPool {
   }
 
   // Called with the pool's device current.
-  wc_status acquire(LaneBuffers *out, size_t capacity, size_t pinned_capacity) {
+  wc_status acquire(DeviceLaneBuffers *out, size_t capacity) {
     {
       std::lock_guard lock(mutex_);
       for (auto it = free_.begin(); it != free_.end(); ++it) {
-        if (it->capacity >= capacity && it->pinned_capacity >= pinned_capacity) {
+        if (it->capacity >= capacity) {
           *out = *it;
           free_.erase(it);
           return WC_OK;
         }
       }
     }
-    LaneBuffers fresh;
+    DeviceLaneBuffers fresh;
     fresh.capacity = capacity;
-    fresh.pinned_capacity = pinned_capacity;
     if (cudaStreamCreateWithFlags(&fresh.stream, cudaStreamNonBlocking) != cudaSuccess ||
         cudaEventCreateWithFlags(&fresh.done, cudaEventBlockingSync | cudaEventDisableTiming) != cudaSuccess ||
-        cudaMallocHost(&fresh.pinned, pinned_capacity) != cudaSuccess ||
         cudaMalloc(&fresh.device, capacity) != cudaSuccess) {
       release_memory(fresh);
       return device_status(cudaErrorMemoryAllocation);
@@ -49,22 +48,21 @@ class LaneBufferPool {
     return WC_OK;
   }
 
-  void release(const LaneBuffers &buffers) {
+  void release(const DeviceLaneBuffers &buffers) {
     std::lock_guard lock(mutex_);
     free_.push_back(buffers);
   }
 
  private:
-  static void release_memory(const LaneBuffers &buffers) {
+  static void release_memory(const DeviceLaneBuffers &buffers) {
     if (buffers.device != nullptr) cudaFree(buffers.device);
-    if (buffers.pinned != nullptr) cudaFreeHost(buffers.pinned);
     if (buffers.done != nullptr) cudaEventDestroy(buffers.done);
     if (buffers.stream != nullptr) cudaStreamDestroy(buffers.stream);
     cudaGetLastError();
   }
 
   std::mutex mutex_;
-  std::vector<LaneBuffers> free_;
+  std::vector<DeviceLaneBuffers> free_;
 };
 
 }  // namespace
@@ -73,10 +71,17 @@ wc_status LeasedBuffers::acquire(std::unique_ptr<LeasedBuffers> *out, int device
                                  size_t pinned_capacity) {
   const CurrentDevice on_device(device);
   if (on_device.status() != WC_OK) return on_device.status();
-  LaneBuffers buffers;
-  const wc_status status = LaneBufferPool::for_device(device).acquire(&buffers, capacity, pinned_capacity);
-  if (status == WC_OK) out->reset(new LeasedBuffers(device, buffers));
-  return status;
+  void *pinned = nullptr;
+  wc_status status = take_pinned(&pinned, pinned_capacity);
+  if (status != WC_OK) return status;
+  DeviceLaneBuffers buffers;
+  status = LaneBufferPool::for_device(device).acquire(&buffers, capacity);
+  if (status != WC_OK) {
+    give_pinned(pinned, 0);
+    return status;
+  }
+  out->reset(new LeasedBuffers(device, buffers, static_cast<uint8_t *>(pinned)));
+  return WC_OK;
 }
 
 LeasedBuffers::~LeasedBuffers() {
@@ -90,7 +95,7 @@ LeasedBuffers::~LeasedBuffers() {
     }
   }
   cudaGetLastError();
-  secure_wipe(buffers_.pinned, pinned_used_);
+  give_pinned(pinned_, pinned_used_);
   LaneBufferPool::for_device(device_).release(buffers_);
 }
 

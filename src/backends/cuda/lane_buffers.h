@@ -1,7 +1,9 @@
 // What moves host memory through a device: a stream with an event to wait
 // on, and a pinned and a device buffer. The plain-cipher lanes
-// (gpu_backend.cu) and host-memory AEAD (aead_gpu.cu) lease them from one
-// pool per device, because pinning memory costs milliseconds.
+// (gpu_backend.cu) and host-memory AEAD (aead_gpu.cu) lease them: streams,
+// events and device buffers from a pool per device, because making them
+// costs milliseconds; the pinned buffer from the process's one pool of
+// page-locked memory (pinned_pool.h).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,23 +16,22 @@
 
 namespace warpcrypt::cuda {
 
-struct LaneBuffers {
+struct DeviceLaneBuffers {
   cudaStream_t stream = nullptr;
   // Waited on with the thread asleep: a stream synchronisation would spin a
   // core per lane, the cores the hybrid backend's CPU lanes work on.
   cudaEvent_t done = nullptr;
-  uint8_t *pinned = nullptr;
   uint8_t *device = nullptr;
-  size_t capacity = 0;         // the device buffer's
-  size_t pinned_capacity = 0;  // the pinned buffer's
+  size_t capacity = 0;  // the device buffer's
 };
 
 // A device buffer of at least `capacity` bytes on `device` and a pinned one
 // of at least `pinned_capacity` (all of `capacity` for work staged through
 // it; less for work whose host memory is page-locked already, which needs
 // the pinned buffer only for results such as verdicts), leased for the
-// lifetime of this object. Both buffers hold plaintext at times, so the lease wipes
-// what was used (mark_used and its parts) before the pool hands them to another job.
+// lifetime of this object. Both buffers hold plaintext at times, so what
+// was used (mark_used and its parts) is wiped before the pools hand them to
+// another job.
 class LeasedBuffers {
  public:
   static wc_status acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity,
@@ -41,7 +42,7 @@ class LeasedBuffers {
 
   int device_ordinal() const { return device_; }
   cudaStream_t stream() const { return buffers_.stream; }
-  uint8_t *pinned() const { return buffers_.pinned; }
+  uint8_t *pinned() const { return pinned_; }
   uint8_t *device() const { return buffers_.device; }
   size_t capacity() const { return buffers_.capacity; }
   // How much of each buffer held data: the lease wipes that much.
@@ -59,10 +60,12 @@ class LeasedBuffers {
   wc_status order_after(const LeasedBuffers &other) const;
 
  private:
-  LeasedBuffers(int device, const LaneBuffers &buffers) : device_(device), buffers_(buffers) {}
+  LeasedBuffers(int device, const DeviceLaneBuffers &buffers, uint8_t *pinned)
+      : device_(device), buffers_(buffers), pinned_(pinned) {}
 
   int device_;
-  LaneBuffers buffers_;
+  DeviceLaneBuffers buffers_;
+  uint8_t *pinned_;
   size_t device_used_ = 0;
   size_t pinned_used_ = 0;
 };

@@ -107,19 +107,6 @@ wc_status clear_async(int device, void *pointer, size_t bytes, wc_cuda_stream st
   return device_status(cudaMemsetAsync(pointer, 0, bytes, as_cuda(stream)));
 }
 
-wc_status alloc_pinned(void **pointer, size_t bytes) {
-  const cudaError_t error = cudaMallocHost(pointer, bytes);
-  if (error == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    return WC_ERR_OUT_OF_MEMORY;
-  }
-  return device_status(error);
-}
-
-void free_pinned(void *pointer) {
-  if (cudaFreeHost(pointer) != cudaSuccess) cudaGetLastError();
-}
-
 wc_status read_to_host(int device, void *host, const void *pointer, size_t bytes, wc_cuda_stream stream) {
   const OnDevice on(device, {as_cuda(stream)});
   if (on.status() != WC_OK) return on.status();
