@@ -451,6 +451,24 @@ def cli_before_after(notes: LabNotes) -> list[str]:
     ]
 
 
+def core_before_after() -> list[str]:
+    name = "core_before_after_h200_3eaaca0.json"
+    d = load(name)
+    median = statistics.median
+    body = [[r["workload"], gbs(median(r["before"])), gbs_span(r["before"]), gbs(median(r["after"])),
+             gbs_span(r["after"]), f"{median(r['after']) / median(r['before']):.3f}"] for r in d["rows"]]
+    return [
+        "## The one pool of page-locked memory and the GPU AEAD split by role, before and after",
+        "",
+        f"{d['command']}: `docs/bench/{name}`, {d['device']}, {d['date']}, commits {d['before_commit']}"
+        f" (before) and {d['commit']} (after). Figures in GB/s.",
+        "",
+        *table(["workload", "before, median", "before, spread", "after, median", "after, spread",
+                "after ÷ before"], body),
+        "",
+    ]
+
+
 def python(notes: LabNotes) -> list[str]:
     name = "python_overhead_h100_f6861e1.json"
     d = load(name)
@@ -773,6 +791,7 @@ def page(notes: LabNotes) -> str:
     for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, gpu_host_data, aead_staging, cli_before_after, python, dask,
                  safetensors, safetensors_sharded):
         lines += area(notes)
+    lines += core_before_after()
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
