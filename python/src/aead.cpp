@@ -1,7 +1,10 @@
-// warpcrypt.aead's native half. Host memory goes to a wc_aead_key made once
-// per object (wc_aead_key_seal, wc_aead_key_open), GPU arrays to a second
-// key made at the first call on one (the wc_aead_key_*_device_async calls),
-// queued on the caller's stream as crypt_into queues the ciphers. A tag is either attached after the
+// warpcrypt.aead's native half. Each object holds one wc_aead_key, made
+// with the caller's backend: host memory goes to its host calls
+// (wc_aead_key_seal, wc_aead_key_open), GPU arrays to its device calls
+// (wc_aead_key_*_device_async), queued on the caller's stream as crypt_into
+// queues the ciphers. Where each runs is the key's rule, the library's
+// (warpcrypt/aead.h): auto and hybrid keep host memory on the CPU and
+// run GPU arrays where they live; the cpu backend refuses GPU arrays. A tag is either attached after the
 // ciphertext, as pyca/cryptography lays it out, or detached in an array of
 // its own. encrypt() and decrypt() on bytes, bytearray and memoryview take a
 // short path past the general views; the library checks their arguments,
@@ -11,7 +14,6 @@
 #include <algorithm>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -282,19 +284,13 @@ class Aead {
       throw Failure(WC_ERR_KEY_LEN, name() + " takes a " + std::to_string(wc_aead_key_len(aead_)) +
                                         "-byte key, not " + std::to_string(key_view.size()) + " bytes");
     }
-    key_.assign(key_view.data(), key_view.data() + key_view.size());
-    options_ = make_options(backend, threads);
-    // auto and hybrid run host memory on the CPU, and a CPU key starts no
-    // CUDA; GPU arrays go to the device calls, which take the key bytes.
-    wc_options host_options = options_;
-    if (host_options.backend != WC_BACKEND_GPU) host_options.backend = WC_BACKEND_CPU;
+    const wc_options options = make_options(backend, threads);
     wc_aead_key *made = nullptr;
     // A key the backend cannot make now (gpu without a device) is not an
     // error until a call needs it, as before keys: the call reports it.
-    host_key_status_ = wc_aead_key_new(&made, &host_options, aead_, key_view.data(), key_view.size());
-    host_key_.reset(made);
+    key_status_ = wc_aead_key_new(&made, &options, aead_, key_view.data(), key_view.size());
+    key_.reset(made);
   }
-  ~Aead() { wc_memzero(key_.data(), key_.size()); }
   Aead(const Aead &) = delete;
   Aead &operator=(const Aead &) = delete;
 
@@ -369,7 +365,7 @@ class Aead {
     wc_status status;
     if (!where.on_device) {
       nb::gil_scoped_release unlocked;
-      status = host_key_ ? wc_aead_key_seal(host_key_.get(), all.data(), all.size(), tag_len_) : host_key_status_;
+      status = key_ ? wc_aead_key_seal(key_.get(), all.data(), all.size(), tag_len_) : key_status_;
     } else {
       const uintptr_t handle = call.stream();
       call.wait_for_producers(where.device, handle);
@@ -453,9 +449,9 @@ class Aead {
       wc_status status;
       {
         nb::gil_scoped_release unlocked;
-        status = !host_key_ ? host_key_status_
-                 : seal     ? wc_aead_key_seal(host_key_.get(), all.data(), count, tag_len_)
-                            : wc_aead_key_open(host_key_.get(), results.data(), all.data(), count, tag_len_);
+        status = !key_ ? key_status_
+                 : seal     ? wc_aead_key_seal(key_.get(), all.data(), count, tag_len_)
+                            : wc_aead_key_open(key_.get(), results.data(), all.data(), count, tag_len_);
       }
       if (status != WC_OK && status != WC_ERR_AUTH) fail(status);
       std::vector<size_t> failed;
@@ -698,32 +694,22 @@ class Aead {
                                                             as_stream(stream));
   }
 
-  // The key GPU arrays run on, made by the first call that has one: a GPU
-  // AEAD derives its key's constants (GCM's powers of H) when it is made,
-  // so the calls that share it do not, and a key used on host memory alone
-  // never starts CUDA.
+  // The key, for GPU arrays: its device calls make the GPU's AEAD at the
+  // first one (deriving GCM's constants once), or refuse as the library
+  // does (the cpu backend; no device).
   wc_status device_key(const wc_aead_key **out) const {
-    const std::lock_guard<std::mutex> lock(device_key_mutex_);
-    if (!device_key_) {
-      wc_options options = options_;
-      options.backend = WC_BACKEND_GPU;
-      wc_aead_key *made = nullptr;
-      const wc_status status = wc_aead_key_new(&made, &options, aead_, key_.data(), key_.size());
-      if (status != WC_OK) return status;
-      device_key_.reset(made);
-    }
-    *out = device_key_.get();
-    return WC_OK;
+    *out = key_.get();
+    return key_ ? WC_OK : key_status_;
   }
 
   // One message in host memory, on the key; the GIL is kept for a short
   // one. WC_ERR_AUTH for a failed tag.
   wc_status on_host(Way way, const wc_aead_message &m) const {
-    if (!host_key_) return host_key_status_;
+    if (!key_) return key_status_;
     const auto run = [&] {
       wc_status result = WC_OK;
-      return way == Way::seal ? wc_aead_key_seal(host_key_.get(), &m, 1, tag_len_)
-                              : wc_aead_key_open(host_key_.get(), &result, &m, 1, tag_len_);
+      return way == Way::seal ? wc_aead_key_seal(key_.get(), &m, 1, tag_len_)
+                              : wc_aead_key_open(key_.get(), &result, &m, 1, tag_len_);
     };
     if (m.len < kReleaseGilFrom) return run();
     nb::gil_scoped_release unlocked;
@@ -792,9 +778,9 @@ class Aead {
     {
       nb::gil_scoped_release unlocked;
       status = for_each_run(batch, [&](size_t first, size_t count) {
-        return host_key_ ? wc_aead_key_open(host_key_.get(), results.data() + first, all.data() + first, count,
+        return key_ ? wc_aead_key_open(key_.get(), results.data() + first, all.data() + first, count,
                                             tag_len_)
-                         : host_key_status_;
+                         : key_status_;
       });
     }
     if (status != WC_OK && status != WC_ERR_AUTH) {
@@ -841,13 +827,8 @@ class Aead {
 
   const wc_aead *aead_;
   size_t tag_len_;
-  // The key bytes, for making device_key_: host memory runs on host_key_.
-  std::vector<uint8_t> key_;
-  wc_options options_{};
-  std::unique_ptr<wc_aead_key, KeyFree> host_key_;  // wiped by wc_aead_key_free
-  wc_status host_key_status_ = WC_OK;               // why host_key_ is null, where it is
-  mutable std::mutex device_key_mutex_;
-  mutable std::unique_ptr<wc_aead_key, KeyFree> device_key_;  // see device_key()
+  std::unique_ptr<wc_aead_key, KeyFree> key_;  // wiped by wc_aead_key_free
+  wc_status key_status_ = WC_OK;               // why key_ is null, where it is
 };
 
 }  // namespace

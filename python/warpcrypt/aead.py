@@ -285,7 +285,9 @@ class AESGCM(_AEAD):
     easier (SP 800-38D, appendix C), so keep 16 unless a protocol says
     otherwise. `backend` ("auto", "cpu", "gpu", ...: see
     :func:`warpcrypt.backends`) picks where host memory is worked on;
-    "auto" keeps it on the CPU. `threads`: CPU workers, 0 for every core.
+    "auto" keeps it on the CPU. GPU arrays run on their device, under every
+    backend but "cpu", which raises BackendUnavailable for them (the
+    library's rule for its keys). `threads`: CPU workers, 0 for every core.
     """
 
     _NAMES_BY_KEY_SIZE: dict[int, str] = {

@@ -600,6 +600,31 @@ def test_gpu_in_place_equals_the_host(gpu, name, size, rng):
     assert gpu.to_bytes(opened) == data
 
 
+@pytest.mark.parametrize("backend", ["auto", "hybrid", "gpu"])
+def test_gpu_arrays_run_on_their_device_under_every_backend_but_cpu(gpu, backend, rng):
+    """One key of the library serves both kinds of memory, by its rule: the
+    backend places host memory, GPU arrays run where they live, and the cpu
+    backend refuses them."""
+    data, aad = rng.randbytes(70000), rng.randbytes(7)
+    expected = AESGCM(KEY, backend="cpu").encrypt(NONCE, data, aad)
+    aead = AESGCM(KEY, backend=backend)
+    assert aead.encrypt(NONCE, data, aad) == expected  # host memory, on the same key
+    sealed = gpu.empty(len(data) + 16)
+    assert aead.encrypt_into(NONCE, gpu.array(data), aad, sealed) == len(data) + 16
+    assert gpu.to_bytes(sealed) == expected
+    opened = gpu.empty(len(data))
+    assert aead.decrypt_into(NONCE, sealed, aad, opened) == len(data)
+    assert gpu.to_bytes(opened) == data
+
+
+def test_gpu_arrays_are_refused_by_the_cpu_backend(gpu, rng):
+    aead, data = ChaCha20Poly1305(KEY, backend="cpu"), rng.randbytes(1000)
+    array = gpu.array(data)
+    with pytest.raises(warpcrypt.BackendUnavailable):
+        aead.encrypt_into(NONCE, array, None, gpu.empty(len(data) + 16))
+    assert gpu.to_bytes(array) == data
+
+
 def test_gpu_failed_open_raises_and_zeroes(gpu, rng):
     aead, data = AESGCM(KEY), rng.randbytes(5000)
     sealed = aead.encrypt(NONCE, data, b"aad")
