@@ -226,6 +226,8 @@ wc_status decrypt_binary(const HostCrypto &crypto, const wc_options &options, st
   DerivedKey key;
   status = payload_key(crypto, file_key, nonce, &key);
   if (status != WC_OK) return status;
+  // The header's MAC proved the file key: a chunk that fails was changed.
+  monitor.set_chunk_failure("the payload was modified, truncated or reordered (the header authenticated)");
   return engine::open_stream(options, payload_shape(header.encoded_len + kNonceLen), key.bytes, offset, length, out,
                              in, monitor, totals);
 }

@@ -61,7 +61,7 @@ void JobMonitor::fail_chunk(uint64_t chunk) {
   std::lock_guard lock(mutex_);
   if (status_ == WC_OK) {
     status_ = WC_ERR_AUTH;
-    detail_ = "wrong passphrase or key, or the file was modified, truncated or reordered";
+    detail_ = chunk_failure_;
   }
   // Lanes run chunks out of order: report the first, not the first found.
   if (status_ == WC_ERR_AUTH) failed_chunk_ = std::min(failed_chunk_, chunk);

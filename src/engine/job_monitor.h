@@ -26,9 +26,15 @@ class JobMonitor {
   wc_status fail_io(wc_io_side side, int os_error, const char *detail = nullptr);
   // fail() with a static, secret-free sentence for wc_job.detail.
   void fail_with_detail(wc_status status, const char *detail);
-  // A sealed-file chunk that did not authenticate: the job fails with
-  // WC_ERR_AUTH and reports the lowest such chunk.
+  // A chunk that did not authenticate: the job fails with WC_ERR_AUTH and
+  // reports the lowest such chunk, with the sentence the job's format set
+  // (set_chunk_failure).
   void fail_chunk(uint64_t chunk);
+  // What a chunk that does not authenticate means, as the format knows it
+  // (static, secret-free): a wrong key or passphrase, or a changed file; or,
+  // where the header proved the key, a changed file alone.
+  void set_chunk_failure(const char *detail) { chunk_failure_ = detail; }
+  static constexpr const char *kWrongKeyOrChanged = "wrong key, or the file was modified, truncated or reordered";
   wc_status status() const;
 
   // Counts `bytes` of input transformed by `backend`, and calls the progress
@@ -61,6 +67,7 @@ class JobMonitor {
   wc_io_side io_side_ = WC_IO_NONE;
   const char *detail_ = nullptr;
   uint64_t failed_chunk_ = UINT64_MAX;
+  const char *chunk_failure_ = kWrongKeyOrChanged;
 };
 
 }  // namespace warpcrypt::engine

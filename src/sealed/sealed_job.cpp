@@ -77,6 +77,11 @@ wc_status run_open_fd(const HostCrypto &crypto, const wc_options &options, const
   totals->bytes_in = kHeaderLen;
   status = accept_header(header, params, key_source, monitor);
   if (status != WC_OK) return status;
+  // Nothing in a sealed header proves the key: a chunk that fails may mean
+  // either.
+  if (key_source == WC_SEAL_PASSPHRASE) {
+    monitor.set_chunk_failure("wrong passphrase, or the file was modified, truncated or reordered");
+  }
   FileKey key;
   status = derive_file_key(crypto, header, secret, &key, &detail);
   if (status != WC_OK) {

@@ -28,7 +28,7 @@ FAST = ("-iter", "1000", "--chunk-size", "4K")
 AEADS = ("aes-128-gcm", "aes-192-gcm", "aes-256-gcm", "chacha20-poly1305")
 AEAD_IDS = {1: "aes-128-gcm", 2: "aes-192-gcm", 3: "aes-256-gcm", 4: "chacha20-poly1305"}
 KEY_LENS = {"aes-128-gcm": 16, "aes-192-gcm": 24, "aes-256-gcm": 32, "chacha20-poly1305": 32}
-AUTH_FAILED = r"authentication failed at chunk \d+: wrong passphrase or key"
+AUTH_FAILED = r"authentication failed at chunk \d+: wrong (passphrase|key), or the file was modified"
 
 
 # ----------------------------------------------------------------------------
@@ -272,7 +272,7 @@ def test_bit_flip_in_each_chunk(chunk, where, sample, rejects):
     offset = {"first byte": start, "middle": (start + end) // 2, "tag": end - 3}[where]
     damaged = bytearray(sealed)
     damaged[offset] ^= 0x10
-    rejects(bytes(damaged), rf"authentication failed at chunk {chunk}: wrong passphrase or key")
+    rejects(bytes(damaged), rf"authentication failed at chunk {chunk}: wrong passphrase, or the file was modified")
 
 
 @pytest.mark.parametrize("boundary", range(1, 6))
@@ -325,7 +325,8 @@ def test_chunk_from_another_file(sample, run_cli, rejects, random_bytes, tmp_pat
 
 def test_wrong_passphrase(sample, rejects):
     _, sealed = sample
-    rejects(sealed, r"authentication failed at chunk 0: wrong passphrase or key", "-pass", "pass:not the passphrase")
+    rejects(sealed, r"authentication failed at chunk 0: wrong passphrase, or the file was modified",
+            "-pass", "pass:not the passphrase")
 
 
 def test_wrong_key_source(sample, rejects, workdir):
@@ -350,7 +351,7 @@ def test_failure_keeps_an_existing_output(sample, expect_failure, workdir):
     (workdir / "in.sealed").write_bytes(bytes(damaged))
     (workdir / "out.bin").write_bytes(b"precious")
     expect_failure("open", "-pass", f"pass:{PASSPHRASE}", "-in", "in.sealed", "-out", "out.bin", cwd=workdir,
-                   message=r"authentication failed at chunk 5: wrong passphrase or key")
+                   message=r"authentication failed at chunk 5: wrong passphrase, or the file was modified")
     assert (workdir / "out.bin").read_bytes() == b"precious"
 
 
@@ -384,8 +385,8 @@ def test_random_access_reads_only_the_chunks_it_needs(sample, run_cli, rejects, 
     clean = open_file(run_cli, bytes(damaged), *args, "--offset", str(CHUNK), "--length", str(2 * CHUNK),
                       tmp=tmp_path).check().stdout
     assert_same_bytes(clean, plaintext[CHUNK:3 * CHUNK], "chunks 1 and 2 only")
-    rejects(bytes(damaged), r"authentication failed at chunk 3: wrong passphrase or key", *args, "--offset", str(3 * CHUNK),
-            "--length", "1")
+    rejects(bytes(damaged), r"authentication failed at chunk 3: wrong passphrase, or the file was modified", *args,
+            "--offset", str(3 * CHUNK), "--length", "1")
 
 
 def test_random_access_past_the_end_still_checks_the_key(sample, rejects):

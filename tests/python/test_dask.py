@@ -499,6 +499,9 @@ def test_corrupt_inputs_are_reported_and_the_others_decrypt(client, dataset, sea
     assert sorted(report.failed) == sorted(f"{name}.wcs" for name in (flipped, truncated, bogus))
     assert "InvalidTag" in report.failed[f"{flipped}.wcs"] and str(damaged / f"{flipped}.wcs") in \
         report.failed[f"{flipped}.wcs"]
+    # Its key comes from a key file, never a passphrase: the sentence says so.
+    assert "wrong key, or the file was modified" in report.failed[f"{flipped}.wcs"]
+    assert "passphrase" not in report.failed[f"{flipped}.wcs"]
     assert "FormatError" in report.failed[f"{bogus}.wcs"]
     assert report.processed == len(names) - 3
     entries = _manifest_of(restored)["files"]

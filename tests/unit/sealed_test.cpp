@@ -253,7 +253,7 @@ TEST(SealedFailures, DamageNamesTheFirstChunkThatFails) {
     EXPECT_EQ(run.job.failed_chunk, 2u);
     ASSERT_NE(run.job.detail, nullptr);
     EXPECT_STREQ(run.job.message,
-                 "authentication failed at chunk 2: wrong passphrase or key, or the file was modified, truncated or "
+                 "authentication failed at chunk 2: wrong key, or the file was modified, truncated or "
                  "reordered");
     // Truncated at a chunk boundary: the new last chunk was not sealed as last.
     const Bytes truncated(s.sealed.begin(), s.sealed.begin() + kHeader + 3 * kSealedChunk);
@@ -589,7 +589,7 @@ TEST(SealedStream, TheEnginesRulesHoldChunkByChunk) {
   EXPECT_EQ(cut.status, WC_ERR_AUTH);
   EXPECT_EQ(cut.job.failed_chunk, 2u);
   EXPECT_STREQ(cut.job.message,
-               "authentication failed at chunk 2: wrong passphrase or key, or the file was modified, truncated or "
+               "authentication failed at chunk 2: wrong key, or the file was modified, truncated or "
                "reordered");
   // Cut, then an empty "final chunk" appended: the layout refuses it.
   Bytes forged(s.sealed.begin(), s.sealed.begin() + kHeader + kSealedChunk);
