@@ -44,7 +44,7 @@ LateGpuLanes::LateGpuLanes(const Placement &shape, size_t first, size_t claim_un
 }
 
 void LateGpuLanes::place(const std::vector<int> &devices, unsigned displaces) {
-  shape_.devices = devices;
+  devices_ = devices;
   late_.count = shape_.streams * devices.size();
   late_.displaces = displaces;
   late_.start_seconds = start_seconds();
@@ -52,8 +52,8 @@ void LateGpuLanes::place(const std::vector<int> &devices, unsigned displaces) {
 
 double LateGpuLanes::start_seconds() const {
   // Devices not yet counted are not started.
-  const bool warm = !shape_.devices.empty() &&
-                    std::all_of(shape_.devices.begin(), shape_.devices.end(),
+  const bool warm = !devices_.empty() &&
+                    std::all_of(devices_.begin(), devices_.end(),
                                 [](int device) { return kCudaBackend.device_started(device); });
   return started_ || warm ? 0 : kColdDeviceStartSeconds;
 }
@@ -61,7 +61,7 @@ double LateGpuLanes::start_seconds() const {
 bool LateGpuLanes::take_device_count() {
   std::lock_guard lock(mutex_);
   const DeviceCheck &check = *shape_.device_check;
-  const bool placed = !shape_.devices.empty();
+  const bool placed = !devices_.empty();
   if (placed || !check.done()) return placed;
   // A check that found no device has failed the job: the late lanes stay
   // unplaced, and the job stops.
@@ -83,7 +83,7 @@ LateLanes *LateGpuLanes::late(bool staged) {
 
 wc_status LateGpuLanes::start() {
   std::lock_guard lock(mutex_);
-  if (!started_) started_ = build_(shape_.devices, shape_.streams);
+  if (!started_) started_ = build_(devices_, shape_.streams);
   return *started_;
 }
 

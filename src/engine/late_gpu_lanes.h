@@ -47,11 +47,14 @@ class LateGpuLanes {
   double start_seconds() const;
   wc_status start();
 
-  Placement shape_;
+  const Placement shape_;  // the job's plan, as resolved
+  // The devices the lanes run on: the plan's, or, where the plan counts them
+  // beside the job's work, the check's once it is done (empty until then).
+  std::vector<int> devices_;
   std::string kind_;
   Build build_;
   LateLanes late_;
-  std::mutex mutex_;  // guards the placing (shape_.devices) and the start
+  std::mutex mutex_;  // guards the placing (devices_) and the start
   std::optional<wc_status> started_;  // the start's outcome, once tried
 };
 
