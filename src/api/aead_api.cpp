@@ -31,6 +31,9 @@ struct wc_aead_ctx {
 
 struct wc_aead_key {
   const wc_aead *aead = nullptr;
+  // Whether its backend reaches device memory (the placement's rule, read
+  // when the key is made, without counting devices).
+  bool reaches_device_memory = false;
   std::unique_ptr<AeadCipher> host;  // host-memory messages, on the key's backend
   // Device-memory messages where `host` is not the GPU's and the placement
   // lets the key have one (engine::key_has_device_aead): built at the first
@@ -41,26 +44,21 @@ struct wc_aead_key {
   mutable std::unique_ptr<AeadCipher> device;
   mutable wc_status device_status = WC_OK;
 
-  // The AEAD that runs device memory: the GPU's, or a failure.
+  // The AEAD that runs device memory: the GPU's, or the placement's
+  // refusal (no device; the cpu backend).
   wc_status for_device(const AeadCipher **out) const {
     if (host->backend() == WC_BACKEND_GPU) {
       *out = host.get();
       return WC_OK;
     }
-    if (!device_key) return no_device_status();
+    const wc_status placed = warpcrypt::engine::check_device_memory(reaches_device_memory);
+    if (placed != WC_OK) return placed;
     std::call_once(device_once, [this] {
-      device_status = kCudaBackend.device_count() == 0
-                          ? WC_ERR_NO_DEVICE
-                          : kCudaBackend.make_aead(&device, *aead, {device_key->data(), device_key->size()}, {});
+      device_status = kCudaBackend.make_aead(&device, *aead, {device_key->data(), device_key->size()}, {});
     });
     if (device_status != WC_OK) return device_status;
     *out = device.get();
     return WC_OK;
-  }
-
-  // What a device call answers when the key's AEAD cannot be the GPU's.
-  static wc_status no_device_status() {
-    return kCudaBackend.device_count() == 0 ? WC_ERR_NO_DEVICE : WC_ERR_BACKEND_UNAVAILABLE;
   }
 };
 
@@ -159,14 +157,6 @@ wc_status check_verdicts(bool seal, const int32_t *verified, size_t count) {
   return !seal && verified == nullptr && count != 0 ? WC_ERR_INVALID_ARGUMENT : WC_OK;
 }
 
-// Device memory: checked messages queued on `stream` by `cipher`, which
-// must be the GPU's.
-wc_status queue_on_device(const AeadCipher &cipher, std::span<const wc_aead_message> messages, size_t tag_len,
-                          bool seal, int32_t *verified, wc_cuda_stream stream) {
-  if (cipher.backend() != WC_BACKEND_GPU) return wc_aead_key::no_device_status();
-  return cipher.queue_device(messages, tag_len, seal, verified, stream);
-}
-
 // A key's messages in device memory: the checks, then its GPU AEAD.
 wc_status queue_on_key(const wc_aead_key *key, const wc_aead_message *messages, size_t count, size_t tag_len,
                        bool seal, int32_t *verified, wc_cuda_stream stream) {
@@ -176,7 +166,7 @@ wc_status queue_on_key(const wc_aead_key *key, const wc_aead_message *messages, 
   if (status != WC_OK) return status;
   const AeadCipher *cipher = nullptr;
   status = key->for_device(&cipher);
-  return status == WC_OK ? queue_on_device(*cipher, {messages, count}, tag_len, seal, verified, stream) : status;
+  return status == WC_OK ? cipher->queue_device({messages, count}, tag_len, seal, verified, stream) : status;
 }
 
 // A key's strided batch: the checks, then its GPU AEAD.
@@ -200,10 +190,13 @@ wc_status queue_device_call(const wc_aead *aead, std::span<const wc_aead_message
   wc_status status = check_all(*aead, messages.data(), messages.size(), tag_len, key, key_len, seal, verified);
   if (status == WC_OK) status = check_verdicts(seal, verified, messages.size());
   if (status != WC_OK) return status;
-  if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
+  // Device memory runs where it lives, by the placement's rule (no options
+  // here: the default's).
+  status = warpcrypt::engine::check_device_memory(warpcrypt::options_or_default(nullptr));
+  if (status != WC_OK) return status;
   std::unique_ptr<AeadCipher> cipher;
   status = kCudaBackend.make_aead(&cipher, *aead, {key, key_len}, {});
-  return status == WC_OK ? queue_on_device(*cipher, messages, tag_len, seal, verified, stream) : status;
+  return status == WC_OK ? cipher->queue_device(messages, tag_len, seal, verified, stream) : status;
 }
 
 wc_status kill(wc_aead_ctx *ctx, wc_status status) {
@@ -296,9 +289,11 @@ wc_status wc_aead_key_new(wc_aead_key **out, const wc_options *options, const wc
   auto created = std::unique_ptr<wc_aead_key>(new (std::nothrow) wc_aead_key);
   if (!created) return WC_ERR_OUT_OF_MEMORY;
   created->aead = aead;
+  const wc_options placed = warpcrypt::options_or_default(options);
+  created->reaches_device_memory = warpcrypt::engine::reaches_device_memory(placed);
   status = make_cipher(&created->host, options, *aead, key, key_len);
   if (status != WC_OK) return status;
-  if (warpcrypt::engine::key_has_device_aead(warpcrypt::options_or_default(options))) {
+  if (warpcrypt::engine::key_has_device_aead(placed)) {
     created->device_key.emplace(std::span<const uint8_t>{key, key_len});
   }
   *out = created.release();

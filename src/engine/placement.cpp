@@ -298,9 +298,13 @@ BackendChoice choose_job_backend(const wc_options &options, const wc_cipher &cip
   return auto_job_choice(cipher, direction, input_bytes, page_locked);
 }
 
-wc_status check_device_memory(const wc_options &options) {
+bool reaches_device_memory(const wc_options &options) {
+  return key_has_device_aead(options) || options.backend == WC_BACKEND_GPU;
+}
+
+wc_status check_device_memory(bool reaches) {
   if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
-  return key_has_device_aead(options) || options.backend == WC_BACKEND_GPU ? WC_OK : WC_ERR_BACKEND_UNAVAILABLE;
+  return reaches ? WC_OK : WC_ERR_BACKEND_UNAVAILABLE;
 }
 
 namespace {

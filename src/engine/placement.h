@@ -164,8 +164,12 @@ wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const
 
 // Device memory runs where it lives: WC_ERR_NO_DEVICE without a device,
 // WC_ERR_BACKEND_UNAVAILABLE for the cpu backend, whose AEAD keys never
-// leave the CPU (key_has_device_aead); auto, gpu and hybrid run it.
-wc_status check_device_memory(const wc_options &options);
+// leave the CPU (key_has_device_aead); auto, gpu and hybrid reach it.
+bool reaches_device_memory(const wc_options &options);
+wc_status check_device_memory(bool reaches);
+inline wc_status check_device_memory(const wc_options &options) {
+  return check_device_memory(reaches_device_memory(options));
+}
 
 // The cipher of a sequential mode's one stream in a job placed as `shape`:
 // the CPU's, on the job's thread, for cpu and hybrid; the gpu backend's
