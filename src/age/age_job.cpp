@@ -181,7 +181,7 @@ wc_status inspect_armored(const Endpoint &in, const std::string &start, Inspecti
   return fill_inspection(header, binary_len, out, monitor);
 }
 
-wc_status encrypt_binary(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
+wc_status encrypt_binary(const HostCrypto &crypto, const engine::Placement &plan, std::span<const Recipient> recipients,
                          const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   FileKey file_key;
   std::vector<Stanza> stanzas;
@@ -200,10 +200,10 @@ wc_status encrypt_binary(const HostCrypto &crypto, const wc_options &options, st
     return monitor.fail_io(WC_IO_OUTPUT, errno);
   }
   totals->bytes_out += header.size();
-  return engine::seal_stream(options, payload_shape(header.size()), key.bytes, out, in, monitor, totals);
+  return engine::seal_stream(plan, payload_shape(header.size()), key.bytes, out, in, monitor, totals);
 }
 
-wc_status decrypt_binary(const HostCrypto &crypto, const wc_options &options, std::span<const Identity> identities,
+wc_status decrypt_binary(const HostCrypto &crypto, const engine::Placement &plan, std::span<const Identity> identities,
                          uint64_t offset, uint64_t length, std::string header_bytes, const Endpoint &out,
                          const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   Header header;
@@ -228,13 +228,13 @@ wc_status decrypt_binary(const HostCrypto &crypto, const wc_options &options, st
   if (status != WC_OK) return status;
   // The header's MAC proved the file key: a chunk that fails was changed.
   monitor.set_chunk_failure("the payload was modified, truncated or reordered (the header authenticated)");
-  return engine::open_stream(options, payload_shape(header.encoded_len + kNonceLen), key.bytes, offset, length, out,
+  return engine::open_stream(plan, payload_shape(header.encoded_len + kNonceLen), key.bytes, offset, length, out,
                              in, monitor, totals);
 }
 
 }  // namespace
 
-wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
+wc_status run_encrypt_fd(const HostCrypto &crypto, const engine::Placement &plan, std::span<const Recipient> recipients,
                          bool armor, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   if (recipients.empty()) return fail(monitor, WC_ERR_INVALID_ARGUMENT, "an age file needs at least one recipient");
   if (const char *detail = nullptr; check_recipients(recipients, &detail) != WC_OK) {
@@ -245,7 +245,7 @@ wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   if (engine::open_input_endpoint(&in, in_fd) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   if (engine::open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   if (!armor) {
-    const wc_status status = encrypt_binary(crypto, options, recipients, out, in, monitor, totals);
+    const wc_status status = encrypt_binary(crypto, plan, recipients, out, in, monitor, totals);
     engine::settle_offsets(in, out, *totals);
     return status;
   }
@@ -254,7 +254,7 @@ wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   Endpoint middle;
   if (binary.fd() < 0 || engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   JobTotals sealed;
-  if (const wc_status status = encrypt_binary(crypto, options, recipients, middle, in, monitor, &sealed);
+  if (const wc_status status = encrypt_binary(crypto, plan, recipients, middle, in, monitor, &sealed);
       status != WC_OK) {
     return status;
   }
@@ -278,7 +278,7 @@ wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   return monitor.status();
 }
 
-wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Identity> identities,
+wc_status run_decrypt_fd(const HostCrypto &crypto, const engine::Placement &plan, std::span<const Identity> identities,
                          uint64_t offset, uint64_t length, int out_fd, int in_fd, JobMonitor &monitor,
                          JobTotals *totals) {
   if (identities.empty()) return fail(monitor, WC_ERR_INVALID_ARGUMENT, "decrypting needs at least one identity");
@@ -293,7 +293,7 @@ wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   std::string start;
   if (const wc_status status = read_start(in, &start, monitor); status != WC_OK) return status;
   if (!looks_armored(start)) {
-    const wc_status status = decrypt_binary(crypto, options, identities, offset, length,
+    const wc_status status = decrypt_binary(crypto, plan, identities, offset, length,
                                             in.seekable ? std::string() : start, out, in, monitor, totals);
     engine::settle_offsets(in, out, *totals);
     return status;
@@ -311,7 +311,7 @@ wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, st
   if (status != WC_OK) return status;
   if (engine::open_endpoint(&middle, binary.fd()) != WC_OK) return monitor.fail_io(WC_IO_INPUT, errno);
   JobTotals opened;
-  status = decrypt_binary(crypto, options, identities, offset, length, std::string(), out, middle, monitor, &opened);
+  status = decrypt_binary(crypto, plan, identities, offset, length, std::string(), out, middle, monitor, &opened);
   totals->bytes_in = consumed;
   totals->bytes_out = opened.bytes_out;
   engine::settle_offsets(in, out, *totals);

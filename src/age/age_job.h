@@ -3,8 +3,9 @@
 // (engine/aead_stream.h) on its lanes, so chunks are sealed and opened on
 // every lane at once. Armored files pass through an anonymous memory file
 // (memfd), which the payload then reads or writes at any offset. Arguments
-// are checked by the caller; failures are recorded in the monitor and
-// returned.
+// are checked by the caller, and the job's plan made by it
+// (engine::plan_stream_job) before any stanza is wrapped or unwrapped;
+// failures are recorded in the monitor and returned.
 #pragma once
 
 #include <span>
@@ -14,6 +15,7 @@
 #include "age/age_keys.h"
 #include "engine/endpoint.h"
 #include "engine/job_monitor.h"
+#include "engine/placement.h"
 
 namespace warpcrypt::age {
 
@@ -21,14 +23,14 @@ namespace warpcrypt::age {
 // file (armored when `armor`) at out_fd's offset; the file key and the
 // payload nonce come from crypto's random source. An scrypt recipient must
 // be the only one.
-wc_status run_encrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Recipient> recipients,
+wc_status run_encrypt_fd(const HostCrypto &crypto, const engine::Placement &plan, std::span<const Recipient> recipients,
                          bool armor, int out_fd, int in_fd, engine::JobMonitor &monitor, engine::JobTotals *totals);
 
 // Decrypts the age file (binary or armored) read from in_fd's offset,
 // writing plaintext [offset, offset + length) at out_fd's offset; anything
 // but the whole file needs a regular input file. Only authenticated chunks
 // are written.
-wc_status run_decrypt_fd(const HostCrypto &crypto, const wc_options &options, std::span<const Identity> identities,
+wc_status run_decrypt_fd(const HostCrypto &crypto, const engine::Placement &plan, std::span<const Identity> identities,
                          uint64_t offset, uint64_t length, int out_fd, int in_fd, engine::JobMonitor &monitor,
                          engine::JobTotals *totals);
 

@@ -122,13 +122,13 @@ wc_status run_buffer(wc_job *job, bool valid, const wc_options *options, uint8_t
   valid = valid && out_len != nullptr && (in != nullptr || in_len == 0) && (out != nullptr || out_cap == 0);
   if (out_len != nullptr) *out_len = 0;
   const wc_status status = warpcrypt::run_stream_job(
-      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+      job, valid, options, [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
         warpcrypt::engine::MemoryFile input;
         warpcrypt::engine::MemoryFile output;
         if (input.fd() < 0) return monitor.fail_io(WC_IO_INPUT, errno);
         if (output.fd() < 0) return monitor.fail_io(WC_IO_OUTPUT, errno);
         if (!warpcrypt::engine::pwrite_fully(input.fd(), in, in_len, 0)) return monitor.fail_io(WC_IO_INPUT, errno);
-        const wc_status result = run(checked_options, monitor, totals, output.fd(), input.fd());
+        const wc_status result = run(plan, monitor, totals, output.fd(), input.fd());
         if (result != WC_OK) return result;
         struct stat written{};
         if (fstat(output.fd(), &written) != 0) return monitor.fail_io(WC_IO_OUTPUT, errno);
@@ -351,8 +351,8 @@ wc_status wc_age_encrypt_fd(const wc_options *options, const wc_age_recipients *
                             int out_fd, int in_fd) {
   const bool valid = recipients != nullptr && out_fd >= 0 && in_fd >= 0;
   return warpcrypt::run_stream_job(
-      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
-        return age::run_encrypt_fd(kHostCrypto, checked_options, recipients->keys, armor != 0,
+      job, valid, options, [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
+        return age::run_encrypt_fd(kHostCrypto, plan, recipients->keys, armor != 0,
                                    out_fd, in_fd, monitor, &totals);
       });
 }
@@ -361,8 +361,8 @@ wc_status wc_age_decrypt_fd(const wc_options *options, const wc_age_identities *
                             uint64_t length, wc_job *job, int out_fd, int in_fd) {
   const bool valid = range_valid(identities) && out_fd >= 0 && in_fd >= 0;
   return warpcrypt::run_stream_job(
-      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
-        return age::run_decrypt_fd(kHostCrypto, checked_options, identities->keys, offset,
+      job, valid, options, [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
+        return age::run_decrypt_fd(kHostCrypto, plan, identities->keys, offset,
                                    length, out_fd, in_fd, monitor, &totals);
       });
 }
@@ -371,9 +371,9 @@ wc_status wc_age_encrypt_file(const wc_options *options, const wc_age_recipients
                               const char *out_path, const char *in_path) {
   const bool valid = recipients != nullptr && out_path != nullptr && in_path != nullptr;
   return warpcrypt::run_stream_job(
-      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+      job, valid, options, [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
         return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-          return age::run_encrypt_fd(kHostCrypto, checked_options, recipients->keys, armor != 0,
+          return age::run_encrypt_fd(kHostCrypto, plan, recipients->keys, armor != 0,
                                      out_fd, in_fd, monitor, &totals);
         });
       });
@@ -383,9 +383,9 @@ wc_status wc_age_decrypt_file(const wc_options *options, const wc_age_identities
                               uint64_t length, wc_job *job, const char *out_path, const char *in_path) {
   const bool valid = range_valid(identities) && out_path != nullptr && in_path != nullptr;
   return warpcrypt::run_stream_job(
-      job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+      job, valid, options, [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
         return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-          return age::run_decrypt_fd(kHostCrypto, checked_options, identities->keys, offset,
+          return age::run_decrypt_fd(kHostCrypto, plan, identities->keys, offset,
                                      length, out_fd, in_fd, monitor, &totals);
         });
       });
@@ -395,9 +395,9 @@ wc_status wc_age_encrypt_buffer(const wc_options *options, const wc_age_recipien
                                 wc_job *job, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                                 size_t in_len) {
   return run_buffer(job, recipients != nullptr, options, out, out_cap, out_len, in, in_len,
-                    [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals, int out_fd,
+                    [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals &totals, int out_fd,
                         int in_fd) {
-                      return age::run_encrypt_fd(kHostCrypto, checked_options, recipients->keys,
+                      return age::run_encrypt_fd(kHostCrypto, plan, recipients->keys,
                                                  armor != 0, out_fd, in_fd, monitor, &totals);
                     });
 }
@@ -406,9 +406,9 @@ wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identiti
                                 uint64_t length, wc_job *job, uint8_t *out, size_t out_cap, size_t *out_len,
                                 const uint8_t *in, size_t in_len) {
   return run_buffer(job, range_valid(identities), options, out, out_cap, out_len, in, in_len,
-                    [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals, int out_fd,
+                    [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals &totals, int out_fd,
                         int in_fd) {
-                      return age::run_decrypt_fd(kHostCrypto, checked_options, identities->keys,
+                      return age::run_decrypt_fd(kHostCrypto, plan, identities->keys,
                                                  offset, length, out_fd, in_fd, monitor, &totals);
                     });
 }

@@ -16,18 +16,31 @@ inline wc_options options_or_default(const wc_options *options) {
 }
 
 // Runs a stream job (sealed and age files) as engine::run_monitored does,
-// its body given the options once they pass the checks a job makes at its
-// entry (engine::check_job_options): a bad option is refused before any
-// KDF, header or plugin runs.
+// its body given the job's plan (engine::plan_stream_job), made at its
+// entry: a bad option is refused before any KDF, header or plugin runs, and
+// the format and the engine take the plan as it is.
 template <typename Body>
 wc_status run_stream_job(wc_job *job, bool valid, const wc_options *given, Body body) {
   const wc_options options = options_or_default(given);
-  auto checked_body = [&](engine::JobMonitor &monitor, engine::JobTotals &totals) {
-    const wc_status status = engine::check_job_options(options, engine::stream_job_backend(options), &monitor,
-                                                       engine::DeviceCount::beside_work);
-    return status != WC_OK ? status : body(options, monitor, totals);
+  auto planned_body = [&](engine::JobMonitor &monitor, engine::JobTotals &totals) {
+    engine::Placement plan;
+    const wc_status status = engine::plan_stream_job(&plan, options, monitor);
+    return status != WC_OK ? status : body(plan, monitor, totals);
   };
-  return engine::run_monitored(job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, checked_body);
+  return engine::run_monitored(job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, planned_body);
+}
+
+// A sealed stream's call (wc_sealed_stream_*_new): its chunks' AEAD spec,
+// resolved before the KDF runs, then `body(spec, monitor)`.
+template <typename Body>
+wc_status run_chunk_call_job(wc_job *job, bool valid, const wc_options *given, Body body) {
+  const wc_options options = options_or_default(given);
+  auto planned_body = [&](engine::JobMonitor &monitor, engine::JobTotals &) {
+    engine::LaneSpec spec;
+    const wc_status status = engine::resolve_aead_spec(&spec, options);
+    return status != WC_OK ? status : body(spec, monitor);
+  };
+  return engine::run_monitored(job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, planned_body);
 }
 
 inline KeyMaterial key_material(const uint8_t *key, size_t key_len, const uint8_t *iv, size_t iv_len) {

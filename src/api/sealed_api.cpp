@@ -60,7 +60,7 @@ bool open_params(const wc_open_params *given, wc_open_params *params) {
 
 // Derives the stream's file key from `secret` and binds it to the AEAD, one
 // thread per call (a caller that wants parallelism calls from its threads).
-wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> stream, const wc_options &options,
+wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> stream, engine::LaneSpec spec,
                       std::span<const uint8_t> secret, JobMonitor &monitor) {
   sealed::FileKey key;
   const char *detail = nullptr;
@@ -69,9 +69,6 @@ wc_status bind_stream(wc_sealed_stream **out, std::unique_ptr<wc_sealed_stream> 
     monitor.fail_with_detail(status, detail);
     return status;
   }
-  engine::LaneSpec spec;
-  status = engine::resolve_aead_spec(&spec, options);
-  if (status != WC_OK) return status;
   spec.threads = 1;
   status = engine::make_aead(&stream->cipher, spec, *stream->header.aead, {key.bytes.data(), key.len});
   if (status != WC_OK) return status;
@@ -148,11 +145,11 @@ wc_status wc_sealed_inspect(int fd, wc_sealed_info *info, wc_job *job) {
 wc_status wc_seal_fd(const wc_options *options, const wc_seal_params *params, wc_job *job, int out_fd, int in_fd,
                      const uint8_t *secret, size_t secret_len) {
   const bool valid = out_fd >= 0 && in_fd >= 0 && secret_valid(secret, secret_len);
-  return warpcrypt::run_stream_job(job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+  return warpcrypt::run_stream_job(job, valid, options, [&](const engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
     sealed::Header header;
     const wc_status status = seal_header(params, secret_len, monitor, &header);
     if (status != WC_OK) return status;
-    return sealed::run_seal_fd(kHostCrypto, checked_options, header, {secret, secret_len},
+    return sealed::run_seal_fd(kHostCrypto, plan, header, {secret, secret_len},
                                out_fd, in_fd, monitor, &totals);
   });
 }
@@ -161,8 +158,8 @@ wc_status wc_open_fd(const wc_options *options, const wc_open_params *params, wc
                      wc_seal_key_source key_source, const uint8_t *secret, size_t secret_len) {
   wc_open_params checked{};
   const bool valid = open_params(params, &checked) && out_fd >= 0 && in_fd >= 0 && secret_valid(secret, secret_len);
-  return warpcrypt::run_stream_job(job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
-    return sealed::run_open_fd(kHostCrypto, checked_options, checked, key_source,
+  return warpcrypt::run_stream_job(job, valid, options, [&](const engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
+    return sealed::run_open_fd(kHostCrypto, plan, checked, key_source,
                                {secret, secret_len}, out_fd, in_fd, monitor, &totals);
   });
 }
@@ -170,12 +167,12 @@ wc_status wc_open_fd(const wc_options *options, const wc_open_params *params, wc
 wc_status wc_seal_file(const wc_options *options, const wc_seal_params *params, wc_job *job, const char *out_path,
                        const char *in_path, const uint8_t *secret, size_t secret_len) {
   const bool valid = out_path != nullptr && in_path != nullptr && secret_valid(secret, secret_len);
-  return warpcrypt::run_stream_job(job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+  return warpcrypt::run_stream_job(job, valid, options, [&](const engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
     sealed::Header header;
     const wc_status status = seal_header(params, secret_len, monitor, &header);
     if (status != WC_OK) return status;
     return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-      return sealed::run_seal_fd(kHostCrypto, checked_options, header, {secret, secret_len},
+      return sealed::run_seal_fd(kHostCrypto, plan, header, {secret, secret_len},
                                  out_fd, in_fd, monitor, &totals);
     });
   });
@@ -186,9 +183,9 @@ wc_status wc_open_file(const wc_options *options, const wc_open_params *params, 
   wc_open_params checked{};
   const bool valid =
       open_params(params, &checked) && out_path != nullptr && in_path != nullptr && secret_valid(secret, secret_len);
-  return warpcrypt::run_stream_job(job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &totals) {
+  return warpcrypt::run_stream_job(job, valid, options, [&](const engine::Placement &plan, JobMonitor &monitor, JobTotals &totals) {
     return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-      return sealed::run_open_fd(kHostCrypto, checked_options, checked, key_source,
+      return sealed::run_open_fd(kHostCrypto, plan, checked, key_source,
                                  {secret, secret_len}, out_fd, in_fd, monitor, &totals);
     });
   });
@@ -200,14 +197,14 @@ wc_status wc_sealed_stream_seal_new(wc_sealed_stream **stream, const wc_options 
   if (stream != nullptr) *stream = nullptr;
   const bool valid = stream != nullptr && header != nullptr && header_cap >= sealed::kHeaderLen &&
                      secret_valid(secret, secret_len);
-  return warpcrypt::run_stream_job(job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &) {
+  return warpcrypt::run_chunk_call_job(job, valid, options, [&](const engine::LaneSpec &spec, JobMonitor &monitor) {
     auto made = std::unique_ptr<wc_sealed_stream>(new (std::nothrow) wc_sealed_stream);
     if (!made) return WC_ERR_OUT_OF_MEMORY;
     const wc_status status = seal_header(params, secret_len, monitor, &made->header);
     if (status != WC_OK) return status;
     made->header_bytes = sealed::encode(made->header);
     std::copy(made->header_bytes.begin(), made->header_bytes.end(), header);
-    return bind_stream(stream, std::move(made), checked_options, {secret, secret_len}, monitor);
+    return bind_stream(stream, std::move(made), spec, {secret, secret_len}, monitor);
   });
 }
 
@@ -219,7 +216,7 @@ wc_status wc_sealed_stream_open_new(wc_sealed_stream **stream, const wc_options 
   wc_open_params checked{};
   const bool valid = open_params(params, &checked) && stream != nullptr &&
                      (header != nullptr || header_len == 0) && secret_valid(secret, secret_len);
-  return warpcrypt::run_stream_job(job, valid, options, [&](const wc_options &checked_options, JobMonitor &monitor, JobTotals &) {
+  return warpcrypt::run_chunk_call_job(job, valid, options, [&](const engine::LaneSpec &spec, JobMonitor &monitor) {
     if (header_len < sealed::kHeaderLen) {
       monitor.fail_with_detail(WC_ERR_FORMAT, "not a sealed file: shorter than the 48-byte header");
       return WC_ERR_FORMAT;
@@ -235,7 +232,7 @@ wc_status wc_sealed_stream_open_new(wc_sealed_stream **stream, const wc_options 
     }
     status = sealed::accept_header(made->header, checked, key_source, monitor);
     if (status != WC_OK) return status;
-    return bind_stream(stream, std::move(made), checked_options, {secret, secret_len}, monitor);
+    return bind_stream(stream, std::move(made), spec, {secret, secret_len}, monitor);
   });
 }
 

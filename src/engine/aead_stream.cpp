@@ -58,15 +58,10 @@ struct AeadLane {
 // do (engine/late_gpu_lanes.h), and claim several windows at once.
 class StreamLanes {
  public:
-  StreamLanes(const StreamShape &shape, std::span<const uint8_t> key) : shape_(shape), key_(key) {}
-  StreamLanes(const StreamLanes &) = delete;
-  StreamLanes &operator=(const StreamLanes &) = delete;
-
-  wc_status plan(const wc_options &options, JobMonitor &monitor) {
-    const wc_backend backend = stream_job_backend(options);
-    const wc_status status =
-        resolve_placement(&placement_, options, backend, &monitor, DeviceCount::beside_work);
-    if (status != WC_OK) return status;
+  // Takes the job's plan (plan_stream_job) as it is.
+  StreamLanes(const StreamShape &shape, std::span<const uint8_t> key, const Placement &plan)
+      : shape_(shape), key_(key), placement_(plan) {
+    const wc_backend backend = placement_.backend;
     const bool late = placement_.gpu_lanes_late;
     gpu_lanes_ = uses_gpu_lanes(backend) && !late
                      ? placement_.streams * static_cast<unsigned>(placement_.devices.size())
@@ -74,8 +69,9 @@ class StreamLanes {
     cpu_lanes_ = uses_cpu_lanes(backend) ? placement_.cpu_lanes + placement_.spare_cpu_lanes : 0;
     window_chunks_ = std::max<uint64_t>(1, placement_.unit_bytes / shape_.chunk_size);
     late_claim_ = late ? placement_.gpu_claim_units : 1;
-    return WC_OK;
   }
+  StreamLanes(const StreamLanes &) = delete;
+  StreamLanes &operator=(const StreamLanes &) = delete;
 
   uint64_t window_chunks() const { return window_chunks_; }
 
@@ -163,7 +159,7 @@ class StreamLanes {
 
   const StreamShape &shape_;
   SecretBytes key_;
-  Placement placement_;
+  const Placement placement_;  // the job's plan
   unsigned gpu_lanes_ = 0;  // built with the job
   unsigned cpu_lanes_ = 0;
   uint64_t window_chunks_ = 1;
@@ -406,12 +402,10 @@ wc_status check_final_chunk(const StreamShape &shape, uint64_t index, uint64_t p
 
 namespace {
 
-wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+wc_status seal_chunks(const Placement &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
   monitor.set_total(in.size);
-  StreamLanes lanes(shape, key);
-  wc_status status = lanes.plan(options, monitor);
-  if (status != WC_OK) return status;
+  StreamLanes lanes(shape, key, plan);
   const uint64_t chunk = shape.chunk_size;
   const uint64_t window_plain = lanes.window_chunks() * chunk;
   const uint64_t window_sealed = lanes.window_chunks() * shape.sealed_chunk_size();
@@ -423,8 +417,8 @@ wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::
     if (chunks > shape.max_chunks()) return WC_ERR_RANGE;
     windows = (chunks + lanes.window_chunks() - 1) / lanes.window_chunks();
   }
-  status = lanes.build(out, windows, in.seekable ? std::min(window_sealed, in.size + kStreamTagLen) : window_sealed,
-                       /*sealing=*/true);
+  const uint64_t window_bytes = in.seekable ? std::min(window_sealed, in.size + kStreamTagLen) : window_sealed;
+  wc_status status = lanes.build(out, windows, window_bytes, /*sealing=*/true);
   if (status != WC_OK) return status;
 
   Sealer sealer(shape, out, monitor);
@@ -448,14 +442,12 @@ wc_status seal_chunks(const wc_options &options, const StreamShape &shape, std::
   return status != WC_OK ? status : confirm_input_end(in, monitor);
 }
 
-wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+wc_status open_chunks(const Placement &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       uint64_t offset, uint64_t length, const Endpoint &out, const Endpoint &in,
                       JobMonitor &monitor, JobTotals *totals) {
   const bool whole = offset == 0 && length == UINT64_MAX;
   if (!whole && !in.seekable) return WC_ERR_INVALID_ARGUMENT;
-  StreamLanes lanes(shape, key);
-  wc_status status = lanes.plan(options, monitor);
-  if (status != WC_OK) return status;
+  StreamLanes lanes(shape, key, plan);
   const uint64_t window_chunks = lanes.window_chunks();
   const uint64_t chunk = shape.chunk_size;
   const uint64_t sealed_chunk = shape.sealed_chunk_size();
@@ -463,7 +455,7 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
 
   if (!in.seekable) {
     monitor.set_total(0);
-    status = lanes.build(out, UINT64_MAX, window_sealed, /*sealing=*/false);
+    wc_status status = lanes.build(out, UINT64_MAX, window_sealed, /*sealing=*/false);
     if (status != WC_OK) return status;
     Opener opener(shape, out, 0, UINT64_MAX, monitor);
     run_streamed(lanes, in, window_sealed, opener, monitor);
@@ -473,7 +465,7 @@ wc_status open_chunks(const wc_options &options, const StreamShape &shape, std::
   }
   StreamLayout layout;
   const char *detail = nullptr;
-  status = layout_of(shape, in.size - std::min(in.size, shape.body_offset), &layout, &detail);
+  wc_status status = layout_of(shape, in.size - std::min(in.size, shape.body_offset), &layout, &detail);
   if (status != WC_OK) {
     monitor.fail_with_detail(status, detail);
     return status;
@@ -564,18 +556,18 @@ wc_status open_chunk(const AeadCipher &cipher, const StreamShape &shape, uint64_
   return WC_OK;
 }
 
-wc_status seal_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+wc_status seal_stream(const Placement &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals) {
-  const wc_status status = seal_chunks(options, shape, key, out, in, monitor, totals);
+  const wc_status status = seal_chunks(plan, shape, key, out, in, monitor, totals);
   // A failure before the lanes ran (no device, no memory) is the job's too.
   if (status != WC_OK) monitor.fail(status);
   return monitor.status();
 }
 
-wc_status open_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+wc_status open_stream(const Placement &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       uint64_t offset, uint64_t length, const Endpoint &out, const Endpoint &in,
                       JobMonitor &monitor, JobTotals *totals) {
-  const wc_status status = open_chunks(options, shape, key, offset, length, out, in, monitor, totals);
+  const wc_status status = open_chunks(plan, shape, key, offset, length, out, in, monitor, totals);
   if (status != WC_OK) monitor.fail(status);
   return monitor.status();
 }

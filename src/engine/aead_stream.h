@@ -18,6 +18,7 @@
 #include "core/aead_registry.h"
 #include "engine/endpoint.h"
 #include "engine/job_monitor.h"
+#include "engine/placement.h"
 
 namespace warpcrypt::engine {
 
@@ -88,7 +89,7 @@ wc_status open_chunk(const AeadCipher &cipher, const StreamShape &shape, uint64_
 // Seals everything the input holds from its position into chunks written
 // from shape.body_offset of the output on. The caller opened the endpoints
 // and wrote whatever precedes the body; `totals` counts what this call adds.
-wc_status seal_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+wc_status seal_stream(const Placement &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       const Endpoint &out, const Endpoint &in, JobMonitor &monitor, JobTotals *totals);
 
 // Opens the chunks from shape.body_offset of the input, writing plaintext
@@ -98,7 +99,7 @@ wc_status seal_stream(const wc_options &options, const StreamShape &shape, std::
 // the range reaches the end; an empty range opens the last chunk, so a
 // wrong key or a damaged file fails all the same. Nothing from a chunk that
 // did not authenticate is written.
-wc_status open_stream(const wc_options &options, const StreamShape &shape, std::span<const uint8_t> key,
+wc_status open_stream(const Placement &plan, const StreamShape &shape, std::span<const uint8_t> key,
                       uint64_t offset, uint64_t length, const Endpoint &out, const Endpoint &in,
                       JobMonitor &monitor, JobTotals *totals);
 

@@ -280,6 +280,10 @@ wc_status resolve_placement(Placement *shape, const wc_options &options, wc_back
   return WC_OK;
 }
 
+wc_status plan_stream_job(Placement *plan, const wc_options &options, JobMonitor &monitor) {
+  return resolve_placement(plan, options, stream_job_backend(options), &monitor, DeviceCount::beside_work);
+}
+
 size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
   for (const BreakEven &entry : kBreakEven) {
     if (std::strcmp(entry.cipher, cipher.name) == 0 && entry.direction == direction) return entry.min_bytes;

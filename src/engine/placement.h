@@ -134,6 +134,13 @@ struct BackendChoice {
 // been measured).
 wc_backend stream_job_backend(const wc_options &options);
 
+// A stream job's plan (a sealed or age file): its backend by the stream
+// rule and its placement, the devices counted beside its first work where
+// they can be (DeviceCheck). Made once, at the API's entry, before any KDF,
+// header or plugin runs; the format and the engine's lanes take it as it
+// is. Refuses what resolve_placement refuses, through `monitor`.
+wc_status plan_stream_job(Placement *plan, const wc_options &options, JobMonitor &monitor);
+
 // Below this many bytes per call the CPU wins even for page-locked host
 // memory; SIZE_MAX where it always wins. See wc_auto_gpu_min_bytes.
 size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);

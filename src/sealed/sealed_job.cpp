@@ -33,7 +33,7 @@ wc_status accept_header(const Header &header, const wc_open_params &params, wc_s
   return status;
 }
 
-wc_status run_seal_fd(const HostCrypto &crypto, const wc_options &options, const Header &header,
+wc_status run_seal_fd(const HostCrypto &crypto, const engine::Placement &plan, const Header &header,
                       std::span<const uint8_t> secret, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
@@ -50,13 +50,13 @@ wc_status run_seal_fd(const HostCrypto &crypto, const wc_options &options, const
   const std::array<uint8_t, kHeaderLen> header_bytes = encode(header);
   if (!engine::write_at(out, header_bytes.data(), kHeaderLen, 0)) return monitor.fail_io(WC_IO_OUTPUT, errno);
   totals->bytes_out = kHeaderLen;
-  const wc_status sealed = engine::seal_stream(options, stream_shape(header, header_bytes),
+  const wc_status sealed = engine::seal_stream(plan, stream_shape(header, header_bytes),
                                                {key.bytes.data(), key.len}, out, in, monitor, totals);
   engine::settle_offsets(in, out, *totals);
   return sealed;
 }
 
-wc_status run_open_fd(const HostCrypto &crypto, const wc_options &options, const wc_open_params &params,
+wc_status run_open_fd(const HostCrypto &crypto, const engine::Placement &plan, const wc_open_params &params,
                       wc_seal_key_source key_source, std::span<const uint8_t> secret, int out_fd, int in_fd,
                       JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
@@ -88,7 +88,7 @@ wc_status run_open_fd(const HostCrypto &crypto, const wc_options &options, const
     monitor.fail_with_detail(status, detail);
     return status;
   }
-  status = engine::open_stream(options, stream_shape(header, header_bytes), {key.bytes.data(), key.len},
+  status = engine::open_stream(plan, stream_shape(header, header_bytes), {key.bytes.data(), key.len},
                                params.offset, params.length, out, in, monitor, totals);
   engine::settle_offsets(in, out, *totals);
   return status;

@@ -1,7 +1,8 @@
 // Sealing and opening files of the sealed format: the header here, the
 // chunks as the engine's STREAM (engine/aead_stream.h) on its lanes.
-// Arguments are checked by the caller; failures are recorded in the monitor
-// and returned.
+// Arguments are checked by the caller, and the job's plan made by it
+// (engine::plan_stream_job) before anything here runs; failures are
+// recorded in the monitor and returned.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 #include "core/aead_backend.h"
 #include "engine/endpoint.h"
 #include "engine/job_monitor.h"
+#include "engine/placement.h"
 #include "sealed/sealed_format.h"
 
 namespace warpcrypt::sealed {
@@ -20,7 +22,7 @@ namespace warpcrypt::sealed {
 wc_status read_header(const engine::Endpoint &in, Header *header, std::array<uint8_t, kHeaderLen> *bytes,
                       const char **detail);
 
-wc_status run_seal_fd(const HostCrypto &crypto, const wc_options &options, const Header &header,
+wc_status run_seal_fd(const HostCrypto &crypto, const engine::Placement &plan, const Header &header,
                       std::span<const uint8_t> secret, int out_fd, int in_fd, engine::JobMonitor &monitor,
                       engine::JobTotals *totals);
 
@@ -30,7 +32,7 @@ wc_status run_seal_fd(const HostCrypto &crypto, const wc_options &options, const
 // be the file's. A header asking for more KDF work than params allow
 // (max_iterations, max_argon2_ops, max_argon2_memory) is refused before the
 // KDF runs.
-wc_status run_open_fd(const HostCrypto &crypto, const wc_options &options, const wc_open_params &params,
+wc_status run_open_fd(const HostCrypto &crypto, const engine::Placement &plan, const wc_open_params &params,
                       wc_seal_key_source key_source, std::span<const uint8_t> secret, int out_fd, int in_fd,
                       engine::JobMonitor &monitor, engine::JobTotals *totals);
 

@@ -66,7 +66,9 @@ Bytes written_by(const Bytes &in, Write write) {
   wc_options_init(&options);
   JobMonitor monitor(nullptr, in.size());
   JobTotals totals;
-  EXPECT_EQ(write(options, monitor, &totals, output.fd(), input.fd()), WC_OK);
+  warpcrypt::engine::Placement plan;
+  EXPECT_EQ(warpcrypt::engine::plan_stream_job(&plan, options, monitor), WC_OK);
+  EXPECT_EQ(write(plan, monitor, &totals, output.fd(), input.fd()), WC_OK);
   struct stat status{};
   EXPECT_EQ(fstat(output.fd(), &status), 0);
   Bytes out(static_cast<size_t>(status.st_size));
@@ -90,8 +92,8 @@ AgeFile age_file(const HostCrypto &crypto) {
   EXPECT_EQ(age::generate_identity(crypto, &identity), WC_OK);
   EXPECT_EQ(age::recipient_of(crypto, identity, &recipients[0], &detail), WC_OK);
   const Bytes file = written_by(
-      plaintext(), [&](const wc_options &options, JobMonitor &monitor, JobTotals *totals, int out_fd, int in_fd) {
-        return age::run_encrypt_fd(crypto, options, recipients, false, out_fd, in_fd, monitor, totals);
+      plaintext(), [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals *totals, int out_fd, int in_fd) {
+        return age::run_encrypt_fd(crypto, plan, recipients, false, out_fd, in_fd, monitor, totals);
       });
   std::string secret;
   EXPECT_EQ(age::format_identity(identity, &secret, &detail), WC_OK);
@@ -113,8 +115,8 @@ Bytes sealed_file(const HostCrypto &crypto, const Bytes &key) {
   const char *detail = nullptr;
   EXPECT_EQ(sealed::make_header(crypto, params, &header, &detail), WC_OK);
   return written_by(plaintext(),
-                    [&](const wc_options &options, JobMonitor &monitor, JobTotals *totals, int out_fd, int in_fd) {
-                      return sealed::run_seal_fd(crypto, options, header, key, out_fd, in_fd, monitor, totals);
+                    [&](const warpcrypt::engine::Placement &plan, JobMonitor &monitor, JobTotals *totals, int out_fd, int in_fd) {
+                      return sealed::run_seal_fd(crypto, plan, header, key, out_fd, in_fd, monitor, totals);
                     });
 }
 
@@ -138,8 +140,8 @@ Bytes age_decrypted(const AgeFile &file) {
 }
 
 Bytes sealed_opened(const Bytes &file, const Bytes &key) {
-  return written_by(file, [&](const wc_options &options, JobMonitor &, JobTotals *, int out_fd, int in_fd) {
-    return wc_open_fd(&options, nullptr, nullptr, out_fd, in_fd, WC_SEAL_KEY, key.data(), key.size());
+  return written_by(file, [&](const warpcrypt::engine::Placement &, JobMonitor &, JobTotals *, int out_fd, int in_fd) {
+    return wc_open_fd(nullptr, nullptr, nullptr, out_fd, in_fd, WC_SEAL_KEY, key.data(), key.size());
   });
 }
 
