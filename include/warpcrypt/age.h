@@ -196,6 +196,15 @@ WC_API wc_status wc_age_encrypt_buffer(const wc_options *options, const wc_age_r
 WC_API wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identities *identities,
                                        uint64_t offset, uint64_t length, wc_job *job, uint8_t *out, size_t out_cap,
                                        size_t *out_len, const uint8_t *in, size_t in_len);
+/* Room for wc_age_encrypt_buffer's result of `in_len` bytes to `recipients`,
+ * known before the call, so that it runs once (a plugin, or an SSH key's
+ * passphrase, is asked once): the payload exactly, armored where `armor`
+ * is set, and a header of WC_AGE_STANZA_ROOM bytes a recipient, which every
+ * native type's stanza fits. A plugin's stanza may be larger: the call then
+ * says WC_ERR_OUTPUT_TOO_SMALL with the length it needs. A decryption's
+ * result is never longer than its input. SIZE_MAX where the sum overflows. */
+#define WC_AGE_STANZA_ROOM 4096
+WC_API size_t wc_age_encrypted_capacity(const wc_age_recipients *recipients, size_t in_len, int armor);
 
 /* ------------------------------------------------------------------------ */
 /* Inspecting an age file (age-inspect)                                     */

@@ -22,6 +22,13 @@ bool looks_armored(std::string_view start) {
          start.size() > first;
 }
 
+uint64_t armored_len(uint64_t binary_len) {
+  const uint64_t full_lines = binary_len / kBytesPerLine;
+  const uint64_t rest = binary_len % kBytesPerLine;
+  const uint64_t last_line = rest == 0 ? 0 : (rest + 2) / 3 * 4 + 1;
+  return kArmorBegin.size() + 1 + full_lines * (kColumnsPerLine + 1) + last_line + kArmorEnd.size() + 1;
+}
+
 void ArmorEncoder::line(std::span<const uint8_t> bytes, std::string *out) {
   std::string text = encode_base64(bytes);
   text.append((4 - text.size() % 4) % 4, '=');

@@ -23,6 +23,10 @@ inline constexpr std::string_view kArmorEnd = "-----END AGE ENCRYPTED FILE-----"
 // armored file rather than a binary one.
 bool looks_armored(std::string_view start);
 
+// The armored length of `binary_len` bytes: the begin line, the base64
+// lines of 64 columns, the end line, each ending in a newline.
+uint64_t armored_len(uint64_t binary_len);
+
 class ArmorEncoder {
  public:
   // Appends the armored text of `bytes` (the begin line first) to *out.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "age/age_armor.h"
 #include "core/aead_registry.h"
 #include "core/secret_bytes.h"
 
@@ -244,6 +245,23 @@ engine::StreamShape payload_shape(uint64_t body_offset) {
   return shape;
 }
 
+uint64_t payload_len(uint64_t plaintext_len) {
+  constexpr uint64_t kTag = 16;
+  const uint64_t chunks = plaintext_len == 0 ? 1 : (plaintext_len + kChunkSize - 1) / kChunkSize;
+  return kNonceLen + plaintext_len + chunks * kTag;
+}
+
+uint64_t encrypted_len_bound(uint64_t recipients, uint64_t plaintext_len, bool armor) {
+  // The version line, the stanzas, and "--- " with the MAC's base64.
+  const uint64_t header = kVersionLine.size() + 1 + 4 + (kMacLen * 4 + 2) / 3 + 1;
+  constexpr uint64_t kMost = UINT64_MAX / 2;  // room for the armor's growth by 4/3
+  if (recipients > kMost / kStanzaRoom || plaintext_len > kMost - recipients * kStanzaRoom - header) {
+    return UINT64_MAX;
+  }
+  const uint64_t binary = header + recipients * kStanzaRoom + payload_len(plaintext_len);
+  return armor ? armored_len(binary) : binary;
+}
+
 wc_status payload_size(uint64_t payload_len, PayloadSize *size, const char **detail) {
   constexpr uint64_t kTag = 16;
   constexpr uint64_t kSealedChunk = kChunkSize + kTag;
@@ -274,9 +292,8 @@ wc_status payload_size(uint64_t payload_len, PayloadSize *size, const char **det
 }
 
 PostQuantum postquantum_of(const std::vector<Stanza> &stanzas) {
-  static constexpr std::string_view kClassical[] = {"X25519", "ssh-rsa", "ssh-ed25519", "age-encryption.org/p256tag",
-                                                    "piv-p256"};
-  static constexpr std::string_view kQuantumSafe[] = {"mlkem768x25519", "scrypt", "age-encryption.org/mlkem768p256tag"};
+  static constexpr std::string_view kClassical[] = {"X25519", "ssh-rsa", "ssh-ed25519", "p256tag", "piv-p256"};
+  static constexpr std::string_view kQuantumSafe[] = {"mlkem768x25519", "scrypt", "mlkem768p256tag"};
   PostQuantum verdict = PostQuantum::unknown;
   for (const Stanza &stanza : stanzas) {
     if (std::find(std::begin(kClassical), std::end(kClassical), stanza.type) != std::end(kClassical)) {

@@ -131,6 +131,15 @@ struct PayloadSize {
   uint64_t overhead = 0;  // the nonce and one tag per chunk
 };
 wc_status payload_size(uint64_t payload_len, PayloadSize *size, const char **detail);
+// The payload length of `plaintext_len` bytes: payload_size's inverse.
+uint64_t payload_len(uint64_t plaintext_len);
+
+// What a stanza of any native type takes in a header at most, its lines
+// and newlines: the largest, an mlkem768p256tag stanza's, is about 1.6 KiB.
+inline constexpr uint64_t kStanzaRoom = 4096;
+// The most a file of `plaintext_len` bytes to `recipients` native
+// recipients takes, armored or not; UINT64_MAX where that overflows.
+uint64_t encrypted_len_bound(uint64_t recipients, uint64_t plaintext_len, bool armor);
 
 // Whether the recipient stanza types of a file say its file key is safe
 // from a quantum computer: "no" where any stanza is a classical key's

@@ -143,8 +143,8 @@ wc_status check_recipients(std::span<const Recipient> recipients, const char **d
   const auto postquantum = std::count_if(recipients.begin(), recipients.end(), is(&KeyTypeEntry::postquantum));
   if (postquantum != 0 && static_cast<size_t>(postquantum) != recipients.size()) {
     return fail(WC_ERR_INVALID_ARGUMENT, detail,
-                "post-quantum (age1pq1) recipients cannot be combined with classical ones: the file would be open to "
-                "a quantum computer");
+                "post-quantum (age1pq1, age1tagpq1) recipients cannot be combined with classical ones: the file "
+                "would be open to a quantum computer");
   }
   return WC_OK;
 }

@@ -9,6 +9,9 @@
 namespace warpcrypt::age {
 namespace {
 
+// Each wrapping key seals one file key: the all-zero nonce is age's.
+constexpr std::array<uint8_t, 12> kZeroNonce{};
+
 constexpr char kBech32Charset[] = "qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 
 uint32_t bech32_polymod(const std::vector<uint8_t> &values) {
@@ -107,21 +110,20 @@ Identity::~Identity() {
   secure_wipe(passphrase.data(), passphrase.size());
 }
 
-wc_status seal_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key,
-                        std::span<const uint8_t, 12> nonce, const FileKey &file_key,
+wc_status seal_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key, const FileKey &file_key,
                         std::array<uint8_t, kWrappedKeyLen> *wrapped) {
-  return crypto.chacha20_poly1305_seal(*wrapped, key, nonce, file_key.bytes);
+  return crypto.chacha20_poly1305_seal(*wrapped, key, kZeroNonce, file_key.bytes);
 }
 
-wc_status open_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key,
-                        std::span<const uint8_t, 12> nonce, std::span<const uint8_t> body, FileKey *file_key) {
-  return crypto.chacha20_poly1305_open(file_key->bytes, key, nonce, body);
+wc_status open_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key, std::span<const uint8_t> body,
+                        FileKey *file_key) {
+  return crypto.chacha20_poly1305_open(file_key->bytes, key, kZeroNonce, body);
 }
 
 wc_status seal_stanza(const HostCrypto &crypto, std::span<const uint8_t, 32> key, const FileKey &file_key,
                       std::string_view type, std::vector<std::string> args, Stanza *stanza) {
   std::array<uint8_t, kWrappedKeyLen> wrapped{};
-  if (const wc_status status = seal_file_key(crypto, key, kZeroNonce, file_key, &wrapped); status != WC_OK) {
+  if (const wc_status status = seal_file_key(crypto, key, file_key, &wrapped); status != WC_OK) {
     return status;
   }
   stanza->type = type;

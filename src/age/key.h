@@ -41,14 +41,17 @@ inline constexpr unsigned kDefaultMaxWorkFactor = WC_AGE_DEFAULT_MAX_WORK_FACTOR
 inline constexpr unsigned kMaxWorkFactor = WC_AGE_MAX_WORK_FACTOR;
 
 // The closed set of types; each has one entry in the table.
-enum class KeyType { x25519, hybrid, ssh_ed25519, ssh_rsa, scrypt, plugin };
+enum class KeyType { x25519, hybrid, p256tag, mlkem768p256tag, ssh_ed25519, ssh_rsa, scrypt, plugin };
 
 // Whom a file is encrypted to: the fields of its type. The passphrase is
 // wiped on destruction.
 struct Recipient {
   KeyType type = KeyType::x25519;
   std::array<uint8_t, 32> public_key{};    // x25519
-  std::vector<uint8_t> hybrid_public_key;  // hybrid: ML-KEM-768 || X25519, kHybridPublicKeyLen bytes
+  std::vector<uint8_t> hybrid_public_key;  // hybrid: ML-KEM-768 || X25519 (1216 bytes)
+  // p256tag: the point as written, compressed (33 bytes);
+  // mlkem768p256tag: ML-KEM-768 || an uncompressed point (1249 bytes).
+  std::vector<uint8_t> tag_public_key;
   std::vector<uint8_t> passphrase;         // scrypt
   unsigned work_factor = kDefaultWorkFactor;
   SshPublicKey ssh;               // ssh_ed25519, ssh_rsa
@@ -78,18 +81,16 @@ struct Identity {
 
 // ---- the file key in a stanza ------------------------------------------------
 
-// ChaCha20-Poly1305 of the file key under a stanza's wrapping key, as every
-// stanza type but ssh-rsa wraps it. X25519, scrypt and ssh-ed25519 use the
-// all-zero nonce (each wrapping key is used once), the hybrid stanza HPKE's
-// base nonce. Opening is WC_ERR_AUTH where `key` or `nonce` is not the one;
-// `body` is kFileKeyLen plus the tag.
+// ChaCha20-Poly1305 of the file key under a stanza's wrapping key with the
+// all-zero nonce, as X25519, scrypt and ssh-ed25519 stanzas wrap it (each
+// wrapping key is used once; the HPKE stanzas wrap it in HostCrypto's HPKE,
+// ssh-rsa with RSA-OAEP). Opening is WC_ERR_AUTH where `key` is not the
+// one; `body` is kFileKeyLen plus the tag.
 inline constexpr size_t kWrappedKeyLen = kFileKeyLen + engine::kStreamTagLen;
-inline constexpr std::array<uint8_t, 12> kZeroNonce{};
-wc_status seal_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key,
-                        std::span<const uint8_t, 12> nonce, const FileKey &file_key,
+wc_status seal_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key, const FileKey &file_key,
                         std::array<uint8_t, kWrappedKeyLen> *wrapped);
-wc_status open_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key,
-                        std::span<const uint8_t, 12> nonce, std::span<const uint8_t> body, FileKey *file_key);
+wc_status open_file_key(const HostCrypto &crypto, std::span<const uint8_t, 32> key, std::span<const uint8_t> body,
+                        FileKey *file_key);
 // A native type's stanza (X25519, scrypt, ssh-ed25519): `type`, `args`,
 // and as its body the file key sealed under `key` with the zero nonce.
 wc_status seal_stanza(const HostCrypto &crypto, std::span<const uint8_t, 32> key, const FileKey &file_key,
@@ -141,8 +142,8 @@ struct KeyTypeEntry {
   wc_status (*unwrap)(const HostCrypto &crypto, std::span<const Identity *const> identities,
                       const Header &header, FileKey *file_key, const char **detail) = nullptr;
 
-  // The stanza type this type writes; empty where that is another
-  // program's (a plugin's).
+  // The stanza type this type writes and opens; empty where opening it is
+  // another program's (a plugin's, a tagged recipient's).
   std::string_view stanza{};
   // A passphrase, not a key: its stanza must be its file's only one.
   bool passphrase = false;

@@ -7,6 +7,8 @@ namespace warpcrypt::age {
 // Defined by the files of age/keys/.
 extern const KeyTypeEntry kX25519Key;
 extern const KeyTypeEntry kHybridKey;
+extern const KeyTypeEntry kP256TagKey;
+extern const KeyTypeEntry kMlkem768P256TagKey;
 extern const KeyTypeEntry kSshEd25519Key;
 extern const KeyTypeEntry kSshRsaKey;
 extern const KeyTypeEntry kScryptKey;
@@ -16,8 +18,8 @@ namespace {
 
 // A plugin last: a native type opens a file without running a program or
 // asking the user anything.
-constexpr const KeyTypeEntry *kKeyTypes[] = {&kX25519Key, &kHybridKey, &kSshEd25519Key,
-                                             &kSshRsaKey, &kScryptKey, &kPluginKey};
+constexpr const KeyTypeEntry *kKeyTypes[] = {&kX25519Key,     &kHybridKey, &kP256TagKey, &kMlkem768P256TagKey,
+                                             &kSshEd25519Key, &kSshRsaKey, &kScryptKey,  &kPluginKey};
 
 }  // namespace
 

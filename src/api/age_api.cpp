@@ -413,6 +413,13 @@ wc_status wc_age_decrypt_buffer(const wc_options *options, const wc_age_identiti
                     });
 }
 
+size_t wc_age_encrypted_capacity(const wc_age_recipients *recipients, size_t in_len, int armor) {
+  static_assert(WC_AGE_STANZA_ROOM == age::kStanzaRoom, "the header's figure is the format's");
+  const uint64_t count = recipients != nullptr ? recipients->keys.size() : 0;
+  const uint64_t bound = age::encrypted_len_bound(count, in_len, armor != 0);
+  return bound > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(bound);
+}
+
 wc_status wc_age_inspect_fd(int in_fd, wc_age_info *info, wc_job *job) {
   const bool valid = info != nullptr && in_fd >= 0;
   if (info != nullptr) *info = wc_age_info{};

@@ -1,11 +1,11 @@
 // Host crypto: the primitives the formats and the API run on the host, a
 // few bytes at a time (random bytes, the KDFs, HMAC, digests, X25519,
-// Ed25519, RSA-OAEP, the sealing of a file key, an SSH key file's
-// decryption and its DER), apart from the compute backends' bulk ciphers
-// (core/backend_tables.h). The
-// formats take a HostCrypto from their caller and never reach kHostCrypto
-// themselves, so a test or a fuzzer hands them a seeded RandomSource and
-// gets the same file every run; the API layer hands them kHostCrypto.
+// Ed25519, P-256 and HPKE, RSA-OAEP, the sealing of a file key, an SSH key
+// file's decryption and its DER), apart from the compute backends' bulk
+// ciphers (core/backend_tables.h). The formats take a HostCrypto from
+// their caller and never reach kHostCrypto themselves, so a test or a
+// fuzzer hands them a seeded RandomSource and gets the same file every run;
+// the API layer hands them kHostCrypto.
 #pragma once
 
 #include <array>
@@ -47,6 +47,42 @@ inline constexpr size_t kMlkem768CiphertextLen = 1088;
 inline constexpr size_t kMlkem768SeedLen = 64;  // d || z
 inline constexpr size_t kMlkemSharedSecretLen = 32;
 inline constexpr size_t kMlkemRandomnessLen = 32;  // Encaps' message m
+
+// P-256's sizes (SEC 1): a point uncompressed (0x04 || x || y) and
+// compressed (0x02 or 0x03 || x), and a scalar.
+inline constexpr size_t kP256PointLen = 65;
+inline constexpr size_t kP256CompressedPointLen = 33;
+inline constexpr size_t kP256ScalarLen = 32;
+
+// An X25519 scalar or point (RFC 7748).
+inline constexpr size_t kX25519Len = 32;
+
+// HPKE's KEMs here, by their identifiers in RFC 9180 and draft-ietf-hpke-pq:
+// DHKEM(P-256, HKDF-SHA256) and MLKEM768-P256 for age's tagged recipients,
+// MLKEM768-X25519 for its age1pq recipients.
+enum class HpkeKem : uint16_t { dhkem_p256 = 0x0010, mlkem768_p256 = 0x0050, mlkem768_x25519 = 0x647a };
+// A KEM's public key: an uncompressed point, or ML-KEM-768's key then the
+// classical one.
+constexpr size_t hpke_public_key_len(HpkeKem kem) {
+  switch (kem) {
+    case HpkeKem::dhkem_p256: return kP256PointLen;
+    case HpkeKem::mlkem768_p256: return kMlkem768EncapsulationKeyLen + kP256PointLen;
+    case HpkeKem::mlkem768_x25519: return kMlkem768EncapsulationKeyLen + kX25519Len;
+  }
+  return 0;
+}
+// A KEM's encapsulated key: the ephemeral share, after ML-KEM's ciphertext.
+constexpr size_t hpke_encapsulation_len(HpkeKem kem) {
+  switch (kem) {
+    case HpkeKem::dhkem_p256: return kP256PointLen;
+    case HpkeKem::mlkem768_p256: return kMlkem768CiphertextLen + kP256PointLen;
+    case HpkeKem::mlkem768_x25519: return kMlkem768CiphertextLen + kX25519Len;
+  }
+  return 0;
+}
+// A receiver's private key: for the hybrid KEMs the draft's seed, which key
+// generation expands (every KEM here has 32 bytes).
+inline constexpr size_t kHpkePrivateKeyLen = 32;
 
 // An RSA key as an SSH key holds it: big-endian integers. The private
 // parts are wiped on destruction.
@@ -109,10 +145,6 @@ struct HostCrypto {
                             std::span<const uint8_t, 32> seed);
   wc_status (*ed25519_verify)(std::span<const uint8_t, 64> signature, std::span<const uint8_t> message,
                               std::span<const uint8_t, 32> public_key);
-  // SHA3-256 and SHAKE256 (FIPS 202), for the hybrid KEM that combines
-  // ML-KEM-768 with X25519.
-  void (*sha3_256)(std::span<uint8_t, 32> out, std::span<const uint8_t> in);
-  void (*shake256)(std::span<uint8_t> out, std::span<const uint8_t> in);
   // ML-KEM-768 (FIPS 203): the key pair of a 64-byte seed d || z; Encaps
   // with the 32 bytes of randomness drawn from `random` (WC_ERR_FORMAT for an
   // encapsulation key that fails section 7.2's modulus check); Decaps with
@@ -128,6 +160,28 @@ struct HostCrypto {
   wc_status (*mlkem768_decaps)(std::span<uint8_t, kMlkemSharedSecretLen> shared_secret,
                                std::span<const uint8_t, kMlkem768DecapsulationKeyLen> decapsulation_key,
                                std::span<const uint8_t, kMlkem768CiphertextLen> ciphertext);
+  // A P-256 point's uncompressed encoding from its compressed or
+  // uncompressed one: WC_ERR_FORMAT for any other length or leading byte,
+  // the point at infinity, or a point off the curve.
+  wc_status (*p256_decode_point)(std::span<uint8_t, kP256PointLen> uncompressed, std::span<const uint8_t> encoded);
+  // HPKE (RFC 9180) in base mode with `kem`, HKDF-SHA256 and
+  // ChaCha20-Poly1305 (backends/cpu/hpke.h says more). SealBase: `enc` of
+  // hpke_encapsulation_len(kem) bytes, `sealed` the message then its tag,
+  // the ephemeral key drawn from `random` so that a seeded source reproduces
+  // the RFC's and the draft's vectors; WC_ERR_FORMAT for a public key the
+  // KEM refuses as no key, WC_ERR_INVALID_ARGUMENT for an X25519 key of low
+  // order (no one could open what is sealed to it) or lengths that do not
+  // fit. OpenBase: the message; WC_ERR_AUTH where this private key does not
+  // open it, WC_ERR_FORMAT for an `enc` whose X25519 share is of low order.
+  // Only MLKEM768-X25519 opens, and gives a private key's public key: the
+  // other KEMs' private keys live in hardware (WC_ERR_UNSUPPORTED).
+  wc_status (*hpke_seal_base)(HpkeKem kem, std::span<const uint8_t> public_key, std::span<const uint8_t> info,
+                              std::span<const uint8_t> aad, std::span<const uint8_t> message, RandomSource &random,
+                              std::span<uint8_t> enc, std::span<uint8_t> sealed);
+  wc_status (*hpke_open_base)(HpkeKem kem, std::span<const uint8_t> private_key, std::span<const uint8_t> enc,
+                              std::span<const uint8_t> info, std::span<const uint8_t> aad,
+                              std::span<const uint8_t> sealed, std::span<uint8_t> message);
+  wc_status (*hpke_public_key)(HpkeKem kem, std::span<const uint8_t> private_key, std::span<uint8_t> public_key);
   // OpenBSD's bcrypt-pbkdf, which OpenSSH encrypts key files with; `out` of
   // 1 to 1024 bytes, `rounds` at least 1 (each costs milliseconds: the
   // caller caps it).
@@ -180,8 +234,9 @@ struct HostCrypto {
 
 // The operating system's CSPRNG (through OpenSSL), OpenSSL's KDFs, HMAC,
 // digests, RSA and base64, libsodium's Argon2id, X25519 and Ed25519, and,
-// written here, bcrypt-pbkdf (on OpenSSL's SHA-512), Keccak and ML-KEM-768
-// (backends/cpu/host_crypto.cpp).
+// written here, bcrypt-pbkdf (on OpenSSL's SHA-512), Keccak, ML-KEM-768 and
+// HPKE (on OpenSSL's HMAC and P-256, libsodium's X25519 and
+// ChaCha20-Poly1305) (backends/cpu/host_crypto.cpp).
 extern const HostCrypto kHostCrypto;
 
 }  // namespace warpcrypt

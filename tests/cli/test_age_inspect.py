@@ -18,8 +18,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec, mlkem
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from terminal_support import ask
+from test_age_pq_reference import bech32_encode
 from wc_support import AGE_CHUNK, reference_age
 
 AGE, AGE_KEYGEN = reference_age()
@@ -72,8 +75,8 @@ def expected(file: bytes) -> dict:
     sealed = len(binary) - header_len - NONCE
     chunks = max(1, -(-sealed // (CHUNK + TAG)))
     payload = sealed - chunks * TAG
-    classical = {"X25519", "ssh-rsa", "ssh-ed25519"}
-    quantum_safe = {"scrypt", "mlkem768x25519"}
+    classical = {"X25519", "ssh-rsa", "ssh-ed25519", "p256tag", "piv-p256"}
+    quantum_safe = {"scrypt", "mlkem768x25519", "mlkem768p256tag"}
     postquantum = ("no" if classical & set(types) else "yes" if quantum_safe & set(types) else "unknown")
     return {
         "version": "age-encryption.org/v1",
@@ -185,6 +188,24 @@ def test_passphrase_file_from_age(warpcrypt_binary, tmp_path):
     assert status == 0, shown
     facts = check_inspection(warpcrypt_binary, encrypted, 3)
     assert facts["stanza_types"] == ["scrypt"] and facts["armor"] is True
+
+
+def test_tagged_and_hybrid_recipients(warpcrypt_binary, tmp_path):
+    """age 1.3's stanza types as files carry them: p256tag is a classical
+    key's, mlkem768p256tag and mlkem768x25519 are post-quantum ones."""
+    point = ec.generate_private_key(ec.SECP256R1()).public_key()
+    tag = bech32_encode("age1tag", point.public_bytes(Encoding.X962, PublicFormat.CompressedPoint))
+    mlkem_key = mlkem.MLKEM768PrivateKey.generate().public_key().public_bytes_raw()
+    tagpq = bech32_encode("age1tagpq", mlkem_key + point.public_bytes(Encoding.X962, PublicFormat.UncompressedPoint))
+    ok([warpcrypt_binary, "age-keygen", "-pq", "-o", tmp_path / "pq-key"])
+    hybrid = ok([warpcrypt_binary, "age-keygen", "-y", tmp_path / "pq-key"]).decode().strip()
+    cases = [([tag], ["p256tag"], "no"), ([hybrid, tagpq], ["mlkem768x25519", "mlkem768p256tag"], "yes")]
+    for recipients, types, verdict in cases:
+        encrypted = tmp_path / f"{verdict}.age"
+        ok([warpcrypt_binary, "age", *[a for r in recipients for a in ("-r", r)], "-o", encrypted,
+            plaintext(tmp_path, 100)])
+        facts = check_inspection(warpcrypt_binary, encrypted, 100)
+        assert facts["stanza_types"] == types and facts["postquantum"] == verdict
 
 
 def test_needs_no_identity_and_reads_stanza_types_it_cannot_open(warpcrypt_binary, recipients, tmp_path):

@@ -5,7 +5,9 @@ keys), so this file checks warpcrypt against:
 
 * draft-ietf-hpke-pq's test vector for MLKEM768-X25519 with HKDF-SHA256 and
   ChaCha20-Poly1305 (cryptography_vectors/HPKE/hpke-pq-test-vectors.json),
-  the exact suite age uses, through the test-only build/tests/age_pq_tool;
+  the exact suite age uses, through the test-only build/tests/age_pq_tool
+  (HostCrypto's HPKE: the public key of the private key, sealing with the
+  vector's randomness, opening);
 * a reference written here from the specifications (C2SP age's
   mlkem768x25519 recipient, draft-ietf-hpke-pq, RFC 9180) on pyca/
   cryptography's ML-KEM-768, X25519, ChaCha20-Poly1305 and hashlib's SHA-3:
@@ -212,16 +214,20 @@ def test_hpke_pq_vector(tool):
     assert len(vectors) == 1
     v = vectors[0]
     assert run(tool, "public", v["skRm"]).stdout.decode().split() == [v["pkRm"]]
-    enc, shared, key, nonce = run(tool, "encaps", v["pkRm"], v["ikmE"], v["info"]).stdout.decode().split()
-    assert (enc, shared, key, nonce) == (v["enc"], v["shared_secret"], v["key"], v["base_nonce"])
-    shared, key, nonce = run(tool, "decaps", v["skRm"], v["enc"], v["info"]).stdout.decode().split()
-    assert (shared, key, nonce) == (v["shared_secret"], v["key"], v["base_nonce"])
+    # The context's first message is sealed under the base nonce itself.
+    first = v["encryptions"][0]
+    assert first["nonce"] == v["base_nonce"]
+    sealed = run(tool, "seal", v["pkRm"], v["ikmE"], v["info"], first["aad"], first["pt"])
+    assert sealed.stdout.decode().split() == [v["enc"], first["ct"]], sealed.stderr
+    opened = run(tool, "open", v["skRm"], v["enc"], v["info"], first["aad"], first["ct"])
+    assert opened.stdout.decode().split() == [first["pt"]], opened.stderr
+    damaged = first["ct"][:-2] + f"{int(first['ct'][-2:], 16) ^ 1:02x}"
+    assert run(tool, "open", v["skRm"], v["enc"], v["info"], first["aad"], damaged).returncode == 1
     # The reference reproduces the vector's secret from its private key too.
     reference = HybridKey(bytes.fromhex(v["skRm"]))
     assert reference.public.hex() == v["pkRm"]
     aead_key, base_nonce = key_schedule(bytes.fromhex(v["shared_secret"]), bytes.fromhex(v["info"]))
     assert (aead_key.hex(), base_nonce.hex()) == (v["key"], v["base_nonce"])
-    first = v["encryptions"][0]
     sealed = ChaCha20Poly1305(aead_key).encrypt(base_nonce, bytes.fromhex(first["pt"]), bytes.fromhex(first["aad"]))
     assert sealed.hex() == first["ct"]
 

@@ -1,20 +1,19 @@
-// A test-only command line to age's hybrid KEM (MLKEM768-X25519) and its
-// HPKE key schedule (src/age/age_pq.h), for tests/cli/test_age_pq_reference.py
-// to check against draft-ietf-hpke-pq's vectors and a Python reference. All
-// values are hex, one per line on stdout:
-//   age_pq_tool public SEED               -> public key
-//   age_pq_tool encaps PK RANDOM64 INFO   -> enc, shared secret, key, base nonce
-//   age_pq_tool decaps SEED ENC INFO      -> shared secret, key, base nonce
+// A test-only command line to HPKE with age's post-quantum suite
+// (MLKEM768-X25519, HKDF-SHA256, ChaCha20-Poly1305; HostCrypto's hpke_*
+// entries), for tests/cli/test_age_pq_reference.py to check against
+// draft-ietf-hpke-pq's vector. All values are hex, one per line on stdout:
+//   age_pq_tool public SEED                      -> public key
+//   age_pq_tool seal PK RANDOM64 INFO AAD PT     -> enc, sealed
+//   age_pq_tool open SEED ENC INFO AAD SEALED    -> plaintext
 // RANDOM64 is what the random source hands out: ML-KEM's 32 bytes, then the
 // X25519 ephemeral scalar. Exits 1 with a message on failure.
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
-#include "age/age_pq.h"
 #include "core/host_crypto.h"
 
 namespace {
@@ -58,54 +57,41 @@ int fail(const char *message) {
   return 1;
 }
 
-int print_schedule(const HostCrypto &crypto, std::span<const uint8_t, 32> shared, const std::vector<uint8_t> &info) {
-  std::array<uint8_t, 32> key{};
-  std::array<uint8_t, 12> nonce{};
-  if (age::hpke_key_schedule(crypto, shared, info, key, nonce) != WC_OK) return fail("key schedule failed");
-  print_hex(shared);
-  print_hex(key);
-  print_hex(nonce);
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
+  constexpr HpkeKem kKem = HpkeKem::mlkem768_x25519;
   const std::string command = argc > 1 ? argv[1] : "";
-  std::vector<uint8_t> a, b, info;
-  if (command == "public" && argc == 3 && from_hex(argv[2], &a) && a.size() == age::kHybridSeedLen) {
-    std::array<uint8_t, age::kHybridPublicKeyLen> public_key{};
-    if (age::hybrid_public_key(kHostCrypto, std::span<const uint8_t, 32>(a.data(), 32), public_key) != WC_OK) {
-      return fail("key expansion failed");
-    }
+  std::vector<std::vector<uint8_t>> args(static_cast<size_t>(std::max(argc - 2, 0)));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!from_hex(argv[i + 2], &args[i])) return fail("arguments are hex");
+  }
+  if (command == "public" && args.size() == 1) {
+    std::vector<uint8_t> public_key(hpke_public_key_len(kKem));
+    if (kHostCrypto.hpke_public_key(kKem, args[0], public_key) != WC_OK) return fail("no public key for that seed");
     print_hex(public_key);
     return 0;
   }
-  if (argc != 5 || !from_hex(argv[2], &a) || !from_hex(argv[3], &b) || !from_hex(argv[4], &info)) {
-    return fail("usage: public SEED | encaps PK RANDOM64 INFO | decaps SEED ENC INFO");
-  }
-  if (command == "encaps" && a.size() == age::kHybridPublicKeyLen && b.size() == 64) {
-    FixedRandom random(b);
-    HostCrypto crypto = kHostCrypto;
-    crypto.random = &random;
-    std::array<uint8_t, age::kHybridEncapsulationLen> enc{};
-    std::array<uint8_t, 32> shared{};
-    const char *detail = "";
-    if (age::hybrid_encapsulate(crypto, std::span<const uint8_t, age::kHybridPublicKeyLen>(a.data(), a.size()), enc,
-                                shared, &detail) != WC_OK) {
-      return fail(detail);
+  if (command == "seal" && args.size() == 5) {
+    const auto &[public_key, randomness, info, aad, message] = std::tie(args[0], args[1], args[2], args[3], args[4]);
+    FixedRandom random(randomness);
+    std::vector<uint8_t> enc(hpke_encapsulation_len(kKem));
+    std::vector<uint8_t> sealed(message.size() + 16);
+    if (kHostCrypto.hpke_seal_base(kKem, public_key, info, aad, message, random, enc, sealed) != WC_OK) {
+      return fail("sealing failed");
     }
     print_hex(enc);
-    return print_schedule(kHostCrypto, shared, info);
+    print_hex(sealed);
+    return 0;
   }
-  if (command == "decaps" && a.size() == age::kHybridSeedLen && b.size() == age::kHybridEncapsulationLen) {
-    std::array<uint8_t, 32> shared{};
-    if (age::hybrid_decapsulate(kHostCrypto, std::span<const uint8_t, 32>(a.data(), 32),
-                                std::span<const uint8_t, age::kHybridEncapsulationLen>(b.data(), b.size()),
-                                shared) != WC_OK) {
-      return fail("decapsulation failed");
+  if (command == "open" && args.size() == 5 && args[4].size() >= 16) {
+    const auto &[seed, enc, info, aad, sealed] = std::tie(args[0], args[1], args[2], args[3], args[4]);
+    std::vector<uint8_t> message(sealed.size() - 16);
+    if (kHostCrypto.hpke_open_base(kKem, seed, enc, info, aad, sealed, message) != WC_OK) {
+      return fail("opening failed");
     }
-    return print_schedule(kHostCrypto, shared, info);
+    print_hex(message);
+    return 0;
   }
-  return fail("usage: public SEED | encaps PK RANDOM64 INFO | decaps SEED ENC INFO");
+  return fail("usage: public SEED | seal PK RANDOM64 INFO AAD PT | open SEED ENC INFO AAD SEALED");
 }

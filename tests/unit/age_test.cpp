@@ -316,6 +316,54 @@ TEST_F(AgeTest, RoundTripsEverySizeAtTheChunkEdges) {
   }
 }
 
+// wc_age_encrypted_capacity is room enough, before the call, for a file to
+// recipients of every native type at once, so a buffer call runs once; the
+// payload is counted exactly, the header at most a stanza's room apiece.
+TEST_F(AgeTest, TheCapacityHoldsEveryNativeTypesFileAndCountsThePayloadExactly) {
+  Keys pq;
+  ASSERT_EQ(wc_age_identities_generate_pq(pq.identities), WC_OK);
+  char hybrid[WC_AGE_KEY_MAX_LEN];
+  ASSERT_EQ(wc_age_identity_recipient(pq.identities, 0, hybrid, sizeof hybrid, nullptr), WC_OK);
+  // The largest stanzas: a hybrid key's and a post-quantum tag's, this one
+  // of the hybrid key's ML-KEM-768 key and P-256's generator.
+  const std::optional<age::Bech32> decoded = age::decode_bech32(hybrid);
+  ASSERT_TRUE(decoded.has_value());
+  Bytes tagpq_key(decoded->data.begin(), decoded->data.begin() + 1184);
+  const uint8_t generator[65] = {
+      0x04, 0x6b, 0x17, 0xd1, 0xf2, 0xe1, 0x2c, 0x42, 0x47, 0xf8, 0xbc, 0xe6, 0xe5, 0x63, 0xa4, 0x40, 0xf2,
+      0x77, 0x03, 0x7d, 0x81, 0x2d, 0xeb, 0x33, 0xa0, 0xf4, 0xa1, 0x39, 0x45, 0xd8, 0x98, 0xc2, 0x96, 0x4f,
+      0xe3, 0x42, 0xe2, 0xfe, 0x1a, 0x7f, 0x9b, 0x8e, 0xe7, 0xeb, 0x4a, 0x7c, 0x0f, 0x9e, 0x16, 0x2b, 0xce,
+      0x33, 0x57, 0x6b, 0x31, 0x5e, 0xce, 0xcb, 0xb6, 0x40, 0x68, 0x37, 0xbf, 0x51, 0xf5};
+  tagpq_key.insert(tagpq_key.end(), std::begin(generator), std::end(generator));
+  Keys post_quantum;
+  ASSERT_EQ(wc_age_recipients_add(post_quantum.recipients, hybrid, nullptr), WC_OK);
+  const std::string tagpq = age::encode_bech32("age1tagpq", tagpq_key);
+  ASSERT_EQ(wc_age_recipients_add(post_quantum.recipients, tagpq.c_str(), nullptr), WC_OK);
+  for (const wc_age_recipients *recipients : {static_cast<const wc_age_recipients *>(keys.recipients),
+                                              static_cast<const wc_age_recipients *>(post_quantum.recipients)}) {
+    const size_t count = wc_age_recipients_count(recipients);
+    for (size_t len : {size_t{0}, size_t{1}, kChunk, kChunk + 1, 3 * kChunk + 7}) {
+      const Bytes plain = TestRng(len).bytes(len);
+      for (bool armor : {false, true}) {
+        const size_t capacity = wc_age_encrypted_capacity(recipients, len, armor);
+        Bytes out(capacity);
+        size_t out_len = 0;
+        ASSERT_EQ(wc_age_encrypt_buffer(nullptr, recipients, armor, nullptr, out.data(), out.size(), &out_len,
+                                        plain.data(), plain.size()),
+                  WC_OK)
+            << count << " recipients, " << len << " bytes";
+        out.resize(out_len);
+        if (!armor) {
+          const size_t chunks = len == 0 ? 1 : (len + kChunk - 1) / kChunk;
+          EXPECT_EQ(out_len - header_len(out), 16 + len + 16 * chunks);
+          EXPECT_LE(capacity - out_len, count * WC_AGE_STANZA_ROOM) << "only the stanzas are estimated";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(wc_age_encrypted_capacity(keys.recipients, SIZE_MAX, 1), SIZE_MAX);
+}
+
 TEST_F(AgeTest, SeveralRecipientsEachOpenTheFile) {
   Keys other;
   ASSERT_EQ(wc_age_identities_generate(other.identities), WC_OK);

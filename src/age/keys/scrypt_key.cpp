@@ -71,7 +71,7 @@ wc_status open(const HostCrypto &crypto, const Identity &identity, const Stanza 
   }
   DerivedKey key;
   wc_status status = wrap_key(crypto, identity.passphrase, *salt, work_factor, &key, detail);
-  if (status == WC_OK) status = open_file_key(crypto, key.bytes, kZeroNonce, stanza.body, file_key);
+  if (status == WC_OK) status = open_file_key(crypto, key.bytes, stanza.body, file_key);
   return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
 }
 

@@ -83,7 +83,7 @@ wc_status open_named(const HostCrypto &crypto, const Identity &identity, const S
   DerivedKey wrapping;
   if (status == WC_OK) status = wrap_key(crypto, key.public_key, shared, share, own_public, &wrapping);
   secure_wipe(shared.data(), shared.size());
-  if (status == WC_OK) status = open_file_key(crypto, wrapping.bytes, kZeroNonce, stanza.body, file_key);
+  if (status == WC_OK) status = open_file_key(crypto, wrapping.bytes, stanza.body, file_key);
   if (status == WC_ERR_AUTH) *detail = "the ssh-ed25519 stanza names this key but does not open with it";
   return status;
 }

@@ -112,7 +112,7 @@ wc_status open(const HostCrypto &crypto, const Identity &identity, std::span<con
   DerivedKey key;
   wc_status status = wrap_key(crypto, shared, std::span<const uint8_t, 32>(share->data(), 32), own_public, &key);
   secure_wipe(shared.data(), shared.size());
-  if (status == WC_OK) status = open_file_key(crypto, key.bytes, kZeroNonce, stanza.body, file_key);
+  if (status == WC_OK) status = open_file_key(crypto, key.bytes, stanza.body, file_key);
   return status == WC_ERR_AUTH ? WC_ERR_NO_IDENTITY : status;
 }
 

@@ -15,9 +15,10 @@
 #include "backends/cpu/base64.h"
 #include "backends/cpu/bcrypt_pbkdf.h"
 #include "backends/cpu/evp_cipher.h"
+#include "backends/cpu/hpke.h"
 #include "backends/cpu/kdf.h"
-#include "backends/cpu/keccak.h"
 #include "backends/cpu/mlkem768.h"
+#include "backends/cpu/p256.h"
 #include "backends/cpu/rsa_oaep.h"
 #include "backends/cpu/signature.h"
 #include "backends/cpu/sodium_init.h"
@@ -178,11 +179,13 @@ const HostCrypto kHostCrypto = {
     .ed25519_public_key = cpu::ed25519_public_key,
     .ed25519_sign = cpu::ed25519_sign,
     .ed25519_verify = cpu::ed25519_verify,
-    .sha3_256 = cpu::sha3_256,
-    .shake256 = cpu::shake256,
     .mlkem768_keygen = cpu::mlkem768_keygen,
     .mlkem768_encaps = mlkem768_encaps_from,
     .mlkem768_decaps = cpu::mlkem768_decaps,
+    .p256_decode_point = cpu::p256_decode_point,
+    .hpke_seal_base = cpu::hpke_seal_base,
+    .hpke_open_base = cpu::hpke_open_base,
+    .hpke_public_key = cpu::hpke_public_key,
     .bcrypt_pbkdf = cpu::bcrypt_pbkdf,
     .digest = cpu::digest,
     .ed25519_to_x25519 = cpu::ed25519_to_x25519,
