@@ -174,6 +174,11 @@ class AgeRecipients:
 
     def add_passphrase(self, arg0: object, arg1: int, /) -> None: ...
 
+    def set_plugin_ui(self, ui: object) -> None:
+        """
+        The plugins of these recipients ask `ui` (a warpcrypt.age.PluginUI) what they ask the user.
+        """
+
     def __len__(self) -> int: ...
 
 class AgeIdentities:
@@ -181,11 +186,19 @@ class AgeIdentities:
 
     def generate(self) -> None: ...
 
-    def add(self, arg: str, /) -> None: ...
+    def add(self, text: str, passphrase: object | None = None) -> None:
+        """
+        Adds the identities of `text`; `passphrase` (str, bytes or a callable returning either) opens a passphrase-protected SSH key among them, held in native memory or asked when a file names the key.
+        """
 
     def add_passphrase(self, arg0: object, arg1: int, /) -> None: ...
 
-    def add_copy(self, arg0: AgeIdentities, arg1: int, /) -> None: ...
+    def add_copy(self, source: AgeIdentities, index: int) -> None: ...
+
+    def set_plugin_ui(self, ui: object) -> None:
+        """
+        The plugin identities of this set ask `ui` (a warpcrypt.age.PluginUI) what they ask the user.
+        """
 
     def type(self, arg: int, /) -> str: ...
 

@@ -8,19 +8,26 @@
     b'data'
 
 Recipients are X25519 public keys (``age1...``), post-quantum hybrid keys
-(``age1pq1...``), SSH public keys (``ssh-ed25519 ...``, ``ssh-rsa ...``) or
-one passphrase (scrypt). Identities are X25519 and hybrid secret keys
+(``age1pq1...``), age 1.3's tagged recipients of hardware keys
+(``age1tag1...``, ``age1tagpq1...``, whose identities are plugins'), SSH
+public keys (``ssh-ed25519 ...``, ``ssh-rsa ...``) or one passphrase
+(scrypt). Identities are X25519 and hybrid secret keys
 (``AGE-SECRET-KEY-1...``, ``AGE-SECRET-KEY-PQ-1...``), OpenSSH private key
 files (ed25519 and RSA) and plugin identities, each kept as what it is
 (``Identity.type``), or a passphrase. An SSH identity's recipient is its
 public key line; a plugin identity's recipient is its plugin's to give, and
 only X25519 and hybrid keys have a ``secret_key()``: what a type cannot do
 raises Unsupported, naming the type. A passphrase-protected SSH key is read
-(its public key is in clear), but Python has no way to its passphrase: a
-file encrypted to it raises NoIdentity, saying so. Plugin keys
-(``age1name1...``, ``AGE-PLUGIN-NAME-1...``) run ``age-plugin-name`` from
-PATH (docs/age.md); a plugin that asks the user for anything is answered
-"fail", since Python offers it no terminal. A damaged file raises
+with ``passphrase=`` (``Identity.parse``, ``parse_identities``): a str or
+bytes, held in native memory, or a callable returning one, asked only when
+a file has a stanza for the key, once per such stanza; a wrong passphrase
+raises InvalidTag, and without one a file for the key raises NoIdentity,
+saying so. Plugin keys (``age1name1...``, ``AGE-PLUGIN-NAME-1...``) run
+``age-plugin-name`` from PATH (docs/age.md); what a plugin asks the user
+goes to the ``plugin_ui=`` given to the call (a :class:`PluginUI`), and
+without one it is answered "fail". An exception raised by a passphrase
+callable or a PluginUI method is raised by the call, once the library has
+returned. A damaged file raises
 FormatError (a broken rule, named), InvalidTag (a header MAC or chunk that
 does not authenticate) or NoIdentity (nothing opens it); no plaintext of a
 chunk that did not authenticate is returned or written.
@@ -30,7 +37,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import BinaryIO, Iterable, Optional, Sequence, Union
+from typing import BinaryIO, Callable, Iterable, Optional, Sequence, TypeVar, Union
 
 from warpcrypt import _native, _table
 from warpcrypt._files import _path
@@ -40,6 +47,7 @@ from warpcrypt.exceptions import InvalidArgument, Unsupported
 __all__ = [
     "Identity",
     "Recipient",
+    "PluginUI",
     "generate_identity",
     "parse_identities",
     "parse_recipients",
@@ -59,6 +67,9 @@ DEFAULT_WORK_FACTOR = _native.AGE_DEFAULT_WORK_FACTOR
 DEFAULT_MAX_WORK_FACTOR = _native.AGE_DEFAULT_MAX_WORK_FACTOR
 _WHOLE = (1 << 64) - 1
 Passphrase = Union[str, bytes, None]
+# An SSH key's passphrase, or what to ask for it when a file needs the key.
+SshPassphrase = Union[str, bytes, Callable[[], Union[str, bytes]], None]
+_KeySet = TypeVar("_KeySet", "_native.AgeRecipients", "_native.AgeIdentities")
 
 
 class Recipient:
@@ -101,12 +112,16 @@ class Identity:
         return cls(native)
 
     @classmethod
-    def parse(cls, text: str) -> "Identity":
+    def parse(cls, text: str, passphrase: SshPassphrase = None) -> "Identity":
         """One identity: an age key (``AGE-SECRET-KEY-1...``,
         ``AGE-SECRET-KEY-PQ-1...``, ``AGE-PLUGIN-NAME-1...``) or an OpenSSH
-        private key file."""
+        private key file. ``passphrase`` opens a passphrase-protected SSH
+        key: a str (its UTF-8) or bytes, kept in native memory and wiped
+        when the identity goes, or a callable returning one, called each
+        time a file to be opened has a stanza for the key, and never when
+        none has. Other keys have no use for it."""
         native = _native.AgeIdentities()
-        native.add(text)
+        native.add(text, passphrase)
         if len(native) != 1:
             raise InvalidArgument("one identity expected; use parse_identities for an identity file")
         return cls(native)
@@ -141,11 +156,12 @@ def generate_identity() -> Identity:
     return Identity.generate()
 
 
-def parse_identities(text: str) -> list[Identity]:
+def parse_identities(text: str, passphrase: SshPassphrase = None) -> list[Identity]:
     """Every identity of an identity file as ``age-keygen`` writes it (one
-    key a line, ``#`` comments), or of an OpenSSH private key file."""
+    key a line, ``#`` comments), or of an OpenSSH private key file;
+    ``passphrase`` as for :meth:`Identity.parse`."""
     native = _native.AgeIdentities()
-    native.add(text)
+    native.add(text, passphrase)
     identities = []
     for i in range(len(native)):
         one = _native.AgeIdentities()
@@ -161,8 +177,49 @@ def parse_recipients(text: str) -> list[Recipient]:
     return [Recipient(line) for line in lines if line and not line.startswith("#")]
 
 
+class PluginUI:
+    """What an application answers an age plugin that asks the user
+    something (a PIN, a touch, a choice), given as ``plugin_ui=`` to the
+    call that runs the plugin. Subclass it and override what the
+    application can do; each method here declines, so the plugin is
+    answered "fail", as it is without a ``plugin_ui``, and most plugins
+    then end the operation. ``plugin`` is the plugin's name (``"yubikey"``
+    for ``age-plugin-yubikey``); every string comes from the plugin and is
+    untrusted text, to be shown as such. The methods run on the thread of
+    the call, with the GIL; an exception one raises answers "fail", and the
+    call raises it once it returns."""
+
+    def message(self, plugin: str, text: str) -> Optional[bool]:
+        """Shows ``text``; returns None (or True) once it is shown, False
+        where it cannot be."""
+        return False
+
+    def request_value(self, plugin: str, prompt: str, secret: bool) -> Optional[Union[str, bytes]]:
+        """The value asked for after ``prompt``, typed without echo where
+        ``secret`` (a PIN), or None to decline."""
+        return None
+
+    def confirm(self, plugin: str, prompt: str, yes: str, no: Optional[str]) -> Optional[bool]:
+        """Asks ``prompt``, to be answered with the choice labelled ``yes``
+        (True) or, where ``no`` is not None, the one labelled ``no``
+        (False); None declines."""
+        return None
+
+
+_PLUGIN_UI_METHODS = ("message", "request_value", "confirm")
+
+
+def _with_plugin_ui(native: _KeySet, plugin_ui: Optional[PluginUI]) -> _KeySet:
+    if plugin_ui is not None:
+        if not all(callable(getattr(plugin_ui, name, None)) for name in _PLUGIN_UI_METHODS):
+            raise TypeError("plugin_ui must have the methods of warpcrypt.age.PluginUI: message, request_value "
+                            "and confirm")
+        native.set_plugin_ui(plugin_ui)
+    return native
+
+
 def _recipients(recipients: Optional[Iterable[Union[Recipient, str]]], passphrase: Passphrase,
-                work_factor: int) -> "_native.AgeRecipients":
+                work_factor: int, plugin_ui: Optional[PluginUI]) -> "_native.AgeRecipients":
     native = _native.AgeRecipients()
     for recipient in recipients or ():  # None, as an empty list, where a passphrase is given
         native.add(str(recipient))
@@ -170,11 +227,11 @@ def _recipients(recipients: Optional[Iterable[Union[Recipient, str]]], passphras
         native.add_passphrase(passphrase.encode() if isinstance(passphrase, str) else passphrase, work_factor)
     if len(native) == 0:
         raise InvalidArgument("give recipients or a passphrase")
-    return native
+    return _with_plugin_ui(native, plugin_ui)
 
 
 def _identities(identities: Optional[Iterable[Identity]], passphrase: Passphrase,
-                max_work_factor: int) -> "_native.AgeIdentities":
+                max_work_factor: int, plugin_ui: Optional[PluginUI]) -> "_native.AgeIdentities":
     native = _native.AgeIdentities()
     for identity in identities or ():
         if not isinstance(identity, Identity):
@@ -184,7 +241,7 @@ def _identities(identities: Optional[Iterable[Identity]], passphrase: Passphrase
         native.add_passphrase(passphrase.encode() if isinstance(passphrase, str) else passphrase, max_work_factor)
     if len(native) == 0:
         raise InvalidArgument("give identities or a passphrase")
-    return native
+    return _with_plugin_ui(native, plugin_ui)
 
 
 def _range(offset: int, length: Optional[int]) -> tuple[int, int]:
@@ -194,40 +251,43 @@ def _range(offset: int, length: Optional[int]) -> tuple[int, int]:
 
 
 def encrypt(data: object, recipients: Optional[Sequence[Union[Recipient, str]]] = (), *, passphrase: Passphrase = None,
-            armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR, backend: str = "auto",
-            threads: int = 0) -> bytes:
+            armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR, backend: str = "auto", threads: int = 0,
+            plugin_ui: Optional[PluginUI] = None) -> bytes:
     """The age file of ``data`` (any buffer) for every recipient, or for a
-    passphrase alone."""
-    return _native.age_encrypt(_recipients(recipients, passphrase, work_factor), data, armor,
+    passphrase alone. A plugin recipient's plugin asks ``plugin_ui`` what
+    it asks the user."""
+    return _native.age_encrypt(_recipients(recipients, passphrase, work_factor, plugin_ui), data, armor,
                                _table.backend_value(backend), threads)
 
 
 def decrypt(data: object, identities: Optional[Sequence[Identity]] = (), *, passphrase: Passphrase = None,
             max_work_factor: int = DEFAULT_MAX_WORK_FACTOR, offset: int = 0, length: Optional[int] = None,
-            backend: str = "auto", threads: int = 0) -> bytes:
+            backend: str = "auto", threads: int = 0, plugin_ui: Optional[PluginUI] = None) -> bytes:
     """The plaintext of an age file (binary or armored), or bytes ``[offset,
-    offset + length)`` of it, authenticating only the chunks that hold them."""
+    offset + length)`` of it, authenticating only the chunks that hold them.
+    A plugin identity's plugin asks ``plugin_ui`` what it asks the user."""
     begin, count = _range(offset, length)
-    return _native.age_decrypt(_identities(identities, passphrase, max_work_factor), data, begin, count,
+    return _native.age_decrypt(_identities(identities, passphrase, max_work_factor, plugin_ui), data, begin, count,
                                _table.backend_value(backend), threads)
 
 
 def encrypt_file(src: PathLike, dst: PathLike, recipients: Optional[Sequence[Union[Recipient, str]]] = (), *,
                  passphrase: Passphrase = None, armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR,
-                 backend: str = "auto", threads: int = 0) -> None:
+                 backend: str = "auto", threads: int = 0, plugin_ui: Optional[PluginUI] = None) -> None:
     """Encrypts the file ``src`` into ``dst``, atomically."""
-    _native.age_encrypt_file(_recipients(recipients, passphrase, work_factor), _path(src), _path(dst), armor,
-                             _table.backend_value(backend), threads)
+    _native.age_encrypt_file(_recipients(recipients, passphrase, work_factor, plugin_ui), _path(src), _path(dst),
+                             armor, _table.backend_value(backend), threads)
 
 
 def decrypt_file(src: PathLike, dst: PathLike, identities: Optional[Sequence[Identity]] = (), *,
                  passphrase: Passphrase = None, max_work_factor: int = DEFAULT_MAX_WORK_FACTOR, offset: int = 0,
-                 length: Optional[int] = None, backend: str = "auto", threads: int = 0) -> None:
+                 length: Optional[int] = None, backend: str = "auto", threads: int = 0,
+                 plugin_ui: Optional[PluginUI] = None) -> None:
     """Decrypts the age file ``src`` into ``dst``, atomically: on any failure
     no ``dst`` is left behind."""
     begin, count = _range(offset, length)
-    _native.age_decrypt_file(_identities(identities, passphrase, max_work_factor), _path(src), _path(dst), begin,
-                             count, _table.backend_value(backend), threads)
+    _native.age_decrypt_file(_identities(identities, passphrase, max_work_factor, plugin_ui), _path(src),
+                             _path(dst), begin, count, _table.backend_value(backend), threads)
 
 
 def _descriptor(stream: BinaryIO, role: str) -> int:
@@ -239,24 +299,25 @@ def _descriptor(stream: BinaryIO, role: str) -> int:
 
 def encrypt_stream(source: BinaryIO, target: BinaryIO, recipients: Optional[Sequence[Union[Recipient, str]]] = (), *,
                    passphrase: Passphrase = None, armor: bool = False, work_factor: int = DEFAULT_WORK_FACTOR,
-                   backend: str = "auto", threads: int = 0) -> None:
+                   backend: str = "auto", threads: int = 0, plugin_ui: Optional[PluginUI] = None) -> None:
     """Encrypts from ``source``'s position to its end into ``target`` at its
     position; both are binary streams with descriptors (files, pipes,
     sockets). Buffered data is flushed first."""
     target.flush()
-    _native.age_encrypt_fd(_recipients(recipients, passphrase, work_factor), _descriptor(target, "target"),
+    _native.age_encrypt_fd(_recipients(recipients, passphrase, work_factor, plugin_ui), _descriptor(target, "target"),
                            _sync(source), armor, _table.backend_value(backend), threads)
 
 
 def decrypt_stream(source: BinaryIO, target: BinaryIO, identities: Optional[Sequence[Identity]] = (), *,
                    passphrase: Passphrase = None, max_work_factor: int = DEFAULT_MAX_WORK_FACTOR,
-                   backend: str = "auto", threads: int = 0) -> None:
+                   backend: str = "auto", threads: int = 0, plugin_ui: Optional[PluginUI] = None) -> None:
     """Decrypts the age file read from ``source`` into ``target`` (binary
     streams with descriptors). A streamed target may hold the chunks
     authenticated before a failure."""
     target.flush()
-    _native.age_decrypt_fd(_identities(identities, passphrase, max_work_factor), _descriptor(target, "target"),
-                           _sync(source), 0, _WHOLE, _table.backend_value(backend), threads)
+    _native.age_decrypt_fd(_identities(identities, passphrase, max_work_factor, plugin_ui),
+                           _descriptor(target, "target"), _sync(source), 0, _WHOLE, _table.backend_value(backend),
+                           threads)
 
 
 def _sync(source: BinaryIO) -> int:
