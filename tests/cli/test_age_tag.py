@@ -277,10 +277,12 @@ def test_no_plugin_is_run_for_tag_recipients(warpcrypt_binary, tmp_path):
 # An age plugin holding a P-256 key, as a hardware key's plugin does, its
 # identity side only: it finds its p256tag stanza by the tag and opens it
 # with the reference above. Its key comes from $TAGTEST_SCALAR (a plugin
-# sees the variables named after it), the reference from $TAGTEST_TESTS.
+# sees the variables named after it, not PYTHONPATH), the reference from
+# $TAGTEST_TESTS, pyca/cryptography from where this interpreter finds it
+# ($TAGTEST_PYTHONPATH).
 PLUGIN = """#!{python}
 import os, sys
-sys.path.insert(0, os.environ["TAGTEST_TESTS"])
+sys.path[:0] = [os.environ["TAGTEST_TESTS"], *os.environ["TAGTEST_PYTHONPATH"].split(os.pathsep)]
 from cryptography.hazmat.primitives.asymmetric import ec
 import test_age_tag as t
 
@@ -327,6 +329,7 @@ def test_plugin_identity_opens_p256tag_file(warpcrypt_binary, tmp_path):
         PATH=f"{plugin.parent}:{os.environ['PATH']}",
         TAGTEST_SCALAR=f"{key.key.private_numbers().private_value:064x}",
         TAGTEST_TESTS=str(Path(__file__).parent),
+        TAGTEST_PYTHONPATH=os.pathsep.join(sys.path),
     )
     plaintext = os.urandom(3000)
     # Beside an X25519 recipient, so that the plugin must pick its stanza.

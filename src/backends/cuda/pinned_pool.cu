@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -38,8 +39,11 @@ class PinnedPool {
     const size_t size = (std::max<size_t>(bytes, 1) + kGrain - 1) / kGrain * kGrain;
     {
       const std::lock_guard lock(mutex_);
-      const auto kept = free_.lower_bound(size);
-      if (kept != free_.end() && kept->first <= size * kMostWaste) {
+      // The smallest size that serves, and of its blocks the one given back
+      // last, whose pages are the likeliest still in the caches and TLB.
+      const auto fits = free_.lower_bound(size);
+      if (fits != free_.end() && fits->first <= size * kMostWaste) {
+        const auto kept = std::prev(free_.upper_bound(fits->first));
         *block = kept->second;
         kept_bytes_ -= kept->first;
         sizes_[kept->second] = kept->first;
