@@ -71,6 +71,7 @@ def write_seeds(folder: Path) -> None:
         "dropped": {**index, "weight_map": dict(list(index["weight_map"].items())[1:])},
         "outside": {**index, "weight_map": {**index["weight_map"], "layers.0.weight": "../x.safetensors"}},
         "metadata": {**index, "metadata": {**index["metadata"], "total_size": 1}},
+        "emptied": {**index, "weight_map": {}},
     }
     for name, edited in edits.items():
         (folder / name).write_text(json.dumps(edited, indent=2))

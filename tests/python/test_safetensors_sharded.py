@@ -233,6 +233,16 @@ def test_a_damaged_index_is_one_format_error(checkpoint, keys, text):
     refused(checkpoint, keys, warpcrypt.FormatError, "index|JSON")
 
 
+@pytest.mark.parametrize("metadata", [None, {"total_size": 6144}, {"total_size": 6144, "warpcryp": "87646a1d"}])
+def test_an_index_that_names_no_tensor_is_refused(checkpoint, keys, metadata):
+    """An index emptied names no shard, so no shard's binding is checked: it
+    must not load as an empty checkpoint (sharded_index_fuzzer found it)."""
+    index = {"weight_map": {}} if metadata is None else {"metadata": metadata, "weight_map": {}}
+    (checkpoint / INDEX).write_text(json.dumps(index))
+    for given in (keys, None):
+        refused(checkpoint, given, warpcrypt.FormatError, "names no tensor")
+
+
 def test_a_folder_with_no_checkpoint_says_so(tmp_path, keys):
     with pytest.raises(FileNotFoundError, match="no model.safetensors.index.json or model.safetensors"):
         wnp.load_state_dict(tmp_path, keys=keys)

@@ -250,6 +250,10 @@ def _read_index(path: str) -> tuple[dict[str, Any], dict[str, list[str]]]:
     weight_map, metadata = index.get("weight_map"), index.get("metadata", {})
     if not isinstance(weight_map, dict) or not isinstance(metadata, dict):
         raise FormatError(f"{path}: an index is an object with a weight_map object (and a metadata object)")
+    # An index that names no shard leaves no shard's binding to check: it
+    # would load as an empty checkpoint, whatever the shards beside it hold.
+    if not weight_map:
+        raise FormatError(f"{path}: the index names no tensor")
     by_shard: dict[str, list[str]] = {}
     for tensor, shard in weight_map.items():
         if not isinstance(shard, str) or not shard.endswith(".safetensors") or shard != os.path.basename(shard) \
