@@ -178,10 +178,12 @@ TEST(LateLanes, StayWhereTheJobRunsFasterWithThem) {
 }
 
 TEST(LateLanes, LeaveWhereTheJobRunsSlowerAndThePausedLanesResume) {
-  // Two lanes at 1 ms a unit; on trial, one of them pauses for a late lane
-  // at 20 ms a unit: the job runs at about half its rate, so the late lane
-  // leaves, and the paused lane must come back for the job to end.
-  SleepJob job(400, 2, microseconds(1000), microseconds(20000));
+  // Two lanes at 4 ms a unit; on trial, one of them pauses for a late lane
+  // at 80 ms a unit: the job runs at about half its rate, so the late lane
+  // leaves, and the paused lane must come back for the job to end. (At 1 and
+  // 20 ms, a loaded machine under ASan stretched the sleeps of the rate
+  // before the trial enough, once, for the trial to look faster.)
+  SleepJob job(400, 2, microseconds(4000), microseconds(80000));
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
   LateLanes late = job.late_lanes(1, 1, 0.001, &verdict);
   JobMonitor monitor(nullptr, job.units * kUnitBytes);
