@@ -24,6 +24,7 @@
 #include "backends/cpu/hpke.h"
 #include "core/host_crypto.h"
 #include "support/bytes.h"
+#include "support/fixed_random.h"
 #include "support/test_environment.h"
 #include "warpcrypt/age.h"
 
@@ -35,21 +36,7 @@ using warpcrypt::kHostCrypto;
 using wctest::Bytes;
 using wctest::from_hex;
 
-// Hands out the bytes it was given, in order: a vector's ikmE.
-class FixedRandom final : public warpcrypt::RandomSource {
- public:
-  explicit FixedRandom(Bytes bytes) : bytes_(std::move(bytes)) {}
-  wc_status fill(std::span<uint8_t> out) override {
-    if (out.size() > bytes_.size() - used_) throw std::logic_error("FixedRandom ran out");
-    std::copy_n(bytes_.begin() + used_, out.size(), out.begin());
-    used_ += out.size();
-    return WC_OK;
-  }
-
- private:
-  Bytes bytes_;
-  size_t used_ = 0;
-};
+using wctest::FixedRandom;
 
 // RFC 9180 Appendix A.5.1: DHKEM(P-256, HKDF-SHA256), HKDF-SHA256,
 // ChaCha20Poly1305, base mode, and its first encryption (sequence number 0).

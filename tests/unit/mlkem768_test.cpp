@@ -14,6 +14,7 @@
 #include "backends/cpu/keccak.h"
 #include "core/host_crypto.h"
 #include "support/bytes.h"
+#include "support/fixed_random.h"
 #include "support/test_environment.h"
 #include "support/test_rng.h"
 #include "vector_file.h"
@@ -23,21 +24,7 @@ namespace {
 using warpcrypt::kHostCrypto;
 using wctest::Bytes;
 
-// Hands out fixed bytes: Encaps' m from a vector.
-class FixedRandom final : public warpcrypt::RandomSource {
- public:
-  explicit FixedRandom(Bytes bytes) : bytes_(std::move(bytes)) {}
-  wc_status fill(std::span<uint8_t> out) override {
-    if (out.size() > bytes_.size() - used_) throw std::logic_error("FixedRandom ran out");
-    std::copy_n(bytes_.begin() + used_, out.size(), out.begin());
-    used_ += out.size();
-    return WC_OK;
-  }
-
- private:
-  Bytes bytes_;
-  size_t used_ = 0;
-};
+using wctest::FixedRandom;
 
 using EncapsulationKey = std::array<uint8_t, warpcrypt::kMlkem768EncapsulationKeyLen>;
 using DecapsulationKey = std::array<uint8_t, warpcrypt::kMlkem768DecapsulationKeyLen>;
