@@ -164,6 +164,24 @@ WC_API wc_status wc_output_commit(wc_output *output, int *os_error);
 /* Removes the temporary file unless committed, and frees. NULL is a no-op. */
 WC_API void wc_output_free(wc_output *output);
 
+/*
+ * Moves the complete file `file` to `path` beneath the folder `root`, as a
+ * job that writes a tree of outputs commits each one (the Python package's
+ * Dask jobs do): one rename, so `file` must lie on root's file system
+ * (EXDEV otherwise). `path` is relative, with no empty, "." or ".." step
+ * (WC_ERR_INVALID_ARGUMENT, *detail says so). Its folders are created where
+ * missing (0777 less the umask) and opened one by one; a folder that is a
+ * link, or not a folder, is refused (WC_ERR_IO, ENOTDIR, *detail says so),
+ * so a link planted in a tree that others may write in cannot send the
+ * output outside it. A file at `path` is replaced as wc_output_commit
+ * replaces one: it keeps its mode (and owner, where the caller may give it),
+ * and a target the caller may not write is refused; a link at `path` is
+ * replaced itself, never followed. Other failures are WC_ERR_IO with
+ * *os_error; `file` stays where it was on any failure.
+ */
+WC_API wc_status wc_output_move_beneath(const char *root, const char *path, const char *file, int *os_error,
+                                        const char **detail);
+
 #ifdef __cplusplus
 }
 #endif

@@ -297,6 +297,16 @@ class SealedStream {
   std::string name_;
 };
 
+// wc_output_move_beneath: `file` moved to `path` beneath the folder `root`.
+void move_beneath(const std::string &root, const std::string &path, const std::string &file) {
+  int os_error = 0;
+  const char *detail = nullptr;
+  const wc_status status = wc_output_move_beneath(root.c_str(), path.c_str(), file.c_str(), &os_error, &detail);
+  const std::string target = root + "/" + path;
+  if (status == WC_ERR_IO) throw Failure(os_error, detail != nullptr ? detail : std::strerror(os_error), target);
+  if (status != WC_OK) throw Failure(status, target + ": " + (detail != nullptr ? detail : wc_status_string(status)));
+}
+
 // A file written as wc_output_open describes: a temporary file beside the
 // target, renamed over it by commit(), removed by discard() or when
 // collected uncommitted. `inputs` are descriptors of the files the caller
@@ -414,6 +424,9 @@ void bind_files(nb::module_ &m) {
   m.def("open_file", &open_file, "source"_a, "target"_a, "key_source"_a, "secret"_a, "offset"_a, "length"_a,
         "max_iterations"_a, "max_argon2_ops"_a, "max_argon2_memory"_a, "backend"_a, "threads"_a, "progress"_a.none());
   m.def("sealed_info", &sealed_info, "path"_a);
+  m.def("move_beneath", &move_beneath, "root"_a, "path"_a, "file"_a,
+        "Moves the complete file to path beneath the folder root (wc_output_move_beneath): no folder on the way "
+        "a link, a replaced file's mode kept.");
   m.def("fill_mapped", &fill_mapped, "region"_a, "data"_a.none(),
         "Makes the pages under region (a shared file mapping) present, then copies data there, without the GIL; "
         "False where the kernel cannot (before Linux 5.14).");

@@ -104,6 +104,11 @@ def open_file(source: str, target: str, key_source: int, secret: object, offset:
 
 def sealed_info(path: str) -> tuple[str, int, str | None, int, int, int, int, bytes, bytes, int, int, int]: ...
 
+def move_beneath(root: str, path: str, file: str) -> None:
+    """
+    Moves the complete file to path beneath the folder root (wc_output_move_beneath): no folder on the way a link, a replaced file's mode kept.
+    """
+
 def fill_mapped(region: object, data: object | None) -> bool:
     """
     Makes the pages under region (a shared file mapping) present, then copies data there, without the GIL; False where the kernel cannot (before Linux 5.14).

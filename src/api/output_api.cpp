@@ -68,4 +68,16 @@ wc_status wc_output_commit(wc_output *output, int *os_error) {
 
 void wc_output_free(wc_output *output) { delete output; }
 
+wc_status wc_output_move_beneath(const char *root, const char *path, const char *file, int *os_error,
+                                 const char **detail) {
+  int ignored_error = 0;
+  const char *ignored_detail = nullptr;
+  int *error = os_error != nullptr ? os_error : &ignored_error;
+  const char **why = detail != nullptr ? detail : &ignored_detail;
+  *error = 0;
+  *why = nullptr;
+  if (root == nullptr || path == nullptr || file == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  return warpcrypt::engine::move_beneath(root, path, file, error, why);
+}
+
 }  // extern "C"

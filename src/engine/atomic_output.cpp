@@ -22,6 +22,11 @@ constexpr char kRefusedLink[] =
     "refusing to follow a symlink in a sticky world-writable directory that belongs to neither you nor the "
     "directory's owner (the kernel's protected_symlinks rule)";
 constexpr char kDanglingLink[] = "the output is a symlink to a file that does not exist: name the target itself";
+constexpr char kNotBeneath[] =
+    "the output's path must be relative to its folder, with no empty, '.' or '..' step";
+constexpr char kLinkBeneath[] =
+    "a folder on the output's path is a link or not a folder: outputs are written only into folders of the "
+    "output tree, never through links";
 
 struct Failure {
   int os_error;
@@ -118,6 +123,34 @@ mode_t new_file_mode() {
   return 0666 & ~mask;
 }
 
+// Gives the new file on `fd` its final mode and, where it replaces a file,
+// that file's owner where the caller may give it (only root may; anyone
+// else's replacement is theirs); the mode last, since chown clears set-id
+// bits. 0 or the errno.
+int give_owner_and_mode(int fd, bool replacing, uid_t owner, gid_t group, mode_t mode) {
+  if (replacing && fchown(fd, owner, group) != 0 && errno != EPERM) return errno;
+  return fchmod(fd, mode) != 0 ? errno : 0;
+}
+
+// Closes `fd` on leaving scope.
+class HeldFd {
+ public:
+  explicit HeldFd(int fd) : fd_(fd) {}
+  HeldFd(const HeldFd &) = delete;
+  HeldFd &operator=(const HeldFd &) = delete;
+  ~HeldFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  int get() const { return fd_; }
+  void reset(int fd) {
+    if (fd_ >= 0) close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
 std::string directory_of(const std::string &path) {
   const size_t slash = path.rfind('/');
   return slash == 0 ? "/" : path.substr(0, slash);
@@ -209,10 +242,7 @@ wc_status AtomicOutput::commit(int *os_error) {
     if (fd >= 0 && close(fd) != 0) *os_error = errno;
     return *os_error == 0 ? WC_OK : WC_ERR_IO;
   }
-  // Only root may give a file away; anyone else's replacement is theirs.
-  // chown clears set-id bits, so the mode comes after it.
-  if (replacing_ && fchown(fd_, owner_, group_) != 0 && errno != EPERM) *os_error = errno;
-  if (*os_error == 0 && fchmod(fd_, final_mode_) != 0) *os_error = errno;
+  *os_error = give_owner_and_mode(fd_, replacing_, owner_, group_, final_mode_);
   const int fd = fd_;
   fd_ = -1;
   // close() reports delayed write errors, such as a full disk on NFS.
@@ -231,6 +261,54 @@ void AtomicOutput::discard() noexcept {
   fd_ = -1;
   if (!temp_path_.empty()) unlink(temp_path_.c_str());
   temp_path_.clear();
+}
+
+wc_status move_beneath(const char *root, const char *path, const char *file, int *os_error, const char **detail) {
+  *os_error = 0;
+  *detail = nullptr;
+  auto fail = [&](int error, const char *why) {
+    *os_error = error;
+    *detail = why;
+    return WC_ERR_IO;
+  };
+  const std::string relative(path);
+  std::deque<std::string> steps = components_of(relative);
+  const bool well_formed = !relative.empty() && !relative.starts_with('/') && !relative.ends_with('/') &&
+                           relative.find("//") == std::string::npos &&
+                           std::ranges::none_of(steps, [](const std::string &step) { return step == "." || step == ".."; });
+  if (!well_formed) {
+    *detail = kNotBeneath;
+    return WC_ERR_INVALID_ARGUMENT;
+  }
+  const std::string name = std::move(steps.back());
+  steps.pop_back();
+  HeldFd folder(::open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (folder.get() < 0) return fail(errno, nullptr);
+  for (const std::string &step : steps) {
+    if (mkdirat(folder.get(), step.c_str(), 0777) != 0 && errno != EEXIST) return fail(errno, nullptr);
+    const int inner = openat(folder.get(), step.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (inner < 0) return errno == ELOOP || errno == ENOTDIR ? fail(ENOTDIR, kLinkBeneath) : fail(errno, nullptr);
+    folder.reset(inner);
+  }
+  HeldFd moved(::open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (moved.get() < 0) return fail(errno, nullptr);
+  struct stat replaced{};
+  if (fstatat(folder.get(), name.c_str(), &replaced, AT_SYMLINK_NOFOLLOW) == 0) {
+    if (S_ISDIR(replaced.st_mode)) return fail(EISDIR, nullptr);
+    if (S_ISREG(replaced.st_mode)) {
+      // The kernel decides whether the caller may write the file it replaces.
+      const int probe = openat(folder.get(), name.c_str(), O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+      if (probe < 0) return fail(errno, nullptr);
+      close(probe);
+      const int error =
+          give_owner_and_mode(moved.get(), true, replaced.st_uid, replaced.st_gid, replaced.st_mode & 07777);
+      if (error != 0) return fail(error, nullptr);
+    }
+  } else if (errno != ENOENT) {
+    return fail(errno, nullptr);
+  }
+  if (renameat(AT_FDCWD, file, folder.get(), name.c_str()) != 0) return fail(errno, nullptr);
+  return WC_OK;
 }
 
 }  // namespace warpcrypt::engine

@@ -17,6 +17,10 @@
 //   about.
 // - A device, FIFO or socket is written in place: a rename would replace
 //   the node.
+//
+// A job that writes a tree of outputs (warpcrypt.dask) finishes each file
+// elsewhere and moves it into the tree with move_beneath(): a tree that
+// others may write in must not send an output outside it through a link.
 #pragma once
 
 #include <sys/stat.h>
@@ -38,6 +42,17 @@ inline constexpr const char *kOutputIsAnInput =
 inline wc_file_id file_id_of(const struct stat &status) {
   return {static_cast<uint64_t>(status.st_dev), static_cast<uint64_t>(status.st_ino)};
 }
+
+// Moves the complete file `file` to `path` beneath the folder `root` with
+// one rename: `path` is relative, without "." or ".." steps; its folders are
+// created where missing and opened one by one, each refused (ENOTDIR, with
+// *detail) where it is a link or not a folder, so nothing outside `root` is
+// reached. A file it replaces keeps its mode and, where the caller may give
+// it, its owner, as commit() keeps them; a link at `path` is replaced, not
+// followed. `file` must lie on `root`'s file system (else EXDEV). Failures are
+// WC_ERR_IO with *os_error and *detail as for AtomicOutput::open; a `path`
+// that is not relative, or steps outside, is WC_ERR_INVALID_ARGUMENT.
+wc_status move_beneath(const char *root, const char *path, const char *file, int *os_error, const char **detail);
 
 class AtomicOutput {
  public:

@@ -196,6 +196,96 @@ TEST(OutputFile, ADeviceIsWrittenInPlace) {
   wc_output_free(output);
 }
 
+// wc_output_move_beneath: a finished file moved into a tree of outputs that
+// others may write in (warpcrypt.dask's commit).
+TEST(OutputTree, AFileIsMovedBeneathTheRootIntoFoldersMadeForIt) {
+  const ScratchDir dir;
+  std::filesystem::create_directory(dir / "tree");
+  write_file(dir / "staged", Bytes{'d', 'a', 't', 'a'});
+  ASSERT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "a/b/out", (dir / "staged").c_str(), nullptr, nullptr),
+            WC_OK);
+  EXPECT_EQ(text_of(dir / "tree" / "a" / "b" / "out"), "data");
+  EXPECT_FALSE(std::filesystem::exists(dir / "staged"));
+}
+
+TEST(OutputTree, AFolderThatIsALinkIsRefusedAndNothingReachesWhereItPoints) {
+  const ScratchDir dir;
+  std::filesystem::create_directories(dir / "tree");
+  std::filesystem::create_directory(dir / "elsewhere");
+  std::filesystem::create_symlink(dir / "elsewhere", dir / "tree" / "sub");
+  write_file(dir / "staged", Bytes{'x'});
+  int os_error = 0;
+  const char *detail = nullptr;
+  EXPECT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "sub/out", (dir / "staged").c_str(), &os_error, &detail),
+            WC_ERR_IO);
+  EXPECT_EQ(os_error, ENOTDIR);
+  ASSERT_NE(detail, nullptr);
+  EXPECT_NE(std::string(detail).find("is a link or not a folder"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "elsewhere"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "staged")) << "the file stays where it was";
+
+  // A link to a folder deeper down, and a file where a folder should be.
+  std::filesystem::create_directories(dir / "tree" / "real");
+  std::filesystem::create_symlink(dir / "elsewhere", dir / "tree" / "real" / "deep");
+  EXPECT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "real/deep/out", (dir / "staged").c_str(), &os_error,
+                                   &detail),
+            WC_ERR_IO);
+  EXPECT_EQ(os_error, ENOTDIR);
+  write_file(dir / "tree" / "plain", Bytes{'p'});
+  EXPECT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "plain/out", (dir / "staged").c_str(), &os_error,
+                                   &detail),
+            WC_ERR_IO);
+  EXPECT_EQ(os_error, ENOTDIR);
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "elsewhere"));
+}
+
+TEST(OutputTree, PathsThatLeaveTheRootOrNameNoFileAreRefused) {
+  const ScratchDir dir;
+  std::filesystem::create_directory(dir / "tree");
+  write_file(dir / "staged", Bytes{'x'});
+  for (const char *path : {"", "/etc/out", "../out", "a/../../out", "./out", "a//out", "a/", "a/."}) {
+    const char *detail = nullptr;
+    EXPECT_EQ(wc_output_move_beneath((dir / "tree").c_str(), path, (dir / "staged").c_str(), nullptr, &detail),
+              WC_ERR_INVALID_ARGUMENT)
+        << path;
+    ASSERT_NE(detail, nullptr) << path;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir / "tree"));
+  EXPECT_TRUE(std::filesystem::exists(dir / "staged"));
+  EXPECT_EQ(wc_output_move_beneath(nullptr, "out", (dir / "staged").c_str(), nullptr, nullptr),
+            WC_ERR_INVALID_ARGUMENT);
+  std::filesystem::create_directory(dir / "tree" / "folder");
+  int os_error = 0;
+  EXPECT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "folder", (dir / "staged").c_str(), &os_error, nullptr),
+            WC_ERR_IO);
+  EXPECT_EQ(os_error, EISDIR);
+  EXPECT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "out", (dir / "missing").c_str(), &os_error, nullptr),
+            WC_ERR_IO);
+  EXPECT_EQ(os_error, ENOENT);
+}
+
+TEST(OutputTree, AReplacedFileKeepsItsModeAndALinkAtThePathIsReplacedNotFollowed) {
+  const ScratchDir dir;
+  std::filesystem::create_directory(dir / "tree");
+  write_file(dir / "tree" / "kept", Bytes{'o', 'l', 'd'});
+  ASSERT_EQ(chmod((dir / "tree" / "kept").c_str(), 0640), 0);
+  write_file(dir / "staged", Bytes{'n', 'e', 'w'});
+  ASSERT_EQ(chmod((dir / "staged").c_str(), 0600), 0);
+  ASSERT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "kept", (dir / "staged").c_str(), nullptr, nullptr),
+            WC_OK);
+  EXPECT_EQ(text_of(dir / "tree" / "kept"), "new");
+  EXPECT_EQ(mode_of(dir / "tree" / "kept"), 0640u);
+
+  write_file(dir / "victim", Bytes{'v'});
+  std::filesystem::create_symlink(dir / "victim", dir / "tree" / "link");
+  write_file(dir / "staged", Bytes{'n'});
+  ASSERT_EQ(wc_output_move_beneath((dir / "tree").c_str(), "link", (dir / "staged").c_str(), nullptr, nullptr),
+            WC_OK);
+  EXPECT_FALSE(std::filesystem::is_symlink(dir / "tree" / "link"));
+  EXPECT_EQ(text_of(dir / "tree" / "link"), "n");
+  EXPECT_EQ(text_of(dir / "victim"), "v");
+}
+
 // /proc files report a size of 0 and hold more: the job must read to the end
 // (it once encrypted 0 bytes and succeeded).
 TEST(InputFile, AFileThatReportsSizeZeroIsReadToItsEnd) {

@@ -6,7 +6,6 @@ key; the worker derives each file's key from the master key it holds
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shutil
 import socket
@@ -22,6 +21,7 @@ import fsspec  # type: ignore[import-untyped]
 from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]
 
 import warpcrypt
+from warpcrypt import _native
 from warpcrypt._plan import Data
 from warpcrypt.dask._inputs import listed, stat_stamp, store_errors, url_of
 from warpcrypt.dask._kdf import SEALED_AEADS, plain_file_key, sealed_file_secret
@@ -306,30 +306,13 @@ def _commit(settings: Settings, staged: Path, target: str) -> None:
 
 
 def _commit_locally(root: str, staged: Path, target: str) -> None:
-    """Renames `staged` to `target`, under the output folder `root` (where
-    the staging folder lies), through the folders between them opened one by
-    one, created where missing, and never followed where they are links: a
-    link that someone who may write in the output tree put there cannot send
-    an output outside it."""
-    *folders, name = os.path.relpath(target, root).split(os.sep)
-    directory = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for depth, folder in enumerate(folders, 1):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(folder, dir_fd=directory)
-            try:
-                inner = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=directory)
-            except OSError as error:
-                if error.errno not in (errno.ELOOP, errno.ENOTDIR):
-                    raise
-                path = os.path.join(root, *folders[:depth])
-                raise NotADirectoryError(errno.ENOTDIR, f"{path} is a link or not a folder: a job writes only into "
-                                                        "folders of its output tree, never through links") from None
-            os.close(directory)
-            directory = inner
-        os.replace(staged, name, dst_dir_fd=directory)
-    finally:
-        os.close(directory)
+    """Moves `staged` to `target` under the output folder `root` (where the
+    staging folder lies) through the library's move into a tree of outputs:
+    the folders between them are created where missing and never followed
+    where they are links, so a link that someone who may write in the
+    output tree put there cannot send an output outside it, and a file
+    replaced keeps its mode as every output the library writes does."""
+    _native.move_beneath(root, os.path.relpath(target, root), str(staged))
 
 
 def _committed_details(settings: Settings, task: FileTask, scratch: Path) -> FileEntry:
