@@ -46,9 +46,13 @@ wc_status crypt(wc_direction direction, const wc_options *options, const wc_ciph
   size_t produced = 0;
   if (as_job) {
     warpcrypt::engine::JobMonitor monitor(job, in_len);
+    warpcrypt::engine::Placement plan;
     if (status == WC_OK) {
-      status = warpcrypt::engine::run_buffer_job(resolved, *cipher, direction, material, out, out_cap, &produced,
-                                                 in, in_len, monitor);
+      status = warpcrypt::engine::plan_buffer_job(&plan, resolved, *cipher, direction, in, in_len, out, monitor);
+    }
+    if (status == WC_OK) {
+      status = warpcrypt::engine::run_buffer_job(plan, *cipher, direction, material, out, out_cap, &produced, in,
+                                                 in_len, monitor);
     }
     if (status != WC_OK) monitor.fail(status);
     status = monitor.finish(status == WC_OK ? in_len : 0, status == WC_OK ? produced : 0);

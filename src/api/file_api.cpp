@@ -7,22 +7,31 @@ namespace {
 
 using warpcrypt::engine::JobMonitor;
 using warpcrypt::engine::JobTotals;
+using warpcrypt::engine::Placement;
 
-// Checks what every descriptor and file job needs, then runs `body`.
+// Checks what every descriptor and file job needs and plans it
+// (plan_descriptor_job) before any file is opened, then runs
+// `body(plan, monitor, totals)`.
 template <typename Body>
-wc_status run_job(const wc_cipher *cipher, wc_job *job, const uint8_t *key, size_t key_len, const uint8_t *iv,
-                  size_t iv_len, bool endpoints_valid, Body body) {
+wc_status run_job(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
+                  const uint8_t *key, size_t key_len, const uint8_t *iv, size_t iv_len, bool endpoints_valid,
+                  Body body) {
   wc_status checked = cipher == nullptr ? WC_ERR_UNKNOWN_CIPHER
                                         : warpcrypt::check_key_and_iv(*cipher, key, key_len, iv, iv_len);
   if (checked == WC_OK && !endpoints_valid) checked = WC_ERR_INVALID_ARGUMENT;
-  return warpcrypt::engine::run_monitored(job, checked, body);
+  const wc_options resolved = warpcrypt::options_or_default(options);
+  return warpcrypt::engine::run_monitored(job, checked, [&](JobMonitor &monitor, JobTotals &totals) {
+    warpcrypt::engine::Placement plan;
+    const wc_status status = warpcrypt::engine::plan_descriptor_job(&plan, resolved, *cipher, direction, monitor);
+    return status != WC_OK ? status : body(plan, monitor, totals);
+  });
 }
 
 wc_status crypt_fd(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
                    int out_fd, int in_fd, const uint8_t *key, size_t key_len, const uint8_t *iv, size_t iv_len) {
-  return run_job(cipher, job, key, key_len, iv, iv_len, out_fd >= 0 && in_fd >= 0,
-                 [&](JobMonitor &monitor, JobTotals &totals) {
-                   return warpcrypt::engine::run_fd_job(warpcrypt::options_or_default(options), *cipher, direction,
+  return run_job(direction, options, cipher, job, key, key_len, iv, iv_len, out_fd >= 0 && in_fd >= 0,
+                 [&](const Placement &plan, JobMonitor &monitor, JobTotals &totals) {
+                   return warpcrypt::engine::run_fd_job(plan, *cipher, direction,
                                                         warpcrypt::key_material(key, key_len, iv, iv_len), out_fd,
                                                         in_fd, monitor, &totals);
                  });
@@ -31,10 +40,11 @@ wc_status crypt_fd(wc_direction direction, const wc_options *options, const wc_c
 wc_status crypt_file(wc_direction direction, const wc_options *options, const wc_cipher *cipher, wc_job *job,
                      const char *out_path, const char *in_path, const uint8_t *key, size_t key_len,
                      const uint8_t *iv, size_t iv_len) {
-  return run_job(cipher, job, key, key_len, iv, iv_len, out_path != nullptr && in_path != nullptr,
-                 [&](JobMonitor &monitor, JobTotals &totals) {
+  return run_job(direction, options, cipher, job, key, key_len, iv, iv_len,
+                 out_path != nullptr && in_path != nullptr,
+                 [&](const Placement &plan, JobMonitor &monitor, JobTotals &totals) {
                    return warpcrypt::engine::run_file_job(out_path, in_path, monitor, [&](int out_fd, int in_fd) {
-                     return warpcrypt::engine::run_fd_job(warpcrypt::options_or_default(options), *cipher, direction,
+                     return warpcrypt::engine::run_fd_job(plan, *cipher, direction,
                                                           warpcrypt::key_material(key, key_len, iv, iv_len), out_fd,
                                                           in_fd, monitor, &totals);
                    });

@@ -9,30 +9,23 @@
 
 namespace warpcrypt::engine {
 
-wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+wc_status run_buffer_job(const Placement &plan, const wc_cipher &cipher, wc_direction direction,
                          const KeyMaterial &key, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                          size_t in_len, JobMonitor &monitor) {
-  const wc_backend backend = job_backend(options, cipher, direction, in_len,
-                                         kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out));
-  Placement shape;
-  wc_status status = resolve_placement(&shape, options, backend, &monitor);
-  if (status != WC_OK) return status;
-
   // The parallel modes run on lanes, CPU ones included, so that progress and
   // cancellation work whatever the backend. The sequential modes run on one
-  // CPU thread in chunk-sized steps, checking for cancellation between them.
+  // CPU thread in chunk-sized steps, checking for cancellation between them:
+  // their plan is the CPU's (plan_cipher_job).
   const bool parallel = is_parallel(cipher, direction);
   BackendCipher backend_cipher;
-  if (parallel) {
-    status = make_lane_cipher(&backend_cipher.random_access, shape, cipher, direction, key, &monitor);
-  } else {
-    status = make_sequential_cipher(&backend_cipher, shape, cipher, direction, key);
-  }
+  wc_status status = parallel
+                         ? make_lane_cipher(&backend_cipher.random_access, plan, cipher, direction, key, &monitor)
+                         : kCpuBackend.make_cipher(&backend_cipher, cipher, direction, key);
   std::unique_ptr<StreamState> state;
   if (status == WC_OK) {
     status = StreamState::create(&state, std::move(backend_cipher), cipher, direction, key.iv);
   }
-  const size_t step = parallel ? std::max<size_t>(in_len, 1) : shape.chunk_bytes;
+  const size_t step = parallel ? std::max<size_t>(in_len, 1) : plan.chunk_bytes;
   size_t written = 0;
   for (size_t offset = 0; status == WC_OK && offset < in_len && !monitor.stopped(); offset += step) {
     const size_t n = std::min(step, in_len - offset);

@@ -182,15 +182,15 @@ class Pipeline {
 
 // OFB, CFB8, and CBC and CFB encryption: one stream on one thread, in order,
 // in the placement's chunks.
-wc_status run_sequential(const Placement &shape, const wc_cipher &cipher, wc_direction direction,
+wc_status run_sequential(const Placement &plan, const wc_cipher &cipher, wc_direction direction,
                          const KeyMaterial &key, const Endpoint &in, const Endpoint &out, JobMonitor &monitor,
                          JobTotals *totals) {
   BackendCipher backend_cipher;
-  wc_status status = make_sequential_cipher(&backend_cipher, shape, cipher, direction, key);
+  wc_status status = kCpuBackend.make_cipher(&backend_cipher, cipher, direction, key);
   std::unique_ptr<StreamState> state;
   if (status == WC_OK) status = StreamState::create(&state, std::move(backend_cipher), cipher, direction, key.iv);
   if (status != WC_OK) return status;
-  const size_t chunk = shape.chunk_bytes;
+  const size_t chunk = plan.chunk_bytes;
   std::vector<uint8_t> in_buffer(chunk);
   std::vector<uint8_t> out_buffer(chunk + 16);
   auto emit = [&](size_t len) {
@@ -225,7 +225,7 @@ wc_status run_sequential(const Placement &shape, const wc_cipher &cipher, wc_dir
 
 }  // namespace
 
-wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+wc_status run_fd_job(const Placement &plan, const wc_cipher &cipher, wc_direction direction,
                      const KeyMaterial &key, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals) {
   Endpoint in;
   Endpoint out;
@@ -233,31 +233,23 @@ wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_dire
   if (open_endpoint(&out, out_fd) != WC_OK) return monitor.fail_io(WC_IO_OUTPUT, errno);
   monitor.set_total(in.size);
 
-  // Descriptor input is always staged through host memory.
-  const wc_backend backend = job_backend(options, cipher, direction, in.size, /*page_locked=*/false);
   // A descriptor job damages no input: its lanes may count the devices
-  // beside their first work, and its output file is kept only once they are
-  // counted. The sequential modes run on one CPU stream, the devices
-  // counted before it starts.
-  const bool parallel = is_parallel(cipher, direction);
-  Placement shape;
-  wc_status status = resolve_placement(&shape, options, backend, &monitor,
-                                   parallel ? DeviceCount::beside_work : DeviceCount::before_work);
-  if (status != WC_OK) return status;
-
-  if (!parallel) {
-    status = run_sequential(shape, cipher, direction, key, in, out, monitor, totals);
+  // beside their first work (plan.device_check), and its output file is kept
+  // only once they are counted. The sequential modes run on one CPU stream.
+  wc_status status = WC_OK;
+  if (!is_parallel(cipher, direction)) {
+    status = run_sequential(plan, cipher, direction, key, in, out, monitor, totals);
   } else {
     std::unique_ptr<LaneSet> lanes;
     // Room for a claim, the 16 bytes a stream carries to the next, and the
     // padding block the edge may add.
-    status = LaneSet::create(&lanes, shape, cipher, direction, key, 32);
+    status = LaneSet::create(&lanes, plan, cipher, direction, key, 32);
     if (status != WC_OK) return status;
     Pipeline pipeline(cipher, direction, key, in, out, monitor);
-    status = pipeline.run(*lanes, shape.unit_bytes, totals);
+    status = pipeline.run(*lanes, plan.unit_bytes, totals);
   }
   // The check has failed the job through the monitor where it found no device.
-  if (shape.device_check != nullptr && shape.device_check->wait() != WC_OK) status = monitor.status();
+  if (plan.device_check != nullptr && plan.device_check->wait() != WC_OK) status = monitor.status();
   if (status == WC_OK) status = confirm_input_end(in, monitor);
   settle_offsets(in, out, *totals);
   return status;

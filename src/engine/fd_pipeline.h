@@ -7,15 +7,17 @@
 #include "core/cipher_backend.h"
 #include "engine/endpoint.h"
 #include "engine/job_monitor.h"
+#include "engine/placement.h"
 
 namespace warpcrypt::engine {
 
 // Transforms in_fd from its offset to its end into out_fd at its offset.
 // Regular files are read and written with pread/pwrite at each chunk's
 // offset, by all lanes at once; other inputs are read in order under a lock,
-// and other outputs are written in chunk order. Failures are recorded in
+// and other outputs are written in chunk order, as `plan`
+// (plan_descriptor_job) places the work. Failures are recorded in
 // `monitor` (WC_ERR_IO with errno) and returned.
-wc_status run_fd_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+wc_status run_fd_job(const Placement &plan, const wc_cipher &cipher, wc_direction direction,
                      const KeyMaterial &key, int out_fd, int in_fd, JobMonitor &monitor, JobTotals *totals);
 
 }  // namespace warpcrypt::engine

@@ -8,13 +8,14 @@
 #include "core/cipher_backend.h"
 #include "engine/fd_pipeline.h"
 #include "engine/job_monitor.h"
+#include "engine/placement.h"
 
 namespace warpcrypt::engine {
 
-// Host buffer to host buffer: the wc_encrypt semantics (padding, output
-// bound), with the lanes of the resolved backend reporting progress. `out`
-// has room for the whole result.
-wc_status run_buffer_job(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
+// Host buffer to host buffer, as `plan` (plan_buffer_job) places it: the
+// wc_encrypt semantics (padding, output bound), with the lanes reporting
+// progress. `out` has room for the whole result.
+wc_status run_buffer_job(const Placement &plan, const wc_cipher &cipher, wc_direction direction,
                          const KeyMaterial &key, uint8_t *out, size_t out_cap, size_t *out_len, const uint8_t *in,
                          size_t in_len, JobMonitor &monitor);
 

@@ -119,7 +119,7 @@ wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const w
   return WC_OK;
 }
 
-// The auto rule of a plain-cipher job (job_backend), each way it can go
+// The auto rule of a plain-cipher job (choose_job_backend), each way it can go
 // with its reason. The device count comes last: it can start the CUDA
 // driver (CudaBackend::device_count).
 BackendChoice auto_job_choice(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
@@ -291,11 +291,6 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
   return kNever;
 }
 
-wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
-                       uint64_t input_bytes, bool page_locked) {
-  return choose_job_backend(options, cipher, direction, input_bytes, page_locked).backend;
-}
-
 BackendChoice choose_job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
                                  uint64_t input_bytes, bool page_locked) {
   if (options.backend != WC_BACKEND_AUTO) return {options.backend, WC_PLAN_AS_ASKED};
@@ -333,6 +328,44 @@ wc_status choose_aead_backend(BackendChoice *choice, const wc_options &options, 
 
 }  // namespace
 
+wc_status plan_cipher_job(Placement *plan, wc_plan_reason *reason, const wc_options &options, const CipherWork &work,
+                          DeviceCount count, JobMonitor *monitor) {
+  const bool parallel = is_parallel(work.cipher, work.direction);
+  const BackendChoice choice =
+      choose_job_backend(options, work.cipher, work.direction, work.input_bytes, work.page_locked);
+  const wc_status status =
+      resolve_placement(plan, options, choice.backend, monitor, parallel ? count : DeviceCount::before_work);
+  if (status != WC_OK) return status;
+  if (reason != nullptr) *reason = choice.reason;
+  if (parallel) return WC_OK;
+  if (plan->backend == WC_BACKEND_GPU) {
+    if (monitor != nullptr) monitor->fail(WC_ERR_BACKEND_UNAVAILABLE);
+    return WC_ERR_BACKEND_UNAVAILABLE;
+  }
+  if (reason != nullptr && plan->backend != WC_BACKEND_CPU) *reason = WC_PLAN_SEQUENTIAL_MODE;
+  plan->backend = WC_BACKEND_CPU;
+  plan->cpu_lanes = 1;
+  plan->spare_cpu_lanes = 0;
+  plan->gpu_lanes_late = false;
+  plan->devices.clear();
+  return WC_OK;
+}
+
+wc_status plan_buffer_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+                          wc_direction direction, const uint8_t *in, size_t in_len, const uint8_t *out,
+                          JobMonitor &monitor) {
+  const bool page_locked = kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out);
+  return plan_cipher_job(plan, nullptr, options, {cipher, direction, in_len, page_locked}, DeviceCount::before_work,
+                         &monitor);
+}
+
+wc_status plan_descriptor_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+                              wc_direction direction, JobMonitor &monitor) {
+  // Descriptor input is always staged through host memory, so its size
+  // never moves auto's choice (auto_job_choice).
+  return plan_cipher_job(plan, nullptr, options, {cipher, direction, 0, false}, DeviceCount::beside_work, &monitor);
+}
+
 wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const wc_options &options,
                              const wc_work &work, JobMonitor *monitor) {
   auto refuse = [monitor](wc_status status) {
@@ -351,32 +384,17 @@ wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const
     *reason = WC_PLAN_DEVICE_MEMORY;
     return WC_OK;
   }
-  BackendChoice choice;
   if (work.aead == nullptr) {
-    choice = choose_job_backend(options, *work.cipher, work.direction, work.total_bytes, work.data == WC_DATA_PINNED);
-  } else if (const wc_status status = choose_aead_backend(&choice, options, work.data, monitor); status != WC_OK) {
+    const CipherWork cipher_work{*work.cipher, work.direction, work.total_bytes, work.data == WC_DATA_PINNED};
+    return plan_cipher_job(placement, reason, options, cipher_work, DeviceCount::before_work, monitor);
+  }
+  BackendChoice choice;
+  if (const wc_status status = choose_aead_backend(&choice, options, work.data, monitor); status != WC_OK) {
     return refuse(status);
   }
   const wc_status status = resolve_placement(placement, options, choice.backend, monitor);
-  if (status != WC_OK) return status;
-  *reason = choice.reason;
-  if (work.aead != nullptr || is_parallel(*work.cipher, work.direction)) return WC_OK;
-  // A mode that does not split runs on one CPU stream in chunk-sized steps
-  // (make_sequential_cipher), which the gpu backend's lanes refuse.
-  if (placement->backend == WC_BACKEND_GPU) return refuse(WC_ERR_BACKEND_UNAVAILABLE);
-  if (placement->backend != WC_BACKEND_CPU) *reason = WC_PLAN_SEQUENTIAL_MODE;
-  placement->backend = WC_BACKEND_CPU;
-  placement->cpu_lanes = 1;
-  placement->spare_cpu_lanes = 0;
-  placement->gpu_lanes_late = false;
-  placement->devices.clear();
-  return WC_OK;
-}
-
-wc_status make_sequential_cipher(BackendCipher *out, const Placement &shape, const wc_cipher &cipher,
-                                 wc_direction direction, const KeyMaterial &key) {
-  if (shape.backend == WC_BACKEND_GPU) return make_lane_cipher(&out->random_access, shape, cipher, direction, key);
-  return kCpuBackend.make_cipher(out, cipher, direction, key);
+  if (status == WC_OK) *reason = choice.reason;
+  return status;
 }
 
 wc_backend stream_job_backend(const wc_options &options) {

@@ -141,31 +141,55 @@ wc_backend stream_job_backend(const wc_options &options);
 // is. Refuses what resolve_placement refuses, through `monitor`.
 wc_status plan_stream_job(Placement *plan, const wc_options &options, JobMonitor &monitor);
 
+// What a plain-cipher job works on, as its entry knows it: the cipher and
+// direction, the input's size, and whether input and output are page-locked
+// host memory (never for a descriptor job, whose input is staged).
+struct CipherWork {
+  const wc_cipher &cipher;
+  wc_direction direction;
+  uint64_t input_bytes = 0;
+  bool page_locked = false;
+};
+
+// A plain-cipher job's plan (wc_*_buffer, wc_*_fd, wc_*_file), made once at
+// the API's entry, before any file is opened: the backend by the job rule
+// (choose_job_backend, its reason in *reason where given) and its
+// placement, the devices counted as `count` says (beside_work: a descriptor
+// job's lanes count them beside their first work). A mode that does not
+// split runs on one CPU stream in chunk-sized steps, devices counted before
+// it starts, and the plan says so: cpu, one lane, no devices; the gpu
+// backend, whose lanes cannot run it, is WC_ERR_BACKEND_UNAVAILABLE.
+// Refusals fail `monitor`, where given, as resolve_placement's do.
+wc_status plan_cipher_job(Placement *plan, wc_plan_reason *reason, const wc_options &options, const CipherWork &work,
+                          DeviceCount count, JobMonitor *monitor);
+// The plan of a job on host buffers (wc_*_buffer) and of one on
+// descriptors (wc_*_fd, wc_*_file): plan_cipher_job with what each knows.
+wc_status plan_buffer_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+                          wc_direction direction, const uint8_t *in, size_t in_len, const uint8_t *out,
+                          JobMonitor &monitor);
+wc_status plan_descriptor_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+                              wc_direction direction, JobMonitor &monitor);
+
 // Below this many bytes per call the CPU wins even for page-locked host
 // memory; SIZE_MAX where it always wins. See wc_auto_gpu_min_bytes.
 size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
 
-// The backend of a job (wc_*_buffer, wc_*_fd, wc_*_file): as asked, and
+// The backend of a job (wc_*_buffer, wc_*_fd, wc_*_file) and why: as asked, and
 // under auto hybrid where input and output are page-locked host memory, a
 // device runs the mode and the input reaches its break-even size; else cpu.
 // Input that must be staged (files, pipes, pageable buffers) stays on the
 // CPU: copying it into pinned memory costs the CPU as much as the cipher
 // does, and the GPU lanes measured slower there
 // (docs/lab-notes/performance-history.md).
-wc_backend job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
-                       uint64_t input_bytes, bool page_locked);
-// job_backend with its reason.
 BackendChoice choose_job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
                                  uint64_t input_bytes, bool page_locked);
 
-// What a job of `work` runs on with `options` (wc_plan_describe): the
-// backend the job picks (choose_job_backend for a plain cipher;
-// stream_job_backend or resolve_aead_spec for an AEAD; device memory where
-// it lives, check_device_memory) and resolve_placement's answer for it, the
-// devices counted now. Work the job would refuse is refused with the job's
-// status, and fails `monitor` with the job's detail. A mode that does not
-// split runs on one CPU stream (make_sequential_cipher): the placement says
-// so.
+// What a job of `work` runs on with `options` (wc_plan_describe): a plain
+// cipher's plan_cipher_job; for an AEAD the backend its job picks
+// (stream_job_backend or resolve_aead_spec; device memory where it lives,
+// check_device_memory) and resolve_placement's answer for it. The devices
+// are counted now. Work the job would refuse is refused with the job's
+// status, and fails `monitor` with the job's detail.
 wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const wc_options &options,
                              const wc_work &work, JobMonitor *monitor);
 
@@ -177,12 +201,6 @@ wc_status check_device_memory(bool reaches);
 inline wc_status check_device_memory(const wc_options &options) {
   return check_device_memory(reaches_device_memory(options));
 }
-
-// The cipher of a sequential mode's one stream in a job placed as `shape`:
-// the CPU's, on the job's thread, for cpu and hybrid; the gpu backend's
-// lanes refuse the mode.
-wc_status make_sequential_cipher(BackendCipher *out, const Placement &shape, const wc_cipher &cipher,
-                                 wc_direction direction, const KeyMaterial &key);
 
 // Builds the cipher for options.backend:
 //  - cpu: always available;

@@ -44,6 +44,7 @@ struct SleepJob {
   std::vector<std::atomic<int>> runs;  // per unit
   std::atomic<size_t> late_units{0};
   std::atomic<int> starts{0};
+  microseconds start_cost{0};  // what late lanes' start takes, as a device's does
 
   SleepJob(size_t unit_count, size_t early_lanes, microseconds early_unit, microseconds late_unit)
       : units(unit_count), early(early_lanes), early_cost(early_unit), late_cost(late_unit), runs(unit_count) {}
@@ -74,6 +75,7 @@ struct SleepJob {
     late.lane_clock = wall_seconds;
     late.start = [this, start_status] {
       starts.fetch_add(1);
+      std::this_thread::sleep_for(start_cost);
       return start_status;
     };
     return late;
@@ -183,12 +185,16 @@ TEST(LateLanes, StayWhereTheJobRunsFasterWithThem) {
 TEST(LateLanes, LeaveWhereTheJobRunsSlowerAndThePausedLanesResume) {
   // Two lanes at 4 ms a unit; on trial, one of them pauses for a late lane
   // at 80 ms a unit: the job runs at about half its rate, so the late lane
-  // leaves, and the paused lane must come back for the job to end. (At 1 and
-  // 20 ms, a loaded machine under ASan stretched the sleeps of the rate
-  // before the trial enough, once, for the trial to look faster.)
+  // leaves, and the paused lane must come back for the job to end. Their
+  // start takes 200 ms, as a device's does, so that the rate before the
+  // trial is measured over an eighth of that (some 6 units), not over the
+  // 5 ms the scheduler's shortest window is: over 5 ms, a loaded 2-core
+  // machine that woke the sleeping lanes late caught one unit or none, and
+  // the trial looked faster.
   SleepJob job(400, 2, microseconds(4000), microseconds(80000));
+  job.start_cost = std::chrono::milliseconds(200);
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
-  LateLanes late = job.late_lanes(1, 1, 0.001, &verdict);
+  LateLanes late = job.late_lanes(1, 1, 0.2, &verdict);
   JobMonitor monitor(nullptr, job.units * kUnitBytes);
   ASSERT_EQ(job.run(&late, monitor), WC_OK);
   job.expect_every_unit_once();
@@ -323,13 +329,14 @@ struct CountBeside {
 };
 
 TEST(LateLanes, WhileTheirDevicesAreCountedTheOtherLanesRunAlone) {
-  // The count takes 40 ms, some 40 of the other lane's units; then two late
-  // lanes, far faster, join and stay.
-  SleepJob job(400, 1, microseconds(1000), microseconds(50));
+  // The count takes 100 ms, some 50 of the other lane's units (at least
+  // 20, on a loaded machine that wakes the sleeping lane late); then two
+  // late lanes, far faster, join and stay.
+  SleepJob job(400, 1, microseconds(2000), microseconds(50));
   std::atomic<LateVerdict> verdict{LateVerdict::stay};
   LateLanes late = job.late_lanes(0, 0, 0.0, &verdict);
   JobMonitor monitor(nullptr, job.units * kUnitBytes);
-  auto count = std::make_shared<CountBeside>(microseconds(40000), monitor, [&late] { late.count = 2; });
+  auto count = std::make_shared<CountBeside>(microseconds(100000), monitor, [&late] { late.count = 2; });
   late.counted = [count] { return (*count)(); };
   ASSERT_EQ(job.run(&late, monitor), WC_OK);
   job.expect_every_unit_once();

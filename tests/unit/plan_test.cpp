@@ -257,6 +257,26 @@ TEST(Plan, RefusedOptionsGiveTheJobsMessage) {
   }
 }
 
+// A file job is planned before it opens a file: a refused option names
+// the option, not the missing input, and leaves no output behind.
+TEST(Plan, AFileJobIsPlannedBeforeItOpensAFile) {
+  wc_options bad_chunk = options_for(WC_BACKEND_CPU);
+  bad_chunk.chunk_bytes = 1000;
+  const ScratchDir dir;
+  const Bytes key(32, 1), iv(16, 2);
+  for (const char *name : {"aes-256-ctr", "aes-256-cbc"}) {  // parallel, and one stream
+    const wc_cipher *cipher = wc_cipher_by_name(name);
+    wc_job job;
+    wc_job_init(&job);
+    EXPECT_EQ(wc_encrypt_file(&bad_chunk, cipher, &job, (dir / "out").c_str(), (dir / "missing").c_str(),
+                              key.data(), key.size(), iv.data(), iv.size()),
+              WC_ERR_INVALID_ARGUMENT)
+        << name;
+    EXPECT_NE(std::string(job.message).find("chunk"), std::string::npos) << job.message;
+  }
+  EXPECT_TRUE(dir.entries().empty());
+}
+
 TEST(Plan, RefusesMalformedWork) {
   wc_plan plan;
   wc_work work = cipher_work("aes-256-ctr", WC_DATA_PAGEABLE, 0);
