@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz into build-fuzz/ (clang, ASan
-# and UBSan, CPU only) and runs each for FUZZ_SECONDS (default 45), as many
+# and UBSan, CPU only), or takes them from FUZZ_BUILD_DIR, a build
+# configured with -DWARPCRYPT_FUZZ=ON already (CI's: scripts/sanitize.sh's
+# ASan build, which builds them beside its tests rather than compiling the
+# library a second time), and runs each for FUZZ_SECONDS (default 45), as many
 # at once as there are cores, starting from its seeds in
 # tests/fuzz/corpus/<target>/. Fails on any crash, leak, timeout, running
 # out of memory or sanitizer report; the input that caused it is kept in
@@ -43,18 +46,24 @@ fi
 export UBSAN_OPTIONS=print_stacktrace=1
 
 start=$(date +%s)
-echo "==> building the fuzz targets (build-fuzz)"
-# clang's default constexpr step limit is too low for the AES tables that
-# src/core/aes_tables.cpp computes at compile time.
-cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPCRYPT_CUDA=OFF -DWARPCRYPT_FUZZ=ON \
-  -DWARPCRYPT_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS=-fconstexpr-steps=16777216 >/dev/null
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+echo "==> building the fuzz targets ($build)"
+if [[ -z ${FUZZ_BUILD_DIR:-} ]]; then
+  # clang's default constexpr step limit is too low for the AES tables that
+  # src/core/aes_tables.cpp computes at compile time.
+  cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPCRYPT_CUDA=OFF -DWARPCRYPT_FUZZ=ON \
+    -DWARPCRYPT_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_CXX_FLAGS=-fconstexpr-steps=16777216 >/dev/null
+elif ! grep -q '^WARPCRYPT_FUZZ:BOOL=ON$' "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "fuzz.sh: FUZZ_BUILD_DIR=$build is not a build configured with -DWARPCRYPT_FUZZ=ON" >&2
+  exit 2
+fi
 native=()
 for target in "${targets[@]}"; do
   [[ " ${python_targets[*]} " == *" $target "* ]] || native+=("$target")
 done
-((${#native[@]} == 0)) || cmake --build build-fuzz -j"$(nproc)" --target "${native[@]/%/_fuzzer}"
-echo "==> build-fuzz build: $(($(date +%s) - start)) s"
+((${#native[@]} == 0)) || cmake --build "$build" -j"$(nproc)" --target "${native[@]/%/_fuzzer}"
+echo "==> $build build: $(($(date +%s) - start)) s"
 
 # Sealed files grow to a few chunks of 4 KiB; the other inputs are words.
 declare -A max_len=([open_fd]=16384)
@@ -74,7 +83,7 @@ fuzz() {
   local target=$1
   mkdir -p "build-fuzz/corpus/$target"
   local status=0
-  local command=("build-fuzz/tests/fuzz/${target}_fuzzer")
+  local command=("$build/tests/fuzz/${target}_fuzzer")
   local run_seconds=$seconds
   if [[ -n ${most_seconds[$target]:-} ]] && ((most_seconds[$target] < seconds)); then
     run_seconds=${most_seconds[$target]}
