@@ -34,7 +34,9 @@ reaches what:
 - the Python package's primitives: its modules draw random bytes only from
   the library's source (warpcrypt/_random.py) and compute MACs and KDFs only
   through the library, never with os.urandom, secrets, hmac or hashlib's
-  KDFs, so that a seeded test reproduces every format's file.
+  KDFs, so that a seeded test reproduces every format's file; and they put
+  files in place only through the library's atomic output (wc_output_open,
+  wc_output_move_beneath), never with os.replace, os.rename or shutil.move.
 
 Prints every violation as `file:line: rule` and exits 1 if there is any;
 prints the layer graph it found with --graph.
@@ -305,7 +307,7 @@ PYTHON_PACKAGE = ROOT / "python" / "warpcrypt"
 # What the package's modules take from the library instead, by the call
 # that would go around it.
 PYTHON_BYPASSES = re.compile(r"\b(os\.urandom|secrets\.token_\w+|hmac\.(?:digest|new|HMAC)|"
-                             r"hashlib\.(?:pbkdf2_hmac|scrypt))\b")
+                             r"hashlib\.(?:pbkdf2_hmac|scrypt)|os\.replace|os\.rename|shutil\.move)\b")
 RANDOM_SOURCE = PYTHON_PACKAGE / "_random.py"
 
 
@@ -316,7 +318,8 @@ def python_primitive_failures():
             match = PYTHON_BYPASSES.search(line.split("#", 1)[0])
             if match:
                 yield f"{path.relative_to(ROOT)}:{number}: {match.group(1)}: the package draws random bytes from " + \
-                    f"{RANDOM_SOURCE.relative_to(ROOT)} and computes MACs and KDFs through the library (_native)"
+                    f"{RANDOM_SOURCE.relative_to(ROOT)}, computes MACs and KDFs through the library (_native) " + \
+                    "and puts files in place through its atomic output (_native.AtomicOutput, move_beneath)"
 
 
 def violation(layer: str, target: str) -> str | None:

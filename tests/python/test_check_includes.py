@@ -133,7 +133,9 @@ def test_a_variable_read_where_the_table_says_passes(tree: Path) -> None:
 
 
 @pytest.mark.parametrize("call", ["nonce = os.urandom(12)", "mac = hmac.digest(key, data, 'sha256')",
-                                  "key = secrets.token_bytes(32)", "key = hashlib.pbkdf2_hmac('sha256', p, s, 1)"])
+                                  "key = secrets.token_bytes(32)", "key = hashlib.pbkdf2_hmac('sha256', p, s, 1)",
+                                  "os.replace(staged, target)", "os.rename(staged, target)",
+                                  "shutil.move(staged, target)"])
 def test_a_python_module_going_around_the_library_fails(tree: Path, call: str) -> None:
     module = tree / "python" / "warpcrypt" / "zarr.py"
     module.write_text(module.read_text() + f"\n{call}\n")
