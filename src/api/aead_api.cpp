@@ -166,7 +166,7 @@ wc_status queue_on_key(const wc_aead_key *key, const wc_aead_message *messages, 
   if (status != WC_OK) return status;
   const AeadCipher *cipher = nullptr;
   status = key->for_device(&cipher);
-  return status == WC_OK ? cipher->queue_device({messages, count}, tag_len, seal, verified, stream) : status;
+  return status == WC_OK ? cipher->queue_device({messages, count}, tag_len, seal, verified, stream, {}) : status;
 }
 
 // A key's strided batch: the checks, then its GPU AEAD.
@@ -196,7 +196,7 @@ wc_status queue_device_call(const wc_aead *aead, std::span<const wc_aead_message
   if (status != WC_OK) return status;
   std::unique_ptr<AeadCipher> cipher;
   status = kCudaBackend.make_aead(&cipher, *aead, {key, key_len}, {});
-  return status == WC_OK ? cipher->queue_device(messages, tag_len, seal, verified, stream) : status;
+  return status == WC_OK ? cipher->queue_device(messages, tag_len, seal, verified, stream, {}) : status;
 }
 
 wc_status kill(wc_aead_ctx *ctx, wc_status status) {

@@ -49,10 +49,14 @@ class AeadCipher {
 
   // Queues messages in device memory on `stream` and returns without
   // waiting; opening writes 1 (authentic) or 0 per message to device memory
-  // at `verified`. WC_ERR_BACKEND_UNAVAILABLE for a backend without a device.
+  // at `verified`. The messages' descriptors go up from `page_locked`, host
+  // memory the stream owns until it has passed this work, where it holds
+  // them (a transfer lane's window); else from pageable memory, a copy that
+  // waits for the stream's earlier work. WC_ERR_BACKEND_UNAVAILABLE for a
+  // backend without a device.
   virtual wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
-                                 int32_t *verified, wc_cuda_stream stream) const {
-    (void)messages, (void)tag_len, (void)seal, (void)verified, (void)stream;
+                                 int32_t *verified, wc_cuda_stream stream, std::span<uint8_t> page_locked) const {
+    (void)messages, (void)tag_len, (void)seal, (void)verified, (void)stream, (void)page_locked;
     return WC_ERR_BACKEND_UNAVAILABLE;
   }
 

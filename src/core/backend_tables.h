@@ -15,6 +15,7 @@
 
 #include "core/aead_backend.h"
 #include "core/cipher_backend.h"
+#include "core/transfer_buffers.h"
 
 namespace warpcrypt {
 
@@ -69,6 +70,11 @@ struct CudaBackend {
   // device.
   wc_status (*make_aead)(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key,
                          std::span<const int> devices);
+  // A stream on `device` with a device buffer of `device_bytes` and a
+  // page-locked window of `window_bytes` (core/transfer_buffers.h), from
+  // the device's pools; WC_ERR_NO_DEVICE without the device.
+  wc_status (*lease_transfer)(std::unique_ptr<TransferBuffers> *out, int device, size_t device_bytes,
+                              size_t window_bytes);
   // Work on device memory, queued on the caller's stream once the api layer
   // has checked every argument: a plain cipher at a stream offset
   // (WC_ERR_BACKEND_UNAVAILABLE for modes the GPU does not run), and a

@@ -505,7 +505,8 @@ wc_status make_aead(std::unique_ptr<AeadCipher> *out, const LaneSpec &spec, cons
   // more lanes than that pin more without a measured gain.
   constexpr unsigned kMostStagingLanes = 16;
   const unsigned gpu_lanes = spec.streams * static_cast<unsigned>(spec.devices.size());
-  *out = stage_host_memory(std::move(device_aead), std::max(gpu_lanes, std::min(usable_cpus(), kMostStagingLanes)));
+  *out = stage_host_memory(std::move(device_aead), spec.devices,
+                           std::max(gpu_lanes, std::min(usable_cpus(), kMostStagingLanes)), kCudaBackend.lease_transfer);
   return WC_OK;
 }
 

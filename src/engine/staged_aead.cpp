@@ -11,33 +11,21 @@
 #include "core/cpu_budget.h"
 #include "core/memory_ranges.h"
 #include "core/thread_pool.h"
-#include "engine/io_buffer.h"
+#include "engine/transfer_lane.h"
 
 namespace warpcrypt::engine {
 namespace {
 
 // What a window holds at most, unless one piece is longer: a group of short
-// messages, or one piece of a long one, which the device AEAD cuts to fit
-// its own lanes (8 MiB, the size measured best for them).
+// messages (their bytes and tags), or one piece of a long one, which the
+// device AEAD cuts to fit its own lanes (8 MiB, the size measured best for
+// them). A group has at most kGroupMessages messages, whose verdicts follow
+// its tags in the window, and whose descriptors the lane's scratch holds
+// (some 100 bytes each).
 constexpr size_t kWindowBytes = size_t{8} << 20;
-
-// A window a lane holds for its groups and pieces: page-locked memory from
-// the process's pool, of kWindowBytes from the start, so that it never
-// grows (and takes a block again) for a larger group later. What it held is
-// wiped once, as it goes back (IoBuffer): a wipe per piece cost as much as
-// a copy.
-class WindowLease {
- public:
-  WindowLease() : window_(HostMemory::page_locked) {
-    window_.reserve(kWindowBytes);  // where memory runs out, place() says so
-  }
-
-  // Room for `len` bytes, or nullptr when memory runs out.
-  uint8_t *place(size_t len) { return window_.place(len, 0); }
-
- private:
-  IoBuffer window_;
-};
+constexpr size_t kGroupMessages = 8192;
+constexpr size_t kVerdictBytes = kGroupMessages * sizeof(int32_t);
+constexpr size_t kScratchBytes = size_t{1} << 20;
 
 size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
 
@@ -55,9 +43,9 @@ struct Work {
 
 class StagedAead final : public AeadCipher {
  public:
-  StagedAead(std::unique_ptr<AeadCipher> device_aead, unsigned lanes)
-      : device_(std::move(device_aead)), lanes_(std::max(1u, lanes)),
-        copy_workers_(std::max(1u, usable_cpus() / lanes_)) {}
+  StagedAead(std::unique_ptr<AeadCipher> device_aead, std::vector<int> devices, unsigned lanes, LeaseTransfer lease)
+      : device_(std::move(device_aead)), devices_(std::move(devices)), lanes_(std::max(1u, lanes)),
+        copy_workers_(std::max(1u, usable_cpus() / lanes_)), lease_(lease) {}
 
   wc_backend backend() const override { return device_->backend(); }
 
@@ -77,8 +65,8 @@ class StagedAead final : public AeadCipher {
   }
 
   wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
-                         wc_cuda_stream stream) const override {
-    return device_->queue_device(messages, tag_len, seal, verified, stream);
+                         wc_cuda_stream stream, std::span<uint8_t> page_locked) const override {
+    return device_->queue_device(messages, tag_len, seal, verified, stream, page_locked);
   }
 
   wc_status queue_device_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
@@ -127,6 +115,7 @@ class StagedAead final : public AeadCipher {
   // other pieces. Then each round on the lanes, each lane taking the next
   // work in turn, in one window it holds for the round.
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
+    if (devices_.empty()) return WC_ERR_NO_DEVICE;
     std::vector<std::unique_ptr<AeadPieces>> pieces(messages.size());
     std::vector<Work> rounds[2];
     for (size_t first = 0; first < messages.size();) {
@@ -141,7 +130,9 @@ class StagedAead final : public AeadCipher {
         continue;
       }
       size_t end = first;
-      for (size_t bytes = 0; end < messages.size() && window_bytes(messages[end]) <= kWindowBytes - bytes; ++end) {
+      for (size_t bytes = 0; end < messages.size() && end - first < kGroupMessages &&
+                             window_bytes(messages[end]) <= kWindowBytes - bytes;
+           ++end) {
         bytes += window_bytes(messages[end]);
       }
       rounds[0].push_back({first, end - first, 0});
@@ -153,15 +144,18 @@ class StagedAead final : public AeadCipher {
     for (const std::vector<Work> &round : rounds) {
       std::atomic<size_t> next{0};
       const auto lanes = static_cast<unsigned>(std::min<size_t>(lanes_, round.size()));
-      ThreadPool::instance().parallel_for(lanes, lanes, [&](size_t) {
-        WindowLease window;
+      ThreadPool::instance().parallel_for(lanes, lanes, [&](size_t lane_index) {
+        std::unique_ptr<TransferLane> lane;
+        const wc_status leased = TransferLane::lease(&lane, lease_, devices_[lane_index % devices_.size()],
+                                                     kWindowBytes + kVerdictBytes, kScratchBytes, copy_workers_);
         for (size_t i = next++; i < round.size() && !failed; i = next++) {
           const Work &work = round[i];
           wc_status *result = results ? results + work.first : nullptr;
           const wc_status status =
-              work.count != 0
-                  ? run_group(window, messages.subspan(work.first, work.count), tag_len, seal, result)
-                  : run_piece(window, *pieces[work.first], work.piece, messages[work.first], result);
+              leased != WC_OK ? leased
+              : work.count != 0
+                  ? run_group(*lane, messages.subspan(work.first, work.count), tag_len, seal, result)
+                  : run_piece(*lane, *pieces[work.first], work.piece, messages[work.first], result);
           if (status == WC_OK || status == WC_ERR_AUTH) continue;
           const std::lock_guard lock(mutex);
           if (failure == WC_OK) failure = status;
@@ -184,67 +178,81 @@ class StagedAead final : public AeadCipher {
     return static_cast<size_t>(std::clamp<uint64_t>(len / lanes_, kLeast, kWindowBytes));
   }
 
-  // Whole messages through one window: their bytes, then their tags.
-  wc_status run_group(WindowLease &window_lease, std::span<const wc_aead_message> messages, size_t tag_len,
-                      bool seal, wc_status *results) const {
+  // Whole messages through one lane: their bytes staged in its window, then
+  // their tags, then room for their verdicts, all up to the device in one
+  // copy, the device AEAD's kernels queued on the lane's stream, and all of
+  // it back in one copy.
+  wc_status run_group(TransferLane &lane, std::span<const wc_aead_message> messages, size_t tag_len, bool seal,
+                      wc_status *results) const {
     std::vector<size_t> offsets(messages.size());
     size_t tags_at = 0;
     for (size_t i = 0; i < messages.size(); ++i) {
       offsets[i] = tags_at;
       tags_at += round_up16(messages[i].len);
     }
-    uint8_t *window = window_lease.place(tags_at + 16 * messages.size());
-    if (window == nullptr) return WC_ERR_OUT_OF_MEMORY;
+    const size_t verdicts_at = tags_at + 16 * messages.size();
+    const size_t used = verdicts_at + (seal ? 0 : sizeof(int32_t) * messages.size());
+    uint8_t *window = lane.window();
+    uint8_t *device = lane.device();
     std::vector<wc_aead_message> staged(messages.begin(), messages.end());
     for (size_t i = 0; i < messages.size(); ++i) {
-      staged[i].in = staged[i].out = window + offsets[i];
-      staged[i].tag = window + tags_at + 16 * i;
-      copy(staged[i].out, messages[i].in, messages[i].len);
-      if (!seal) std::memcpy(staged[i].tag, messages[i].tag, tag_len);
+      lane.stage(offsets[i], messages[i].in, messages[i].len);
+      if (!seal) std::memcpy(window + tags_at + 16 * i, messages[i].tag, tag_len);
+      staged[i].in = staged[i].out = device + offsets[i];
+      staged[i].tag = device + tags_at + 16 * i;
     }
-    const wc_status status = seal ? device_->seal(staged, tag_len) : device_->open(staged, tag_len, results);
-    if (status != WC_OK && status != WC_ERR_AUTH) return status;
+    auto *verdicts = seal ? nullptr : reinterpret_cast<int32_t *>(device + verdicts_at);
+    wc_status status = lane.upload(verdicts_at);
+    if (status == WC_OK) {
+      status = device_->queue_device(staged, tag_len, seal, verdicts, lane.stream(), lane.scratch());
+    }
+    if (status == WC_OK) status = lane.download(used);
+    // The lane's stream must pass what was queued before its window is
+    // written again, whatever failed.
+    const wc_status waited = lane.wait();
+    if (status == WC_OK) status = waited;
+    if (status != WC_OK) return status;
     for (size_t i = 0; i < messages.size(); ++i) {
-      if (!seal && results[i] != WC_OK) continue;  // the caller zeroes its output
-      copy(messages[i].out, staged[i].out, messages[i].len);
-      if (seal) std::memcpy(messages[i].tag, staged[i].tag, tag_len);
+      if (!seal) {
+        int32_t verdict = 0;
+        std::memcpy(&verdict, window + verdicts_at + sizeof(int32_t) * i, sizeof verdict);
+        results[i] = verdict == 1 ? WC_OK : WC_ERR_AUTH;
+        if (results[i] != WC_OK) continue;  // the caller zeroes its output
+      }
+      lane.unstage(messages[i].out, offsets[i], messages[i].len);
+      if (seal) std::memcpy(messages[i].tag, window + tags_at + 16 * i, tag_len);
     }
-    return status;
+    return WC_OK;
   }
 
-  // A piece through one window; the last one's status is its message's
-  // result when opening (a failing piece's, the caller's to record).
-  wc_status run_piece(WindowLease &window_lease, AeadPieces &pieces, size_t k, const wc_aead_message &m,
+  // A piece through the lane's window, which the device AEAD's pieces copy
+  // from and to (they hold its segment values on the device); the last
+  // one's status is its message's result when opening (a failing piece's,
+  // the caller's to record).
+  wc_status run_piece(TransferLane &lane, AeadPieces &pieces, size_t k, const wc_aead_message &m,
                       wc_status *result) const {
     const std::vector<uint64_t> &cuts = pieces.cuts();
     const bool last = k + 1 == cuts.size();
     const auto len = static_cast<size_t>((last ? m.len : cuts[k + 1]) - cuts[k]);
-    uint8_t *window = window_lease.place(len);
-    wc_status status = WC_ERR_OUT_OF_MEMORY;
-    if (window != nullptr) {
-      copy(window, m.in + cuts[k], len);
-      status = pieces.run(k, window, window);
-      if (status == WC_OK) copy(m.out + cuts[k], window, len);
-    }
+    lane.stage(0, m.in + cuts[k], len);
+    const wc_status status = pieces.run(k, lane.window(), lane.window());
+    if (status == WC_OK) lane.unstage(m.out + cuts[k], 0, len);
     if (result != nullptr && last) *result = status;
     return status;
   }
 
-  // A lane's copy, on its share of the cores: one thread copies pageable
-  // memory at a fraction of the rate the memory system allows.
-  void copy(uint8_t *target, const uint8_t *source, size_t len) const {
-    if (len != 0) ThreadPool::instance().copy(target, source, len, copy_workers_);
-  }
-
   std::unique_ptr<AeadCipher> device_;
+  std::vector<int> devices_;
   unsigned lanes_;
   unsigned copy_workers_;
+  LeaseTransfer lease_;
 };
 
 }  // namespace
 
-std::unique_ptr<AeadCipher> stage_host_memory(std::unique_ptr<AeadCipher> device_aead, unsigned lanes) {
-  return std::make_unique<StagedAead>(std::move(device_aead), lanes);
+std::unique_ptr<AeadCipher> stage_host_memory(std::unique_ptr<AeadCipher> device_aead, std::vector<int> devices,
+                                              unsigned lanes, LeaseTransfer lease) {
+  return std::make_unique<StagedAead>(std::move(device_aead), std::move(devices), lanes, lease);
 }
 
 }  // namespace warpcrypt::engine

@@ -53,6 +53,8 @@ wc_status no_clear(int, void *, size_t, wc_cuda_stream) { return WC_ERR_NO_DEVIC
 
 wc_status no_read(int, void *, const void *, size_t, wc_cuda_stream) { return WC_ERR_NO_DEVICE; }
 
+wc_status no_transfer(std::unique_ptr<TransferBuffers> *, int, size_t, size_t) { return WC_ERR_NO_DEVICE; }
+
 wc_status no_pinned(void **, size_t) { return WC_ERR_NO_DEVICE; }
 
 void nothing_pinned(void *, size_t) {}
@@ -69,6 +71,7 @@ const CudaBackend kCudaBackend = {
     .device_started = never_started,
     .page_locked = never_page_locked,
     .make_aead = no_aead,
+    .lease_transfer = no_transfer,
     .transform_device_async = no_transform,
     .batch_encrypt_device_async = no_batch,
     .pointer_device = no_pointer_device,

@@ -235,12 +235,12 @@ class GpuAead final : public AeadCipher {
   // Every message of a batch lives on one device; the first one's buffers
   // say which.
   wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
-                         wc_cuda_stream stream) const override {
+                         wc_cuda_stream stream, std::span<uint8_t> page_locked) const override {
     if (messages.empty()) return WC_OK;
     const auto cuda_stream = static_cast<cudaStream_t>(stream);
     const WorkDevice on_device(cuda_stream, {messages[0].in, messages[0].out, messages[0].tag, verified});
     if (on_device.status() != WC_OK) return on_device.status();
-    return keyed_->queue(messages, tag_len, seal, verified, cuda_stream);
+    return keyed_->queue(messages, tag_len, seal, verified, cuda_stream, page_locked);
   }
 
   wc_status queue_device_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,

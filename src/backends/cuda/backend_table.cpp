@@ -3,6 +3,7 @@
 #include "core/backend_tables.h"
 #include "backends/cuda/aead_gpu.h"
 #include "backends/cuda/gpu_backend.h"
+#include "backends/cuda/lane_buffers.h"
 #include "backends/cuda/pinned_pool.h"
 
 namespace warpcrypt {
@@ -17,6 +18,7 @@ const CudaBackend kCudaBackend = {
     .device_started = cuda::device_started,
     .page_locked = cuda::page_locked,
     .make_aead = cuda::make_aead,
+    .lease_transfer = cuda::lease_transfer,
     .transform_device_async = cuda::transform_device_async,
     .batch_encrypt_device_async = cuda::batch_encrypt_device_async,
     .pointer_device = cuda::pointer_device,

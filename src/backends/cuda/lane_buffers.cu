@@ -113,4 +113,47 @@ wc_status LeasedBuffers::order_after(const LeasedBuffers &other) const {
   return status;
 }
 
+namespace {
+
+class LeasedTransfer final : public TransferBuffers {
+ public:
+  explicit LeasedTransfer(std::unique_ptr<LeasedBuffers> buffers) : buffers_(std::move(buffers)) {}
+
+  wc_cuda_stream stream() const override { return buffers_->stream(); }
+  uint8_t *device() const override { return buffers_->device(); }
+  uint8_t *window() const override { return buffers_->pinned(); }
+
+  wc_status upload(uint8_t *device, const uint8_t *host, size_t len) override {
+    return copy(device, host, len, cudaMemcpyHostToDevice);
+  }
+  wc_status download(uint8_t *host, const uint8_t *device, size_t len) override {
+    return copy(host, device, len, cudaMemcpyDeviceToHost);
+  }
+  wc_status wait() override { return buffers_->wait(); }
+  void mark_used(size_t device_bytes, size_t window_bytes) override {
+    buffers_->mark_device_used(device_bytes);
+    buffers_->mark_pinned_used(window_bytes);
+  }
+
+ private:
+  wc_status copy(void *to, const void *from, size_t len, cudaMemcpyKind kind) const {
+    if (len == 0) return WC_OK;
+    const CurrentDevice on_device(buffers_->device_ordinal());
+    if (on_device.status() != WC_OK) return on_device.status();
+    return device_status(cudaMemcpyAsync(to, from, len, kind, buffers_->stream()));
+  }
+
+  std::unique_ptr<LeasedBuffers> buffers_;
+};
+
+}  // namespace
+
+wc_status lease_transfer(std::unique_ptr<TransferBuffers> *out, int device, size_t device_bytes,
+                         size_t window_bytes) {
+  std::unique_ptr<LeasedBuffers> buffers;
+  const wc_status status = LeasedBuffers::acquire(&buffers, device, device_bytes, window_bytes);
+  if (status == WC_OK) *out = std::make_unique<LeasedTransfer>(std::move(buffers));
+  return status;
+}
+
 }  // namespace warpcrypt::cuda

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/transfer_buffers.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt::cuda {
@@ -69,5 +70,10 @@ class LeasedBuffers {
   size_t device_used_ = 0;
   size_t pinned_used_ = 0;
 };
+
+// LeasedBuffers behind the engine's transfer lanes (CudaBackend's
+// lease_transfer): the window is the pinned buffer.
+wc_status lease_transfer(std::unique_ptr<TransferBuffers> *out, int device, size_t device_bytes,
+                         size_t window_bytes);
 
 }  // namespace warpcrypt::cuda
