@@ -9,7 +9,6 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -158,17 +157,14 @@ class MessagePieces {
   void *values_ = nullptr;
 };
 
-// MessagePieces for a caller that runs them (AeadPieces), from as many
-// threads as it likes: each piece on a lane of its own for the run, which
-// returns once the lane has passed it. The lanes are kept for the message's
-// other pieces and given back, wiped, with it: a lane leased and wiped per
-// piece cost the pinned 256 MiB AEAD 5 % on the H200 machine (2026-11-29).
+// MessagePieces for a caller that runs them (AeadCipher::pieces): each
+// piece on a lane of its own, leased for the run, which returns once the
+// lane has passed it.
 class GpuPieces final : public AeadPieces {
  public:
   GpuPieces(int device, std::unique_ptr<MessagePieces> pieces) : device_(device), pieces_(std::move(pieces)) {}
   ~GpuPieces() override {
     const CurrentDevice on_device(device_);
-    idle_.clear();
     pieces_.reset();
   }
 
@@ -178,34 +174,16 @@ class GpuPieces final : public AeadPieces {
     const CurrentDevice on_device(device_);
     wc_status status = on_device.status();
     HostLane lane;
-    if (status == WC_OK) status = take_lane(&lane.buffers);
+    if (status == WC_OK) status = LeasedBuffers::acquire(&lane.buffers, device_, kLaneBytes, kLanePinnedBytes);
     wc_status checked = WC_OK;  // the last piece's verdict, when opening
     if (status == WC_OK) status = pieces_->queue(lane, k, in, out, &checked);
     if (status == WC_OK) status = lane.finish();
-    if (lane.buffers != nullptr) {
-      const std::lock_guard lock(mutex_);
-      idle_.push_back(std::move(lane.buffers));
-    }
     return status != WC_OK ? status : checked;
   }
 
  private:
-  wc_status take_lane(std::unique_ptr<LeasedBuffers> *out) {
-    {
-      const std::lock_guard lock(mutex_);
-      if (!idle_.empty()) {
-        *out = std::move(idle_.back());
-        idle_.pop_back();
-        return WC_OK;
-      }
-    }
-    return LeasedBuffers::acquire(out, device_, kLaneBytes, kLanePinnedBytes);
-  }
-
   int device_;
   std::unique_ptr<MessagePieces> pieces_;
-  std::mutex mutex_;
-  std::vector<std::unique_ptr<LeasedBuffers>> idle_;  // lanes between pieces
 };
 
 // The device AEAD. Host memory reaches it through the engine's transfer
