@@ -18,11 +18,10 @@
 
 namespace warpcrypt::engine {
 
-// `device_aead` with its host-memory calls run on up to `lanes` transfer
-// lanes at once (placement.cpp decides how many), lane i on devices[i %
-// size], their buffers and the memory check `backend`'s
-// (cuda_transfer_backend()).
+// `device_aead` with its host-memory calls staged on up to `lanes` lanes at
+// once (placement.cpp decides how many), lane i on devices[i % size], their
+// buffers from `lease` (the CUDA backend's lease_transfer).
 std::unique_ptr<AeadCipher> stage_host_memory(std::unique_ptr<AeadCipher> device_aead, std::vector<int> devices,
-                                              unsigned lanes, const TransferBackend &backend);
+                                              unsigned lanes, LeaseTransfer lease);
 
 }  // namespace warpcrypt::engine
