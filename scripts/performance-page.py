@@ -451,14 +451,13 @@ def cli_before_after(notes: LabNotes) -> list[str]:
     ]
 
 
-def core_before_after() -> list[str]:
-    name = "core_before_after_h200_3eaaca0.json"
+def before_after(name: str, heading: str) -> list[str]:
     d = load(name)
     median = statistics.median
     body = [[r["workload"], gbs(median(r["before"])), gbs_span(r["before"]), gbs(median(r["after"])),
              gbs_span(r["after"]), f"{median(r['after']) / median(r['before']):.3f}"] for r in d["rows"]]
     return [
-        "## The one pool of page-locked memory and the GPU AEAD split by role, before and after",
+        f"## {heading}",
         "",
         f"{d['command']}: `docs/bench/{name}`, {d['device']}, {d['date']}, commits {d['before_commit']}"
         f" (before) and {d['commit']} (after). Figures in GB/s.",
@@ -791,7 +790,12 @@ def page(notes: LabNotes) -> str:
     for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, gpu_host_data, aead_staging, cli_before_after, python, dask,
                  safetensors, safetensors_sharded):
         lines += area(notes)
-    lines += core_before_after()
+    lines += before_after("core_before_after_h200_3eaaca0.json",
+                          "The one pool of page-locked memory and the GPU AEAD split by role, before and after")
+    lines += before_after("transfer_lane_h200_a4516a1.json",
+                          "The GPU AEAD's pageable host memory on the engine's transfer lanes, before and after")
+    lines += before_after("transfer_lane_pinned_reverted_h200_46e712c.json",
+                          "Page-locked host memory on the transfer lanes: slower, reverted")
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
