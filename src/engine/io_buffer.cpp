@@ -59,14 +59,6 @@ void IoBuffer::release() {
   lead_ = 0;
 }
 
-bool IoBuffer::reserve(size_t len) {
-  if (memory_.bytes != nullptr && len + kCacheLine <= memory_.capacity) return true;
-  give_back(memory_);
-  memory_ = allocate(len + kCacheLine);
-  lead_ = 0;
-  return memory_.bytes != nullptr;
-}
-
 uint8_t *IoBuffer::place(size_t len, uint64_t file_offset) {
   const size_t lead = lead_for(file_offset);
   if (memory_.bytes != nullptr && lead + len <= memory_.capacity) {

@@ -39,9 +39,6 @@ class IoBuffer {
   // into its page as the one before, as for a window read in order and
   // grown as its bytes arrive; otherwise they are the caller's to refill.
   uint8_t *place(size_t len, uint64_t file_offset);
-  // Room for `len` bytes at any file offset from now on, none of them held
-  // yet; false when memory runs out.
-  bool reserve(size_t len);
   uint8_t *data() const { return memory_.bytes + lead_; }
 
   // Wipes what it held and gives the memory back; place() allocates anew.
