@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/host_crypto.h"
+#include "support/fixed_random.h"
 
 namespace {
 
@@ -36,21 +37,6 @@ void print_hex(std::span<const uint8_t> bytes) {
   for (uint8_t byte : bytes) std::printf("%02x", byte);
   std::printf("\n");
 }
-
-class FixedRandom final : public RandomSource {
- public:
-  explicit FixedRandom(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
-  wc_status fill(std::span<uint8_t> out) override {
-    if (out.size() > bytes_.size() - used_) return WC_ERR_INVALID_ARGUMENT;
-    std::copy_n(bytes_.begin() + used_, out.size(), out.begin());
-    used_ += out.size();
-    return WC_OK;
-  }
-
- private:
-  std::vector<uint8_t> bytes_;
-  size_t used_ = 0;
-};
 
 int fail(const char *message) {
   std::fprintf(stderr, "age_pq_tool: %s\n", message);
@@ -74,7 +60,7 @@ int main(int argc, char **argv) {
   }
   if (command == "seal" && args.size() == 5) {
     const auto &[public_key, randomness, info, aad, message] = std::tie(args[0], args[1], args[2], args[3], args[4]);
-    FixedRandom random(randomness);
+    wctest::FixedRandom random(randomness);
     std::vector<uint8_t> enc(hpke_encapsulation_len(kKem));
     std::vector<uint8_t> sealed(message.size() + 16);
     if (kHostCrypto.hpke_seal_base(kKem, public_key, info, aad, message, random, enc, sealed) != WC_OK) {

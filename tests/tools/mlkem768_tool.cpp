@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/host_crypto.h"
+#include "support/fixed_random.h"
 
 namespace {
 
@@ -32,19 +33,6 @@ void print_hex(std::span<const uint8_t> bytes) {
   for (uint8_t byte : bytes) std::printf("%02x", byte);
   std::printf("\n");
 }
-
-class FixedRandom final : public warpcrypt::RandomSource {
- public:
-  explicit FixedRandom(std::span<const uint8_t, 32> bytes) : bytes_(bytes) {}
-  wc_status fill(std::span<uint8_t> out) override {
-    if (out.size() != bytes_.size()) return WC_ERR_INVALID_ARGUMENT;
-    std::copy(bytes_.begin(), bytes_.end(), out.begin());
-    return WC_OK;
-  }
-
- private:
-  std::span<const uint8_t, 32> bytes_;
-};
 
 int fail(const char *message) {
   std::fprintf(stderr, "mlkem768_tool: %s\n", message);
@@ -70,7 +58,7 @@ int main(int argc, char **argv) {
     std::array<uint8_t, warpcrypt::kMlkem768EncapsulationKeyLen> ek{};
     std::array<uint8_t, warpcrypt::kMlkemRandomnessLen> randomness{};
     if (!from_hex(argv[2], ek) || !from_hex(argv[3], randomness)) return fail("bad key or randomness");
-    FixedRandom random(randomness);
+    wctest::FixedRandom random({randomness.begin(), randomness.end()});
     std::array<uint8_t, warpcrypt::kMlkem768CiphertextLen> ct{};
     std::array<uint8_t, warpcrypt::kMlkemSharedSecretLen> ss{};
     if (kHostCrypto.mlkem768_encaps(ct, ss, ek, random) != WC_OK) return fail("encapsulation key refused");
