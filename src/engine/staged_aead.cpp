@@ -113,7 +113,7 @@ class StagedAead final : public AeadCipher {
   // The call's work: groups of messages a window holds, and the pieces of
   // longer ones, every last piece in a second round, after its message's
   // other pieces. Then each round on the lanes, each lane taking the next
-  // work in turn, in one window it holds for the round.
+  // work in turn, on one transfer lane it holds for the round.
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
     if (devices_.empty()) return WC_ERR_NO_DEVICE;
     std::vector<std::unique_ptr<AeadPieces>> pieces(messages.size());
