@@ -289,12 +289,18 @@ def _run_one(settings: Settings, task: FileTask, source: str, staged: Path,
 
 
 def _commit(settings: Settings, staged: Path, target: str) -> None:
-    """Puts a whole output at its final path: a rename on a local file
-    system; elsewhere an upload to a key of the staging folder and a copy
-    into place, so that the target never holds part of a file."""
+    """Puts a whole output at its final path, so that the target never holds
+    part of a file. On a local file system, the library's move into a tree
+    of outputs renames it beneath the output folder (where the staging
+    folder lies): the folders between are created where missing and never
+    followed where they are links, so a link that someone who may write in
+    the output tree put there cannot send an output outside it, and a file
+    replaced keeps its mode. Elsewhere, an upload to a key of the staging
+    folder and a copy into place."""
     fs = settings.output_fs
     if _is_local(fs):
-        _commit_locally(os.path.dirname(settings.staging), staged, target)
+        root = os.path.dirname(settings.staging)
+        _native.move_beneath(root, os.path.relpath(target, root), str(staged))
         return
     temporary = f"{settings.staging}/{uuid.uuid4().hex}"
     fs.put_file(str(staged), temporary)
@@ -303,16 +309,6 @@ def _commit(settings: Settings, staged: Path, target: str) -> None:
     finally:
         if fs.exists(temporary):
             fs.rm_file(temporary)
-
-
-def _commit_locally(root: str, staged: Path, target: str) -> None:
-    """Moves `staged` to `target` under the output folder `root` (where the
-    staging folder lies) through the library's move into a tree of outputs:
-    the folders between them are created where missing and never followed
-    where they are links, so a link that someone who may write in the
-    output tree put there cannot send an output outside it, and a file
-    replaced keeps its mode as every output the library writes does."""
-    _native.move_beneath(root, os.path.relpath(target, root), str(staged))
 
 
 def _committed_details(settings: Settings, task: FileTask, scratch: Path) -> FileEntry:
