@@ -23,9 +23,9 @@ template <typename Body>
 wc_status run_stream_job(wc_job *job, bool valid, const wc_options *given, Body body) {
   const wc_options options = options_or_default(given);
   auto planned_body = [&](engine::JobMonitor &monitor, engine::JobTotals &totals) {
-    engine::Placement plan;
+    std::optional<engine::Placement> plan;
     const wc_status status = engine::plan_stream_job(&plan, options, monitor);
-    return status != WC_OK ? status : body(plan, monitor, totals);
+    return status != WC_OK ? status : body(*plan, monitor, totals);
   };
   return engine::run_monitored(job, valid ? WC_OK : WC_ERR_INVALID_ARGUMENT, planned_body);
 }

@@ -46,12 +46,12 @@ wc_status crypt(wc_direction direction, const wc_options *options, const wc_ciph
   size_t produced = 0;
   if (as_job) {
     warpcrypt::engine::JobMonitor monitor(job, in_len);
-    warpcrypt::engine::Placement plan;
+    std::optional<warpcrypt::engine::Placement> plan;
     if (status == WC_OK) {
       status = warpcrypt::engine::plan_buffer_job(&plan, resolved, *cipher, direction, in, in_len, out, monitor);
     }
     if (status == WC_OK) {
-      status = warpcrypt::engine::run_buffer_job(plan, *cipher, direction, material, out, out_cap, &produced, in,
+      status = warpcrypt::engine::run_buffer_job(*plan, *cipher, direction, material, out, out_cap, &produced, in,
                                                  in_len, monitor);
     }
     if (status != WC_OK) monitor.fail(status);

@@ -21,9 +21,9 @@ wc_status run_job(wc_direction direction, const wc_options *options, const wc_ci
   if (checked == WC_OK && !endpoints_valid) checked = WC_ERR_INVALID_ARGUMENT;
   const wc_options resolved = warpcrypt::options_or_default(options);
   return warpcrypt::engine::run_monitored(job, checked, [&](JobMonitor &monitor, JobTotals &totals) {
-    warpcrypt::engine::Placement plan;
+    std::optional<Placement> plan;
     const wc_status status = warpcrypt::engine::plan_descriptor_job(&plan, resolved, *cipher, direction, monitor);
-    return status != WC_OK ? status : body(plan, monitor, totals);
+    return status != WC_OK ? status : body(*plan, monitor, totals);
   });
 }
 

@@ -39,22 +39,22 @@ wc_status check_work(const wc_work *work) {
 void tell(wc_plan *plan, const warpcrypt::engine::Placement &placement, wc_plan_reason reason) {
   using warpcrypt::engine::uses_cpu_lanes;
   using warpcrypt::engine::uses_gpu_lanes;
-  plan->backend = placement.backend;
+  plan->backend = placement.backend();
   plan->reason = reason;
   plan->reason_text = reason_text(reason);
-  if (uses_cpu_lanes(placement.backend)) {
-    plan->cpu_lanes = placement.cpu_lanes;
-    plan->spare_cpu_lanes = placement.spare_cpu_lanes;
+  if (uses_cpu_lanes(placement.backend())) {
+    plan->cpu_lanes = placement.cpu_lanes();
+    plan->spare_cpu_lanes = placement.spare_cpu_lanes();
   }
-  if (uses_gpu_lanes(placement.backend)) {
-    plan->gpu_lanes_per_device = placement.streams;
-    plan->device_count = placement.devices.size();
-    std::copy_n(placement.devices.begin(), std::min<size_t>(placement.devices.size(), WC_PLAN_MAX_DEVICES),
+  if (uses_gpu_lanes(placement.backend())) {
+    plan->gpu_lanes_per_device = placement.streams();
+    plan->device_count = placement.devices().size();
+    std::copy_n(placement.devices().begin(), std::min<size_t>(placement.devices().size(), WC_PLAN_MAX_DEVICES),
                 plan->devices);
-    plan->gpu_lanes_late = placement.gpu_lanes_late ? 1 : 0;
+    plan->gpu_lanes_late = placement.gpu_lanes_late() ? 1 : 0;
   }
-  plan->chunk_bytes = placement.chunk_bytes;
-  plan->unit_bytes = placement.unit_bytes;
+  plan->chunk_bytes = placement.chunk_bytes();
+  plan->unit_bytes = placement.unit_bytes();
 }
 
 }  // namespace
@@ -66,10 +66,10 @@ wc_status wc_plan_describe(const wc_options *options, const wc_work *work, wc_jo
   std::memset(plan, 0, sizeof *plan);
   const wc_options resolved = warpcrypt::options_or_default(options);
   auto describe = [&](warpcrypt::engine::JobMonitor &monitor, warpcrypt::engine::JobTotals &) {
-    warpcrypt::engine::Placement placement;
+    std::optional<warpcrypt::engine::Placement> placement;
     wc_plan_reason reason = WC_PLAN_AS_ASKED;
     const wc_status status = warpcrypt::engine::describe_placement(&placement, &reason, resolved, *work, &monitor);
-    if (status == WC_OK) tell(plan, placement, reason);
+    if (status == WC_OK) tell(plan, *placement, reason);
     return status;
   };
   return warpcrypt::engine::run_monitored(job, check_work(work), describe);

@@ -61,14 +61,14 @@ class StreamLanes {
   // Takes the job's plan (plan_stream_job) as it is.
   StreamLanes(const StreamShape &shape, std::span<const uint8_t> key, const Placement &plan)
       : shape_(shape), key_(key), placement_(plan) {
-    const wc_backend backend = placement_.backend;
-    const bool late = placement_.gpu_lanes_late;
+    const wc_backend backend = placement_.backend();
+    const bool late = placement_.gpu_lanes_late();
     gpu_lanes_ = uses_gpu_lanes(backend) && !late
-                     ? placement_.streams * static_cast<unsigned>(placement_.devices.size())
+                     ? placement_.streams() * static_cast<unsigned>(placement_.devices().size())
                      : 0;
-    cpu_lanes_ = uses_cpu_lanes(backend) ? placement_.cpu_lanes + placement_.spare_cpu_lanes : 0;
-    window_chunks_ = std::max<uint64_t>(1, placement_.unit_bytes / shape_.chunk_size);
-    late_claim_ = late ? placement_.gpu_claim_units : 1;
+    cpu_lanes_ = uses_cpu_lanes(backend) ? placement_.cpu_lanes() + placement_.spare_cpu_lanes() : 0;
+    window_chunks_ = std::max<uint64_t>(1, placement_.unit_bytes() / shape_.chunk_size);
+    late_claim_ = late ? placement_.gpu_claim_units() : 1;
   }
   StreamLanes(const StreamLanes &) = delete;
   StreamLanes &operator=(const StreamLanes &) = delete;
@@ -88,15 +88,15 @@ class StreamLanes {
     const uint64_t affordable =
         std::max<uint64_t>(1, kBufferBudget / (buffers * std::max<uint64_t>(1, window_bytes)));
     for (unsigned i = 0; i < gpu_lanes_ && lanes_.size() < std::min(windows, affordable); ++i) {
-      const wc_status status = add_lane(&lanes_, &placement_.devices[i % placement_.devices.size()]);
+      const wc_status status = add_lane(&lanes_, &placement_.devices()[i % placement_.devices().size()]);
       if (status != WC_OK) return status;
     }
     for (unsigned i = 0; i < cpu_lanes_ && lanes_.size() < windows && (i == 0 || lanes_.size() < affordable); ++i) {
       const wc_status status = add_lane(&lanes_, nullptr);
       if (status != WC_OK) return status;
     }
-    if (placement_.gpu_lanes_late) {
-      if (placement_.devices.empty() && !placement_.device_check) return WC_ERR_NO_DEVICE;
+    if (placement_.gpu_lanes_late()) {
+      if (placement_.devices().empty() && !placement_.device_check()) return WC_ERR_NO_DEVICE;
       late_ = std::make_unique<LateGpuLanes>(
           placement_, lanes_.size(), late_claim_, std::string(shape_.aead->name) + (sealing ? " seal" : " open"),
           [this](const std::vector<int> &devices, unsigned streams) { return build_late(devices, streams); });
@@ -117,7 +117,7 @@ class StreamLanes {
   // has failed the job through the monitor.
   wc_status finish(JobMonitor &monitor) {
     release_windows();
-    if (placement_.device_check != nullptr && placement_.device_check->wait() != WC_OK) return monitor.status();
+    if (placement_.device_check() != nullptr && placement_.device_check()->wait() != WC_OK) return monitor.status();
     return WC_OK;
   }
 
@@ -126,7 +126,7 @@ class StreamLanes {
   wc_status add_lane(std::vector<std::unique_ptr<AeadLane>> *into, const int *device) {
     const LaneSpec spec = device == nullptr ? LaneSpec{}
                                             : LaneSpec{.backend = WC_BACKEND_GPU, .devices = {*device},
-                                                       .streams = placement_.streams};
+                                                       .streams = placement_.streams()};
     auto lane = std::make_unique<AeadLane>(device != nullptr ? HostMemory::page_locked : HostMemory::pageable);
     const wc_status status = make_aead(&lane->cipher, spec, *shape_.aead, {key_.data(), key_.size()});
     if (status == WC_OK) into->push_back(std::move(lane));

@@ -25,7 +25,7 @@ wc_status run_buffer_job(const Placement &plan, const wc_cipher &cipher, wc_dire
   if (status == WC_OK) {
     status = StreamState::create(&state, std::move(backend_cipher), cipher, direction, key.iv);
   }
-  const size_t step = parallel ? std::max<size_t>(in_len, 1) : plan.chunk_bytes;
+  const size_t step = parallel ? std::max<size_t>(in_len, 1) : plan.chunk_bytes();
   size_t written = 0;
   for (size_t offset = 0; status == WC_OK && offset < in_len && !monitor.stopped(); offset += step) {
     const size_t n = std::min(step, in_len - offset);

@@ -190,7 +190,7 @@ wc_status run_sequential(const Placement &plan, const wc_cipher &cipher, wc_dire
   std::unique_ptr<StreamState> state;
   if (status == WC_OK) status = StreamState::create(&state, std::move(backend_cipher), cipher, direction, key.iv);
   if (status != WC_OK) return status;
-  const size_t chunk = plan.chunk_bytes;
+  const size_t chunk = plan.chunk_bytes();
   std::vector<uint8_t> in_buffer(chunk);
   std::vector<uint8_t> out_buffer(chunk + 16);
   auto emit = [&](size_t len) {
@@ -234,7 +234,7 @@ wc_status run_fd_job(const Placement &plan, const wc_cipher &cipher, wc_directio
   monitor.set_total(in.size);
 
   // A descriptor job damages no input: its lanes may count the devices
-  // beside their first work (plan.device_check), and its output file is kept
+  // beside their first work (plan.device_check()), and its output file is kept
   // only once they are counted. The sequential modes run on one CPU stream.
   wc_status status = WC_OK;
   if (!is_parallel(cipher, direction)) {
@@ -246,10 +246,10 @@ wc_status run_fd_job(const Placement &plan, const wc_cipher &cipher, wc_directio
     status = LaneSet::create(&lanes, plan, cipher, direction, key, 32);
     if (status != WC_OK) return status;
     Pipeline pipeline(cipher, direction, key, in, out, monitor);
-    status = pipeline.run(*lanes, plan.unit_bytes, totals);
+    status = pipeline.run(*lanes, plan.unit_bytes(), totals);
   }
   // The check has failed the job through the monitor where it found no device.
-  if (plan.device_check != nullptr && plan.device_check->wait() != WC_OK) status = monitor.status();
+  if (plan.device_check() != nullptr && plan.device_check()->wait() != WC_OK) status = monitor.status();
   if (status == WC_OK) status = confirm_input_end(in, monitor);
   settle_offsets(in, out, *totals);
   return status;

@@ -70,7 +70,7 @@ wc_status make_lane_cipher(std::unique_ptr<RandomAccessCipher> *out, const Place
   std::unique_ptr<LaneSet> lanes;
   const wc_status status = LaneSet::create(&lanes, shape, cipher, direction, key, 0);
   if (status != WC_OK) return status;
-  *out = std::make_unique<LaneCipher>(cipher, std::move(lanes), shape.unit_bytes, monitor);
+  *out = std::make_unique<LaneCipher>(cipher, std::move(lanes), shape.unit_bytes(), monitor);
   return WC_OK;
 }
 

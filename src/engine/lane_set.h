@@ -19,12 +19,12 @@ namespace warpcrypt::engine {
 
 class LaneSet {
  public:
-  // Builds the lanes, each with staging for its claim (shape.unit_bytes,
+  // Builds the lanes, each with staging for its claim (shape.unit_bytes(),
   // times gpu_claim_units for late GPU lanes) and `slack` bytes more:
   // cpu_lanes (plus spare_cpu_lanes) CPU lanes for cpu and hybrid, `streams`
   // GPU lanes per device entry for gpu and hybrid. Where the GPU lanes join
-  // late (shape.gpu_lanes_late) they are built when a job first starts them
-  // (late()), on the devices shape.device_check finds where it is set.
+  // late (shape.gpu_lanes_late()) they are built when a job first starts them
+  // (late()), on the devices shape.device_check() finds where it is set.
   // Hybrid runs on the CPU lanes alone for modes the GPU does not run; a
   // device that fails is an error.
   static wc_status create(std::unique_ptr<LaneSet> *out, const Placement &shape, const wc_cipher &cipher,

@@ -36,16 +36,16 @@ LateGpuLanes::LateGpuLanes(const Placement &shape, size_t first, size_t claim_un
   late_.first = first;
   late_.claim_units = claim_units;
   late_.start = [this] { return start(); };
-  if (shape_.device_check) {
+  if (shape_.device_check()) {
     late_.counted = [this] { return take_device_count(); };
   } else {
-    place(shape_.devices, shape_.spare_cpu_lanes);
+    place(shape_.devices(), shape_.spare_cpu_lanes());
   }
 }
 
 void LateGpuLanes::place(const std::vector<int> &devices, unsigned displaces) {
   devices_ = devices;
-  late_.count = shape_.streams * devices.size();
+  late_.count = shape_.streams() * devices.size();
   late_.displaces = displaces;
   late_.start_seconds = start_seconds();
 }
@@ -60,7 +60,7 @@ double LateGpuLanes::start_seconds() const {
 
 bool LateGpuLanes::take_device_count() {
   std::lock_guard lock(mutex_);
-  const DeviceCheck &check = *shape_.device_check;
+  const DeviceCheck &check = *shape_.device_check();
   const bool placed = !devices_.empty();
   if (placed || !check.done()) return placed;
   // A check that found no device has failed the job: the late lanes stay
@@ -83,7 +83,7 @@ LateLanes *LateGpuLanes::late(bool staged) {
 
 wc_status LateGpuLanes::start() {
   std::lock_guard lock(mutex_);
-  if (!started_) started_ = build_(devices_, shape_.streams);
+  if (!started_) started_ = build_(devices_, shape_.streams());
   return *started_;
 }
 

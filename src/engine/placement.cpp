@@ -15,7 +15,28 @@
 #include "engine/staged_aead.h"
 
 namespace warpcrypt::engine {
+
+// The one maker of plans (Placement's friend): the calls below fill a
+// plan's fields, then make it.
+class Planner {
+ public:
+  static Placement make(Placement::Fields fields) { return Placement(std::move(fields)); }
+};
+
 namespace {
+
+// A backend chosen for a job, and why (wc_plan_reason): as asked, or the
+// auto rule's reason.
+struct BackendChoice {
+  wc_backend backend;
+  wc_plan_reason reason;
+};
+
+// When a job counts its devices: before its work, or beside it, where it
+// can (DeviceCheck): a descriptor job whose GPU lanes join late, on a
+// machine whose CUDA driver loads. Without a driver there is nothing to
+// wait for, and the job is refused before it writes anything.
+enum class DeviceCount { before_work, beside_work };
 
 // Chunks are cut at multiples of 4 KiB (every mode's blocks stay whole, and
 // reads and writes stay page-aligned) and are at most 1 GiB.
@@ -85,7 +106,7 @@ class LanesForLargeCalls final : public RandomAccessCipher {
 
  private:
   bool lanes_reach(const uint8_t *in, const uint8_t *out) const {
-    return shape_.backend == WC_BACKEND_CPU || (kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out));
+    return shape_.backend() == WC_BACKEND_CPU || (kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out));
   }
 
   std::unique_ptr<RandomAccessCipher> small_calls_;
@@ -110,16 +131,16 @@ wc_status make_cpu_cipher(BackendCipher *out, const wc_options &options, const w
   const wc_status status = kCpuBackend.make_cipher(out, cipher, direction, key);
   const unsigned threads = options.threads != 0 ? options.threads : usable_cpus();
   if (status != WC_OK || !out->random_access || threads == 1) return status;
-  Placement shape;
+  Placement::Fields shape;
   shape.backend = WC_BACKEND_CPU;
   shape.cpu_lanes = threads;
   shape.chunk_bytes = shape.unit_bytes = WC_DEFAULT_CPU_CHUNK_BYTES;
-  out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
-                                                            direction, key, 2 * kMinCpuChunk);
+  out->random_access = std::make_unique<LanesForLargeCalls>(
+      std::move(out->random_access), Planner::make(std::move(shape)), cipher, direction, key, 2 * kMinCpuChunk);
   return WC_OK;
 }
 
-// The auto rule of a plain-cipher job (choose_job_backend), each way it can go
+// The auto rule of a plain-cipher job (plan_cipher_job), each way it can go
 // with its reason. The device count comes last: it can start the CUDA
 // driver (CudaBackend::device_count).
 BackendChoice auto_job_choice(const wc_cipher &cipher, wc_direction direction, uint64_t input_bytes,
@@ -171,7 +192,7 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
 namespace {
 
 // The devices the GPU lanes run on: the list, or every device.
-void place_devices(Placement *shape, const wc_options &options) {
+void place_devices(Placement::Fields *shape, const wc_options &options) {
   if (options.devices != nullptr) {
     shape->devices.assign(options.devices, options.devices + options.device_count);
   } else if (uses_gpu_lanes(shape->backend)) {
@@ -183,7 +204,7 @@ void place_devices(Placement *shape, const wc_options &options) {
 // The CPU lanes beside the GPU lanes of shape->devices: each GPU lane keeps
 // a thread busy with staging copies and file I/O, so the CPU lanes take the
 // cores that are left, unless told how many to use.
-void place_cpu_lanes(Placement *shape, const wc_options &options) {
+void place_cpu_lanes(Placement::Fields *shape, const wc_options &options) {
   const unsigned cores = usable_cpus();
   const unsigned gpu_lanes =
       uses_gpu_lanes(shape->backend) ? shape->streams * static_cast<unsigned>(shape->devices.size()) : 0;
@@ -240,15 +261,20 @@ wc_status check_fields(const wc_options &options, JobMonitor *monitor) {
   return WC_OK;
 }
 
-}  // namespace
-
+// What a job checks of `options` at its entry, before any of its work (a
+// KDF, a header, a plugin): the engine's fields (chunk size, streams,
+// device list) and the devices (check_devices), unless the job counts them
+// beside its work (`count`). A refused field is WC_ERR_INVALID_ARGUMENT,
+// and fails `monitor`'s job, where given, with the rule in words.
 wc_status check_job_options(const wc_options &options, wc_backend backend, JobMonitor *monitor, DeviceCount count) {
   if (const wc_status status = check_fields(options, monitor); status != WC_OK) return status;
   return counts_devices_beside(options, backend, count) ? WC_OK : check_devices(options, backend, monitor);
 }
 
-wc_status resolve_placement(Placement *shape, const wc_options &options, wc_backend backend, JobMonitor *monitor,
-                            DeviceCount count) {
+// A plan's fields for `options` on `backend` (auto resolved by the
+// caller): check_job_options, then the defaults applied.
+wc_status resolve_placement(Placement::Fields *shape, const wc_options &options, wc_backend backend,
+                            JobMonitor *monitor = nullptr, DeviceCount count = DeviceCount::before_work) {
   const bool count_beside = counts_devices_beside(options, backend, count);
   if (const wc_status status = check_job_options(options, backend, monitor, count); status != WC_OK) return status;
   shape->gpu_lanes_late = gpu_lanes_late(options, backend);
@@ -280,8 +306,20 @@ wc_status resolve_placement(Placement *shape, const wc_options &options, wc_back
   return WC_OK;
 }
 
-wc_status plan_stream_job(Placement *plan, const wc_options &options, JobMonitor &monitor) {
-  return resolve_placement(plan, options, stream_job_backend(options), &monitor, DeviceCount::beside_work);
+// The backend of a chunked AEAD stream (sealed and age files): as asked,
+// auto on the CPU (plan_stream_job).
+wc_backend stream_job_backend(const wc_options &options) {
+  return options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
+}
+
+}  // namespace
+
+wc_status plan_stream_job(std::optional<Placement> *plan, const wc_options &options, JobMonitor &monitor) {
+  Placement::Fields fields;
+  const wc_status status =
+      resolve_placement(&fields, options, stream_job_backend(options), &monitor, DeviceCount::beside_work);
+  if (status == WC_OK) *plan = Planner::make(std::move(fields));
+  return status;
 }
 
 size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
@@ -289,12 +327,6 @@ size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction) {
     if (std::strcmp(entry.cipher, cipher.name) == 0 && entry.direction == direction) return entry.min_bytes;
   }
   return kNever;
-}
-
-BackendChoice choose_job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
-                                 uint64_t input_bytes, bool page_locked) {
-  if (options.backend != WC_BACKEND_AUTO) return {options.backend, WC_PLAN_AS_ASKED};
-  return auto_job_choice(cipher, direction, input_bytes, page_locked);
 }
 
 bool reaches_device_memory(const wc_options &options) {
@@ -326,32 +358,49 @@ wc_status choose_aead_backend(BackendChoice *choice, const wc_options &options, 
   return WC_OK;
 }
 
-}  // namespace
+// What a plain-cipher job works on, as its entry knows it: the cipher and
+// direction, the input's size, and whether input and output are page-locked
+// host memory (never for a descriptor job, whose input is staged).
+struct CipherWork {
+  const wc_cipher &cipher;
+  wc_direction direction;
+  uint64_t input_bytes = 0;
+  bool page_locked = false;
+};
 
-wc_status plan_cipher_job(Placement *plan, wc_plan_reason *reason, const wc_options &options, const CipherWork &work,
-                          DeviceCount count, JobMonitor *monitor) {
+// A plain-cipher job's plan (plan_buffer_job, plan_descriptor_job): the
+// backend by the job rule, its reason in *reason where given, and its
+// placement, the devices counted as `count` says.
+wc_status plan_cipher_job(std::optional<Placement> *plan, wc_plan_reason *reason, const wc_options &options,
+                          const CipherWork &work, DeviceCount count, JobMonitor *monitor) {
   const bool parallel = is_parallel(work.cipher, work.direction);
-  const BackendChoice choice =
-      choose_job_backend(options, work.cipher, work.direction, work.input_bytes, work.page_locked);
+  const BackendChoice choice = options.backend != WC_BACKEND_AUTO
+                                   ? BackendChoice{options.backend, WC_PLAN_AS_ASKED}
+                                   : auto_job_choice(work.cipher, work.direction, work.input_bytes, work.page_locked);
+  Placement::Fields fields;
   const wc_status status =
-      resolve_placement(plan, options, choice.backend, monitor, parallel ? count : DeviceCount::before_work);
+      resolve_placement(&fields, options, choice.backend, monitor, parallel ? count : DeviceCount::before_work);
   if (status != WC_OK) return status;
   if (reason != nullptr) *reason = choice.reason;
-  if (parallel) return WC_OK;
-  if (plan->backend == WC_BACKEND_GPU) {
-    if (monitor != nullptr) monitor->fail(WC_ERR_BACKEND_UNAVAILABLE);
-    return WC_ERR_BACKEND_UNAVAILABLE;
+  if (!parallel) {
+    if (fields.backend == WC_BACKEND_GPU) {
+      if (monitor != nullptr) monitor->fail(WC_ERR_BACKEND_UNAVAILABLE);
+      return WC_ERR_BACKEND_UNAVAILABLE;
+    }
+    if (reason != nullptr && fields.backend != WC_BACKEND_CPU) *reason = WC_PLAN_SEQUENTIAL_MODE;
+    fields.backend = WC_BACKEND_CPU;
+    fields.cpu_lanes = 1;
+    fields.spare_cpu_lanes = 0;
+    fields.gpu_lanes_late = false;
+    fields.devices.clear();
   }
-  if (reason != nullptr && plan->backend != WC_BACKEND_CPU) *reason = WC_PLAN_SEQUENTIAL_MODE;
-  plan->backend = WC_BACKEND_CPU;
-  plan->cpu_lanes = 1;
-  plan->spare_cpu_lanes = 0;
-  plan->gpu_lanes_late = false;
-  plan->devices.clear();
+  *plan = Planner::make(std::move(fields));
   return WC_OK;
 }
 
-wc_status plan_buffer_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+}  // namespace
+
+wc_status plan_buffer_job(std::optional<Placement> *plan, const wc_options &options, const wc_cipher &cipher,
                           wc_direction direction, const uint8_t *in, size_t in_len, const uint8_t *out,
                           JobMonitor &monitor) {
   const bool page_locked = kCudaBackend.page_locked(in) && kCudaBackend.page_locked(out);
@@ -359,14 +408,14 @@ wc_status plan_buffer_job(Placement *plan, const wc_options &options, const wc_c
                          &monitor);
 }
 
-wc_status plan_descriptor_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+wc_status plan_descriptor_job(std::optional<Placement> *plan, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, JobMonitor &monitor) {
   // Descriptor input is always staged through host memory, so its size
   // never moves auto's choice (auto_job_choice).
   return plan_cipher_job(plan, nullptr, options, {cipher, direction, 0, false}, DeviceCount::beside_work, &monitor);
 }
 
-wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const wc_options &options,
+wc_status describe_placement(std::optional<Placement> *placement, wc_plan_reason *reason, const wc_options &options,
                              const wc_work &work, JobMonitor *monitor) {
   auto refuse = [monitor](wc_status status) {
     if (monitor != nullptr) monitor->fail(status);
@@ -380,7 +429,9 @@ wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const
   if (work.data == WC_DATA_DEVICE) {
     if (const wc_status status = check_device_memory(options); status != WC_OK) return refuse(status);
     // The caller's stream on the device that holds the data: no lanes.
-    placement->backend = WC_BACKEND_GPU;
+    Placement::Fields fields;
+    fields.backend = WC_BACKEND_GPU;
+    *placement = Planner::make(std::move(fields));
     *reason = WC_PLAN_DEVICE_MEMORY;
     return WC_OK;
   }
@@ -392,13 +443,12 @@ wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const
   if (const wc_status status = choose_aead_backend(&choice, options, work.data, monitor); status != WC_OK) {
     return refuse(status);
   }
-  const wc_status status = resolve_placement(placement, options, choice.backend, monitor);
-  if (status == WC_OK) *reason = choice.reason;
-  return status;
-}
-
-wc_backend stream_job_backend(const wc_options &options) {
-  return options.backend == WC_BACKEND_AUTO ? WC_BACKEND_CPU : options.backend;
+  Placement::Fields fields;
+  const wc_status status = resolve_placement(&fields, options, choice.backend, monitor);
+  if (status != WC_OK) return status;
+  *placement = Planner::make(std::move(fields));
+  *reason = choice.reason;
+  return WC_OK;
 }
 
 wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, const wc_cipher &cipher,
@@ -406,8 +456,8 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
   const bool parallel = is_parallel(cipher, direction);
   // Auto and the CPU may never build lanes; the device list is checked all
   // the same.
-  if (const wc_status status = engine::check_devices(options, options.backend); status != WC_OK) return status;
-  engine::Placement shape;
+  if (const wc_status status = check_devices(options, options.backend); status != WC_OK) return status;
+  Placement::Fields shape;
   switch (options.backend) {
     case WC_BACKEND_CPU:
       return make_cpu_cipher(out, options, cipher, direction, key);
@@ -418,9 +468,9 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
       if (!parallel && options.backend == WC_BACKEND_HYBRID) {
         return kCpuBackend.make_cipher(out, cipher, direction, key);
       }
-      const wc_status status = engine::resolve_placement(&shape, options, options.backend);
+      const wc_status status = resolve_placement(&shape, options, options.backend);
       if (status != WC_OK) return status;
-      return engine::make_lane_cipher(&out->random_access, shape, cipher, direction, key);
+      return make_lane_cipher(&out->random_access, Planner::make(std::move(shape)), cipher, direction, key);
     }
     case WC_BACKEND_AUTO: {
       // The CPU, and the engine's CPU and GPU lanes together for calls on
@@ -436,10 +486,11 @@ wc_status make_backend_cipher(BackendCipher *out, const wc_options &options, con
       if (auto_job_choice(cipher, direction, UINT64_MAX, /*page_locked=*/true).backend != WC_BACKEND_HYBRID) {
         return WC_OK;
       }
-      status = engine::resolve_placement(&shape, options, WC_BACKEND_HYBRID);
+      status = resolve_placement(&shape, options, WC_BACKEND_HYBRID);
       if (status != WC_OK) return status;
-      out->random_access = std::make_unique<LanesForLargeCalls>(std::move(out->random_access), std::move(shape), cipher,
-                                                                direction, key, auto_gpu_min_bytes(cipher, direction));
+      out->random_access =
+          std::make_unique<LanesForLargeCalls>(std::move(out->random_access), Planner::make(std::move(shape)), cipher,
+                                               direction, key, auto_gpu_min_bytes(cipher, direction));
       return WC_OK;
     }
   }
@@ -479,7 +530,7 @@ wc_status resolve_aead_spec(LaneSpec *spec, const wc_options &options) {
       spec->threads = options.threads;
       return check_devices(options, options.backend);
     case WC_BACKEND_GPU: {
-      Placement shape;  // resolve_placement checks the device list too
+      Placement::Fields shape;  // resolve_placement checks the device list too
       const wc_status status = resolve_placement(&shape, options, WC_BACKEND_GPU);
       *spec = LaneSpec{.backend = WC_BACKEND_GPU, .devices = std::move(shape.devices), .streams = shape.streams};
       return status;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -59,138 +60,109 @@ class DeviceCheck {
   std::thread thread_;  // last: it starts once the rest is there
 };
 
-// When a job counts its devices: before its work, or beside it, where it
-// can (DeviceCheck): a descriptor job whose GPU lanes join late, on a
-// machine whose CUDA driver loads. Without a driver there is nothing to
-// wait for, and the job is refused before it writes anything.
-enum class DeviceCount { before_work, beside_work };
+// A job's plan: the engine's view of wc_options, defaults applied and
+// checked, for one job's work. Only the planner (placement.cpp: the plan_*
+// calls, describe_placement, and the builders below) makes one, once, at
+// the job's entry; everything below reads it and none rewrites it (the late
+// GPU lanes keep the devices a count beside the job finds apart).
+class Placement {
+ public:
+  // What a plan holds, as the planner fills it in.
+  struct Fields {
+    wc_backend backend = WC_BACKEND_AUTO;  // resolved: cpu, gpu or hybrid
+    unsigned cpu_lanes = 0;
+    unsigned streams = 0;  // GPU lanes per device entry
+    std::vector<int> devices;
+    size_t chunk_bytes = 0;
+    // The GPU lanes of a job that asked for hybrid, plain-cipher (LaneSet)
+    // and AEAD stream lanes alike, join late, on trial
+    // (engine/late_gpu_lanes.h), unless the environment sets
+    // WARPCRYPT_HYBRID_GPU=always; those of auto's hybrid jobs (from the
+    // measured break-even sizes on) take part from the start, as the gpu
+    // backend's do.
+    bool gpu_lanes_late = false;
+    // The plain-cipher lanes claim units of unit_bytes: chunk_bytes, except
+    // where GPU lanes join late and no chunk size was set: the CPU lanes then
+    // claim WC_DEFAULT_CPU_CHUNK_BYTES units, as the cpu backend's do, and the
+    // GPU lanes gpu_claim_units of them at once (WC_DEFAULT_CHUNK_BYTES).
+    size_t unit_bytes = 0;
+    size_t gpu_claim_units = 1;
+    // Where GPU lanes join late and the threads were not set, the CPU lanes
+    // beyond cpu_lanes: they run while the GPU lanes, which take their cores,
+    // do not.
+    unsigned spare_cpu_lanes = 0;
+    // Set where the devices are counted beside the job's work: devices stays
+    // empty, and cpu_lanes are all the CPU lanes, until the check is done.
+    std::shared_ptr<DeviceCheck> device_check;
+  };
 
-// A job's placement: the engine's view of wc_options, defaults applied and
-// checked.
-struct Placement {
-  wc_backend backend = WC_BACKEND_AUTO;  // resolved: cpu, gpu or hybrid
-  unsigned cpu_lanes = 0;
-  unsigned streams = 0;  // GPU lanes per device entry
-  std::vector<int> devices;
-  size_t chunk_bytes = 0;
-  // The GPU lanes of a job that asked for hybrid, plain-cipher (LaneSet)
-  // and AEAD stream lanes alike, join late, on trial
-  // (engine/late_gpu_lanes.h), unless the environment sets
-  // WARPCRYPT_HYBRID_GPU=always; those of auto's hybrid jobs (from the
-  // measured break-even sizes on) take part from the start, as the gpu
-  // backend's do.
-  bool gpu_lanes_late = false;
-  // The plain-cipher lanes claim units of unit_bytes: chunk_bytes, except
-  // where GPU lanes join late and no chunk size was set: the CPU lanes then
-  // claim WC_DEFAULT_CPU_CHUNK_BYTES units, as the cpu backend's do, and the
-  // GPU lanes gpu_claim_units of them at once (WC_DEFAULT_CHUNK_BYTES).
-  size_t unit_bytes = 0;
-  size_t gpu_claim_units = 1;
-  // Where GPU lanes join late and the threads were not set, the CPU lanes
-  // beyond cpu_lanes: they run while the GPU lanes, which take their cores,
-  // do not.
-  unsigned spare_cpu_lanes = 0;
-  // Set where the devices are counted beside the job's work: devices stays
-  // empty, and cpu_lanes are all the CPU lanes, until the check is done.
-  std::shared_ptr<DeviceCheck> device_check;
+  wc_backend backend() const { return fields_.backend; }
+  unsigned cpu_lanes() const { return fields_.cpu_lanes; }
+  unsigned streams() const { return fields_.streams; }
+  const std::vector<int> &devices() const { return fields_.devices; }
+  size_t chunk_bytes() const { return fields_.chunk_bytes; }
+  bool gpu_lanes_late() const { return fields_.gpu_lanes_late; }
+  size_t unit_bytes() const { return fields_.unit_bytes; }
+  size_t gpu_claim_units() const { return fields_.gpu_claim_units; }
+  unsigned spare_cpu_lanes() const { return fields_.spare_cpu_lanes; }
+  DeviceCheck *device_check() const { return fields_.device_check.get(); }
+
+ private:
+  friend class Planner;  // placement.cpp
+  explicit Placement(Fields fields) : fields_(std::move(fields)) {}
+  Fields fields_;
 };
-
-// What a job checks of `options` at its entry, before any of its work (a
-// KDF, a header, a plugin): the engine's fields (chunk size, streams,
-// device list) and the devices (check_devices), unless the job counts them
-// beside its work (`count`). A refused field is WC_ERR_INVALID_ARGUMENT,
-// and fails `monitor`'s job, where given, with the rule in words.
-// `backend` as for resolve_placement.
-wc_status check_job_options(const wc_options &options, wc_backend backend, JobMonitor *monitor,
-                            DeviceCount count = DeviceCount::before_work);
-
-// Checks the engine fields of `options` (chunk size, streams, device list:
-// check_job_options) and applies the defaults. `backend` is the backend to build for, auto
-// already resolved by the caller. A refused field is WC_ERR_INVALID_ARGUMENT,
-// and fails `monitor`'s job, where given, with the rule in words; a device
-// that is not there is WC_ERR_NO_DEVICE (check_devices).
-wc_status resolve_placement(Placement *placement, const wc_options &options, wc_backend backend,
-                            JobMonitor *monitor = nullptr, DeviceCount count = DeviceCount::before_work);
 
 // Nothing falls back to the CPU in silence: a device list that names a
 // device this machine lacks, and the gpu or hybrid backend without a device,
 // are WC_ERR_NO_DEVICE, with a sentence that says how to run on the CPU.
-// `backend` as for resolve_placement.
+// `backend` is the backend the job runs on, auto resolved.
 wc_status check_devices(const wc_options &options, wc_backend backend, JobMonitor *monitor = nullptr);
 
 // Whether a placement on `backend` has CPU lanes, and GPU lanes.
 bool uses_cpu_lanes(wc_backend backend);
 bool uses_gpu_lanes(wc_backend backend);
 
-// A backend chosen for a job, and why (wc_plan_reason): as asked, or the
-// auto rule's reason.
-struct BackendChoice {
-  wc_backend backend;
-  wc_plan_reason reason;
-};
+// A stream job's plan (a sealed or age file): its backend (as asked; auto
+// on the CPU, as for every descriptor job, since no AEAD break-even size
+// has been measured) and its placement, the devices counted beside its first
+// work where they can be (DeviceCheck). Made once, at the API's entry,
+// before any KDF, header or plugin runs; the format and the engine's lanes
+// take it as it is. A refused field is WC_ERR_INVALID_ARGUMENT, a device
+// that is not there WC_ERR_NO_DEVICE (check_devices), and either fails
+// `monitor`'s job with the rule in words.
+wc_status plan_stream_job(std::optional<Placement> *plan, const wc_options &options, JobMonitor &monitor);
 
-// The backend of a chunked AEAD stream (sealed and age files): as asked,
-// auto on the CPU, as for every descriptor job (no AEAD break-even size has
-// been measured).
-wc_backend stream_job_backend(const wc_options &options);
-
-// A stream job's plan (a sealed or age file): its backend by the stream
-// rule and its placement, the devices counted beside its first work where
-// they can be (DeviceCheck). Made once, at the API's entry, before any KDF,
-// header or plugin runs; the format and the engine's lanes take it as it
-// is. Refuses what resolve_placement refuses, through `monitor`.
-wc_status plan_stream_job(Placement *plan, const wc_options &options, JobMonitor &monitor);
-
-// What a plain-cipher job works on, as its entry knows it: the cipher and
-// direction, the input's size, and whether input and output are page-locked
-// host memory (never for a descriptor job, whose input is staged).
-struct CipherWork {
-  const wc_cipher &cipher;
-  wc_direction direction;
-  uint64_t input_bytes = 0;
-  bool page_locked = false;
-};
-
-// A plain-cipher job's plan (wc_*_buffer, wc_*_fd, wc_*_file), made once at
-// the API's entry, before any file is opened: the backend by the job rule
-// (choose_job_backend, its reason in *reason where given) and its
-// placement, the devices counted as `count` says (beside_work: a descriptor
-// job's lanes count them beside their first work). A mode that does not
-// split runs on one CPU stream in chunk-sized steps, devices counted before
-// it starts, and the plan says so: cpu, one lane, no devices; the gpu
-// backend, whose lanes cannot run it, is WC_ERR_BACKEND_UNAVAILABLE.
-// Refusals fail `monitor`, where given, as resolve_placement's do.
-wc_status plan_cipher_job(Placement *plan, wc_plan_reason *reason, const wc_options &options, const CipherWork &work,
-                          DeviceCount count, JobMonitor *monitor);
-// The plan of a job on host buffers (wc_*_buffer) and of one on
-// descriptors (wc_*_fd, wc_*_file): plan_cipher_job with what each knows.
-wc_status plan_buffer_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+// A plain-cipher job's plan, made once at the API's entry, before any file
+// is opened: on host buffers (wc_*_buffer) and on descriptors (wc_*_fd,
+// wc_*_file). The backend is the job rule's: as asked, and under auto
+// hybrid where input and output are page-locked host memory, a device runs
+// the mode and the input reaches its break-even size; else cpu. Input that
+// must be staged (files, pipes, pageable buffers) stays on the CPU: copying
+// it into pinned memory costs the CPU as much as the cipher does, and the
+// GPU lanes measured slower there (docs/lab-notes/performance-history.md).
+// A descriptor job's lanes count the devices beside their first work. A
+// mode that does not split runs on one CPU stream in chunk-sized steps,
+// devices counted before it starts, and the plan says so: cpu, one lane, no
+// devices; the gpu backend, whose lanes cannot run it, is
+// WC_ERR_BACKEND_UNAVAILABLE. Refusals fail `monitor` as plan_stream_job's do.
+wc_status plan_buffer_job(std::optional<Placement> *plan, const wc_options &options, const wc_cipher &cipher,
                           wc_direction direction, const uint8_t *in, size_t in_len, const uint8_t *out,
                           JobMonitor &monitor);
-wc_status plan_descriptor_job(Placement *plan, const wc_options &options, const wc_cipher &cipher,
+wc_status plan_descriptor_job(std::optional<Placement> *plan, const wc_options &options, const wc_cipher &cipher,
                               wc_direction direction, JobMonitor &monitor);
 
 // Below this many bytes per call the CPU wins even for page-locked host
 // memory; SIZE_MAX where it always wins. See wc_auto_gpu_min_bytes.
 size_t auto_gpu_min_bytes(const wc_cipher &cipher, wc_direction direction);
 
-// The backend of a job (wc_*_buffer, wc_*_fd, wc_*_file) and why: as asked, and
-// under auto hybrid where input and output are page-locked host memory, a
-// device runs the mode and the input reaches its break-even size; else cpu.
-// Input that must be staged (files, pipes, pageable buffers) stays on the
-// CPU: copying it into pinned memory costs the CPU as much as the cipher
-// does, and the GPU lanes measured slower there
-// (docs/lab-notes/performance-history.md).
-BackendChoice choose_job_backend(const wc_options &options, const wc_cipher &cipher, wc_direction direction,
-                                 uint64_t input_bytes, bool page_locked);
-
-// What a job of `work` runs on with `options` (wc_plan_describe): a plain
-// cipher's plan_cipher_job; for an AEAD the backend its job picks
-// (stream_job_backend or resolve_aead_spec; device memory where it lives,
-// check_device_memory) and resolve_placement's answer for it. The devices
-// are counted now. Work the job would refuse is refused with the job's
-// status, and fails `monitor` with the job's detail.
-wc_status describe_placement(Placement *placement, wc_plan_reason *reason, const wc_options &options,
+// What a job of `work` runs on with `options` (wc_plan_describe), and why:
+// a plain cipher's plan, as its job makes it; for an AEAD the backend its
+// job picks (a stream job's, or a call's by resolve_aead_spec; device memory
+// where it lives, check_device_memory) placed as a job places it. The
+// devices are counted now. Work the job would refuse is refused with the
+// job's status, and fails `monitor` with the job's detail.
+wc_status describe_placement(std::optional<Placement> *placement, wc_plan_reason *reason, const wc_options &options,
                              const wc_work &work, JobMonitor *monitor);
 
 // Device memory runs where it lives: WC_ERR_NO_DEVICE without a device,

@@ -813,9 +813,9 @@ Bytes seal_payload(wc_backend backend, const Bytes &key, const Bytes &plain, wc_
   options.backend = backend;
   JobMonitor monitor(nullptr, 0);
   JobTotals totals;
-  Placement plan;
+  std::optional<Placement> plan;
   *status = plan_stream_job(&plan, options, monitor);
-  if (*status == WC_OK) *status = seal_stream(plan, age::payload_shape(0), key, out, in, monitor, &totals);
+  if (*status == WC_OK) *status = seal_stream(*plan, age::payload_shape(0), key, out, in, monitor, &totals);
   return read_all(out_file.fd());
 }
 

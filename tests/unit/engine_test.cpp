@@ -18,6 +18,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -33,6 +34,7 @@
 #include "engine/io_buffer.h"
 #include "engine/job_monitor.h"
 #include "engine/lane_set.h"
+#include "engine/placement.h"
 
 namespace wctest {
 namespace {
@@ -254,6 +256,12 @@ TEST(EngineStats, CountsBytesPerBackend) {
 }
 
 // ------------------------------------------------------------ files and failures
+
+// A job's plan is made by the planner alone (engine/placement.h): no code
+// can build one, from nothing or from its fields, or change its fields.
+static_assert(!std::is_default_constructible_v<warpcrypt::engine::Placement>);
+static_assert(!std::is_constructible_v<warpcrypt::engine::Placement, warpcrypt::engine::Placement::Fields>);
+static_assert(std::is_copy_constructible_v<warpcrypt::engine::Placement>);
 
 TEST(EngineFile, WritesAtomicallyAndKeepsAnExistingFilesMode) {
   const Keyed k;

@@ -66,9 +66,10 @@ Bytes written_by(const Bytes &in, Write write) {
   wc_options_init(&options);
   JobMonitor monitor(nullptr, in.size());
   JobTotals totals;
-  warpcrypt::engine::Placement plan;
+  std::optional<warpcrypt::engine::Placement> plan;
   EXPECT_EQ(warpcrypt::engine::plan_stream_job(&plan, options, monitor), WC_OK);
-  EXPECT_EQ(write(plan, monitor, &totals, output.fd(), input.fd()), WC_OK);
+  if (!plan) return {};
+  EXPECT_EQ(write(*plan, monitor, &totals, output.fd(), input.fd()), WC_OK);
   struct stat status{};
   EXPECT_EQ(fstat(output.fd(), &status), 0);
   Bytes out(static_cast<size_t>(status.st_size));
