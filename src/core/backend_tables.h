@@ -43,13 +43,15 @@ struct CudaBackend {
   // (and zero devices) everywhere.
   bool compiled_in;
   // The number of usable devices (0 without a driver or GPU), counted once
-  // per process: by NVML (about 10 ms) where its count must be CUDA's, else
-  // by CUDA, which starts the driver (a fifth of a second on a GPU machine);
-  // and the properties of one, given a valid ordinal.
+  // per process: from the kernel driver's list of GPUs (microseconds) where
+  // it must be CUDA's list, else by CUDA, which starts the driver (a fifth
+  // of a second on a GPU machine); and the properties of one, given a valid
+  // ordinal.
   int (*device_count)();
-  // Whether the CUDA driver's library loads: a millisecond to find out. False
-  // on a machine without NVIDIA's driver.
-  bool (*driver_present)();
+  // Whether device_count answers without starting the driver: from the
+  // driver's list, or at once where no driver loads (loading libcuda to
+  // find out takes a millisecond or two).
+  bool (*device_count_is_quick)();
   wc_status (*device_info)(wc_device_info *info, int device);
   // The runtime's and the driver's CUDA versions (wc_cuda_versions).
   wc_status (*versions)(int *runtime, int *driver);

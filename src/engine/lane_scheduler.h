@@ -27,8 +27,8 @@
 //
 // A job whose late lanes' devices are still being counted when it starts
 // (LateLanes::counted) runs on the other lanes alone until the count is in:
-// where NVML cannot count for CUDA, counting starts the CUDA driver, which
-// takes longer than many jobs.
+// where the driver's list of GPUs need not be CUDA's, counting starts the
+// CUDA driver, which takes longer than many jobs.
 //
 // The calls of one context share their late lanes (LateLanes::calls) and
 // are one job of unknown size: a context's later calls are expected to last

@@ -33,9 +33,10 @@ struct BackendChoice {
 };
 
 // When a job counts its devices: before its work, or beside it, where it
-// can (DeviceCheck): a descriptor job whose GPU lanes join late, on a
-// machine whose CUDA driver loads. Without a driver there is nothing to
-// wait for, and the job is refused before it writes anything.
+// can and the count is slow (DeviceCheck): a descriptor job whose GPU lanes
+// join late, where counting starts the CUDA driver. Without a driver, or
+// with the driver's list of GPUs, the count is quick, and a job without a
+// device is refused before it writes anything.
 enum class DeviceCount { before_work, beside_work };
 
 // Chunks are cut at multiples of 4 KiB (every mode's blocks stay whole, and
@@ -166,9 +167,9 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
   };
   const bool lists_devices = options.devices != nullptr && options.device_count != 0;
   const bool needs_device = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
-  // Counting the devices costs 10 ms through NVML and a tenth of a second or
-  // more where CUDA must count (CudaBackend::device_count): a job that will
-  // not use one must not pay it.
+  // Counting the devices loads libcuda (a millisecond or two), and takes a
+  // tenth of a second or more where CUDA must count
+  // (CudaBackend::device_count): a job that will not use one must not pay it.
   if (!lists_devices && !needs_device) return WC_OK;
   const int count = kCudaBackend.device_count();
   for (size_t i = 0; lists_devices && i < options.device_count; ++i) {
@@ -242,7 +243,7 @@ bool gpu_lanes_late(const wc_options &options, wc_backend backend) {
 
 // Whether a job counts its devices beside its first work (DeviceCheck).
 bool counts_devices_beside(const wc_options &options, wc_backend backend, DeviceCount count) {
-  return count == DeviceCount::beside_work && gpu_lanes_late(options, backend) && kCudaBackend.driver_present();
+  return count == DeviceCount::beside_work && gpu_lanes_late(options, backend) && !kCudaBackend.device_count_is_quick();
 }
 
 // The rules of the engine's fields, which need no device to check.

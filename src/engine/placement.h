@@ -26,13 +26,14 @@
 namespace warpcrypt::engine {
 
 // A job's device check (check_devices), run on a thread of its own beside
-// the job's first work. The count is NVML's where NVML's must be CUDA's, in
-// about 10 ms; elsewhere (CUDA_VISIBLE_DEVICES set, a GPU in MIG mode) CUDA
-// counts, and that starts the driver: on the H100 machine (2026-11-27)
+// the job's first work where the count must start the CUDA driver
+// (CUDA_VISIBLE_DEVICES set, a GPU split into MIG instances: see
+// CudaBackend::device_count_is_quick): on the H100 machine (2026-11-27)
 // 0.18-0.22 s, nearly all of it system time, longer than a 4 GiB file in
 // the page cache takes on every core. A descriptor job whose GPU lanes join
 // late needs the count only when they start, and the check's verdict only
-// before it keeps its output.
+// before it keeps its output. Elsewhere the driver's list answers at the
+// job's entry, in microseconds.
 class DeviceCheck {
  public:
   // Runs check(&devices, &spare_cpu_lanes): the devices the GPU lanes may

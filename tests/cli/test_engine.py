@@ -237,9 +237,10 @@ def test_jobs_that_stay_on_the_cpu_never_start_cuda(run_cli, tmp_path, random_by
 
 
 def test_the_device_count_honours_cuda_visible_devices(run_cli, cuda_device_present, expect_failure, workdir):
-    """The library counts devices through NVML where NVML's count must be
-    CUDA's (it does not start the driver); CUDA_VISIBLE_DEVICES, which NVML
-    does not read, hands the count back to CUDA. Hiding every device must
+    """The library counts devices from the kernel driver's list of GPUs
+    where that list must be CUDA's (it does not start the driver);
+    CUDA_VISIBLE_DEVICES, which the list does not follow, hands the count
+    back to CUDA. Hiding every device must
     leave hybrid refusing, never running on the CPU alone, and showing one
     must show one."""
     if not cuda_device_present:

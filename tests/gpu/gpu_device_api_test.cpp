@@ -184,9 +184,10 @@ TEST_P(GpuDeviceApi, PageLockedHostMemory) {
 INSTANTIATE_TEST_SUITE_P(Modes, GpuDeviceApi, ::testing::ValuesIn(gpu_modes()), gpu_mode_name);
 
 TEST(GpuDeviceCount, IsTheCudaRuntimesCount) {
-  // The library counts through NVML where it can, so as not to start the
-  // driver; whatever counted, the answer must be the one CUDA gives once
-  // started, or lanes would be placed on devices CUDA does not have.
+  // The library counts from the kernel driver's list of GPUs where it can,
+  // so as not to start the driver; whatever counted, the answer must be the
+  // one CUDA gives once started, or lanes would be placed on devices CUDA
+  // does not have.
   WCTEST_REQUIRE_GPU();
   int counted = 0;
   ASSERT_EQ(wc_device_count(&counted), WC_OK);

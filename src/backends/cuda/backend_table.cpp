@@ -11,7 +11,7 @@ namespace warpcrypt {
 const CudaBackend kCudaBackend = {
     .compiled_in = true,
     .device_count = cuda::device_count,
-    .driver_present = cuda::driver_present,
+    .device_count_is_quick = cuda::device_count_is_quick,
     .device_info = cuda::device_info,
     .versions = cuda::versions,
     .make_lanes = cuda::make_lanes,

@@ -2,12 +2,16 @@
 // GPU has zero devices rather than an error: that is the CPU fallback's
 // normal case, not a failure.
 #include <cuda_runtime.h>
+#include <dirent.h>
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "backends/cuda/gpu_backend.h"
 
@@ -43,60 +47,72 @@ int cuda_device_count() {
   return devices;
 }
 
-// The devices as NVML counts them, or nullopt where that count need not be
-// CUDA's. NVML reads the driver's device list in about 10 ms; CUDA counts
-// only by starting the driver, 0.18-0.43 s on the H100 and H200 machines,
-// which a hybrid job that ends on its CPU lanes first would otherwise
-// wait for. The two agree where CUDA shows every GPU the driver has: no
-// CUDA_VISIBLE_DEVICES (which hides, reorders or names devices), no GPU in
-// MIG mode (CUDA shows its instances instead), and a driver at least as new
-// as the runtime (an older one leaves CUDA with none). Anywhere else, and
-// wherever NVML fails, CUDA counts. The NVML calls are declared here, as
-// its ABI has them, rather than built against its header, which the CUDA
-// toolkit does not always carry; NVML_SUCCESS is 0 and
-// NVML_ERROR_NOT_SUPPORTED (no MIG on this GPU) 3.
-std::optional<int> nvml_device_count() {
-  if (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr || driver_version() < CUDART_VERSION) return std::nullopt;
-  void *library = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (library == nullptr) return std::nullopt;
-  using Device = void *;
-  auto init = reinterpret_cast<int (*)()>(dlsym(library, "nvmlInit_v2"));
-  auto shutdown = reinterpret_cast<int (*)()>(dlsym(library, "nvmlShutdown"));
-  auto count = reinterpret_cast<int (*)(unsigned *)>(dlsym(library, "nvmlDeviceGetCount_v2"));
-  auto handle = reinterpret_cast<int (*)(unsigned, Device *)>(dlsym(library, "nvmlDeviceGetHandleByIndex_v2"));
-  auto mig_mode = reinterpret_cast<int (*)(Device, unsigned *, unsigned *)>(dlsym(library, "nvmlDeviceGetMigMode"));
-  std::optional<int> devices;
-  if (init != nullptr && shutdown != nullptr && count != nullptr && handle != nullptr && mig_mode != nullptr &&
-      init() == 0) {
-    unsigned found = 0;
-    bool agrees = count(&found) == 0;
-    for (unsigned i = 0; agrees && i < found; ++i) {
-      Device device = nullptr;
-      unsigned current = 0;
-      unsigned pending = 0;
-      const int mig = handle(i, &device) == 0 ? mig_mode(device, &current, &pending) : -1;
-      agrees = mig == 3 || (mig == 0 && current == 0);
-    }
-    if (agrees) devices = static_cast<int>(found);
-    shutdown();
+// The names in folder `path` but "." and "..", or nullopt where it cannot
+// be read.
+std::optional<std::vector<std::string>> folder_entries(const std::string &path) {
+  DIR *folder = opendir(path.c_str());
+  if (folder == nullptr) return std::nullopt;
+  std::vector<std::string> names;
+  while (const dirent *entry = readdir(folder)) {
+    const std::string_view name = entry->d_name;
+    if (name != "." && name != "..") names.emplace_back(name);
   }
-  dlclose(library);
-  return devices;
+  closedir(folder);
+  return names;
+}
+
+// Whether a GPU is split into MIG instances: the driver lists each GPU
+// instance's capability (/proc/driver/nvidia/capabilities/gpuN/mig/giM).
+bool mig_instances_listed() {
+  const std::string capabilities = "/proc/driver/nvidia/capabilities/";
+  for (const std::string &gpu : folder_entries(capabilities).value_or(std::vector<std::string>{})) {
+    if (!gpu.starts_with("gpu")) continue;
+    for (const std::string &entry : folder_entries(capabilities + gpu + "/mig").value_or(std::vector<std::string>{})) {
+      if (entry.starts_with("gi")) return true;
+    }
+  }
+  return false;
+}
+
+// The GPUs as the kernel driver lists them, a folder each under
+// /proc/driver/nvidia/gpus, read in microseconds; nullopt where that list
+// need not be CUDA's device list: CUDA_VISIBLE_DEVICES set (it hides,
+// reorders or names devices), a GPU split into MIG instances (CUDA shows
+// the instances), a driver older than the runtime (CUDA gets none), or no
+// list to read (no driver, or one that keeps no such list). There CUDA
+// counts, which starts
+// the driver: 0.18-0.43 s on the H100 and H200 machines. NVML counted here
+// before, in about 20 ms, but loading it and attaching its devices slowed
+// the lanes of the job it ran beside by up to 6 %
+// (docs/lab-notes/performance-history.md). A container lists only the GPUs
+// it was given (the NVIDIA container toolkit masks the rest of the folder).
+// One case the list cannot see: a GPU in MIG mode with no instance yet,
+// which CUDA does not show. GPU lanes placed on it fail to start, and the
+// job with them; a hybrid job that ends before its late lanes start runs
+// on its CPU lanes there, as it does where a GPU would not pay.
+std::optional<int> listed_device_count() {
+  if (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr || driver_version() < CUDART_VERSION) return std::nullopt;
+  if (mig_instances_listed()) return std::nullopt;
+  const std::optional<std::vector<std::string>> gpus = folder_entries("/proc/driver/nvidia/gpus");
+  if (!gpus) return std::nullopt;
+  return static_cast<int>(gpus->size());
+}
+
+// Counted once: CUDA fixes its device list when the driver starts, and the
+// answer is asked for on every job.
+const std::optional<int> &listed_devices() {
+  static const std::optional<int> listed = listed_device_count();
+  return listed;
 }
 
 }  // namespace
 
 int device_count() {
-  // Counted once: CUDA fixes its device list when the driver starts, and
-  // the answer is asked for on every job.
-  static const int devices = [] {
-    const std::optional<int> counted = nvml_device_count();
-    return counted ? *counted : cuda_device_count();
-  }();
+  static const int devices = listed_devices() ? *listed_devices() : cuda_device_count();
   return devices;
 }
 
-bool driver_present() { return driver_library() != nullptr; }
+bool device_count_is_quick() { return driver_library() == nullptr || listed_devices().has_value(); }
 
 wc_status device_info(wc_device_info *info, int device) {
   cudaDeviceProp prop{};

@@ -14,8 +14,9 @@ namespace warpcrypt::cuda {
 // The number of usable devices: 0 without a driver or a GPU.
 int device_count();
 
-// Whether libcuda loads (see CudaBackend::driver_present).
-bool driver_present();
+// Whether device_count answers without starting the driver (see
+// CudaBackend::device_count_is_quick).
+bool device_count_is_quick();
 
 // `device`'s properties; `device` is a valid ordinal.
 wc_status device_info(wc_device_info *info, int device);
