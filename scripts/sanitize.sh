@@ -10,7 +10,8 @@
 #                so CI compiles the instrumented library once.
 #   build-tsan/  ThreadSanitizer: the tests that run the thread pool and the
 #                engine's workers (threading, engine, late-lane, sealed-file
-#                and AEAD staging tests).
+#                and AEAD staging tests), the only unit tests it builds
+#                (WARPCRYPT_UNIT_TESTS=threads, tests/CMakeLists.txt).
 # Only what the tests run is built: the unit-test binary, and the CLI for
 # the ASan attack tests. OpenSSL and libsodium are not instrumented; no
 # suppressions, as neither sanitizer reports anything of theirs.
@@ -42,12 +43,14 @@ fi
 # src/core/aes_tables.cpp computes at compile time.
 common_flags="-fconstexpr-steps=16777216 -fno-omit-frame-pointer"
 
-# build_tests DIR SANITIZER_FLAGS FUZZ TARGET...: configures (FUZZ: ON or OFF,
-# WARPCRYPT_FUZZ) and builds the targets.
+# build_tests DIR SANITIZER_FLAGS FUZZ UNIT_TESTS TARGET...: configures
+# (FUZZ: ON or OFF, WARPCRYPT_FUZZ; UNIT_TESTS: all or threads,
+# WARPCRYPT_UNIT_TESTS) and builds the targets.
 build_tests() {
-  local dir=$1 sanitizer_flags=$2 fuzz=$3
-  shift 3
+  local dir=$1 sanitizer_flags=$2 fuzz=$3 unit_tests=$4
+  shift 4
   cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWARPCRYPT_CUDA=OFF -DWARPCRYPT_FUZZ="$fuzz" \
+    -DWARPCRYPT_UNIT_TESTS="$unit_tests" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_C_FLAGS="$sanitizer_flags $common_flags" -DCMAKE_CXX_FLAGS="$sanitizer_flags $common_flags" \
     -DCMAKE_EXE_LINKER_FLAGS="$sanitizer_flags" -DCMAKE_SHARED_LINKER_FLAGS="$sanitizer_flags" >/dev/null
@@ -63,7 +66,7 @@ run_asan() {
   local start
   start=$(date +%s)
   echo "==> AddressSanitizer + UndefinedBehaviorSanitizer build (build-asan)"
-  build_tests build-asan "-fsanitize=address,undefined -fno-sanitize-recover=all" ON \
+  build_tests build-asan "-fsanitize=address,undefined -fno-sanitize-recover=all" ON all \
     warpcrypt_unit_tests warpcrypt_cli warpcrypt_fuzzers
   report_time "build-asan build" "$start"
   start=$(date +%s)
@@ -85,7 +88,7 @@ run_asan() {
   # targets mutate sealed files under these sanitizers (scripts/fuzz.sh).
   WARPCRYPT_CLI=build-asan/warpcrypt ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
     UBSAN_OPTIONS=print_stacktrace=1 \
-    .venv/bin/python -m pytest tests/cli/test_trust.py tests/cli/test_age_trust.py -q -k "not heap"
+    .venv/bin/python -m pytest tests/cli/test_trust.py tests/cli/test_age_trust.py -q -n auto -k "not heap"
   report_time "build-asan CLI attack tests" "$start"
 }
 
@@ -93,7 +96,7 @@ run_tsan() {
   local start
   start=$(date +%s)
   echo "==> ThreadSanitizer build (build-tsan)"
-  build_tests build-tsan "-fsanitize=thread" OFF warpcrypt_unit_tests
+  build_tests build-tsan "-fsanitize=thread" OFF threads warpcrypt_unit_tests
   report_time "build-tsan build" "$start"
   start=$(date +%s)
   echo "==> thread pool, engine, late-lane, sealed-file and staging tests under TSan"

@@ -19,8 +19,8 @@ ctest --test-dir build --output-on-failure -j"$(nproc)"
 echo "==> install check (find_package and pkg-config consumers)"
 tests/install/check-install.sh
 echo "==> CLI tests (pytest)"
-.venv/bin/python -m pytest tests/cli -q
+.venv/bin/python -m pytest tests/cli -q -n auto
 echo "==> Python package tests (pytest)"
-.venv/bin/python -m pytest tests/python -q
+.venv/bin/python -m pytest tests/python -q -n auto
 echo "==> wheel check (auditwheel, a fresh venv)"
 scripts/check-wheel.sh
