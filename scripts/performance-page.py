@@ -361,6 +361,42 @@ def hybrid_residual(notes: LabNotes) -> list[str]:
     ]
 
 
+def hybrid_device_list(notes: LabNotes) -> list[str]:
+    name = "hybrid_device_list_h200_a2c64e6.json"
+    d = load(name)
+    turns, residual = (next(r for r in d["runs"] if r["name"] == n) for n in ("C", "D"))
+
+    def ms(entry: dict, variant: str) -> float:
+        return 1e3 * entry["seconds"][variant]["median"]
+
+    body_turns = [[e["path"], f"{ms(e, 'before, cpu'):.1f}", f"{ms(e, 'before, hybrid'):.1f}",
+                   f"{ms(e, 'before, hybrid') / ms(e, 'before, cpu'):.3f}", f"{ms(e, 'after, cpu'):.1f}",
+                   f"{ms(e, 'after, hybrid'):.1f}", f"{ms(e, 'after, hybrid') / ms(e, 'after, cpu'):.3f}"]
+                  for e in turns["paths"]]
+    others = [v for v in residual["variants"] if v != "cpu"]
+    body_residual = [[e["path"], f"{ms(e, 'cpu'):.1f}", *(f"{ms(e, v):.1f} ({ms(e, v) / ms(e, 'cpu'):.3f})" for v in others)]
+                     for e in residual["paths"]]
+    return [
+        "## A hybrid job's devices from the driver's list, before and after",
+        "",
+        f"Hybrid against cpu: {d['what']}. `docs/bench/{name}`, {d['device']}, {d['date']}, commits"
+        f" {d['before_commit']} (before: NVML counts the devices beside the work) and {d['commit']} (after: the"
+        " kernel driver's list counts them at the job's entry). Median milliseconds, and hybrid's over cpu's.",
+        "",
+        *table(["path", "before, cpu", "before, hybrid", "before, hybrid ÷ cpu", "after, cpu", "after, hybrid",
+                "after, hybrid ÷ cpu"], body_turns),
+        "",
+        "What is left, run D: median milliseconds and the ratio to cpu. The variants:",
+        "",
+        *(f"- {v}: {residual['variants'][v]}" for v in residual["variants"]),
+        "",
+        *table(["path", "cpu", *others], body_residual),
+        "",
+        "What it shows is in the lab notes, " + notes.link("A hybrid job's devices from the driver's list") + ".",
+        "",
+    ]
+
+
 def gpu_host_data(notes: LabNotes) -> list[str]:
     names = ("gpu_host_data_h200_457a505.json", "gpu_host_data_h200_ecd6702.json")
     runs = [load(name) for name in names]
@@ -787,7 +823,7 @@ def page(notes: LabNotes) -> str:
         f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
         "",
     ]
-    for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, gpu_host_data, aead_staging, cli_before_after, python, dask,
+    for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, hybrid_device_list, gpu_host_data, aead_staging, cli_before_after, python, dask,
                  safetensors, safetensors_sharded):
         lines += area(notes)
     lines += before_after("core_before_after_h200_3eaaca0.json",
