@@ -55,10 +55,11 @@ struct CudaBackend {
   wc_status (*device_info)(wc_device_info *info, int device);
   // The runtime's and the driver's CUDA versions (wc_cuda_versions).
   wc_status (*versions)(int *runtime, int *driver);
-  // `count` lanes on `device`, each a stream with pinned and device buffers
-  // of `capacity`; WC_ERR_NO_DEVICE without a usable device.
-  wc_status (*make_lanes)(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count,
-                          const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key, size_t capacity);
+  // A plain cipher keyed on `device`, for GPU lanes; WC_ERR_NO_DEVICE
+  // without a usable device, WC_ERR_INVALID_ARGUMENT for an ordinal out of
+  // range and WC_ERR_BACKEND_UNAVAILABLE for a mode the GPU does not run.
+  wc_status (*make_device_cipher)(std::unique_ptr<DeviceCipher> *out, int device, const wc_cipher &cipher,
+                                  wc_direction direction, const KeyMaterial &key);
   // Whether this process has started `device` (a valid ordinal) for lanes
   // already: its context and tables are up, so more lanes cost only their
   // buffers, which are pooled.

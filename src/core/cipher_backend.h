@@ -49,9 +49,22 @@ class SequentialCipher {
   virtual wc_status transform_next(const uint8_t *in, uint8_t *out, size_t len) = 0;
 };
 
+// A plain cipher keyed on one device, for the engine's GPU lanes: it queues
+// the transform of a chunk in that device's memory on a lane's stream (the
+// transfer lane, engine/transfer_lane.h, moves the chunk up and back).
+class DeviceCipher {
+ public:
+  virtual ~DeviceCipher() = default;
+  // transform_at's work on `len` bytes of device memory, in place, queued on
+  // `stream` (of the cipher's device).
+  virtual wc_status queue(uint64_t position, const uint8_t chain[16], uint8_t *device, size_t len,
+                          wc_cuda_stream stream) const = 0;
+};
+
 // One worker of the streaming engine: a CPU thread, or a CUDA stream with
-// pinned and device buffers of its own. The engine hands a lane whole chunks,
-// from one thread at a time.
+// page-locked and device buffers of its own (a transfer lane and a
+// DeviceCipher). The engine hands a lane whole chunks, from one thread at a
+// time.
 class Lane {
  public:
   virtual ~Lane() = default;

@@ -24,14 +24,16 @@ void TransferLane::unstage(uint8_t *host, size_t at, size_t len) {
   if (len != 0) ThreadPool::instance().copy(host, window() + at, len, copy_workers_);
 }
 
-wc_status TransferLane::upload(size_t len) {
-  buffers_->mark_used(len, len);
-  return buffers_->upload(device(), window(), len);
+// The window is marked for the pool's wipe only where the bytes pass
+// through it: a caller's page-locked memory is the caller's to wipe.
+wc_status TransferLane::upload_from(const uint8_t *host, size_t len) {
+  buffers_->mark_used(len, host == window() ? len : 0);
+  return buffers_->upload(device(), host, len);
 }
 
-wc_status TransferLane::download(size_t len) {
-  buffers_->mark_used(len, len);
-  return buffers_->download(window(), device(), len);
+wc_status TransferLane::download_to(uint8_t *host, size_t len) {
+  buffers_->mark_used(len, host == window() ? len : 0);
+  return buffers_->download(host, device(), len);
 }
 
 }  // namespace warpcrypt::engine

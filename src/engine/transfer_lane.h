@@ -5,7 +5,8 @@
 // the lane's share of the cores, queues the window up to the device, queues
 // its own kernels on the lane's stream, queues the results back and waits:
 // the lane moves the data, the backend only queues copies and kernels.
-// Users: the GPU AEAD's host-memory calls (engine/staged_aead.h).
+// Users: the GPU AEAD's host-memory calls (engine/staged_aead.h) and the
+// plain ciphers' GPU lanes (engine/lane_set.cpp).
 #pragma once
 
 #include <cstddef>
@@ -42,8 +43,12 @@ class TransferLane {
   void unstage(uint8_t *host, size_t at, size_t len);
   // Queues the window's bytes [0, len) up to the device buffer, and the
   // device buffer's [0, len) back into the window.
-  wc_status upload(size_t len);
-  wc_status download(size_t len);
+  wc_status upload(size_t len) { return upload_from(window(), len); }
+  wc_status download(size_t len) { return download_to(window(), len); }
+  // The same between the device buffer and `host`: the window, or
+  // page-locked memory of the caller's, which the copies reach as they are.
+  wc_status upload_from(const uint8_t *host, size_t len);
+  wc_status download_to(uint8_t *host, size_t len);
   // Sleeps until the stream has passed everything queued on it.
   wc_status wait() { return buffers_->wait(); }
 

@@ -22,8 +22,7 @@ wc_status no_versions(int *runtime, int *driver) {
   return WC_ERR_NO_DEVICE;
 }
 
-wc_status no_lanes(std::vector<std::unique_ptr<Lane>> *, int, unsigned, const wc_cipher &, wc_direction,
-                   const KeyMaterial &, size_t) {
+wc_status no_device_cipher(std::unique_ptr<DeviceCipher> *, int, const wc_cipher &, wc_direction, const KeyMaterial &) {
   return WC_ERR_NO_DEVICE;
 }
 
@@ -67,7 +66,7 @@ const CudaBackend kCudaBackend = {
     .device_count_is_quick = always,
     .device_info = no_device_info,
     .versions = no_versions,
-    .make_lanes = no_lanes,
+    .make_device_cipher = no_device_cipher,
     .device_started = never_started,
     .page_locked = never_page_locked,
     .make_aead = no_aead,

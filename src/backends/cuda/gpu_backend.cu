@@ -6,43 +6,29 @@
 #include "core/stream_state.h"
 #include "backends/cuda/device_context.h"
 #include "backends/cuda/gpu_cipher.h"
-#include "backends/cuda/lane_buffers.h"
 
 namespace warpcrypt::cuda {
 namespace {
 
-// One stream of one device. Each chunk is uploaded, transformed in place in
-// device memory and downloaded on the lane's stream; the engine runs several
-// lanes per device, so one lane's upload overlaps another's kernel and a
-// third's download.
-class GpuLane final : public Lane {
+// A plain cipher keyed on one device; the engine's transfer lanes move each
+// chunk up and back, and it queues the chunk's kernel on the lane's stream.
+// The engine runs several lanes per device, so one lane's upload overlaps
+// another's kernel and a third's download.
+class KeyedDeviceCipher final : public DeviceCipher {
  public:
-  GpuLane(std::shared_ptr<const KeyedGpuCipher> keyed, std::unique_ptr<LeasedBuffers> buffers)
-      : keyed_(std::move(keyed)), buffers_(std::move(buffers)) {}
+  KeyedDeviceCipher(int device, const wc_cipher &cipher, wc_direction direction, const KeyMaterial &key)
+      : device_(device), keyed_(cipher, direction, key, selected_implementation()) {}
 
-  uint8_t *staging() override { return buffers_->pinned(); }
-  bool reaches(const void *host) const override { return host == buffers_->pinned() || page_locked(host); }
-
-  wc_status transform(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
-                      size_t len) override {
-    if (len == 0) return WC_OK;
-    buffers_->mark_used(len);
-    const CurrentDevice on_lane_device(buffers_->device_ordinal());
-    wc_status status = on_lane_device.status();
-    cudaStream_t stream = buffers_->stream();
-    uint8_t *device = buffers_->device();
-    if (status == WC_OK) status = device_status(cudaMemcpyAsync(device, in, len, cudaMemcpyHostToDevice, stream));
-    if (status == WC_OK) status = transform_device(*keyed_, position, chain, device, device, len, stream);
-    if (status == WC_OK) status = device_status(cudaMemcpyAsync(out, device, len, cudaMemcpyDeviceToHost, stream));
-    const wc_status waited = buffers_->wait();
-    return status != WC_OK ? status : waited;
+  wc_status queue(uint64_t position, const uint8_t chain[16], uint8_t *device, size_t len,
+                  wc_cuda_stream stream) const override {
+    const CurrentDevice on_device(device_);
+    if (on_device.status() != WC_OK) return on_device.status();
+    return transform_device(keyed_, position, chain, device, device, len, static_cast<cudaStream_t>(stream));
   }
 
-  wc_backend backend() const override { return WC_BACKEND_GPU; }
-
  private:
-  std::shared_ptr<const KeyedGpuCipher> keyed_;
-  std::unique_ptr<LeasedBuffers> buffers_;
+  int device_;
+  KeyedGpuCipher keyed_;
 };
 
 }  // namespace
@@ -58,23 +44,16 @@ bool page_locked(const void *host) {
   return attributes.type == cudaMemoryTypeHost;
 }
 
-wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, const wc_cipher &cipher,
-                     wc_direction direction, const KeyMaterial &key, size_t capacity) {
+wc_status make_device_cipher(std::unique_ptr<DeviceCipher> *out, int device, const wc_cipher &cipher,
+                             wc_direction direction, const KeyMaterial &key) {
   const int devices = device_count();
   if (devices == 0) return WC_ERR_NO_DEVICE;
   if (device < 0 || device >= devices) return WC_ERR_INVALID_ARGUMENT;
   if (!gpu_supports(cipher, direction)) return WC_ERR_BACKEND_UNAVAILABLE;
   const CurrentDevice on_device(device);
-  wc_status status = on_device.status();
-  if (status != WC_OK) return status;
+  if (on_device.status() != WC_OK) return on_device.status();
   if (current_device_context() == nullptr) return WC_ERR_DEVICE;
-  auto keyed = std::make_shared<const KeyedGpuCipher>(cipher, direction, key, selected_implementation());
-  for (unsigned i = 0; i < count; ++i) {
-    std::unique_ptr<LeasedBuffers> buffers;
-    status = LeasedBuffers::acquire(&buffers, device, capacity, capacity);
-    if (status != WC_OK) return status;
-    out->push_back(std::make_unique<GpuLane>(keyed, std::move(buffers)));
-  }
+  *out = std::make_unique<KeyedDeviceCipher>(device, cipher, direction, key);
   return WC_OK;
 }
 

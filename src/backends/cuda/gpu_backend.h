@@ -24,14 +24,10 @@ wc_status device_info(wc_device_info *info, int device);
 // The runtime's version and the driver's (0 without a driver).
 wc_status versions(int *runtime, int *driver);
 
-// Appends `count` lanes on CUDA device `device`, each a stream with a pinned
-// and a device buffer of `capacity` bytes (pooled per device, wiped when the
-// lane is destroyed).
-// Fails with WC_ERR_NO_DEVICE without a usable device, WC_ERR_INVALID_ARGUMENT
-// for an ordinal out of range and WC_ERR_BACKEND_UNAVAILABLE for modes the GPU
-// does not run.
-wc_status make_lanes(std::vector<std::unique_ptr<Lane>> *out, int device, unsigned count, const wc_cipher &cipher,
-                     wc_direction direction, const KeyMaterial &key, size_t capacity);
+// A plain cipher keyed on CUDA device `device` (see
+// CudaBackend::make_device_cipher).
+wc_status make_device_cipher(std::unique_ptr<DeviceCipher> *out, int device, const wc_cipher &cipher,
+                             wc_direction direction, const KeyMaterial &key);
 
 // Whether this process has set `device` up for work already
 // (current_device_context).

@@ -31,8 +31,8 @@ struct DeviceLaneBuffers {
 // it; less for work whose host memory is page-locked already, which needs
 // the pinned buffer only for results such as verdicts), leased for the
 // lifetime of this object. Both buffers hold plaintext at times, so what
-// was used (mark_used and its parts) is wiped before the pools hand them to
-// another job.
+// was used (mark_device_used, mark_pinned_used) is wiped before the pools
+// hand them to another job.
 class LeasedBuffers {
  public:
   static wc_status acquire(std::unique_ptr<LeasedBuffers> *out, int device, size_t capacity,
@@ -47,10 +47,6 @@ class LeasedBuffers {
   uint8_t *device() const { return buffers_.device; }
   size_t capacity() const { return buffers_.capacity; }
   // How much of each buffer held data: the lease wipes that much.
-  void mark_used(size_t bytes) {
-    mark_device_used(bytes);
-    mark_pinned_used(bytes);
-  }
   void mark_device_used(size_t bytes) { device_used_ = bytes > device_used_ ? bytes : device_used_; }
   void mark_pinned_used(size_t bytes) { pinned_used_ = bytes > pinned_used_ ? bytes : pinned_used_; }
 
