@@ -763,6 +763,22 @@ SHARDED_OPS = [
 ]
 
 
+def safetensors_now() -> list[str]:
+    name = "safetensors_8gib_h200_fb579c4.json"
+    d = load(name)
+    first = d["rows"][0]
+    body = [[f"{r['gib']:g} GiB", r["operation"], f"{r['seconds']:.3f}", f"{r['gb_per_s']:.2f}"] for r in d["rows"]]
+    return [
+        "## Encrypted safetensors at the end of the one-core work (8 GiB)",
+        "",
+        f"`{d['command']}`: `docs/bench/{name}`, {first['device']}, {first['cores']} cores, {first['date']},"
+        f" commit {first['commit']} ({d['commit_note']}).",
+        "",
+        *table(["size", "operation", "seconds", "GB/s"], body),
+        "",
+    ]
+
+
 def safetensors_sharded(notes: LabNotes) -> list[str]:
     """The run that measured sharded checkpoints, slices and registering
     the page cache with CUDA."""
@@ -826,6 +842,7 @@ def page(notes: LabNotes) -> str:
     for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, hybrid_device_list, gpu_host_data, aead_staging, cli_before_after, python, dask,
                  safetensors, safetensors_sharded):
         lines += area(notes)
+    lines += safetensors_now()
     lines += before_after("core_before_after_h200_3eaaca0.json",
                           "The one pool of page-locked memory and the GPU AEAD split by role, before and after")
     lines += before_after("transfer_lane_h200_a4516a1.json",
