@@ -26,9 +26,9 @@ class GpuLane final : public Lane {
   wc_status transform(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
                       size_t len) override {
     if (len == 0) return WC_OK;
-    wc_status status = transfer_->upload_from(in, len);
+    wc_status status = transfer_->upload(0, in, len);
     if (status == WC_OK) status = cipher_->queue(position, chain, transfer_->device(), len, transfer_->stream());
-    if (status == WC_OK) status = transfer_->download_to(out, len);
+    if (status == WC_OK) status = transfer_->download(out, 0, len);
     const wc_status waited = transfer_->wait();
     return status != WC_OK ? status : waited;
   }
@@ -51,7 +51,7 @@ wc_status append_gpu_lanes(std::vector<std::unique_ptr<Lane>> *lanes, int device
     std::unique_ptr<TransferLane> transfer;
     // No scratch, and no host copies of its own: the engine stages the
     // chunks into the window.
-    status = TransferLane::lease(&transfer, kCudaBackend.lease_transfer, device, capacity, 0, 1);
+    status = TransferLane::lease(&transfer, kCudaBackend.lease_transfer, device, capacity, capacity, 0, 1);
     if (status == WC_OK) lanes->push_back(std::make_unique<GpuLane>(shared, std::move(transfer)));
   }
   return status;

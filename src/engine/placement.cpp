@@ -558,7 +558,7 @@ wc_status make_aead(std::unique_ptr<AeadCipher> *out, const LaneSpec &spec, cons
   constexpr unsigned kMostStagingLanes = 16;
   const unsigned gpu_lanes = spec.streams * static_cast<unsigned>(spec.devices.size());
   *out = stage_host_memory(std::move(device_aead), spec.devices,
-                           std::max(gpu_lanes, std::min(usable_cpus(), kMostStagingLanes)), kCudaBackend.lease_transfer);
+                           std::max(gpu_lanes, std::min(usable_cpus(), kMostStagingLanes)), cuda_transfer_backend());
   return WC_OK;
 }
 

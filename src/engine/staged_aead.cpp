@@ -17,21 +17,90 @@ namespace warpcrypt::engine {
 namespace {
 
 // What a window holds at most, unless one piece is longer: a group of short
-// messages (their bytes and tags), or one piece of a long one, which the
-// device AEAD cuts to fit its own lanes (8 MiB, the size measured best for
-// them). A group has at most kGroupMessages messages, whose verdicts follow
-// its tags in the window, and whose descriptors the lane's scratch holds
+// messages staged from pageable memory (their bytes and tags), or one piece
+// of a long one, which the device AEAD cuts to fit its own lanes (8 MiB, the
+// size measured best for them). A group of page-locked messages goes up as
+// it is, its inputs and outputs apart: a lane's device buffer holds twice
+// the window. A group has at most kGroupMessages messages, whose verdicts
+// the window takes back, and whose descriptors the lane's scratch holds
 // (some 100 bytes each).
 constexpr size_t kWindowBytes = size_t{8} << 20;
 constexpr size_t kGroupMessages = 8192;
 constexpr size_t kVerdictBytes = kGroupMessages * sizeof(int32_t);
+constexpr size_t kLaneWindowBytes = kWindowBytes + kVerdictBytes;
+constexpr size_t kLaneDeviceBytes = 2 * kWindowBytes + kVerdictBytes;
 constexpr size_t kScratchBytes = size_t{1} << 20;
+// Page-locked memory needs no copying by the cores, only lanes enough to
+// keep the device busy: four per device. Measured on the H100 from pinned
+// memory (docs/lab-notes/performance-history.md), four lanes beat six and
+// eight.
+constexpr unsigned kDirectLanesPerDevice = 4;
 
 size_t round_up16(size_t n) { return (n + 15) / 16 * 16; }
 
-// A message's room in a group's window: its bytes from a 16-byte boundary,
-// where the device's loads stay aligned, and 16 bytes of tag.
+// A message's room in a group: staged, its bytes in the window from a
+// 16-byte boundary, where the device's loads stay aligned, and 16 bytes of
+// tag; page-locked, in the device buffer its input, output and tag, each in
+// a range that may start 15 bytes on (HostRanges).
 size_t window_bytes(const wc_aead_message &m) { return round_up16(m.len) + 16; }
+size_t direct_bytes(const wc_aead_message &m) { return 2 * m.len + 3 * 15 + 16; }
+
+// Page-locked host memory a group's kernels reach by copies straight from
+// or to it: the messages' ranges of one direction (read by the kernels, or
+// written), merged where they touch, so that a window of a file's chunks is
+// one copy. Each is placed in the lane's device buffer at its host
+// address's offset modulo 16, so the kernels' aligned loads stay aligned.
+class HostRanges {
+ public:
+  void add(const uint8_t *host, size_t len) { added_.push_back({host, host + len}); }
+
+  // Merges the ranges (merged_ranges) and places them from device offset
+  // `at` on; returns the offset past the last.
+  size_t place(size_t at) {
+    for (const ByteRange &range : merged_ranges(std::move(added_))) {
+      at += (reinterpret_cast<uintptr_t>(range.begin) - at) % 16;
+      ranges_.push_back({range.begin, range.end, at});
+      at += static_cast<size_t>(range.end - range.begin);
+    }
+    return at;
+  }
+
+  // Once placed: where host byte `host` of a range lies in `device`.
+  uint8_t *on_device(const uint8_t *host, uint8_t *device) const {
+    auto after = std::upper_bound(ranges_.begin(), ranges_.end(), host,
+                                  [](const uint8_t *p, const Range &range) { return p < range.begin; });
+    const Range &range = *(after - 1);
+    return device + range.at + (host - range.begin);
+  }
+
+  wc_status upload(TransferLane &lane) const {
+    for (const Range &range : ranges_) {
+      const wc_status status = lane.upload(range.at, range.begin, range.len());
+      if (status != WC_OK) return status;
+    }
+    return WC_OK;
+  }
+
+  // Only a written direction's ranges come back.
+  wc_status download(TransferLane &lane) const {
+    for (const Range &range : ranges_) {
+      const wc_status status = lane.download(const_cast<uint8_t *>(range.begin), range.at, range.len());
+      if (status != WC_OK) return status;
+    }
+    return WC_OK;
+  }
+
+ private:
+  struct Range {
+    const uint8_t *begin;
+    const uint8_t *end;
+    size_t at;  // its place in the device buffer
+    size_t len() const { return static_cast<size_t>(end - begin); }
+  };
+
+  std::vector<ByteRange> added_;
+  std::vector<Range> ranges_;  // once placed
+};
 
 // What one lane takes at a time: `count` whole messages from `first`, or
 // where count is 0 piece `piece` of message `first`.
@@ -43,19 +112,18 @@ struct Work {
 
 class StagedAead final : public AeadCipher {
  public:
-  StagedAead(std::unique_ptr<AeadCipher> device_aead, std::vector<int> devices, unsigned lanes, LeaseTransfer lease)
+  StagedAead(std::unique_ptr<AeadCipher> device_aead, std::vector<int> devices, unsigned lanes,
+             const TransferBackend &backend)
       : device_(std::move(device_aead)), devices_(std::move(devices)), lanes_(std::max(1u, lanes)),
-        copy_workers_(std::max(1u, usable_cpus() / lanes_)), lease_(lease) {}
+        copy_workers_(std::max(1u, usable_cpus() / lanes_)), backend_(backend) {}
 
   wc_backend backend() const override { return device_->backend(); }
 
   wc_status seal(std::span<const wc_aead_message> messages, size_t tag_len) const override {
-    if (page_locked(messages, tag_len)) return device_->seal(messages, tag_len);
     return run(messages, tag_len, true, nullptr);
   }
 
   wc_status open(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) const override {
-    if (page_locked(messages, tag_len)) return device_->open(messages, tag_len, results);
     return run(messages, tag_len, false, results);
   }
 
@@ -65,8 +133,8 @@ class StagedAead final : public AeadCipher {
   }
 
   wc_status queue_device(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, int32_t *verified,
-                         wc_cuda_stream stream, std::span<uint8_t> page_locked) const override {
-    return device_->queue_device(messages, tag_len, seal, verified, stream, page_locked);
+                         wc_cuda_stream stream, std::span<uint8_t> scratch) const override {
+    return device_->queue_device(messages, tag_len, seal, verified, stream, scratch);
   }
 
   wc_status queue_device_strided(const wc_aead_strided &batch, size_t tag_len, bool seal, int32_t *verified,
@@ -83,7 +151,7 @@ class StagedAead final : public AeadCipher {
   // a call per chunk), about the first input or output in it: were a run
   // two allocations, one pageable, the device AEAD would still copy it
   // right, only slower.
-  static bool page_locked(std::span<const wc_aead_message> messages, size_t tag_len) {
+  bool page_locked(std::span<const wc_aead_message> messages, size_t tag_len) const {
     std::vector<ByteRange> buffers;
     buffers.reserve(3 * messages.size());
     for (const wc_aead_message &m : messages) {
@@ -104,24 +172,30 @@ class StagedAead final : public AeadCipher {
         const size_t run = run_of(data);
         if (asked[run]) continue;
         asked[run] = true;
-        if (!kCudaBackend.page_locked(data)) return false;
+        if (!backend_.page_locked(data)) return false;
       }
     }
     return true;
   }
 
-  // The call's work: groups of messages a window holds, and the pieces of
+  // The call's work: groups of messages a lane holds, and the pieces of
   // longer ones, every last piece in a second round, after its message's
   // other pieces. Then each round on the lanes, each lane taking the next
-  // work in turn, on one transfer lane it holds for the round.
+  // work in turn, on the transfer lane it holds for the round. Page-locked
+  // memory goes up and down as it is, pageable memory through the lane's
+  // window.
   wc_status run(std::span<const wc_aead_message> messages, size_t tag_len, bool seal, wc_status *results) const {
     if (devices_.empty()) return WC_ERR_NO_DEVICE;
+    const bool direct = page_locked(messages, tag_len);
+    const auto room = direct ? direct_bytes : window_bytes;
+    const size_t budget = direct ? 2 * kWindowBytes : kWindowBytes;
+    const size_t most_lanes = direct ? kDirectLanesPerDevice * devices_.size() : lanes_;
     std::vector<std::unique_ptr<AeadPieces>> pieces(messages.size());
     std::vector<Work> rounds[2];
     for (size_t first = 0; first < messages.size();) {
-      if (window_bytes(messages[first]) > kWindowBytes) {
+      if (room(messages[first]) > budget) {
         const wc_status status =
-            device_->pieces(&pieces[first], messages[first], tag_len, seal, piece_bytes(messages[first].len));
+            device_->pieces(&pieces[first], messages[first], tag_len, seal, piece_bytes(messages[first].len, most_lanes));
         if (status != WC_OK) return status;
         const size_t count = pieces[first]->cuts().size();
         for (size_t k = 0; k + 1 < count; ++k) rounds[0].push_back({first, 0, k});
@@ -131,9 +205,9 @@ class StagedAead final : public AeadCipher {
       }
       size_t end = first;
       for (size_t bytes = 0; end < messages.size() && end - first < kGroupMessages &&
-                             window_bytes(messages[end]) <= kWindowBytes - bytes;
+                             room(messages[end]) <= budget - bytes;
            ++end) {
-        bytes += window_bytes(messages[end]);
+        bytes += room(messages[end]);
       }
       rounds[0].push_back({first, end - first, 0});
       first = end;
@@ -143,19 +217,20 @@ class StagedAead final : public AeadCipher {
     std::atomic<bool> failed{false};
     for (const std::vector<Work> &round : rounds) {
       std::atomic<size_t> next{0};
-      const auto lanes = static_cast<unsigned>(std::min<size_t>(lanes_, round.size()));
+      const auto lanes = static_cast<unsigned>(std::min(most_lanes, round.size()));
       ThreadPool::instance().parallel_for(lanes, lanes, [&](size_t lane_index) {
         std::unique_ptr<TransferLane> lane;
-        const wc_status leased = TransferLane::lease(&lane, lease_, devices_[lane_index % devices_.size()],
-                                                     kWindowBytes + kVerdictBytes, kScratchBytes, copy_workers_);
+        const wc_status leased = TransferLane::lease(&lane, backend_.lease, devices_[lane_index % devices_.size()],
+                                                     kLaneDeviceBytes, kLaneWindowBytes, kScratchBytes, copy_workers_);
         for (size_t i = next++; i < round.size() && !failed; i = next++) {
           const Work &work = round[i];
           wc_status *result = results ? results + work.first : nullptr;
+          const std::span<const wc_aead_message> group = messages.subspan(work.first, work.count);
           const wc_status status =
               leased != WC_OK ? leased
-              : work.count != 0
-                  ? run_group(*lane, messages.subspan(work.first, work.count), tag_len, seal, result)
-                  : run_piece(*lane, *pieces[work.first], work.piece, messages[work.first], result);
+              : work.count == 0 ? run_piece(*lane, *pieces[work.first], work.piece, messages[work.first], direct, result)
+              : direct          ? run_direct_group(*lane, group, tag_len, seal, result)
+                                : run_group(*lane, group, tag_len, seal, result);
           if (status == WC_OK || status == WC_ERR_AUTH) continue;
           const std::lock_guard lock(mutex);
           if (failure == WC_OK) failure = status;
@@ -173,9 +248,9 @@ class StagedAead final : public AeadCipher {
   // 1 MiB, since per lane 2 MiB pieces already ran slower than 8 MiB ones
   // (docs/lab-notes/performance-history.md, "Host memory through the GPU";
   // 1 MiB itself was not measured).
-  size_t piece_bytes(uint64_t len) const {
+  static size_t piece_bytes(uint64_t len, size_t lanes) {
     constexpr uint64_t kLeast = uint64_t{1} << 20;
-    return static_cast<size_t>(std::clamp<uint64_t>(len / lanes_, kLeast, kWindowBytes));
+    return static_cast<size_t>(std::clamp<uint64_t>(len / lanes, kLeast, kWindowBytes));
   }
 
   // Whole messages through one lane: their bytes staged in its window, then
@@ -202,11 +277,11 @@ class StagedAead final : public AeadCipher {
       staged[i].tag = device + tags_at + 16 * i;
     }
     auto *verdicts = seal ? nullptr : reinterpret_cast<int32_t *>(device + verdicts_at);
-    wc_status status = lane.upload(verdicts_at);
+    wc_status status = lane.upload(0, window, verdicts_at);
     if (status == WC_OK) {
       status = device_->queue_device(staged, tag_len, seal, verdicts, lane.stream(), lane.scratch());
     }
-    if (status == WC_OK) status = lane.download(used);
+    if (status == WC_OK) status = lane.download(window, 0, used);
     // The lane's stream must pass what was queued before its window is
     // written again, whatever failed.
     const wc_status waited = lane.wait();
@@ -225,18 +300,62 @@ class StagedAead final : public AeadCipher {
     return WC_OK;
   }
 
-  // A piece through the lane's window, which the device AEAD's pieces copy
-  // from and to (they hold its segment values on the device); the last
-  // one's status is its message's result when opening (a failing piece's,
-  // the caller's to record).
-  wc_status run_piece(TransferLane &lane, AeadPieces &pieces, size_t k, const wc_aead_message &m,
+  // Whole page-locked messages through one lane: their ranges copied
+  // straight up (HostRanges), the device AEAD's kernels queued on the lane's
+  // stream, the written ranges straight back, and the verdicts into the
+  // lane's window. An opening's outputs come back whatever their verdicts:
+  // the caller zeroes those that failed.
+  wc_status run_direct_group(TransferLane &lane, std::span<const wc_aead_message> messages, size_t tag_len,
+                             bool seal, wc_status *results) const {
+    HostRanges reads, writes;
+    for (const wc_aead_message &m : messages) {
+      reads.add(m.in, m.len);
+      writes.add(m.out, m.len);
+      (seal ? writes : reads).add(m.tag, tag_len);
+    }
+    const size_t verdicts_at = round_up16(writes.place(reads.place(0)));
+    uint8_t *device = lane.device();
+    std::vector<wc_aead_message> staged(messages.begin(), messages.end());
+    for (wc_aead_message &m : staged) {
+      m.in = m.len != 0 ? reads.on_device(m.in, device) : device;
+      m.out = m.len != 0 ? writes.on_device(m.out, device) : device;
+      m.tag = (seal ? writes : reads).on_device(m.tag, device);
+    }
+    auto *verdicts = seal ? nullptr : reinterpret_cast<int32_t *>(device + verdicts_at);
+    wc_status status = reads.upload(lane);
+    if (status == WC_OK) {
+      status = device_->queue_device(staged, tag_len, seal, verdicts, lane.stream(), lane.scratch());
+    }
+    if (status == WC_OK) status = writes.download(lane);
+    if (status == WC_OK && !seal) status = lane.download(lane.window(), verdicts_at, sizeof(int32_t) * messages.size());
+    const wc_status waited = lane.wait();
+    if (status == WC_OK) status = waited;
+    if (status != WC_OK || seal) return status;
+    for (size_t i = 0; i < messages.size(); ++i) {
+      int32_t verdict = 0;
+      std::memcpy(&verdict, lane.window() + sizeof(int32_t) * i, sizeof verdict);
+      results[i] = verdict == 1 ? WC_OK : WC_ERR_AUTH;
+    }
+    return WC_OK;
+  }
+
+  // A piece, from page-locked memory as it is, else through the lane's
+  // window, which the device AEAD's pieces copy from and to (they hold its
+  // segment values on the device); the last one's status is its message's
+  // result when opening (a failing piece's, the caller's to record).
+  wc_status run_piece(TransferLane &lane, AeadPieces &pieces, size_t k, const wc_aead_message &m, bool direct,
                       wc_status *result) const {
     const std::vector<uint64_t> &cuts = pieces.cuts();
     const bool last = k + 1 == cuts.size();
     const auto len = static_cast<size_t>((last ? m.len : cuts[k + 1]) - cuts[k]);
-    lane.stage(0, m.in + cuts[k], len);
-    const wc_status status = pieces.run(k, lane.window(), lane.window());
-    if (status == WC_OK) lane.unstage(m.out + cuts[k], 0, len);
+    wc_status status;
+    if (direct) {
+      status = pieces.run(k, m.in + cuts[k], m.out + cuts[k]);
+    } else {
+      lane.stage(0, m.in + cuts[k], len);
+      status = pieces.run(k, lane.window(), lane.window());
+      if (status == WC_OK) lane.unstage(m.out + cuts[k], 0, len);
+    }
     if (result != nullptr && last) *result = status;
     return status;
   }
@@ -245,14 +364,14 @@ class StagedAead final : public AeadCipher {
   std::vector<int> devices_;
   unsigned lanes_;
   unsigned copy_workers_;
-  LeaseTransfer lease_;
+  const TransferBackend &backend_;
 };
 
 }  // namespace
 
 std::unique_ptr<AeadCipher> stage_host_memory(std::unique_ptr<AeadCipher> device_aead, std::vector<int> devices,
-                                              unsigned lanes, LeaseTransfer lease) {
-  return std::make_unique<StagedAead>(std::move(device_aead), std::move(devices), lanes, lease);
+                                              unsigned lanes, const TransferBackend &backend) {
+  return std::make_unique<StagedAead>(std::move(device_aead), std::move(devices), lanes, backend);
 }
 
 }  // namespace warpcrypt::engine

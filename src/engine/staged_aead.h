@@ -1,13 +1,13 @@
-// The GPU AEAD on host memory that is not page-locked. The driver copies
-// pageable memory through staging of its own, on the calling thread and
-// one copy at a time; here the engine stages it instead, on transfer lanes
+// The GPU AEAD on host memory, on the engine's transfer lanes
 // (engine/transfer_lane.h), several at once, so that one lane's copies
-// overlap the others' trips through the device. Short messages travel in
-// groups of a window: a lane copies them into its page-locked window,
-// queues the window up to its device buffer, the device AEAD's kernels on
-// its stream and the results back, then copies them out. A longer message
-// travels in the device AEAD's pieces (AeadPieces), a window each.
-// Page-locked memory, and device memory, go to the device AEAD as they are.
+// overlap the others' trips through the device; the device AEAD only queues
+// kernels. Short messages travel in groups: pageable ones are copied into a
+// lane's page-locked window (the driver would copy pageable memory through
+// staging of its own, on the calling thread, one copy at a time), and
+// page-locked ones go up and back as they are, their ranges straight. A
+// longer message travels in the device AEAD's pieces (AeadPieces), a lane
+// each; the last piece, whose kernel finishes the tag from the others'
+// values, runs after them. Device memory goes to the device AEAD as it is.
 #pragma once
 
 #include <memory>
@@ -18,10 +18,11 @@
 
 namespace warpcrypt::engine {
 
-// `device_aead` with its host-memory calls staged on up to `lanes` lanes at
-// once (placement.cpp decides how many), lane i on devices[i % size], their
-// buffers from `lease` (the CUDA backend's lease_transfer).
+// `device_aead` with its host-memory calls run on up to `lanes` transfer
+// lanes at once (placement.cpp decides how many), lane i on devices[i %
+// size], their buffers and the memory check `backend`'s
+// (cuda_transfer_backend()).
 std::unique_ptr<AeadCipher> stage_host_memory(std::unique_ptr<AeadCipher> device_aead, std::vector<int> devices,
-                                              unsigned lanes, LeaseTransfer lease);
+                                              unsigned lanes, const TransferBackend &backend);
 
 }  // namespace warpcrypt::engine

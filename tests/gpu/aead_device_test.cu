@@ -17,6 +17,7 @@
 
 #include "aead_support.h"
 #include "backends/cuda/gf128_device.cuh"
+#include "engine/placement.h"
 #include "core/backend_tables.h"
 #include "gpu_support.h"
 #include "support/cipher_table.h"
@@ -328,14 +329,17 @@ TEST_P(AeadDevice, HostBatchMixesGroupsPiecesAndPageLockedMemory) {
   wc_aead_key_free(keyed);
 }
 
-// The device AEAD alone, below the engine's staging, takes pageable memory
-// too: the driver copies it through staging of its own, slower, to the same
-// bytes. A group and a message in pieces, sealed and opened in one call
-// each, against the CPU.
-TEST_P(AeadDevice, DeviceAeadCopiesPageableMemoryStraight) {
+// Host memory reaches the device AEAD only through the engine's transfer
+// lanes (engine/staged_aead.h): the backend's own AEAD refuses it. Through
+// the engine, pageable memory in a group and in pieces, sealed and opened in
+// one call each, against the CPU.
+TEST_P(AeadDevice, HostMemoryGoesThroughTheEnginesTransferLanes) {
   const Bytes key = rng_.bytes(wc_aead_key_len(aead_of(name())));
+  std::unique_ptr<warpcrypt::AeadCipher> backend_only;
+  ASSERT_EQ(warpcrypt::kCudaBackend.make_aead(&backend_only, *aead_of(name()), {key.data(), key.size()}, {}), WC_OK);
   std::unique_ptr<warpcrypt::AeadCipher> device;
-  ASSERT_EQ(warpcrypt::kCudaBackend.make_aead(&device, *aead_of(name()), {key.data(), key.size()}, {}), WC_OK);
+  const warpcrypt::engine::LaneSpec spec{.backend = WC_BACKEND_GPU, .devices = {0}};
+  ASSERT_EQ(warpcrypt::engine::make_aead(&device, spec, *aead_of(name()), {key.data(), key.size()}), WC_OK);
   const std::vector<size_t> lengths = {1000, 2 * kWindowBytes + 17, 65};
   std::vector<AeadInput> inputs;
   std::vector<Bytes> sealed, tags(lengths.size(), Bytes(16)), opened;
@@ -354,6 +358,7 @@ TEST_P(AeadDevice, DeviceAeadCopiesPageableMemoryStraight) {
     opening.push_back({opened[i].data(), sealed[i].data(), lengths[i], input.nonce.data(), input.nonce.size(),
                        data_or_dummy(input.aad), input.aad.size(), tags[i].data()});
   }
+  EXPECT_EQ(backend_only->seal(sealing, 16), WC_ERR_BACKEND_UNAVAILABLE);
   ASSERT_EQ(device->seal(sealing, 16), WC_OK);
   for (size_t i = 0; i < lengths.size(); ++i) {
     SCOPED_TRACE("message " + std::to_string(i));

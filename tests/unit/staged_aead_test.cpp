@@ -14,6 +14,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -143,6 +144,11 @@ wc_status lease_host_transfer(std::unique_ptr<TransferBuffers> *out, int, size_t
   return WC_OK;
 }
 
+// The two ways host memory goes: staged through the window (pageable) or
+// copied straight (page-locked).
+const TransferBackend kStagedHost{lease_host_transfer, [](const void *) { return false; }};
+const TransferBackend kDirectHost{lease_host_transfer, [](const void *) { return true; }};
+
 class ToyAead final : public AeadCipher {
  public:
   explicit ToyAead(Seen &seen) : seen_(seen) {}
@@ -257,7 +263,14 @@ std::vector<size_t> mixed_lengths() {
   return lengths;
 }
 
-class StagedAeadTest : public ::testing::TestWithParam<unsigned> {};
+// Lanes, and whether the memory counts as page-locked.
+class StagedAeadTest : public ::testing::TestWithParam<std::tuple<unsigned, bool>> {
+ protected:
+  std::unique_ptr<AeadCipher> staged(Seen &seen) const {
+    const auto [lanes, direct] = GetParam();
+    return stage_host_memory(std::make_unique<ToyAead>(seen), {0}, lanes, direct ? kDirectHost : kStagedHost);
+  }
+};
 
 TEST_P(StagedAeadTest, SealsAsTheDeviceAeadDoesAndOpensBack) {
   const std::vector<size_t> lengths = mixed_lengths();
@@ -269,7 +282,7 @@ TEST_P(StagedAeadTest, SealsAsTheDeviceAeadDoesAndOpensBack) {
   Seen seen;
   for (const auto &buffer : batch.in) seen.caller_buffers.push_back(buffer.data());
   for (const auto &buffer : batch.out) seen.caller_buffers.push_back(buffer.data());
-  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), {0}, GetParam(), lease_host_transfer);
+  const auto staged = this->staged(seen);
   ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
   EXPECT_FALSE(seen.caller_memory) << "a whole-message call reached the caller's buffers unstaged";
   EXPECT_FALSE(seen.last_too_early) << "a last piece ran before its message's other pieces";
@@ -294,7 +307,7 @@ TEST_P(StagedAeadTest, ChangedMessagesFailAloneAndTheRestOpen) {
   const std::vector<size_t> lengths = mixed_lengths();
   Batch batch(lengths);
   Seen seen;
-  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), {0}, GetParam(), lease_host_transfer);
+  const auto staged = this->staged(seen);
   ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
   const Batch expected(lengths);
   const size_t changed_short = 100;
@@ -319,14 +332,16 @@ TEST_P(StagedAeadTest, AFailingPieceFailsTheCall) {
   Batch batch({1000, (size_t{20} << 20) + 5, 2000});
   Seen seen;
   seen.fail_piece = 2;
-  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), {0}, GetParam(), lease_host_transfer);
+  const auto staged = this->staged(seen);
   EXPECT_EQ(staged->seal(batch.messages, kTagLen), WC_ERR_DEVICE);
   std::vector<wc_status> results(3, WC_OK);
   EXPECT_EQ(staged->open(batch.reversed(), kTagLen, results.data()), WC_ERR_DEVICE);
   EXPECT_EQ(results[1], WC_ERR_DEVICE);
 }
 
-std::string lanes_name(const ::testing::TestParamInfo<unsigned> &lanes) { return std::to_string(lanes.param) + "_lanes"; }
+std::string lanes_name(const ::testing::TestParamInfo<std::tuple<unsigned, bool>> &info) {
+  return std::to_string(std::get<0>(info.param)) + "_lanes_" + (std::get<1>(info.param) ? "page_locked" : "pageable");
+}
 
 // What the lanes write into their windows is plaintext: the pool wipes
 // what a lane marked as used when it gives the window back, so every byte
@@ -335,14 +350,15 @@ TEST_P(StagedAeadTest, EveryByteWrittenToAWindowIsMarkedForTheWipe) {
   g_written_past_mark = false;
   Batch batch(mixed_lengths());
   Seen seen;
-  const auto staged = stage_host_memory(std::make_unique<ToyAead>(seen), {0}, GetParam(), lease_host_transfer);
+  const auto staged = this->staged(seen);
   ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
   std::vector<wc_status> results(batch.messages.size());
   ASSERT_EQ(staged->open(batch.reversed(), kTagLen, results.data()), WC_OK);
   EXPECT_FALSE(g_written_past_mark);
 }
 
-INSTANTIATE_TEST_SUITE_P(Lanes, StagedAeadTest, ::testing::Values(1u, 4u, 16u), lanes_name);
+INSTANTIATE_TEST_SUITE_P(Lanes, StagedAeadTest, ::testing::Combine(::testing::Values(1u, 4u, 16u), ::testing::Bool()),
+                         lanes_name);
 
 }  // namespace
 }  // namespace warpcrypt::engine

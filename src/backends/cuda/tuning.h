@@ -90,14 +90,13 @@ inline constexpr size_t kAeadEachMaxBytes = 16 * 1024;
 inline constexpr int kAeadEachThreads = 256;
 inline constexpr uint64_t kAeadEachItemBytes = 64;
 static_assert(kAeadEachMaxBytes / kAeadEachItemBytes <= kAeadEachThreads, "a CTA's turn holds a whole message");
-// AEAD on host memory: four lanes per device (streams with device buffers
-// of 8 MiB, a whole number of segments of either AEAD plus room for the
-// tail, tag and verdict). Measured on the H100 from pinned memory (see
-// docs/lab-notes/performance-history.md): 8 MiB beat 2, 4, 16 and 32 MiB, and four lanes beat
-// six and eight; a piece's kernel runs only 32 segments, so a longer piece
-// waits on one under-filled wave and a shorter one on launch and copy
-// latency.
-inline constexpr int kAeadHostLanes = 4;
+// A long host-memory message's pieces: at most 8 MiB each (a whole number
+// of segments of either AEAD plus room for the tail, tag and verdict).
+// Measured on the H100 from pinned memory (see
+// docs/lab-notes/performance-history.md): 8 MiB beat 2, 4, 16 and 32 MiB; a
+// piece's kernel runs only 32 segments, so a longer piece waits on one
+// under-filled wave and a shorter one on launch and copy latency. (Four
+// lanes per device beat six and eight: engine/staged_aead.cpp.)
 inline constexpr size_t kAeadHostLaneBytes = (size_t{8} << 20) + 256;
 
 }  // namespace warpcrypt::cuda::tuning
