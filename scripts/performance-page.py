@@ -849,6 +849,8 @@ def page(notes: LabNotes) -> str:
                           "The GPU AEAD's pageable host memory on the engine's transfer lanes, before and after")
     lines += before_after("transfer_lane_pinned_reverted_h200_46e712c.json",
                           "Page-locked host memory on the transfer lanes: slower, reverted")
+    lines += before_after("transfer_lane_pinned_h200_a1fdea9.json",
+                          "Page-locked host memory on the transfer lanes again, the last piece one segment long")
     lines += before_after("gpu_lanes_transfer_h200_d3169b1.json",
                           "The plain ciphers' GPU lanes on the engine's transfer lanes, before and after")
     return "\n".join(lines).rstrip("\n") + "\n"
