@@ -150,8 +150,8 @@ def main() -> int:
                 "file_bytes": (Path(scratch) / "checkpoint").stat().st_size,
             }
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                check=False).stdout.strip()
+        commit = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True,
+                                text=True, check=False).stdout.strip()
     except OSError:
         commit = ""
     print(json.dumps({

@@ -124,7 +124,8 @@ def main() -> None:
         print(json.dumps(row))
     if args.json:
         with open(args.json, "w") as out:
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
+            commit = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"],
+                                    capture_output=True, text=True).stdout
             json.dump({"device": torch.cuda.get_device_name(0), "gib": args.gib, "date": time.strftime("%Y-%m-%d"),
                        "commit": commit.strip(), "rows": rows}, out, indent=1)
 

@@ -100,7 +100,10 @@ class Rows:
     """The run's figures: printed as they come, written as JSON at the end."""
 
     def __init__(self, machine: dict) -> None:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout
+        # "-dirty" where the files that ran are not the commit's (a copy whose
+        # git did not follow its files wrote the wrong commit before).
+        commit = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True,
+                                text=True).stdout
         self.common = {**machine, "cores": os.cpu_count(), "commit": commit.strip(),
                        "date": time.strftime("%Y-%m-%d"), "host": platform.node()}
         self.rows: list[dict] = []
