@@ -769,7 +769,7 @@ def safetensors_now() -> list[str]:
     first = d["rows"][0]
     body = [[f"{r['gib']:g} GiB", r["operation"], f"{r['seconds']:.3f}", f"{r['gb_per_s']:.2f}"] for r in d["rows"]]
     return [
-        "## Encrypted safetensors at the end of the one-core work (8 GiB)",
+        f"## Encrypted safetensors at the end of the one-core work ({first['gib']:g} GiB)",
         "",
         f"`{d['command']}`: `docs/bench/{name}`, {first['device']}, {first['cores']} cores, {first['date']},"
         f" commit {first['commit']} ({d['commit_note']}).",
