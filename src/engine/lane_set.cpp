@@ -20,7 +20,7 @@ class GpuLane final : public Lane {
 
   uint8_t *staging() override { return transfer_->window(); }
   bool reaches(const void *host) const override {
-    return host == transfer_->window() || kCudaBackend.page_locked(host);
+    return host == transfer_->window() || cuda_transfer_backend().page_locked(host);
   }
 
   wc_status transform(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
@@ -51,7 +51,7 @@ wc_status append_gpu_lanes(std::vector<std::unique_ptr<Lane>> *lanes, int device
     std::unique_ptr<TransferLane> transfer;
     // No scratch, and no host copies of its own: the engine stages the
     // chunks into the window.
-    status = TransferLane::lease(&transfer, kCudaBackend.lease_transfer, device, capacity, capacity, 0, 1);
+    status = TransferLane::lease(&transfer, cuda_transfer_backend().lease, device, capacity, capacity, 0, 1);
     if (status == WC_OK) lanes->push_back(std::make_unique<GpuLane>(shared, std::move(transfer)));
   }
   return status;
