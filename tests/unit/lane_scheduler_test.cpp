@@ -171,9 +171,16 @@ TEST(LateLanes, TheLaneClockCountsComputingNotWaitingNorTheKernelsCopies) {
 }
 
 TEST(LateLanes, StayWhereTheJobRunsFasterWithThem) {
-  SleepJob job(600, 1, microseconds(1000), microseconds(50));
+  // One lane at 1 ms a unit, two late lanes at 50 us. Their start takes
+  // 200 ms, as a device's does, so that the trial and the window before it
+  // last some 26 ms each: with a start of 1 ms they lasted 5 ms, and on the
+  // CI machine, running other tests on both cores, a trial whose late lanes
+  // were kept off a core for part of those 5 ms once judged them not worth
+  // keeping.
+  SleepJob job(1000, 1, microseconds(1000), microseconds(50));
+  job.start_cost = std::chrono::milliseconds(200);
   std::atomic<LateVerdict> verdict{LateVerdict::untried};
-  LateLanes late = job.late_lanes(2, 0, 0.001, &verdict);
+  LateLanes late = job.late_lanes(2, 0, 0.2, &verdict);
   JobMonitor monitor(nullptr, job.units * kUnitBytes);
   ASSERT_EQ(job.run(&late, monitor), WC_OK);
   job.expect_every_unit_once();
