@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "age/key_table.h"
+#include "core/status_text.h"
 
 namespace warpcrypt::age {
 namespace {
@@ -143,8 +144,8 @@ wc_status check_recipients(std::span<const Recipient> recipients, const char **d
   const auto postquantum = std::count_if(recipients.begin(), recipients.end(), is(&KeyTypeEntry::postquantum));
   if (postquantum != 0 && static_cast<size_t>(postquantum) != recipients.size()) {
     return fail(WC_ERR_INVALID_ARGUMENT, detail,
-                "post-quantum (age1pq1, age1tagpq1) recipients cannot be combined with classical ones: the file "
-                "would be open to a quantum computer");
+                "incompatible recipients: post-quantum (age1pq1, age1tagpq1) recipients cannot be combined with "
+                "classical ones: the file would be open to a quantum computer");
   }
   return WC_OK;
 }
@@ -205,13 +206,16 @@ wc_status unwrap_file_key(const HostCrypto &crypto, const Header &header, std::s
   if (own_stanza_unopened != nullptr) return fail(WC_ERR_NO_IDENTITY, detail, own_stanza_unopened);
   if (passphrase_file) {
     return fail(WC_ERR_NO_IDENTITY, detail,
-                passphrase_given ? "incorrect passphrase" : "the file is encrypted with a passphrase, not to a key");
+                passphrase_given ? "incorrect passphrase"
+                                 : "the file is passphrase-encrypted but identities were specified");
   }
-  if (passphrase_given) return fail(WC_ERR_NO_IDENTITY, detail, "the file is encrypted to keys, not with a passphrase");
+  if (passphrase_given) {
+    return fail(WC_ERR_NO_IDENTITY, detail, "the file is not passphrase-encrypted, identities are required");
+  }
   const bool all_run_here = std::all_of(header.stanzas.begin(), header.stanzas.end(),
                                         [&](const Stanza &stanza) { return written_by(stanza) != nullptr; });
   return fail(WC_ERR_NO_IDENTITY, detail,
-              all_run_here ? "no identity matched any of the file's recipients"
+              all_run_here ? status_text(WC_ERR_NO_IDENTITY)
                            : "no identity matched a recipient (the file also has stanzas of other types, such as a "
                              "plugin's, that no identity given opens)");
 }

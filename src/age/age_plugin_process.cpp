@@ -194,7 +194,9 @@ class PluginProcess {
     close(out[1]);
     if (error != 0) {
       pid_ = 0;
-      *detail = error == ENOENT ? "age plugin not found: its program is not on PATH"
+      // age's hint too: someone who lacks a plugin is looking for one.
+      *detail = error == ENOENT ? "age plugin not found: its program is not on PATH (visit "
+                                  "https://age-encryption.org/awesome#plugins for a list of plugins)"
                                 : "cannot start the age plugin's program";
       return error == ENOENT ? WC_ERR_UNSUPPORTED : WC_ERR_IO;
     }

@@ -681,7 +681,8 @@ wc_status open_pem_key_file(const HostCrypto &crypto, const PemKeyFile &file, st
   }
   status = ssh_key_of(crypto, der_key, key, detail);
   if (status == WC_OK && file.public_key && key->public_key.wire != file.public_key->wire) {
-    return fail(WC_ERR_FORMAT, detail, "the PEM private key is not the key of the public key beside it (KEY.pub)");
+    return fail(WC_ERR_FORMAT, detail,
+                "mismatched private and public SSH key: the PEM private key is not the key of KEY.pub beside it");
   }
   return status;
 }

@@ -24,7 +24,7 @@ const char *status_text(wc_status status) {
     case WC_ERR_IO: return "reading the input or writing the output failed";
     case WC_ERR_CANCELLED: return "cancelled";
     case WC_ERR_FORMAT: return "not a file of the expected format, or its header is damaged or of an unknown version";
-    case WC_ERR_NO_IDENTITY: return "no identity matched any of the file's recipients";
+    case WC_ERR_NO_IDENTITY: return "no identity matched any of the recipients";  // age's words
     case WC_ERR_AUTH: return "authentication failed: wrong key, nonce or associated data, or tampered data";
   }
   return "unknown status";

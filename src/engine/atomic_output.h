@@ -33,10 +33,11 @@
 
 namespace warpcrypt::engine {
 
-// The one message for an output that would replace a file the job reads.
+// The one message for an output that would replace a file the job reads;
+// it starts with age's words, which scripts written for age look for.
 inline constexpr const char *kOutputIsAnInput =
-    "the output is a file this command reads (its input, or an identity, key or passphrase file): refusing to "
-    "overwrite it";
+    "input and output file are the same: the output is a file this command reads (its input, or an identity, key "
+    "or passphrase file), refusing to overwrite it";
 
 // The kernel's name for the file open on `fd`.
 inline wc_file_id file_id_of(const struct stat &status) {

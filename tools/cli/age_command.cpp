@@ -15,6 +15,7 @@
 #include <list>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -184,12 +185,15 @@ void decrypt_identity_file(const std::string &path, unsigned max_work_factor, Ke
 // A PEM SSH key encrypted as `ssh-keygen -m PEM` encrypts it holds no
 // public key in clear; age reads it from KEY.pub, and so it is appended
 // for the library, which asks for the passphrase only when a stanza names
-// that key.
+// that key. Without KEY.pub the key cannot be told from others before
+// its passphrase is asked, so it is refused naming the file, as age does.
 void append_public_key_file(const std::string &path, KeyText *text) {
   const std::string public_path = path + ".pub";
-  if (path == "-" || text->text.find("\nProc-Type: 4,ENCRYPTED") == std::string::npos ||
-      access(public_path.c_str(), F_OK) != 0) {
-    return;
+  if (path == "-" || text->text.find("\nProc-Type: 4,ENCRYPTED") == std::string::npos) return;
+  if (access(public_path.c_str(), F_OK) != 0) {
+    throw CliError(path + ": a passphrase-protected PEM private key, whose public key age reads from " +
+                   public_path + ", which is missing: put it beside the key, or rewrite the key in OpenSSH's " +
+                   "format (ssh-keygen -p -f " + path + ")");
   }
   KeyText public_key;
   read_key_file(public_path, &public_key);
@@ -336,6 +340,29 @@ void add_identity_recipients(wc_age_recipients *recipients, const std::vector<Id
       add_keys(recipients, std::string(recipient), where, wc_age_recipients_add);
     }
   }
+}
+
+// A value given twice (`what`: "recipient", "recipients file", "identity
+// file") is warned of once, as age 1.3 warns: it is harmless, but often a
+// slip for another key that was meant.
+void warn_of_duplicates(const std::vector<std::string> &values, const char *what) {
+  std::set<std::string> seen;
+  std::set<std::string> warned;
+  for (const std::string &value : values) {
+    if (!seen.insert(value).second && warned.insert(value).second) {
+      std::fprintf(stderr, "warpcrypt: warning: duplicate %s \"%s\"\n", what, value.c_str());
+    }
+  }
+}
+
+void warn_of_duplicates(const AgeOptions &o) {
+  warn_of_duplicates(o.recipients, "recipient");
+  warn_of_duplicates(o.recipient_files, "recipients file");
+  std::vector<std::string> identity_files;
+  for (const IdentityFlag &flag : o.identities) {
+    if (!flag.plugin) identity_files.push_back(flag.value);
+  }
+  warn_of_duplicates(identity_files, "identity file");
 }
 
 // The library's sentence for a failed job, exiting by its kind.
@@ -568,11 +595,13 @@ void add_age(CommandLine &command_line) {
   command.set_footer("Files are byte-compatible with age and rage. Decrypting writes only authenticated "
                      "bytes; a failure leaves no output file.");
   command.print_help_on_stderr();
+  command.print_help_when_bare();
   command.set_run([o] {
     if (o->version) {
       std::printf("%s\n", wc_version());
       return 0;
     }
+    if (!o->quiet) warn_of_duplicates(*o);
     return run_reporting("age", o->json, [&] { return o->decrypt ? decrypt(*o) : encrypt(*o); });
   });
 }

@@ -353,6 +353,9 @@ Invocation CommandLine::parse(const std::vector<std::string> &args) {
         named != nullptr ? translate(*named, rest) : std::vector<std::string>(rest.begin(), rest.end());
     for_parser.insert(for_parser.end(), after.begin(), after.end());
   }
+  if (named != nullptr && named->help_when_bare_ && name + 1 == args.end()) {
+    return {nullptr, help_for(*name), exit_status(WC_KIND_USAGE), named->help_on_stderr_};
+  }
   std::reverse(for_parser.begin(), for_parser.end());  // CLI11 takes them from the back
   try {
     app_->parse(std::move(for_parser));

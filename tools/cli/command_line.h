@@ -79,6 +79,10 @@ class Command {
   // The command's --help goes to standard error, as age prints its usage,
   // so that a script's standard output holds only what the command writes.
   void print_help_on_stderr() { help_on_stderr_ = true; }
+  // Run with no arguments at all, the command prints that help and exits
+  // with the usage status, as age prints its usage: it has nothing to do
+  // without some.
+  void print_help_when_bare() { help_when_bare_ = true; }
   // The command's name and one-line description.
   std::string name() const;
   std::string description() const;
@@ -126,6 +130,7 @@ class Command {
   std::vector<Documented> documented_;  // in the order declared
   std::function<int()> run_;
   bool help_on_stderr_ = false;
+  bool help_when_bare_ = false;
 };
 
 // What a command line asks for: the command to run or, where `command` is

@@ -131,7 +131,7 @@ void confirm_passphrase(int tty, const std::string &prompt, const Passphrase &fi
   const auto one = first.bytes();
   const auto other = again.bytes();
   if (!read_again || one.size() != other.size() || std::memcmp(one.data(), other.data(), one.size()) != 0) {
-    throw CliError("the passphrases differ");
+    throw CliError("the passphrases didn't match");
   }
 }
 
