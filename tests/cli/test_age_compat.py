@@ -13,7 +13,11 @@ cmd/age/testdata scripts are the reference where 1.1.1 lacks a feature):
   asked, and a file encrypted to keys asks for no passphrase;
 - `-j batchpass`: age 1.3's non-interactive passphrase (AGE_PASSPHRASE,
   AGE_PASSPHRASE_FD), which 1.1.1 does not have: its messages are those
-  of age 1.3's batchpass.txt."""
+  of age 1.3's batchpass.txt;
+- `warpcrypt age` alone prints its usage, and a recipient, recipients file
+  or identity file given twice is warned of, as age 1.3 does.
+
+tests/cli/test_age_testscripts.py runs age 1.3's scripts themselves."""
 
 from __future__ import annotations
 
@@ -227,6 +231,38 @@ def test_usage_goes_to_standard_error_as_ages_does(warpcrypt_binary, flag):
     for result in (ours, theirs):
         assert result.stdout == b"" and b"-d" in result.stderr, result
     assert ok(run([warpcrypt_binary, "help", "age"])).stdout  # asked of warpcrypt itself: on standard output
+
+
+def test_age_alone_prints_its_usage_as_age_does(warpcrypt_binary):
+    """With no argument at all there is nothing to do: the usage on
+    standard error, the usage exit status (age exits 1: 2 is warpcrypt's
+    for usage everywhere)."""
+    ours = run([warpcrypt_binary, "age"], stdin=b"")
+    theirs = run([AGE], stdin=b"")
+    for result in (ours, theirs):
+        assert result.returncode != 0 and result.stdout == b"" and b"-d" in result.stderr, result
+    assert ours.returncode == 2 and b"Usage: warpcrypt age" in ours.stderr
+
+
+def test_a_value_given_twice_is_warned_of_once_as_age_13_warns(warpcrypt_binary, x25519_key, plain, tmp_path):
+    """age 1.3's duplicates.txt: a recipient, a recipients file or an
+    identity file given twice (or more) is harmless but often a slip, so it
+    is warned of, once each; age 1.1.1 says nothing."""
+    recipient = ok(run([warpcrypt_binary, "age-keygen", "-y", x25519_key])).stdout.decode().strip()
+    (tmp_path / "recipients.txt").write_text(recipient + "\n")
+    done = ok(run([warpcrypt_binary, "age", "-r", recipient, "-a", "-r", recipient, "-r", recipient,
+                   "-R", tmp_path / "recipients.txt", "-o", tmp_path / "file.age", "-R", tmp_path / "recipients.txt",
+                   plain]))
+    assert done.stderr.decode().splitlines() == [
+        f'warpcrypt: warning: duplicate recipient "{recipient}"',
+        f'warpcrypt: warning: duplicate recipients file "{tmp_path / "recipients.txt"}"']
+    done = ok(run([warpcrypt_binary, "age", "-d", "-i", x25519_key, "-i", x25519_key, tmp_path / "file.age"]))
+    assert done.stdout == PLAIN
+    assert done.stderr.decode().splitlines() == [f'warpcrypt: warning: duplicate identity file "{x25519_key}"']
+    quiet = ok(run([warpcrypt_binary, "age", "-q", "-d", "-i", x25519_key, "-i", x25519_key, tmp_path / "file.age"]))
+    assert quiet.stderr == b""
+    once = ok(run([warpcrypt_binary, "age", "-r", recipient, "-o", tmp_path / "once.age", plain]))
+    assert once.stderr == b""
 
 
 # ---- -R: SSH keys age does not encrypt to are passed over ----------------------

@@ -16,7 +16,8 @@ import pytest
 from wc_support import reference_age
 
 AGE, AGE_KEYGEN = reference_age()
-REFUSED = "a file this command reads"
+# age's words first (scripts written for age look for them), then which files.
+REFUSED = "input and output file are the same: the output is a file this command reads"
 
 
 @pytest.fixture
