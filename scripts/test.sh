@@ -6,8 +6,18 @@
 # into a fresh venv (scripts/check-wheel.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-scripts/build.sh "$@"
+
+# Runs a step and says how long it took: CI's time is the sum of them.
+timed() {
+  local name=$1 start
+  shift
+  start=$(date +%s)
+  "$@"
+  echo "==> $name: $(($(date +%s) - start)) s"
+}
+
+timed "install" scripts/install-deps.sh
+timed "build" scripts/build.sh "$@"
 
 WARPCRYPT_VECTORS_DIR=$(.venv/bin/python -c \
   'import cryptography_vectors, os; print(os.path.dirname(cryptography_vectors.__file__))')
@@ -15,12 +25,12 @@ export WARPCRYPT_VECTORS_DIR
 export WARPCRYPT_REQUIRE_VECTORS=1  # the vector sets must run, never skip
 
 echo "==> C++ tests (ctest)"
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+timed "ctest" ctest --test-dir build --output-on-failure -j"$(nproc)"
 echo "==> install check (find_package and pkg-config consumers)"
-tests/install/check-install.sh
+timed "install check" tests/install/check-install.sh
 echo "==> CLI tests (pytest)"
-.venv/bin/python -m pytest tests/cli -q -n auto
+timed "CLI tests" .venv/bin/python -m pytest tests/cli -q -n auto
 echo "==> Python package tests (pytest)"
-.venv/bin/python -m pytest tests/python -q -n auto
+timed "Python tests" .venv/bin/python -m pytest tests/python -q -n auto
 echo "==> wheel check (auditwheel, a fresh venv)"
-scripts/check-wheel.sh
+timed "wheel check" scripts/check-wheel.sh
