@@ -193,6 +193,20 @@ def test_without_the_python_package_it_says_what_to_install(run_cli, tmp_path):
                                    "beside warpcrypt nor on PATH: install it (pip install warpcrypt)")
 
 
+def test_a_script_whose_python_is_gone_is_named_with_what_to_do(run_cli, tmp_path):
+    """A virtual environment moved or deleted after the install leaves the
+    script with a first line naming no interpreter: the kernel's ENOENT is
+    then not "found neither beside warpcrypt nor on PATH"."""
+    script = tmp_path / "warpcrypt-tensors"
+    script.write_text(f"#!{tmp_path / 'gone' / 'python'}\n")
+    script.chmod(0o755)
+    run = run_cli("tensors", "inspect", "x", env={"PATH": str(tmp_path)})
+    assert run.returncode == 2 and run.stdout == b"" and len(run.stderr_lines) == 1
+    assert run.stderr_lines[0] == (f"warpcrypt: tensors runs {script}, but the Python its first line names is missing "
+                                   "(a moved or deleted virtual environment): reinstall the package "
+                                   "(pip install warpcrypt)")
+
+
 def test_warpcrypt_tensors_stays_an_alias(files, script_dir):
     """The script on its own, as pip installs it, names itself."""
     run = subprocess.run([str(script_dir / "warpcrypt-tensors"), "inspect", files / "absent"], capture_output=True,

@@ -6,6 +6,7 @@
 // whichever python3 PATH finds first, with warpcrypt or without.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -32,6 +33,28 @@ std::string own_directory() {
   return self.substr(0, self.rfind('/') + 1);
 }
 
+// Where the script lies, beside this binary or on PATH, as execv and
+// execvp looked; empty where it is in neither. execvp's ENOENT does not tell
+// a missing script from a script whose interpreter is missing (its first
+// line names a virtual environment that was moved or deleted).
+std::string find_script(const std::string &own_directory) {
+  std::vector<std::string> directories;
+  if (!own_directory.empty()) directories.push_back(own_directory);
+  const char *path = std::getenv("PATH");
+  std::string entries = path != nullptr ? path : "";
+  for (size_t from = 0; from <= entries.size();) {
+    const size_t colon = std::min(entries.find(':', from), entries.size());
+    const std::string entry = entries.substr(from, colon - from);
+    directories.push_back(entry.empty() ? "./" : entry + "/");
+    from = colon + 1;
+  }
+  for (const std::string &directory : directories) {
+    const std::string candidate = directory + kScript;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 }  // namespace
 
 void add_tensors_command(CommandLine &command_line) {
@@ -54,6 +77,11 @@ void run_tensors_command(const std::vector<std::string> &args) {
   if (!directory.empty()) execv((directory + kScript).c_str(), argv.data());
   execvp(kScript, argv.data());
   if (errno == ENOENT) {
+    const std::string script = find_script(directory);
+    if (!script.empty()) {
+      throw CliError("tensors runs " + script + ", but the Python its first line names is missing (a moved or " +
+                     "deleted virtual environment): reinstall the package (pip install warpcrypt)");
+    }
     throw CliError(std::string("tensors runs ") + kScript + " from the Python package, found neither beside " +
                    "warpcrypt nor on PATH: install it (pip install warpcrypt)");
   }
