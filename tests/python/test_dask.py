@@ -558,7 +558,7 @@ def test_lazy_jobs_go_into_a_larger_graph_and_carry_no_key(client, small_dataset
     assert subprocess.run(["diff", "-r", root, tmp_path / "restored"]).returncode == 0
 
 
-def test_key_files_and_workers_without_the_key(client, small_dataset, tmp_path):
+def test_key_files_and_workers_without_the_key(client, small_dataset, tmp_path, monkeypatch):
     root, _ = small_dataset
     key_file = tmp_path / "master.key"
     key_file.write_bytes(MASTER_KEY)
@@ -566,6 +566,9 @@ def test_key_files_and_workers_without_the_key(client, small_dataset, tmp_path):
     # A KeyFile: each worker reads it itself; the key reaches no scheduler.
     report = encrypt_files(root, tmp_path / "sealed", key=KeyFile(str(key_file)), compute=False).compute()
     assert report.ok
+    # A relative one is the client's: the workers are sent it made absolute.
+    monkeypatch.chdir(tmp_path)
+    assert KeyFile("master.key").ref().file == str(key_file)
     assert decrypt_files(tmp_path / "sealed", tmp_path / "restored", key=KeyFile(str(key_file))).ok
     # A key held by the client's process alone: the workers say what to do.
     with install_key(OTHER_KEY, local_only=True) as here_only:
@@ -788,7 +791,24 @@ def test_command_line_encrypt_decrypt_and_derive_key(client, cli, small_dataset,
     assert (tmp_path / "f5").read_bytes() == contents["d2/f5.bin"]
 
 
-@pytest.mark.parametrize("case", ["wrong key", "missing input", "usage", "tls without its settings"])
+def test_command_line_finds_the_scheduler_through_a_scheduler_file(client, small_dataset, tmp_path, capsys):
+    root, contents = small_dataset
+    key_file = tmp_path / "master.key"
+    key_file.write_bytes(MASTER_KEY)
+    key_file.chmod(0o600)
+    # Of what `dask scheduler --scheduler-file` writes, the field a client reads.
+    scheduler_file = tmp_path / "scheduler.json"
+    scheduler_file.write_text(json.dumps({"address": client.scheduler.address}))
+    status, out, err = _main(capsys, "encrypt", root, "-o", tmp_path / "sealed", "--key-file", key_file,
+                             "--scheduler-file", scheduler_file)
+    assert status == 0 and out.startswith(f"encrypt: {len(contents)} files"), err
+    # The cluster's workers did the job: the command started no cluster of its own.
+    workers = set(client.scheduler_info()["workers"])
+    assert {entry["worker"] for entry in _manifest_of(tmp_path / "sealed")["files"].values()} <= workers
+
+
+@pytest.mark.parametrize("case", ["wrong key", "missing input", "usage", "tls without its settings",
+                                  "missing scheduler file", "two schedulers"])
 def test_command_line_failures_are_one_line_with_exit_status_2(client, small_dataset, tmp_path, capsys, case):
     root, _ = small_dataset
     key_file = tmp_path / "master.key"
@@ -806,10 +826,17 @@ def test_command_line_failures_are_one_line_with_exit_status_2(client, small_dat
                           "--scheduler", scheduler], "no such file or folder"
     elif case == "usage":
         args, expected = ["encrypt", root, "--key-file", key_file], "the following arguments are required: -o/--out"
-    else:
+    elif case == "tls without its settings":
         # A tls:// scheduler, but no certificates in Dask's configuration.
         args, expected = ["encrypt", root, "-o", tmp_path / "r", "--key-file", key_file,
                           "--scheduler", scheduler.replace("tcp://", "tls://")], "TLS expects"
+    elif case == "missing scheduler file":
+        # Dask's client would wait for the file for ever.
+        args, expected = ["encrypt", root, "-o", tmp_path / "r", "--key-file", key_file,
+                          "--scheduler-file", tmp_path / "scheduler.json"], "no scheduler file"
+    else:
+        args, expected = ["encrypt", root, "-o", tmp_path / "r", "--key-file", key_file, "--scheduler", scheduler,
+                          "--scheduler-file", tmp_path / "scheduler.json"], "not allowed with argument --scheduler"
     try:
         status, out, err = _main(capsys, *args)
     except SystemExit as exit_:  # argparse's way out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import re
@@ -67,8 +68,10 @@ def _add_job_arguments(parser: argparse.ArgumentParser) -> None:
                              "passes through the scheduler")
     cluster = parser.add_mutually_exclusive_group()
     cluster.add_argument("--scheduler", help="a Dask scheduler's address, such as tcp://host:8786")
+    cluster.add_argument("--scheduler-file", metavar="FILE",
+                         help="the file that `dask scheduler --scheduler-file FILE` wrote its address to")
     cluster.add_argument("--workers", type=int,
-                         help="without --scheduler: worker processes of a local cluster (default: one per usable CPU)")
+                         help="without a scheduler: worker processes of a local cluster (default: one per usable CPU)")
     parser.add_argument("--root", help="the folder the identifiers are relative to")
     parser.add_argument("--suffix", help="the encrypted files' suffix (default .wcs sealed, .enc plain)")
     parser.add_argument("--manifest", help="where this job's manifest goes (default: beside the output folder, "
@@ -137,8 +140,13 @@ def _client(args: argparse.Namespace) -> Iterator[tuple[distributed.Client, int]
 
     from warpcrypt import _native
 
-    if args.scheduler:
-        with distributed.Client(args.scheduler) as client:  # type: ignore[no-untyped-call]
+    if args.scheduler_file and not os.path.isfile(args.scheduler_file):
+        # Dask's client would wait for the file for ever.
+        raise FileNotFoundError(errno.ENOENT, f"no scheduler file {args.scheduler_file}: start the scheduler with "
+                                              f"dask scheduler --scheduler-file {args.scheduler_file}")
+    if args.scheduler or args.scheduler_file:
+        client = distributed.Client(args.scheduler, scheduler_file=args.scheduler_file)  # type: ignore[no-untyped-call]
+        with client:
             yield client, args.threads
         return
     # One Dask thread per worker process: the library runs its own threads

@@ -11,6 +11,7 @@ derive every file's and chunk's key themselves (_kdf.py).
 
 from __future__ import annotations
 
+import os
 import threading
 import uuid
 from dataclasses import dataclass
@@ -47,7 +48,10 @@ class KeyFile:
     path: str
 
     def ref(self) -> KeyRef:
-        return KeyRef(key_check_value(read_key_file(self.path)), self.path)
+        # A relative path is the client's, as the job's local paths are: the
+        # workers, started in folders of their own, get it made absolute.
+        path = os.path.abspath(self.path)
+        return KeyRef(key_check_value(read_key_file(path)), path)
 
 
 class _Keyring:
