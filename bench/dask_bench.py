@@ -75,7 +75,9 @@ def generate_inputs(directory: Path, total: int, file_size: int) -> list[Path]:
                 piece = zeros[: min(GENERATOR_PIECE, file_size - offset)]
                 iv = index.to_bytes(8, "big") + offset.to_bytes(8, "big")
                 file.write(warpcrypt.encrypt("aes-128-ctr", MASTER_KEY[:16], iv, piece))
-    for stale in set(directory.iterdir()) - set(paths):
+    # Only files of this script's own naming go: --dir may be a folder of
+    # the user's.
+    for stale in set(directory.glob("part-*.bin")) - set(paths):
         stale.unlink()
     return paths
 
