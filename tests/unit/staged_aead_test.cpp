@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -28,15 +29,44 @@ constexpr size_t kTagLen = 16;
 // The toy's pieces: not a power of two, so that cuts fall mid-window.
 constexpr uint64_t kToyPieceBytes = (uint64_t{3} << 20) + 48;
 
-uint8_t keystream(const wc_aead_message &m, uint64_t at) {
-  return static_cast<uint8_t>(at * 131 + (at >> 9) + m.nonce[0]);
+// The toy works eight bytes at a time where it can: byte by byte, its
+// 40 MiB a test were most of the staging tests' time under the sanitizers,
+// which check every access. Its keystream is a word per eight bytes of the
+// message, taken little-endian where a piece starts or ends mid-word.
+static_assert(std::endian::native == std::endian::little);
+
+uint64_t keystream_word(const wc_aead_message &m, uint64_t word) {
+  return (word + 1) * 0x9E3779B97F4A7C15ull ^ m.nonce[0] * 0x0101010101010101ull;
+}
+
+// out[i] = in[i] ^ the keystream at message byte `from` + i.
+void toy_crypt(const wc_aead_message &m, uint64_t from, const uint8_t *in, uint8_t *out, size_t len) {
+  size_t i = 0;
+  for (; i < len && (from + i) % 8 != 0; ++i) {
+    out[i] = static_cast<uint8_t>(in[i] ^ keystream_word(m, (from + i) / 8) >> 8 * ((from + i) % 8));
+  }
+  for (; i + 8 <= len; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, in + i, 8);
+    word ^= keystream_word(m, (from + i) / 8);
+    std::memcpy(out + i, &word, 8);
+  }
+  for (; i < len; ++i) {
+    out[i] = static_cast<uint8_t>(in[i] ^ keystream_word(m, (from + i) / 8) >> 8 * ((from + i) % 8));
+  }
 }
 
 // A tag over the plaintext and the nonce's first byte.
 void toy_tag(const wc_aead_message &m, const uint8_t *plaintext, uint8_t *tag) {
   uint64_t h = 1469598103934665603ull ^ m.nonce[0];
-  for (size_t i = 0; i < m.len; ++i) h = (h ^ plaintext[i]) * 1099511628211ull;
-  for (size_t i = 0; i < kTagLen; ++i) tag[i] = static_cast<uint8_t>(h >> (8 * (i % 8)) ^ i);
+  size_t i = 0;
+  for (; i + 8 <= m.len; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, plaintext + i, 8);
+    h = (h ^ word) * 1099511628211ull;
+  }
+  for (; i < m.len; ++i) h = (h ^ plaintext[i]) * 1099511628211ull;
+  for (size_t b = 0; b < kTagLen; ++b) tag[b] = static_cast<uint8_t>(h >> (8 * (b % 8)) ^ b);
 }
 
 // What the toy saw of the staging.
@@ -70,11 +100,14 @@ class ToyPieces final : public AeadPieces {
     if (last && done_.load() != cuts_.size() - 1) seen_.last_too_early = true;
     const uint64_t begin = cuts_[k];
     const uint64_t end = last ? m_.len : cuts_[k + 1];
-    for (uint64_t at = begin; at < end; ++at) {
-      const uint8_t plain = seal_ ? in[at - begin] : static_cast<uint8_t>(in[at - begin] ^ keystream(m_, at));
-      plaintext_[at] = plain;
-      out[at - begin] = static_cast<uint8_t>(plain ^ keystream(m_, at));
-      if (!seal_) out[at - begin] = plain;
+    const size_t len = static_cast<size_t>(end - begin);
+    uint8_t *plain = plaintext_.data() + begin;
+    if (seal_) {
+      std::memcpy(plain, in, len);
+      toy_crypt(m_, begin, plain, out, len);
+    } else {
+      toy_crypt(m_, begin, in, plain, len);
+      std::memcpy(out, plain, len);
     }
     ++seen_.pieces_run;
     if (!last) {
@@ -190,7 +223,7 @@ class ToyAead final : public AeadCipher {
   static wc_status seal_all(std::span<const wc_aead_message> messages, size_t tag_len) {
     for (const wc_aead_message &m : messages) {
       std::vector<uint8_t> plaintext(m.in, m.in + m.len);
-      for (size_t at = 0; at < m.len; ++at) m.out[at] = static_cast<uint8_t>(plaintext[at] ^ keystream(m, at));
+      toy_crypt(m, 0, plaintext.data(), m.out, m.len);
       uint8_t tag[kTagLen];
       toy_tag(m, plaintext.data(), tag);
       std::memcpy(m.tag, tag, tag_len);
@@ -201,7 +234,7 @@ class ToyAead final : public AeadCipher {
   static wc_status open_all(std::span<const wc_aead_message> messages, size_t tag_len, wc_status *results) {
     for (size_t i = 0; i < messages.size(); ++i) {
       const wc_aead_message &m = messages[i];
-      for (size_t at = 0; at < m.len; ++at) m.out[at] = static_cast<uint8_t>(m.in[at] ^ keystream(m, at));
+      toy_crypt(m, 0, m.in, m.out, m.len);
       uint8_t tag[kTagLen];
       toy_tag(m, m.out, tag);
       results[i] = std::memcmp(tag, m.tag, tag_len) == 0 ? WC_OK : WC_ERR_AUTH;
