@@ -33,26 +33,21 @@ std::string own_directory() {
   return self.substr(0, self.rfind('/') + 1);
 }
 
-// Where the script lies, beside this binary or on PATH, as execv and
-// execvp looked; empty where it is in neither. execvp's ENOENT does not tell
-// a missing script from a script whose interpreter is missing (its first
-// line names a virtual environment that was moved or deleted).
-std::string find_script(const std::string &own_directory) {
-  std::vector<std::string> directories;
-  if (!own_directory.empty()) directories.push_back(own_directory);
+// Where to look for the script, in order: beside this binary, then PATH's
+// folders (an empty entry is the working directory, as execvp takes it,
+// and glibc's default where PATH is unset).
+std::vector<std::string> script_folders() {
+  std::vector<std::string> folders;
+  if (const std::string own = own_directory(); !own.empty()) folders.push_back(own);
   const char *path = std::getenv("PATH");
-  std::string entries = path != nullptr ? path : "";
+  const std::string entries = path != nullptr ? path : "/bin:/usr/bin";
   for (size_t from = 0; from <= entries.size();) {
     const size_t colon = std::min(entries.find(':', from), entries.size());
     const std::string entry = entries.substr(from, colon - from);
-    directories.push_back(entry.empty() ? "./" : entry + "/");
+    folders.push_back(entry.empty() ? "./" : entry + "/");
     from = colon + 1;
   }
-  for (const std::string &directory : directories) {
-    const std::string candidate = directory + kScript;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return "";
+  return folders;
 }
 
 }  // namespace
@@ -73,19 +68,23 @@ void run_tensors_command(const std::vector<std::string> &args) {
   argv.push_back(nullptr);
   // Its help and its errors then name the command as it was typed.
   setenv("WARPCRYPT_TENSORS_PROG", "warpcrypt tensors", 1);
-  const std::string directory = own_directory();
-  if (!directory.empty()) execv((directory + kScript).c_str(), argv.data());
-  execvp(kScript, argv.data());
-  if (errno == ENOENT) {
-    const std::string script = find_script(directory);
-    if (!script.empty()) {
-      throw CliError("tensors runs " + script + ", but the Python its first line names is missing (a moved or " +
-                     "deleted virtual environment): reinstall the package (pip install warpcrypt)");
-    }
-    throw CliError(std::string("tensors runs ") + kScript + " from the Python package, found neither beside " +
-                   "warpcrypt nor on PATH: install it (pip install warpcrypt)");
+  // One search, with execv on each script found: execvp's ENOENT would
+  // not tell a missing script from one whose first line names a Python
+  // that is gone (a virtual environment moved or deleted).
+  std::string broken;
+  for (const std::string &folder : script_folders()) {
+    const std::string script = folder + kScript;
+    if (access(script.c_str(), X_OK) != 0) continue;
+    execv(script.c_str(), argv.data());
+    if (errno != ENOENT) throw_system_error("cannot run", script);
+    if (broken.empty()) broken = script;
   }
-  throw_system_error("cannot run", kScript);
+  if (!broken.empty()) {
+    throw CliError("tensors runs " + broken + ", but the Python its first line names is missing (a moved or " +
+                   "deleted virtual environment): reinstall the package (pip install warpcrypt)");
+  }
+  throw CliError(std::string("tensors runs ") + kScript + " from the Python package, found neither beside " +
+                 "warpcrypt nor on PATH: install it (pip install warpcrypt)");
 }
 
 }  // namespace warpcrypt::cli
