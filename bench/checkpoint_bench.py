@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import secrets
 import statistics
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -40,6 +37,7 @@ from typing import Any, Callable
 
 import torch
 
+from run_record import run_record
 import warpcrypt
 import warpcrypt.torch
 
@@ -149,15 +147,10 @@ def main() -> int:
                 "load_GBps": nbytes / statistics.median(loads) / 1e9,
                 "file_bytes": (Path(scratch) / "checkpoint").stat().st_size,
             }
-    try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True,
-                                text=True, check=False).stdout.strip()
-    except OSError:
-        commit = ""
     print(json.dumps({
         "benchmark": "checkpoint", "state_bytes": nbytes, "tensors": len(state), "device": str(device),
         "gpu": torch.cuda.get_device_name() if device.type == "cuda" else None,
-        "cpus": os.cpu_count(), "host": platform.node(), "commit": commit, "repeats": args.repeats,
+        "run": run_record(), "repeats": args.repeats,
         "directory": str(args.dir or tempfile.gettempdir()), "results": results,
     }, indent=2))
     return 0

@@ -40,6 +40,7 @@ import dask
 import distributed
 import numpy as np
 
+from run_record import run_record
 import warpcrypt
 from warpcrypt.dask import MANIFEST_SUFFIX, decrypt_files, encrypt_files
 
@@ -216,7 +217,7 @@ def main() -> None:
     results = [run_configuration(args, inputs, n, gpu) for n, gpu in configurations]
 
     report = {
-        "benchmark": "warpcrypt.dask encrypt_files on a LocalCluster-like SpecCluster",
+        "benchmark": "warpcrypt.dask encrypt_files on a LocalCluster-like SpecCluster", "run": run_record(),
         "host": socket.gethostname(), "cpu_count": cores, "platform": platform.platform(),
         "devices": [d.name for d in devices], "warpcrypt": warpcrypt.__version__,
         "dask": dask.__version__, "distributed": distributed.__version__,

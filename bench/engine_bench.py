@@ -15,12 +15,15 @@ side by side in one run on one machine.
            file, next to `openssl enc`, `cat` and `cp` on the same file
   age      `warpcrypt age` against the reference `age` (X25519) on a 1 GiB
            file, encrypting and decrypting, to /dev/null and to a file
+  kernels  the GPU kernels on 1 GiB already in device memory, every cipher
+           the page shows (`warpcrypt speed --resident device`)
 
 Every warpcrypt figure is the median of at least five timed runs after a
 warm-up (`warpcrypt speed`), and every command-line figure the median of
-wall-clock runs after a warm-up (five for cli, --runs for age, three for
-windows and sealed), kept with the fastest and slowest run; a part's
-commands take turns run by run. Results go to engine_figures.json.
+--runs wall-clock runs after a warm-up, kept with the fastest and slowest
+run; a part's commands take turns run by run. Results go to
+engine_figures.json, with the run's date, commit and machine
+(bench/run_record.py) and each part's size and cipher.
 """
 import argparse
 import csv
@@ -30,6 +33,8 @@ import re
 import statistics
 import subprocess
 import time
+
+from run_record import run_record
 
 MIB = 1 << 20
 GIB = 1 << 30
@@ -76,6 +81,19 @@ def sweep(binary, out_dir, cipher, size, seconds):
     return rows
 
 
+KERNEL_CIPHERS = ("aes-128-ctr", "aes-256-ctr", "aes-128-gcm", "aes-256-gcm", "chacha20", "chacha20-poly1305",
+                  "salsa20")
+
+
+def kernels(binary, size, seconds):
+    figures = {}
+    for cipher in KERNEL_CIPHERS:
+        figures[cipher] = speed(binary, "-evp", cipher, "-bytes", size, "-seconds", seconds, "--backend", "gpu",
+                                "--resident", "device")
+        print(f"kernels {cipher}: {figures[cipher]:.2f} GB/s", flush=True)
+    return {"bytes": size, "gbps": figures}
+
+
 def openssl_multi(cipher, processes, seconds):
     """`openssl speed -multi N -evp CIPHER`: the 16 KiB column, in GB/s."""
     out = subprocess.run(["openssl", "speed", "-mr", "-multi", str(processes), "-seconds", str(seconds),
@@ -94,7 +112,7 @@ def backends(binary, cipher, size, seconds):
             print(f"{cipher} {backend} {memory}: {figures[f'{backend}-{memory}']:.2f} GB/s", flush=True)
     figures["openssl-multi"] = openssl_multi(cipher, os.cpu_count(), 3)
     print(f"openssl speed -multi {os.cpu_count()} -evp {cipher}: {figures['openssl-multi']:.2f} GB/s", flush=True)
-    return figures
+    return {"bytes": size, "gbps": figures}
 
 
 def wall(command):
@@ -135,7 +153,7 @@ def time_commands(part, commands, size, runs):
                              max_seconds=max(runs_seconds), runs=len(runs_seconds))
         print(f"{part} {name}: {seconds:.3f} s ({min(runs_seconds):.3f}-{max(runs_seconds):.3f}), "
               f"{size / seconds / 1e9:.2f} GB/s", flush=True)
-    return figures
+    return {"bytes": size, "commands": figures}
 
 
 def remove(*paths):
@@ -144,7 +162,7 @@ def remove(*paths):
             os.remove(path)
 
 
-def cli(binary, cipher, size, scratch):
+def cli(binary, cipher, size, scratch, runs):
     source, target = scratch_files(scratch, "engine-bench", size, "out")
     key = "00" * 32
     iv = "11" * 16
@@ -157,13 +175,14 @@ def cli(binary, cipher, size, scratch):
     for backend in ("auto", "cpu", "gpu", "hybrid"):
         run = f"{binary} enc -{cipher} -K {key} -iv {iv} --backend {backend} -in {source}"
         commands[f"warpcrypt-{backend}-devnull"] = f"{run} -out /dev/null"
-        commands[f"warpcrypt-{backend}-file"] = f"{run} -out {target}"
-    figures = time_commands("cli", commands, size, runs=5)
+        if backend in ("auto", "cpu"):
+            commands[f"warpcrypt-{backend}-file"] = f"{run} -out {target}"
+    figures = {"cipher": cipher, **time_commands("cli", commands, size, runs)}
     remove(source, target)
     return figures
 
 
-def sealed(binary, size, scratch):
+def sealed(binary, size, scratch, runs):
     """`warpcrypt seal` and `open` against `warpcrypt enc` with the matching
     unauthenticated cipher on the same file in the page cache: to /dev/null
     and to a file."""
@@ -183,7 +202,7 @@ def sealed(binary, size, scratch):
         for backend in ("gpu", "hybrid"):
             commands[f"seal-{aead}-{backend}-devnull"] = f"{seal} --backend {backend} -out /dev/null"
             commands[f"open-{aead}-{backend}-devnull"] = f"{opener} --backend {backend} -out /dev/null"
-    figures = time_commands("sealed", commands, size, runs=3)
+    figures = time_commands("sealed", commands, size, runs)
     remove(source, target, key_file, *(f"{sealed_file}-{aead}" for aead, _ in pairs))
     return figures
 
@@ -207,7 +226,7 @@ def age_files(binary, size, scratch, runs):
     return figures
 
 
-def windows(binary, size, scratch):
+def windows(binary, size, scratch, runs):
     """seal and open (aes-256-gcm, 1 MiB chunks) with each worker window,
     and enc -aes-256-ctr with each engine chunk, all on the CPU, on a
     page-cached file to /dev/null."""
@@ -220,7 +239,7 @@ def windows(binary, size, scratch):
         commands[f"enc-aes-256-ctr-{window}"] = f"{enc} --chunk-size {window}"
         commands[f"seal-{window}"] = f"{binary} seal -kfile {key_file} --window {window} -in {source} -out /dev/null"
         commands[f"open-{window}"] = f"{binary} open -kfile {key_file} --window {window} -in {sealed_file} -out /dev/null"
-    figures = time_commands("windows", commands, size, runs=3)
+    figures = time_commands("windows", commands, size, runs)
     remove(source, sealed_file, key_file)
     return figures
 
@@ -232,20 +251,23 @@ def main():
     parser.add_argument("--parts", default="sweep,backends,cli,sealed")
     parser.add_argument("--seconds", type=float, default=1.5, help="timed seconds per speed figure")
     parser.add_argument("--scratch", default="/tmp", help="where the CLI's test file goes (page cache)")
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per command of the age part")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="timed runs per command of the cli, windows, sealed and age parts")
     args = parser.parse_args()
     parts = args.parts.split(",")
-    figures = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count()}
+    figures = {"run": run_record()}
+    if "kernels" in parts:
+        figures["kernels"] = kernels(args.binary, GIB, args.seconds)
     if "sweep" in parts:
         figures["sweep"] = sweep(args.binary, args.out, "aes-128-ctr", GIB, args.seconds)
     if "backends" in parts:
         figures["backends"] = {c: backends(args.binary, c, GIB, args.seconds) for c in ("aes-128-ctr", "aes-256-ctr")}
     if "cli" in parts:
-        figures["cli"] = cli(args.binary, "aes-256-ctr", 4 * GIB, args.scratch)
+        figures["cli"] = cli(args.binary, "aes-256-ctr", 4 * GIB, args.scratch, args.runs)
     if "windows" in parts:
-        figures["windows"] = windows(args.binary, 4 * GIB, args.scratch)
+        figures["windows"] = windows(args.binary, 4 * GIB, args.scratch, args.runs)
     if "sealed" in parts:
-        figures["sealed"] = sealed(args.binary, 4 * GIB, args.scratch)
+        figures["sealed"] = sealed(args.binary, 4 * GIB, args.scratch, args.runs)
     if "age" in parts:
         figures["age"] = age_files(args.binary, GIB, args.scratch, args.runs)
     with open(os.path.join(args.out, "engine_figures.json"), "w") as f:

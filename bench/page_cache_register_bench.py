@@ -18,9 +18,9 @@ import concurrent.futures
 import json
 import mmap
 import os
-import subprocess
 import time
 
+from run_record import run_record
 import numpy
 import torch
 
@@ -124,10 +124,8 @@ def main() -> None:
         print(json.dumps(row))
     if args.json:
         with open(args.json, "w") as out:
-            commit = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"],
-                                    capture_output=True, text=True).stdout
-            json.dump({"device": torch.cuda.get_device_name(0), "gib": args.gib, "date": time.strftime("%Y-%m-%d"),
-                       "commit": commit.strip(), "rows": rows}, out, indent=1)
+            json.dump({"run": run_record(), "device": torch.cuda.get_device_name(0), "gib": args.gib,
+                       "rows": rows}, out, indent=1)
 
 
 if __name__ == "__main__":

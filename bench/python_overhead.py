@@ -23,6 +23,7 @@ import statistics
 import sys
 import time
 
+from run_record import run_record
 import warpcrypt
 from warpcrypt import _native
 
@@ -109,6 +110,7 @@ def main() -> int:
     if args.repeats < 5:
         parser.error("--repeats must be at least 5")
     report = {
+        "run": run_record(),
         "warpcrypt": warpcrypt.__version__,
         "python": platform.python_version(),
         "machine": platform.machine(),

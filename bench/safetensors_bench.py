@@ -39,13 +39,12 @@ import argparse
 import gc
 import json
 import os
-import platform
 import shutil
-import subprocess
 import time
 
 import numpy as np
 
+from run_record import run_record
 import warpcrypt
 import warpcrypt.safetensors as ws
 import warpcrypt.safetensors.torch as wpt
@@ -100,12 +99,9 @@ class Rows:
     """The run's figures: printed as they come, written as JSON at the end."""
 
     def __init__(self, machine: dict) -> None:
-        # "-dirty" where the files that ran are not the commit's (a copy whose
-        # git did not follow its files wrote the wrong commit before).
-        commit = subprocess.run(["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True,
-                                text=True).stdout
-        self.common = {**machine, "cores": os.cpu_count(), "commit": commit.strip(),
-                       "date": time.strftime("%Y-%m-%d"), "host": platform.node()}
+        self.run = run = run_record()
+        self.common = {**machine, "cores": run["cores"], "commit": run["commit"], "date": run["date"],
+                       "host": run["host"]}
         self.rows: list[dict] = []
 
     def add(self, size: float, operation: str, seconds: float) -> None:
@@ -117,7 +113,7 @@ class Rows:
     def write(self, path: str | None) -> None:
         if path:
             with open(path, "w") as f:
-                json.dump({"warpcrypt": warpcrypt.__version__, "rows": self.rows}, f, indent=1)
+                json.dump({"run": self.run, "warpcrypt": warpcrypt.__version__, "rows": self.rows}, f, indent=1)
 
 
 def bench_keys(cryptotensors) -> dict:

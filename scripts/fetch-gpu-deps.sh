@@ -43,4 +43,6 @@ rm -f .deps/wheels/numpy-*.whl
 # the GPU machine's copy of .git can lag behind this checkout. There:
 #   mkdir -p /tmp/wc && tar -xf .deps/head.tar -C /tmp/wc && cp -r .deps /tmp/wc/ && cd /tmp/wc && scripts/gpu-check.sh ...
 git archive --format=tar HEAD >.deps/head.tar
+# The commit the GPU machine's benchmarks record (gpu-check.sh, bench/run_record.py).
+git describe --always --dirty --abbrev=7 >.deps/commit
 du -sh .deps

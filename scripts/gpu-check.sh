@@ -51,6 +51,16 @@
 #             (bench/gpu_host_data.sh; host-data.json)
 #   demo      scripts/demo.sh (setup's closing table) on build-gpu's CLI,
 #             with the GPU kernel's row
+#   figures   the figures the README's table and docs/performance.md's
+#             current run are written from, each results file with its run's
+#             date, commit and machine (bench/run_record.py), into
+#             $out/figures: the engine's kernels, backends, cli, sealed and
+#             age parts (engine_figures.json; FIGURE_PARTS picks)
+#   figures-python  the rest of them, into $out/figures too: the Python
+#             package's overhead, Dask's encrypt_files on 8 GiB, and encrypted
+#             safetensors on 8 GiB. Each step fits one 10-minute device call;
+#             `scripts/performance-page.py --take DIR` copies both steps'
+#             files into docs/bench/current/ and rewrites both pages
 #   multigpu  what only several devices show: memcheck on the multi-device
 #             tests, then on device 0 alone and on every device: the pinned
 #             copy limit, aes-128-ctr from pinned memory and device-resident,
@@ -84,6 +94,12 @@ for deb in .deps/*.deb; do dpkg -x "$deb" "$deps"; done
 export LD_LIBRARY_PATH="$deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}"
 export WARPCRYPT_VECTORS_DIR=$PWD/.deps/vectors/cryptography_vectors
 export WARPCRYPT_REQUIRE_VECTORS=1
+# The commit the benchmarks record (bench/run_record.py): this copy's .git
+# can lag behind the checkout it came from, whose commit
+# scripts/fetch-gpu-deps.sh wrote into .deps/commit.
+if [[ -z ${WARPCRYPT_BENCH_COMMIT:-} && -f .deps/commit ]]; then
+  export WARPCRYPT_BENCH_COMMIT=$(<.deps/commit)
+fi
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv | tee "$out/gpu.txt"
 # The prefix finds what .deps unpacked: libsodium, and CLI11's package
@@ -217,7 +233,7 @@ fi
 # the CLI tests, the Dask tests and the benchmarks run.
 export PATH="$deps/usr/bin:$PATH"
 export WARPCRYPT_CLI="$PWD/build-gpu/warpcrypt"
-if want python || want cli || want safetensors || want safetensors-bench; then
+if want python || want cli || want safetensors || want safetensors-bench || want figures-python; then
   # The package, built from this checkout with what the machine has
   # (nanobind, scikit-build-core): no network, so no build isolation and no
   # dependencies. It links build-gpu's library as built, kernels included.
@@ -275,6 +291,19 @@ if want safetensors-bench; then
   # (registered with CUDA) instead of through pinned slots.
   step page-cache-register python3 bench/page_cache_register_bench.py --gib 8 --dir /dev/shm \
     --json "$out/page-cache-register.json"
+fi
+if want figures; then
+  mkdir -p "$out/figures"
+  step figures-engine python3 bench/engine_bench.py --binary build-gpu/warpcrypt --out "$out/figures" \
+    --parts "${FIGURE_PARTS:-kernels,backends,cli,sealed,age}" --runs 3 --seconds 1
+fi
+if want figures-python; then
+  mkdir -p "$out/figures"
+  step figures-python-overhead sh -c 'python3 bench/python_overhead.py > "$1"' - "$out/figures/python_overhead.json"
+  step figures-dask python3 bench/dask_bench.py --total 8G --cpu-workers 1,4,"$(nproc)" --repeat 2 \
+    --dir /dev/shm/warpcrypt-dask-bench --out "$out/figures/dask.json"
+  step figures-safetensors python3 bench/safetensors_bench.py --gib 8 --dir /dev/shm --repeats 3 \
+    --json "$out/figures/safetensors.json"
 fi
 if want multigpu-load; then
   step multigpu-load python3 bench/multigpu_load_bounds.py --gib 16 --dir /dev/shm --json "$out/multigpu-load.json"

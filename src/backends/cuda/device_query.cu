@@ -8,11 +8,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "backends/cuda/driver_version.h"
 #include "backends/cuda/gpu_backend.h"
 
 namespace warpcrypt::cuda {
@@ -36,6 +38,14 @@ int driver_version() {
   int version = 0;
   if (get == nullptr || get(&version) != 0) return 0;
   return version;
+}
+
+// Whether the kernel driver runs this library's runtime, from its version
+// file, without loading the driver's library; false without the file.
+bool listed_driver_runs_runtime() {
+  std::ifstream file("/proc/driver/nvidia/version");
+  std::string first_line;
+  return std::getline(file, first_line) && driver_runs_runtime(first_line, CUDART_VERSION);
 }
 
 int cuda_device_count() {
@@ -78,9 +88,9 @@ bool mig_instances_listed() {
 // /proc/driver/nvidia/gpus, read in microseconds; nullopt where that list
 // need not be CUDA's device list: CUDA_VISIBLE_DEVICES set (it hides,
 // reorders or names devices), a GPU split into MIG instances (CUDA shows
-// the instances), a driver older than the runtime (CUDA gets none), or no
-// list to read (no driver, or one that keeps no such list). There CUDA
-// counts, which starts
+// the instances), a driver that cannot run this runtime or whose version
+// file does not say (CUDA gets none, or may), or no list to read (no
+// driver, or one that keeps no such list). There CUDA counts, which starts
 // the driver: 0.18-0.43 s on the H100 and H200 machines. NVML counted here
 // before, in about 20 ms, but loading it and attaching its devices slowed
 // the lanes of the job it ran beside by up to 6 %
@@ -91,7 +101,7 @@ bool mig_instances_listed() {
 // job with them; a hybrid job that ends before its late lanes start runs
 // on its CPU lanes there, as it does where a GPU would not pay.
 std::optional<int> listed_device_count() {
-  if (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr || driver_version() < CUDART_VERSION) return std::nullopt;
+  if (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr || !listed_driver_runs_runtime()) return std::nullopt;
   if (mig_instances_listed()) return std::nullopt;
   const std::optional<std::vector<std::string>> gpus = folder_entries("/proc/driver/nvidia/gpus");
   if (!gpus) return std::nullopt;
@@ -112,7 +122,8 @@ int device_count() {
   return devices;
 }
 
-bool device_count_is_quick() { return driver_library() == nullptr || listed_devices().has_value(); }
+// The list first: where it answers, the driver's library is not loaded.
+bool device_count_is_quick() { return listed_devices().has_value() || driver_library() == nullptr; }
 
 wc_status device_info(wc_device_info *info, int device) {
   cudaDeviceProp prop{};
