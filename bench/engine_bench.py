@@ -254,24 +254,25 @@ def main():
     parser.add_argument("--runs", type=int, default=5,
                         help="timed runs per command of the cli, windows, sealed and age parts")
     args = parser.parse_args()
+    measure = {
+        "kernels": lambda: kernels(args.binary, GIB, args.seconds),
+        "sweep": lambda: sweep(args.binary, args.out, "aes-128-ctr", GIB, args.seconds),
+        "backends": lambda: {c: backends(args.binary, c, GIB, args.seconds) for c in ("aes-128-ctr", "aes-256-ctr")},
+        "cli": lambda: cli(args.binary, "aes-256-ctr", 4 * GIB, args.scratch, args.runs),
+        "windows": lambda: windows(args.binary, 4 * GIB, args.scratch, args.runs),
+        "sealed": lambda: sealed(args.binary, 4 * GIB, args.scratch, args.runs),
+        "age": lambda: age_files(args.binary, GIB, args.scratch, args.runs),
+    }
     parts = args.parts.split(",")
-    figures = {"run": run_record()}
-    if "kernels" in parts:
-        figures["kernels"] = kernels(args.binary, GIB, args.seconds)
-    if "sweep" in parts:
-        figures["sweep"] = sweep(args.binary, args.out, "aes-128-ctr", GIB, args.seconds)
-    if "backends" in parts:
-        figures["backends"] = {c: backends(args.binary, c, GIB, args.seconds) for c in ("aes-128-ctr", "aes-256-ctr")}
-    if "cli" in parts:
-        figures["cli"] = cli(args.binary, "aes-256-ctr", 4 * GIB, args.scratch, args.runs)
-    if "windows" in parts:
-        figures["windows"] = windows(args.binary, 4 * GIB, args.scratch, args.runs)
-    if "sealed" in parts:
-        figures["sealed"] = sealed(args.binary, 4 * GIB, args.scratch, args.runs)
-    if "age" in parts:
-        figures["age"] = age_files(args.binary, GIB, args.scratch, args.runs)
-    with open(os.path.join(args.out, "engine_figures.json"), "w") as f:
-        json.dump(figures, f, indent=1)
+    unknown = sorted(set(parts) - set(measure))
+    if unknown:
+        parser.error(f"unknown parts: {', '.join(unknown)}")
+    # Written after every part, so that a run cut short keeps what it measured.
+    figures = {"run": run_record(), "scratch": args.scratch}
+    for part in parts:
+        figures[part] = measure[part]()
+        with open(os.path.join(args.out, "engine_figures.json"), "w") as f:
+            json.dump(figures, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@
 # HYBRID_ROUNDS sets the rounds (default 5), HYBRID_SIZE the file (default 4G);
 # HYBRID_JSON names a file for the paths' medians and bests as JSON;
 # HYBRID_PATHS, a bash regular expression, runs only the paths it matches
-# (e.g. '^(seal|open|age)').
+# (e.g. '^(seal|open|age)'); HYBRID_BUFFERS=0 leaves out the speed runs.
 set -euo pipefail
 w=${1:-build/warpcrypt}
 start_bench=${2:-build/bench/gpu/warpcrypt_start_bench}
@@ -80,19 +80,19 @@ for sink in /dev/null "$scratch/out"; do
   turns "age -d, file -> $to" "$w age --backend @B@ -d -i $scratch/identity -o $sink $scratch/age"
 done
 if [[ -n ${HYBRID_JSON:-} ]]; then
-  python3 - "$results" "$HYBRID_JSON" "$(stat -c %s "$plain")" "$rounds" <<'PY'
-import json, os, subprocess, sys, time
-results, out, size, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+  python3 - "$results" "$HYBRID_JSON" "$(stat -c %s "$plain")" "$rounds" "$(dirname "$0")" <<'PY'
+import json, sys
+results, out, size, rounds, bench = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+sys.path.insert(0, bench)
+from run_record import run_record
 rows = []
 for line in open(results):
     path, backend, median, best = line.rstrip("\n").split("\t")
     rows.append({"path": path, "backend": backend, "median_s": float(median), "best_s": float(best)})
-gpus = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                      text=True).stdout.split("\n") if os.path.exists("/usr/bin/nvidia-smi") else []
-json.dump({"date": time.strftime("%Y-%m-%d"), "bytes": size, "rounds": rounds, "cpus": os.cpu_count(),
-           "gpus": [g for g in gpus if g], "rows": rows}, open(out, "w"), indent=1)
+json.dump({"run": run_record(), "bytes": size, "rounds": rounds, "rows": rows}, open(out, "w"), indent=1)
 PY
 fi
+[[ ${HYBRID_BUFFERS:-1} == 0 ]] && exit 0
 for cipher in aes-256-ctr chacha20; do
   for memory in pinned pageable; do
     for backend in cpu gpu hybrid; do

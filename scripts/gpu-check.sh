@@ -55,7 +55,8 @@
 #             current run are written from, each results file with its run's
 #             date, commit and machine (bench/run_record.py), into
 #             $out/figures: the engine's kernels, backends, cli, sealed and
-#             age parts (engine_figures.json; FIGURE_PARTS picks)
+#             age parts, files in /dev/shm (engine_figures.json; FIGURE_PARTS
+#             picks)
 #   figures-python  the rest of them, into $out/figures too: the Python
 #             package's overhead, Dask's encrypt_files on 8 GiB, and encrypted
 #             safetensors on 8 GiB. Each step fits one 10-minute device call;
@@ -295,7 +296,7 @@ fi
 if want figures; then
   mkdir -p "$out/figures"
   step figures-engine python3 bench/engine_bench.py --binary build-gpu/warpcrypt --out "$out/figures" \
-    --parts "${FIGURE_PARTS:-kernels,backends,cli,sealed,age}" --runs 3 --seconds 1
+    --parts "${FIGURE_PARTS:-cli,sealed,age,backends,kernels}" --runs 3 --seconds 1 --scratch /dev/shm
 fi
 if want figures-python; then
   mkdir -p "$out/figures"
