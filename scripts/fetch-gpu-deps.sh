@@ -41,8 +41,10 @@ rm -rf .deps/wheels
 rm -f .deps/wheels/numpy-*.whl
 # The committed tree, for a run that must test exactly what was committed:
 # the GPU machine's copy of .git can lag behind this checkout. There:
-#   mkdir -p /tmp/wc && tar -xf .deps/head.tar -C /tmp/wc && cp -r .deps /tmp/wc/ && cd /tmp/wc && scripts/gpu-check.sh ...
-git archive --format=tar HEAD >.deps/head.tar
+#   mkdir -p /tmp/wc && tar -xzf .deps/head.tar.gz -C /tmp/wc && cp -r .deps /tmp/wc/ && cd /tmp/wc && scripts/gpu-check.sh ...
+# Compressed: with the working tree, what a run carries must stay under 64 MiB.
+rm -f .deps/head.tar
+git archive --format=tar.gz HEAD >.deps/head.tar.gz
 # The commit the GPU machine's benchmarks record (gpu-check.sh, bench/run_record.py).
 git describe --always --dirty --abbrev=7 >.deps/commit
 du -sh .deps

@@ -3,12 +3,17 @@
 benchmarks' results in docs/bench/.
 
 Every number on the page is read from a results file in docs/bench/ (JSON,
-and the sweep's CSV for the GPU kernels); where a file does not record its
-date, commit or device, the page takes them from the lab-notes section that
-describes that run (docs/lab-notes/performance-history.md), read when the
-page is written, and says so. This script holds no figure of its own.
-The same files give the same page.
+and the sweep's CSV for the GPU kernels). The README's table and the page's
+first section come from one device run, `scripts/gpu-check.sh figures`,
+whose files (docs/bench/current/) each record that run's device, date and
+commit (bench/run_record.py); `--take DIR` copies such a run's files there.
+Where an earlier run's file does not record its date, commit or device, the
+page takes them from the lab-notes section that describes that run
+(docs/lab-notes/performance-history.md), read when the page is written, and
+says so. This script holds no figure of its own. The same files give the
+same page.
 
+    python3 scripts/performance-page.py --take gpu-out/figures   # a device run's figures become the current run
     python3 scripts/performance-page.py            # rewrite docs/performance.md and README.md's table
     python3 scripts/performance-page.py --check    # exit 1 if either differs from what it would write
     python3 scripts/performance-page.py --page-out F --readme-out G   # write elsewhere (the test does)
@@ -30,6 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "docs" / "bench"
 NOTES = ROOT / "docs" / "lab-notes" / "performance-history.md"
 NOTES_LINK = "lab-notes/performance-history.md"
+CURRENT = BENCH / "current"
+# The current run's files, as `scripts/gpu-check.sh figures` names them.
+CURRENT_FILES = ("engine_figures.json", "python_overhead.json", "dask.json", "safetensors.json")
 README_BEGIN = "<!-- figures:begin -->"
 README_END = "<!-- figures:end -->"
 
@@ -134,7 +142,7 @@ def gpu_kernels(notes: LabNotes) -> list[str]:
     commits = notes.grab("Every mode, every key size", r"\(commits ([^)]*)\)")
     ladder = "GPU kernels, device-resident"
     return [
-        "## GPU kernels",
+        "## Every mode and size: an earlier sweep",
         "",
         f"Device: {', '.join(device)}. From `docs/bench/sweep-h100.csv`, at the largest size that all three",
         "series share. The CSV records no date or commit; the lab notes' "
@@ -146,13 +154,110 @@ def gpu_kernels(notes: LabNotes) -> list[str]:
         "Reproduce: `python3 bench/sweep.py --out bench-results && python3 bench/plot.py bench-results/sweep.csv`"
         " (`scripts/gpu-check.sh bench`).",
         "",
-        "The kernels have become faster since this sweep. Their later figures were measured with",
-        "`warpcrypt speed --backend gpu --resident device` and are recorded only in the lab notes' table "
-        + notes.link(ladder) + ", not in a results file.",
+        "The kernels have become faster since this sweep: their figures now are the current run's"
+        " ([the current run](#the-current-run)), and the steps between are in the lab notes' "
+        + notes.link(ladder) + ".",
         "",
         "![throughput against message size, every series](bench/throughput_vs_size.png)",
         "",
     ]
+
+
+# -- the current run ----------------------------------------------------------
+
+def current(name: str) -> dict:
+    return load(f"current/{name}")
+
+
+def run_of(d: dict) -> dict:
+    return d["run"]
+
+
+def machine(run: dict) -> str:
+    gpus = [g["name"] for g in run["gpus"]]
+    drivers = sorted({g["driver"] for g in run["gpus"]})
+    named = f"{len(gpus)} × {gpus[0]}" if len(set(gpus)) == 1 and len(gpus) > 1 else ", ".join(gpus) or "no GPU"
+    driver = f" (driver {', '.join(drivers)})" if drivers else ""
+    return f"{named}{driver}, {run['cores']} cores ({run['cpu']})"
+
+
+def source(name: str) -> str:
+    d = current(name)
+    run = run_of(d)
+    rebuilt = ", rebuilt from the run's log" if "from_log" in d else ""
+    return f"`docs/bench/current/{name}`, {run['date']}, commit {run['commit']}{rebuilt}"
+
+
+def current_intro() -> list[str]:
+    files = {name: current(name) for name in CURRENT_FILES}
+    runs = [run_of(d) for d in files.values()]
+    (commit,) = {r["commit"] for r in runs}
+    dates = sorted({r["date"] for r in runs})
+    # A file rebuilt from the lines its benchmark printed (a device machine
+    # that did not return the JSON) names the log and says why.
+    logs = {name: d["from_log"] for name, d in files.items() if "from_log" in d}
+    reasons = sorted({d["rebuilt_because"] for d in files.values() if "from_log" in d})
+    rebuilt = [] if not logs else [
+        ", ".join(f"`{name}`" for name in logs) + " were rebuilt from the lines their benchmarks printed ("
+        + ", ".join(logs.values()) + "): " + "; ".join(reasons) + "."]
+    return [
+        "## The current run",
+        "",
+        "Every figure in this section, and in the README's table, comes from one run of"
+        f" `scripts/gpu-check.sh figures` and `figures-python` at commit {commit}, {' and '.join(dates)}, on"
+        f" {machine(runs[0])}: its files are in `docs/bench/current/`, each recording that run."
+        + "".join(" " + line for line in rebuilt) + " Rerun both steps on a GPU machine, and"
+        " `python3 scripts/performance-page.py --take gpu-out/figures` makes their figures the current run.",
+        "The sections after this one are earlier runs, each with its own device, date and commit.",
+        "",
+    ]
+
+
+def current_kernels() -> list[str]:
+    k = current("engine_figures.json")["kernels"]
+    body = [[cipher, gbs(v)] for cipher, v in k["gbps"].items()]
+    return [
+        f"### GPU kernels, {size(k['bytes'])} in device memory",
+        "",
+        f"`warpcrypt speed --backend gpu --resident device`, the median of its timed runs: {source('engine_figures.json')}.",
+        "An AEAD's figure includes its tag.",
+        "",
+        *table(["cipher", "GB/s"], body),
+        "",
+    ]
+
+
+def current_backends() -> list[str]:
+    e = current("engine_figures.json")
+    cores = run_of(e)["cores"]
+    body = []
+    for cipher, part in sorted(e["backends"].items()):
+        r = part["gbps"]
+        for memory in ("pinned", "pageable"):
+            ossl = gbs(r["openssl-multi"]) if memory == "pinned" else ""
+            body.append([cipher, memory, gbs(r["cpu-" + memory]), gbs(r["gpu-" + memory]),
+                         gbs(r["hybrid-" + memory]), ossl])
+    sizes = {part["bytes"] for part in e["backends"].values()}
+    return [
+        "### Backends: cpu, gpu and hybrid",
+        "",
+        f"`warpcrypt speed` on {'/'.join(size(n) for n in sorted(sizes))} calls from host memory back to host memory,"
+        f" by backend, the median of its timed runs: {source('engine_figures.json')}.",
+        "",
+        *table(["cipher", "host memory", "cpu, GB/s", "gpu, GB/s", "hybrid, GB/s",
+                f"`openssl speed -multi {cores}`, GB/s"], body),
+        "",
+        "Chunk size and stream count of the GPU lanes were chosen from an earlier sweep (`docs/bench/engine_sweep.csv`,"
+        " the lab notes' " + "{sweep_link}" + "):",
+        "",
+        "![throughput against chunk size, one line per stream count](bench/engine_sweep.png)",
+        "",
+    ]
+
+
+def median_note(part: dict) -> str:
+    runs = {c["runs"] for c in part["commands"].values()}
+    return f"the median of {'/'.join(map(str, sorted(runs)))} timed runs after a warm-up, the commands in turns"
 
 
 CLI_ROWS = [
@@ -160,47 +265,38 @@ CLI_ROWS = [
     ("openssl-devnull", "`openssl enc`, to `/dev/null`"),
     ("warpcrypt-auto-devnull", "`warpcrypt enc` (auto), to `/dev/null`"),
     ("warpcrypt-cpu-devnull", "`warpcrypt enc --backend cpu`, to `/dev/null`"),
+    ("warpcrypt-gpu-devnull", "`warpcrypt enc --backend gpu`, to `/dev/null`"),
+    ("warpcrypt-hybrid-devnull", "`warpcrypt enc --backend hybrid`, to `/dev/null`"),
     ("cp", "`cp f g`"),
     ("openssl-file", "`openssl enc`, to a file"),
     ("warpcrypt-auto-file", "`warpcrypt enc` (auto), to a file"),
+    ("warpcrypt-cpu-file", "`warpcrypt enc --backend cpu`, to a file"),
 ]
 
 
-def engine_device(notes: LabNotes) -> str:
-    return notes.grab("Streaming engine", r"^Streaming engine \(([^,]*),")
-
-
-def cli(notes: LabNotes) -> list[str]:
-    d = load("engine_cli_h100.json")
-    section = "The CLI on"
-    commit = notes.grab(section, r"\nCommit (\w+),")
+def current_cli() -> list[str]:
+    c = current("engine_figures.json")["cli"]
     body = []
     for key, label in CLI_ROWS:
-        r = d["cli"][key]
-        sink = "devnull" if key.endswith("devnull") else "file"
-        ref = d["cli"]["openssl-" + sink]
-        ratio = f"{r['gbps'] / ref['gbps']:.1f}×" if key.startswith("warpcrypt") else ""
-        body.append([label, f"{r['seconds']:.3f}", gbs(r["gbps"]), ratio])
+        r = c["commands"][key]
+        ref = c["commands"]["openssl-" + ("devnull" if key.endswith("devnull") else "file")]
+        ratio = f"{ref['seconds'] / r['seconds']:.1f}×" if key.startswith("warpcrypt") else ""
+        body.append([label, f"{r['seconds']:.3f} ({r['min_seconds']:.3f}–{r['max_seconds']:.3f})",
+                     gbs(r["gbps"]), ratio])
     return [
-        "## The CLI against `openssl enc`",
+        "### The CLI against `openssl enc`",
         "",
-        "`warpcrypt enc` against `openssl enc`, `cat` and `cp` on one file in the page cache, median wall"
-        f" time of the runs: `docs/bench/engine_cli_h100.json`, {d['date']}, {d['cpus']} CPUs."
-        " The JSON records no device, commit, file size or cipher; the lab notes' "
-        + notes.link(section) + f" give them, with the {engine_device(notes)} and commit {commit}.",
+        f"`warpcrypt enc -{c['cipher']}` against `openssl enc`, `cat` and `cp` on one {size(c['bytes'])} file in the"
+        f" page cache, wall seconds with process start, {median_note(c)}: {source('engine_figures.json')}.",
         "",
-        *table(["command", "seconds", "GB/s", "against `openssl enc`"], body),
-        "",
-        "Reproduce: `python3 bench/engine_bench.py --parts cli` (`scripts/gpu-check.sh engine`).",
+        *table(["command", "seconds (fastest–slowest)", "GB/s", "against `openssl enc`"], body),
         "",
     ]
 
 
-def sealed(notes: LabNotes) -> list[str]:
-    d = load("engine_sealed_h100.json")
-    section = "Sealed files, `seal` and `open`"
-    commit = notes.grab(section, r"at commit (\w+)")
-    s = d["sealed"]
+def current_sealed() -> list[str]:
+    s = current("engine_figures.json")["sealed"]
+    cmd = s["commands"]
     body = []
     for name, label in (("enc-aes-256-ctr", "`warpcrypt enc -aes-256-ctr`"),
                         ("seal-aes-256-gcm", "`warpcrypt seal -aes-256-gcm`"),
@@ -208,54 +304,135 @@ def sealed(notes: LabNotes) -> list[str]:
                         ("enc-chacha20", "`warpcrypt enc -chacha20`"),
                         ("seal-chacha20-poly1305", "`warpcrypt seal -chacha20-poly1305`"),
                         ("open-chacha20-poly1305", "`warpcrypt open` (chacha20-poly1305)")):
-        body.append([label, gbs(s[name + "-devnull"]["gbps"]), gbs(s[name + "-file"]["gbps"])])
+        gpu = [gbs(cmd[f"{name}-{b}-devnull"]["gbps"]) if f"{name}-{b}-devnull" in cmd else ""
+               for b in ("gpu", "hybrid")]
+        body.append([label, gbs(cmd[name + "-devnull"]["gbps"]), *gpu, gbs(cmd[name + "-file"]["gbps"])])
     return [
-        "## Sealed files and age",
+        "### Sealed files",
         "",
-        "`seal` and `open` against `enc` on one file in the page cache, key file, median wall time of the runs:"
-        f" `docs/bench/engine_sealed_h100.json`, {d['date']}, {d['cpus']} CPUs. The JSON records no device,"
-        " commit or file size; the lab notes' " + notes.link(section)
-        + f" give them, with the {engine_device(notes)} and commit {commit}.",
+        f"`seal` and `open` against `enc` on one {size(s['bytes'])} file in the page cache, key file, wall time with"
+        f" process start, {median_note(s)}: {source('engine_figures.json')}.",
         "",
-        *table(["command", "to `/dev/null`, GB/s", "to a file, GB/s"], body),
-        "",
-        "Reproduce: `python3 bench/engine_bench.py --parts sealed` (`scripts/gpu-check.sh engine`).",
-        "",
-        "`warpcrypt age` against `age` has no results file in `docs/bench/`: its figures are in the lab notes, "
-        + notes.link("age files:") + " and " + notes.link("On the ") + ".",
+        *table(["command", "auto, to `/dev/null`, GB/s", "gpu, to `/dev/null`, GB/s", "hybrid, to `/dev/null`, GB/s",
+                "auto, to a file, GB/s"], body),
         "",
     ]
 
 
-def backends(notes: LabNotes) -> list[str]:
-    d = load("engine_backends_h100.json")
-    section = "Backends side by side"
-    commit = notes.grab(section, r"then (\w+), where")
+def current_age() -> list[str]:
+    a = current("engine_figures.json")["age"]
+    cmd = a["commands"]
     body = []
-    for cipher, r in sorted(d["backends"].items()):
-        for memory in ("pinned", "pageable"):
-            ossl = gbs(r["openssl-multi"]) if memory == "pinned" else ""
-            body.append([cipher, memory, gbs(r["cpu-" + memory]), gbs(r["gpu-" + memory]),
-                         gbs(r["hybrid-" + memory]), ossl])
+    for direction in ("encrypt", "decrypt"):
+        for sink, label in (("devnull", "`/dev/null`"), ("file", "a file")):
+            ref, ours = cmd[f"age-{direction}-{sink}"], cmd[f"warpcrypt-{direction}-{sink}"]
+            body.append([f"{direction} (X25519), to {label}", f"{ref['seconds']:.3f}", f"{ours['seconds']:.3f}",
+                         gbs(ours["gbps"]), f"{ref['seconds'] / ours['seconds']:.1f}×"])
     return [
-        "## Backends: cpu, gpu and hybrid",
+        "### age files",
         "",
-        "`warpcrypt speed` from host memory back to host memory, by backend:"
-        f" `docs/bench/engine_backends_h100.json`, {d['date']}, {d['cpus']} CPUs. The JSON records no device,"
-        " commit or size; the lab notes' " + notes.link(section)
-        + f" give them, with the {engine_device(notes)} and, for this JSON (the second of two runs), commit {commit}.",
+        f"`warpcrypt age` against the reference `age` on one {size(a['bytes'])} file in the page cache, each tool"
+        f" decrypting its own file, wall seconds with process start, {median_note(a)}:"
+        f" {source('engine_figures.json')}.",
         "",
-        *table(["cipher", "host memory", "cpu, GB/s", "gpu, GB/s", "hybrid, GB/s",
-                f"`openssl speed -multi {d['cpus']}`, GB/s"], body),
-        "",
-        "Reproduce: `python3 bench/engine_bench.py --parts backends` (`scripts/gpu-check.sh engine`).",
-        "",
-        "Chunk size and stream count of the GPU lanes (`docs/bench/engine_sweep.csv`, in the lab notes' "
-        + notes.link("Chunk size and stream count") + "):",
-        "",
-        "![throughput against chunk size, one line per stream count](bench/engine_sweep.png)",
+        *table(["command", "`age`, s", "`warpcrypt age`, s", "warpcrypt, GB/s", "against `age`"], body),
         "",
     ]
+
+
+def current_python() -> list[str]:
+    d = current("python_overhead.json")
+    dev, host = d["device_64_mib_in_place"], d["host_16_byte_call"]
+    body = [[f"{size(dev['bytes'])} CUDA tensor in place, {dev['cipher']} (median of {dev['repeats']})",
+             f"{dev['python_ms_median']} ms", f"{dev['c_ms_median']} ms", f"{dev['overhead_percent']} %",
+             f"≤ {dev['target_percent']:g} %"]]
+    for cipher, r in sorted(host["ciphers"].items()):
+        body.append([f"{host['input_bytes']}-byte host call, {cipher}", f"{r['python_ns']:g} ns",
+                     f"{r['c_ns']:g} ns", f"{r['overhead_ns']:g} ns", f"≤ {host['target_ns']:g} ns"])
+    return [
+        "### Python's cost over the C API",
+        "",
+        f"`bench/python_overhead.py`: {source('python_overhead.json')}, warpcrypt {d['warpcrypt']},"
+        f" Python {d['python']}.",
+        "",
+        *table(["figure", "Python", "C API", "overhead", "target"], body),
+        "",
+    ]
+
+
+def current_dask() -> list[str]:
+    d = current("dask.json")
+    counts = sorted({r["cpu_workers"] for r in d["results"]})
+    gpu_counts = {r["gpu_workers"] for r in d["results"]} - {0}
+    body = []
+    for n in counts + ([0] if gpu_counts and 0 not in counts else []):
+        cell = lambda r: "" if r is None else (
+            f"{gbs(r['median_gb_per_s'])} ({', '.join(gbs(x['gb_per_s']) for x in r['runs'])})")
+        cpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == 0), None)
+        gpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] in gpu_counts), None)
+        body.append([str(n), cell(cpu), cell(gpu)])
+    return [
+        "### Dask",
+        "",
+        f"`encrypt_files` sealing {d['files']} files of {size(d['file_size'])} ({size(d['total_bytes'])}) with"
+        f" {d['cipher']} on one machine, library threads per CPU worker: {d['threads_per_worker']}; the median of"
+        f" {d['repeat']} runs (the runs in parentheses): {source('dask.json')}.",
+        "",
+        *table(["CPU workers", "CPU only, GB/s (runs)", "with a GPU worker, GB/s (runs)"], body),
+        "",
+    ]
+
+
+MAPPED_LOAD = "load to cpu: safetensors"
+
+
+def current_safetensors() -> list[str]:
+    d = current("safetensors.json")
+    body = [[f"{r['gib']:g} GiB", r["operation"], f"{r['seconds']:.3f}", gbs(r["gb_per_s"])] for r in d["rows"]]
+    mapped = any(r["operation"] == MAPPED_LOAD for r in d["rows"])
+    return [
+        "### Encrypted safetensors",
+        "",
+        f"`bench/safetensors_bench.py`, files in /dev/shm, the best of each operation's runs:"
+        f" {source('safetensors.json')}.",
+        "",
+        *table(["size", "operation", "seconds", "GB/s"], body),
+        "",
+        *([f"`{MAPPED_LOAD}`: `safetensors.torch.load_file(device=\"cpu\")` maps the file and reads nothing until a"
+           " tensor is used, so that row times the mapping, not a read.", ""] if mapped else []),
+    ]
+
+
+def current_run(notes: LabNotes) -> list[str]:
+    lines = current_intro() + current_kernels() + current_backends() + current_cli() + current_sealed()
+    lines += current_age() + current_python() + current_dask() + current_safetensors()
+    sweep_link = notes.link("Chunk size and stream count")
+    return [line.replace("{sweep_link}", sweep_link) for line in lines]
+
+
+def take(folders: list[Path]) -> None:
+    """Makes the files of `gpu-check.sh figures` and `figures-python`, run at
+    one commit, the current run: each file from the folder that has it, the
+    engine's parts from every folder that measured some."""
+    found: dict[str, dict] = {}
+    for folder in folders:
+        for name in CURRENT_FILES:
+            if not (folder / name).is_file():
+                continue
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+            if name in found and name != "engine_figures.json":
+                raise SystemExit(f"{name} is in more than one of the folders")
+            found[name] = {**found.get(name, {}), **data}
+    missing = [name for name in CURRENT_FILES if name not in found]
+    if missing:
+        raise SystemExit(f"no {', '.join(missing)} in {', '.join(map(str, folders))}"
+                         " (written by scripts/gpu-check.sh figures and figures-python)")
+    commits = {data["run"]["commit"] for data in found.values()}
+    if len(commits) != 1:
+        raise SystemExit(f"the files come from different commits ({', '.join(sorted(commits))})")
+    CURRENT.mkdir(parents=True, exist_ok=True)
+    for name, data in found.items():
+        (CURRENT / name).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
 def hybrid(notes: LabNotes) -> list[str]:
@@ -397,6 +574,34 @@ def hybrid_device_list(notes: LabNotes) -> list[str]:
     ]
 
 
+def hybrid_driver_version(notes: LabNotes) -> list[str]:
+    name = "hybrid_driver_version_h200_e3ae375.json"
+    d = load(name)
+    run = d["run"]
+    body = []
+    for part in d["runs"]:
+        for path in dict.fromkeys(r["path"] for r in part["rows"]):
+            by = {r["backend"]: r for r in part["rows"] if r["path"] == path}
+            faster = min(by["cpu"]["median_s"], by["gpu"]["median_s"])
+            body.append([path, size(part["bytes"]), str(part["rounds"]),
+                         *(f"{by[b]['median_s']:.3f} ({by[b]['best_s']:.3f})" for b in ("cpu", "gpu", "hybrid")),
+                         f"{by['hybrid']['median_s'] / faster:.3f}"])
+    loads = ", ".join(f"{backend} {n}" for backend, n in d["libcuda_loads"]["by_backend"].items())
+    return [
+        "## Hybrid once the device count reads the driver's version file",
+        "",
+        f"`{d['command']}`, the backends in turns: `docs/bench/{name}`, {machine(run)}, {run['date']}, commit"
+        f" {run['commit']}; rebuilt from {d['from_log']} ({d['rebuilt_because']}). Median wall seconds with"
+        " process start (the best in parentheses), and hybrid over the faster of cpu and gpu. How often"
+        f" `{d['libcuda_loads']['command']}` loaded libcuda, by backend: {loads}.",
+        "",
+        *table(["path", "size", "rounds", "cpu, s", "gpu, s", "hybrid, s", "hybrid ÷ faster"], body),
+        "",
+        "What changed is in the lab notes, " + notes.link("The device count without loading libcuda") + ".",
+        "",
+    ]
+
+
 def gpu_host_data(notes: LabNotes) -> list[str]:
     names = ("gpu_host_data_h200_457a505.json", "gpu_host_data_h200_ecd6702.json")
     runs = [load(name) for name in names]
@@ -505,32 +710,7 @@ def before_after(name: str, heading: str) -> list[str]:
 
 
 def python(notes: LabNotes) -> list[str]:
-    name = "python_overhead_h100_f6861e1.json"
-    d = load(name)
-    commit = re.search(r"_([0-9a-f]+)\.json$", name).group(1)
-    dev, host = d["device_64_mib_in_place"], d["host_16_byte_call"]
-    body = [[f"{size(dev['bytes'])} CUDA tensor in place, {dev['cipher']} (median of {dev['repeats']})",
-             f"{dev['python_ms_median']} ms", f"{dev['c_ms_median']} ms", f"{dev['overhead_percent']} %",
-             f"≤ {dev['target_percent']:g} %"]]
-    for cipher, r in sorted(host["ciphers"].items()):
-        body.append([f"{host['input_bytes']}-byte host call, {cipher}", f"{r['python_ns']:g} ns",
-                     f"{r['c_ns']:g} ns", f"{r['overhead_ns']:g} ns", f"≤ {host['target_ns']:g} ns"])
-    first = notes.grab("Python overhead", r"commit (\w+)\)")
-    return [
-        "## Python",
-        "",
-        f"The Python package's cost over the C API: `docs/bench/{name}`, {dev['device']}, "
-        f"warpcrypt {d['warpcrypt']}, Python {d['python']}. The JSON records no date or commit: the commit,"
-        f" {commit}, is in the file's name and in the lab notes' " + notes.link("Python overhead")
-        + f", which also hold the first run (`python_overhead_h100.json`, commit {first});"
-        f" the date of the {commit} run is recorded nowhere.",
-        "",
-        *table(["figure", "Python", "C API", "overhead", "target"], body),
-        "",
-        "Reproduce: `python3 bench/python_overhead.py` (`scripts/gpu-check.sh python`).",
-        "",
-        *python_aead(notes),
-    ]
+    return ["## Python against pyca/cryptography", "", *python_aead(notes)]
 
 
 def pyca_table(d: dict) -> list[str]:
@@ -610,40 +790,6 @@ def aead_overlap_check(notes: LabNotes) -> list[str]:
         *table(["AEAD", "call", "size", "before, GB/s", "after, GB/s", f"{d['openssl']} EVP, GB/s"], body),
         "",
     ]
-
-def dask(notes: LabNotes) -> list[str]:
-    d = load("dask_h100.json")
-    section = "Dask: `encrypt_files`"
-    commit = notes.grab(section, r"at commit (\w+)")
-    date = notes.grab(section, r", (\d{4}-\d\d-\d\d)\)")
-    med = {r["config"]: r for r in d["results"]}
-    counts = sorted({r["cpu_workers"] for r in d["results"]})
-    (gpus,) = {r["gpu_workers"] for r in d["results"]} - {0}
-    body = []
-    for n in counts:
-        cpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == 0), None)
-        gpu = next((r for r in d["results"] if r["cpu_workers"] == n and r["gpu_workers"] == gpus), None)
-        cell = lambda r: "" if r is None else (
-            f"{gbs(r['median_gb_per_s'])} ({', '.join(gbs(x['gb_per_s']) for x in r['runs'])})")
-        body.append([str(n), cell(cpu), cell(gpu)])
-    assert len(med) == len(d["results"])
-    return [
-        "## Dask",
-        "",
-        f"`encrypt_files` sealing {d['files']} files of {size(d['file_size'])} ({size(d['total_bytes'])}) "
-        f"with {d['cipher']}, on one machine: `docs/bench/dask_h100.json`, {', '.join(d['devices'])}, "
-        f"{d['cpu_count']} CPUs, {d['threads_per_worker']} library threads per worker, median of "
-        f"{d['repeat']} runs. The JSON records no date or commit; the lab notes' " + notes.link(section)
-        + f" give {date} and commit {commit}.",
-        "",
-        *table(["CPU workers", "CPU only, GB/s (runs)", f"with {gpus} GPU worker{'s' if gpus != 1 else ''}, GB/s (runs)"], body),
-        "",
-        f"Reproduce: `python3 bench/dask_bench.py --total {d['total_bytes'] >> 30}G --repeat {d['repeat']}`.",
-        "",
-        "![Dask encrypt_files throughput against workers](bench/dask_scaling.png)",
-        "",
-    ]
-
 
 SAFETENSORS_OPS = [
     ("load to cuda:0: warpcrypt", "load to cuda:0, warpcrypt (encrypted)"),
@@ -832,15 +978,17 @@ def page(notes: LabNotes) -> str:
     lines = [
         "# Performance",
         "",
-        "Current figures, written by `scripts/performance-page.py` from the benchmarks' results in",
-        "`docs/bench/`; do not edit this page by hand. Each table names its results file and the device,",
-        "date and commit that file records, or, where the file records none, where they come from.",
+        "Figures written by `scripts/performance-page.py` from the benchmarks' results in `docs/bench/`;",
+        "do not edit this page by hand. The first section is the current run; each later table names its",
+        "results file and the device, date and commit that file records, or, where the file records none,",
+        "where they come from.",
         "GB/s means 10^9 bytes of plaintext per second. How each run was made, earlier runs, and what",
         f"the figures mean are in the lab notes, [{NOTES_LINK}]({NOTES_LINK}).",
         "",
     ]
-    for area in (gpu_kernels, cli, sealed, backends, hybrid, hybrid_now, hybrid_device_list, gpu_host_data, aead_staging, cli_before_after, python, dask,
-                 safetensors, safetensors_sharded):
+    for area in (current_run, gpu_kernels, hybrid, hybrid_now, hybrid_device_list, hybrid_driver_version,
+                 gpu_host_data, aead_staging,
+                 cli_before_after, python, safetensors, safetensors_sharded):
         lines += area(notes)
     lines += safetensors_now()
     lines += before_after("core_before_after_h200_3eaaca0.json",
@@ -856,38 +1004,38 @@ def page(notes: LabNotes) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
-def readme_table(notes: LabNotes) -> str:
-    eng = engine_device(notes)
-    c = load("engine_cli_h100.json")
-    s = load("engine_sealed_h100.json")
-    b = load("engine_backends_h100.json")
-    d = load("dask_h100.json")
-    dask_date = notes.grab("Dask: `encrypt_files`", r", (\d{4}-\d\d-\d\d)\)")
-    st = [r for r in load(SHARDED_RUN)["rows"]]
+def readme_table() -> str:
+    e = current("engine_figures.json")
+    cli, sealed, backends = e["cli"]["commands"], e["sealed"]["commands"], e["backends"]["aes-256-ctr"]["gbps"]
+    st = current("safetensors.json")["rows"]
     big = max(r["gib"] for r in st)
     op = {r["operation"]: r for r in st if r["gib"] == big}
+    d = current("dask.json")
     best_dask = max(d["results"], key=lambda r: r["median_gb_per_s"])
+    run = run_of(e)
     rows = [
-        ["`warpcrypt enc -aes-256-ctr`, a page-cached file to `/dev/null`",
-         f"{gbs(c['cli']['warpcrypt-auto-devnull']['gbps'])} GB/s "
-         f"(`openssl enc`: {gbs(c['cli']['openssl-devnull']['gbps'])})", f"{eng}, {c['date']}"],
-        ["`warpcrypt seal -aes-256-gcm`, a page-cached file to `/dev/null`",
-         f"{gbs(s['sealed']['seal-aes-256-gcm-devnull']['gbps'])} GB/s", f"{eng}, {s['date']}"],
-        ["aes-256-ctr, pinned host memory, hybrid backend",
-         f"{gbs(b['backends']['aes-256-ctr']['hybrid-pinned'])} GB/s "
-         f"(cpu: {gbs(b['backends']['aes-256-ctr']['cpu-pinned'])})", f"{eng}, {b['date']}"],
+        [f"`warpcrypt enc -{e['cli']['cipher']}`, a {size(e['cli']['bytes'])} page-cached file to `/dev/null`",
+         f"{gbs(cli['warpcrypt-auto-devnull']['gbps'])} GB/s (`openssl enc`: {gbs(cli['openssl-devnull']['gbps'])})"],
+        [f"`warpcrypt seal -aes-256-gcm`, a {size(e['sealed']['bytes'])} page-cached file to `/dev/null`",
+         f"{gbs(sealed['seal-aes-256-gcm-devnull']['gbps'])} GB/s"],
+        [f"`warpcrypt age -r`, a {size(e['age']['bytes'])} page-cached file to `/dev/null`",
+         f"{gbs(e['age']['commands']['warpcrypt-encrypt-devnull']['gbps'])} GB/s"
+         f" (`age`: {gbs(e['age']['commands']['age-encrypt-devnull']['gbps'])})"],
+        [f"aes-256-ctr, {size(e['backends']['aes-256-ctr']['bytes'])} calls in pinned host memory, hybrid backend",
+         f"{gbs(backends['hybrid-pinned'])} GB/s (cpu: {gbs(backends['cpu-pinned'])})"],
         [f"encrypted safetensors, {gib(big)} loaded to cuda:0",
          f"{gbs(op['load to cuda:0: warpcrypt']['gb_per_s'])} GB/s "
-         f"(plain `safetensors`: {gbs(op['load to cuda:0: safetensors']['gb_per_s'])})",
-         f"{op['load to cuda:0: warpcrypt']['device']}, {op['load to cuda:0: warpcrypt']['date']}"],
+         f"(plain `safetensors`: {gbs(op['load to cuda:0: safetensors']['gb_per_s'])})"],
         [f"Dask `encrypt_files`, {size(d['total_bytes'])} sealed on one machine ({best_dask['config']})",
-         f"{gbs(best_dask['median_gb_per_s'])} GB/s", f"{', '.join(d['devices'])}, {dask_date}"],
+         f"{gbs(best_dask['median_gb_per_s'])} GB/s"],
     ]
     return "\n".join([
         README_BEGIN,
-        *table(["workload", "measured", "device, date"], rows),
+        f"Measured on {machine(run)}, {run['date']}, commit {run['commit']}:",
         "",
-        "Written by `scripts/performance-page.py` from `docs/bench/`; commits, methods and the rest of",
+        *table(["workload", "measured"], rows),
+        "",
+        "Written by `scripts/performance-page.py` from `docs/bench/current/`; methods and the rest of",
         "the figures: [docs/performance.md](docs/performance.md).",
         README_END,
     ])
@@ -905,11 +1053,16 @@ def main() -> int:
     parser.add_argument("--page-out", type=Path, default=ROOT / "docs" / "performance.md")
     parser.add_argument("--readme-out", type=Path, default=ROOT / "README.md")
     parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--take", type=Path, nargs="+", metavar="DIR",
+                        help="first make the figures in these folders (scripts/gpu-check.sh figures and"
+                             " figures-python) the current run")
     args = parser.parse_args()
 
+    if args.take:
+        take(args.take)
     notes = LabNotes(NOTES)
     text = page(notes)
-    readme = with_readme_table((ROOT / "README.md").read_text(encoding="utf-8"), readme_table(notes))
+    readme = with_readme_table((ROOT / "README.md").read_text(encoding="utf-8"), readme_table())
     if args.check:
         stale = [p for p, want in ((args.page_out, text), (args.readme_out, readme))
                  if not p.exists() or p.read_text(encoding="utf-8") != want]
