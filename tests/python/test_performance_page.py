@@ -7,10 +7,13 @@ Standard library and pytest only; warpcrypt is not imported."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "performance-page.py"
@@ -78,3 +81,58 @@ def test_links_into_the_lab_notes_resolve(tmp_path):
         assert anchor in anchors, anchor
     for image in re.findall(r"!\[[^\]]*\]\(([^)]*)\)", page):
         assert (ROOT / "docs" / image).is_file(), image
+
+
+def page_module(monkeypatch, current: Path):
+    """The script as a module, its current run read from and written to `current`."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("performance_page", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "CURRENT", current)
+    return module
+
+
+def write_run(folder: Path, commit: str, **files: dict) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / f"{name}.json").write_text(json.dumps({"run": {"commit": commit}, **data}), encoding="utf-8")
+
+
+def test_take_joins_the_two_figures_steps(tmp_path, monkeypatch):
+    # `figures` wrote the engine's parts in two calls; `figures-python` the rest.
+    module = page_module(monkeypatch, tmp_path / "current")
+    write_run(tmp_path / "a", "abc1234", engine_figures={"cli": {"bytes": 1}, "sealed": {"bytes": 2}})
+    write_run(tmp_path / "b", "abc1234", engine_figures={"age": {"bytes": 3}}, python_overhead={"python": "3"},
+              dask={"files": 4}, safetensors={"rows": []})
+    module.take([tmp_path / "a", tmp_path / "b"])
+    engine = json.loads((tmp_path / "current" / "engine_figures.json").read_text(encoding="utf-8"))
+    assert {part: engine[part]["bytes"] for part in ("cli", "sealed", "age")} == {"cli": 1, "sealed": 2, "age": 3}
+    assert sorted(p.name for p in (tmp_path / "current").iterdir()) == sorted(module.CURRENT_FILES)
+
+
+def test_take_refuses_files_of_two_commits(tmp_path, monkeypatch):
+    module = page_module(monkeypatch, tmp_path / "current")
+    write_run(tmp_path / "a", "abc1234", engine_figures={}, python_overhead={})
+    write_run(tmp_path / "b", "def5678", dask={}, safetensors={})
+    with pytest.raises(SystemExit, match="different commits"):
+        module.take([tmp_path / "a", tmp_path / "b"])
+    assert not (tmp_path / "current").exists()
+
+
+def test_take_names_what_is_missing(tmp_path, monkeypatch):
+    module = page_module(monkeypatch, tmp_path / "current")
+    write_run(tmp_path / "a", "abc1234", engine_figures={}, python_overhead={}, safetensors={})
+    with pytest.raises(SystemExit, match=r"no dask\.json"):
+        module.take([tmp_path / "a"])
+    assert not (tmp_path / "current").exists()
+
+
+def test_take_refuses_a_file_twice(tmp_path, monkeypatch):
+    # Only the engine's figures come in parts; two Dask runs are a mistake.
+    module = page_module(monkeypatch, tmp_path / "current")
+    write_run(tmp_path / "a", "abc1234", engine_figures={}, python_overhead={}, dask={}, safetensors={})
+    write_run(tmp_path / "b", "abc1234", dask={})
+    with pytest.raises(SystemExit, match="dask.json is in more than one"):
+        module.take([tmp_path / "a", tmp_path / "b"])
