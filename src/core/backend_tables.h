@@ -49,8 +49,9 @@ struct CudaBackend {
   // ordinal.
   int (*device_count)();
   // Whether device_count answers without starting the driver: from the
-  // driver's list, or at once where no driver loads (loading libcuda to
-  // find out takes a millisecond or two).
+  // driver's list, or, where that list cannot answer, at once where no
+  // driver's library loads (finding that out loads libcuda, a millisecond
+  // or two).
   bool (*device_count_is_quick)();
   wc_status (*device_info)(wc_device_info *info, int device);
   // The runtime's and the driver's CUDA versions (wc_cuda_versions).

@@ -167,8 +167,8 @@ wc_status check_devices(const wc_options &options, wc_backend backend, JobMonito
   };
   const bool lists_devices = options.devices != nullptr && options.device_count != 0;
   const bool needs_device = backend == WC_BACKEND_GPU || backend == WC_BACKEND_HYBRID;
-  // Counting the devices loads libcuda (a millisecond or two), and takes a
-  // tenth of a second or more where CUDA must count
+  // Counting the devices reads the kernel driver's files (microseconds), and
+  // takes a tenth of a second or more where CUDA must count
   // (CudaBackend::device_count): a job that will not use one must not pay it.
   if (!lists_devices && !needs_device) return WC_OK;
   const int count = kCudaBackend.device_count();
