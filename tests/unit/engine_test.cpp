@@ -442,8 +442,8 @@ TEST(EngineOptions, AMissingDeviceIsAnErrorNeverTheCpu) {
 using warpcrypt::engine::HostMemory;
 class EngineIoBuffer : public ::testing::TestWithParam<HostMemory> {};
 INSTANTIATE_TEST_SUITE_P(Memory, EngineIoBuffer, ::testing::Values(HostMemory::pageable, HostMemory::page_locked),
-                         [](const auto &info) {
-                           return std::string(info.param == HostMemory::pageable ? "pageable" : "page_locked");
+                         [](const auto &memory) {
+                           return std::string(memory.param == HostMemory::pageable ? "pageable" : "page_locked");
                          });
 
 // However far into its page a file offset is, the bytes for it start on a
