@@ -68,7 +68,10 @@
 #             and a 16 GiB seal on CPU, GPU and hybrid workers
 #             (multigpu-speed.txt, multigpu-seal.txt)
 # BUILD_TARGETS limits the build to those targets (default: everything).
-# Logs and results go to $OUT (default: gpu-out/).
+# Logs and results go to $OUT (default: gpu-out/). RESULTS_ARCHIVE names a
+# .tar.gz that gets every results file under $OUT at the end (JSON, CSV,
+# text tables, plots): a lent machine that returns only a few files returns
+# them all in one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-out}
@@ -324,5 +327,9 @@ if want bench; then
   step sweep timeout "${SWEEP_SECONDS:-480}" python3 bench/sweep.py --binary build-gpu/warpcrypt --out "$out" \
     ${SWEEP_SERIES:+--series "$SWEEP_SERIES"} ${SWEEP_CIPHERS:+--ciphers "$SWEEP_CIPHERS"}
   step plot python3 bench/plot.py "$out/sweep.csv" --out "$out"
+fi
+if [[ -n ${RESULTS_ARCHIVE:-} ]]; then
+  (cd "$out" && find . -type f \( -name '*.json' -o -name '*.csv' -o -name '*.txt' -o -name '*.png' \) -print0 |
+    tar -czf "$RESULTS_ARCHIVE" --null -T -) || status=1
 fi
 exit $status
