@@ -71,7 +71,9 @@ class Lane {
 
   // Host memory for one chunk (the capacity the lane was made with) that the
   // lane transforms from and to at full speed: page-locked for a GPU lane.
-  // The engine reads file input straight into it. nullptr when memory for it
+  // The engine reads file input straight into it, so it starts on a page:
+  // the kernel's copy from the page cache into memory a few bytes into a
+  // page is the slow case (engine/io_buffer.h). nullptr when memory for it
   // runs out.
   virtual uint8_t *staging() = 0;
   // Whether transform() takes this host memory as it is; if not, the engine

@@ -6,13 +6,12 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <vector>
 
 #include "core/backend_tables.h"
-#include "core/secret_bytes.h"
 #include "core/stream_state.h"
 #include "engine/placement.h"
 #include "engine/endpoint.h"
+#include "engine/io_buffer.h"
 #include "engine/lane_scheduler.h"
 #include "engine/lane_set.h"
 
@@ -191,34 +190,43 @@ wc_status run_sequential(const Placement &plan, const wc_cipher &cipher, wc_dire
   if (status == WC_OK) status = StreamState::create(&state, std::move(backend_cipher), cipher, direction, key.iv);
   if (status != WC_OK) return status;
   const size_t chunk = plan.chunk_bytes();
-  std::vector<uint8_t> in_buffer(chunk);
-  std::vector<uint8_t> out_buffer(chunk + 16);
-  auto emit = [&](size_t len) {
-    const bool ok = write_at(out, out_buffer.data(), len, totals->bytes_out);
+  // Placed by the file offsets they are read from and written to, so the
+  // kernel's copies take their fast case (io_buffer.h); wiped as they go.
+  IoBuffer in_buffer;
+  IoBuffer out_buffer;
+  // The output's room for `len` more bytes, nullptr when memory runs out.
+  auto room = [&](size_t len) { return out_buffer.place(len, out.base + totals->bytes_out); };
+  auto emit = [&](const uint8_t *bytes, size_t len) {
+    const bool ok = write_at(out, bytes, len, totals->bytes_out);
     totals->bytes_out += len;
     return ok ? WC_OK : monitor.fail_io(WC_IO_OUTPUT, errno);
   };
   bool ended = false;
   while (status == WC_OK && !ended && !monitor.stopped()) {
+    uint8_t *input = in_buffer.place(chunk, in.base + totals->bytes_in);
+    uint8_t *output = room(chunk + 16);
+    if (input == nullptr || output == nullptr) {
+      status = WC_ERR_OUT_OF_MEMORY;
+      break;
+    }
     size_t got = 0;
-    if (!read_at(in, in_buffer.data(), chunk, totals->bytes_in, &got)) {
+    if (!read_at(in, input, chunk, totals->bytes_in, &got)) {
       status = monitor.fail_io(WC_IO_INPUT, errno);
       break;
     }
     ended = got < chunk;
     size_t produced = 0;
-    status = state->update(out_buffer.data(), out_buffer.size(), &produced, in_buffer.data(), got);
-    if (status == WC_OK) status = emit(produced);
+    status = state->update(output, chunk + 16, &produced, input, got);
+    if (status == WC_OK) status = emit(output, produced);
     totals->bytes_in += got;
     if (status == WC_OK) monitor.advance(WC_BACKEND_CPU, got);
   }
   if (status == WC_OK && !monitor.stopped()) {
+    uint8_t *output = room(16);
     size_t produced = 0;
-    status = state->finish(out_buffer.data(), out_buffer.size(), &produced);
-    if (status == WC_OK) status = emit(produced);
+    status = output == nullptr ? WC_ERR_OUT_OF_MEMORY : state->finish(output, 16, &produced);
+    if (status == WC_OK) status = emit(output, produced);
   }
-  secure_wipe(in_buffer.data(), in_buffer.size());
-  secure_wipe(out_buffer.data(), out_buffer.size());
   if (status != WC_OK) monitor.fail(status);
   return monitor.status();
 }

@@ -25,13 +25,19 @@ class CpuLane final : public Lane {
       : cipher_(std::move(cipher)), capacity_(capacity) {}
   // The staging buffer held plaintext.
   ~CpuLane() override {
-    if (staging_) secure_wipe(staging_.get(), capacity_);
+    if (staging_ == nullptr) return;
+    secure_wipe(staging_, capacity_);
+    ::operator delete(staging_, std::align_val_t{kStagingAlignment});
   }
+  CpuLane(const CpuLane &) = delete;
+  CpuLane &operator=(const CpuLane &) = delete;
 
   // Allocated on first use: work on host buffers never stages.
   uint8_t *staging() override {
-    if (!staging_) staging_.reset(new (std::nothrow) uint8_t[capacity_]);
-    return staging_.get();
+    if (staging_ == nullptr) {
+      staging_ = static_cast<uint8_t *>(::operator new(capacity_, std::align_val_t{kStagingAlignment}, std::nothrow));
+    }
+    return staging_;
   }
   bool reaches(const void *) const override { return true; }
   wc_status transform(uint64_t position, const uint8_t chain[16], const uint8_t *in, uint8_t *out,
@@ -41,8 +47,12 @@ class CpuLane final : public Lane {
   wc_backend backend() const override { return WC_BACKEND_CPU; }
 
  private:
+  // Page-aligned, as Lane::staging promises: the engine places file bytes
+  // in it by their offset within a page (engine/io_buffer.h).
+  static constexpr size_t kStagingAlignment = 4096;
+
   std::unique_ptr<RandomAccessCipher> cipher_;
-  std::unique_ptr<uint8_t[]> staging_;
+  uint8_t *staging_ = nullptr;
   size_t capacity_;
 };
 
