@@ -1001,6 +1001,8 @@ def page(notes: LabNotes) -> str:
                           "Page-locked host memory on the transfer lanes again, the last piece one segment long")
     lines += before_after("gpu_lanes_transfer_h200_d3169b1.json",
                           "The plain ciphers' GPU lanes on the engine's transfer lanes, before and after")
+    lines += before_after("cli_page_aligned_staging_dev_496a44f.json",
+                          "A CPU lane's staging on a page boundary: enc on page-cached files, before and after")
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

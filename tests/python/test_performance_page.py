@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "performance-page.py"
 # names that hold digits without being figures: ciphers, key types, devices, files, JSON keys,
 # the unit GB/s is defined in, escapes
-IDENTIFIERS = (r"python3|utf-8|X25519|10\^9|device_64_mib_in_place|host_16_byte_call|cuda:\d|aes-\d+-\w+|chacha20(-poly1305)?|salsa20|[\w.-]*h[12]00[\w.-]*"
+IDENTIFIERS = (r"python3|utf-8|X25519|10\^9|device_64_mib_in_place|host_16_byte_call|cuda:\d|aes-\d+-\w+|chacha20(-poly1305)?|salsa20|[\w.-]*h[12]00[\w.-]*|[\w.-]+\.json"
                r"|\\[dnw]|\{\d[^}]*\}|\^#\{1,6\}")
 
 
