@@ -169,10 +169,6 @@ def current(name: str) -> dict:
     return load(f"current/{name}")
 
 
-def run_of(d: dict) -> dict:
-    return d["run"]
-
-
 def machine(run: dict) -> str:
     gpus = [g["name"] for g in run["gpus"]]
     drivers = sorted({g["driver"] for g in run["gpus"]})
@@ -183,14 +179,14 @@ def machine(run: dict) -> str:
 
 def source(name: str) -> str:
     d = current(name)
-    run = run_of(d)
+    run = d["run"]
     rebuilt = ", rebuilt from the run's log" if "from_log" in d else ""
     return f"`docs/bench/current/{name}`, {run['date']}, commit {run['commit']}{rebuilt}"
 
 
 def current_intro() -> list[str]:
     files = {name: current(name) for name in CURRENT_FILES}
-    runs = [run_of(d) for d in files.values()]
+    runs = [d["run"] for d in files.values()]
     (commit,) = {r["commit"] for r in runs}
     dates = sorted({r["date"] for r in runs})
     # A file rebuilt from the lines its benchmark printed (a device machine
@@ -229,7 +225,7 @@ def current_kernels() -> list[str]:
 
 def current_backends() -> list[str]:
     e = current("engine_figures.json")
-    cores = run_of(e)["cores"]
+    cores = e["run"]["cores"]
     body = []
     for cipher, part in sorted(e["backends"].items()):
         r = part["gbps"]
@@ -1014,7 +1010,7 @@ def readme_table() -> str:
     op = {r["operation"]: r for r in st if r["gib"] == big}
     d = current("dask.json")
     best_dask = max(d["results"], key=lambda r: r["median_gb_per_s"])
-    run = run_of(e)
+    run = e["run"]
     rows = [
         [f"`warpcrypt enc -{e['cli']['cipher']}`, a {size(e['cli']['bytes'])} page-cached file to `/dev/null`",
          f"{gbs(cli['warpcrypt-auto-devnull']['gbps'])} GB/s (`openssl enc`: {gbs(cli['openssl-devnull']['gbps'])})"],

@@ -65,6 +65,11 @@ class DeviceCipher {
 // page-locked and device buffers of its own (a transfer lane and a
 // DeviceCipher). The engine hands a lane whole chunks, from one thread at a
 // time.
+// A page of host memory: what a lane's staging buffer, and the engine's
+// I/O buffers, are aligned to, so that file bytes can be placed in them by
+// their offset within a page (engine/io_buffer.h).
+inline constexpr size_t kHostPageBytes = 4096;
+
 class Lane {
  public:
   virtual ~Lane() = default;

@@ -5,12 +5,13 @@
 #include <new>
 
 #include "core/backend_tables.h"
+#include "core/cipher_backend.h"
 #include "core/secret_bytes.h"
 
 namespace warpcrypt::engine {
 namespace {
 
-constexpr size_t kPage = 4096;
+constexpr size_t kPage = kHostPageBytes;
 constexpr size_t kCacheLine = 64;
 // The copies that crawl: the destination 1 to 31 bytes past the source,
 // counted within a page (io_buffer.h).

@@ -27,7 +27,7 @@ class CpuLane final : public Lane {
   ~CpuLane() override {
     if (staging_ == nullptr) return;
     secure_wipe(staging_, capacity_);
-    ::operator delete(staging_, std::align_val_t{kStagingAlignment});
+    ::operator delete(staging_, std::align_val_t{kHostPageBytes});
   }
   CpuLane(const CpuLane &) = delete;
   CpuLane &operator=(const CpuLane &) = delete;
@@ -35,7 +35,7 @@ class CpuLane final : public Lane {
   // Allocated on first use: work on host buffers never stages.
   uint8_t *staging() override {
     if (staging_ == nullptr) {
-      staging_ = static_cast<uint8_t *>(::operator new(capacity_, std::align_val_t{kStagingAlignment}, std::nothrow));
+      staging_ = static_cast<uint8_t *>(::operator new(capacity_, std::align_val_t{kHostPageBytes}, std::nothrow));
     }
     return staging_;
   }
@@ -47,10 +47,6 @@ class CpuLane final : public Lane {
   wc_backend backend() const override { return WC_BACKEND_CPU; }
 
  private:
-  // Page-aligned, as Lane::staging promises: the engine places file bytes
-  // in it by their offset within a page (engine/io_buffer.h).
-  static constexpr size_t kStagingAlignment = 4096;
-
   std::unique_ptr<RandomAccessCipher> cipher_;
   uint8_t *staging_ = nullptr;
   size_t capacity_;
