@@ -10,7 +10,12 @@ Rows, each the best of --repeats runs, in GB/s of file bytes:
   ``nvidia-smi topo -m``;
 - read: T reader threads (the loader's readers) ``preadv`` the whole file
   in 16 MiB pieces into pinned buffers, no copies; with the threads on any
-  CPU, and bound to one NUMA node;
+  CPU, and bound to one NUMA node; and with each piece landing 16, 64 or
+  2048 bytes into its buffer instead of at its start: the kernel's copy
+  from the page cache is slow where its destination lies 1 to 31 bytes
+  past its source within a page (src/engine/io_buffer.cpp), and the
+  loader's slots take a file's bytes at whatever place in a page the
+  file's header leaves them;
 - copy: pinned buffers copied to one GPU, then to every GPU at once, no
   reads; each GPU's buffers allocated by a thread on the GPU's node;
 - pipeline: reads and copies together, as the loader runs them without
@@ -35,7 +40,11 @@ from typing import Any, Callable
 
 import torch
 
+from run_record import run_record
+
 PIECE = 16 << 20
+# Room past a piece in each pinned buffer, for reads that land further in.
+LEAD_ROOM = 4096
 
 
 def node_cpus() -> dict[int, set[int]]:
@@ -83,7 +92,7 @@ def pinned(count: int, cpus: set[int] | None) -> list[torch.Tensor]:
     def allocate() -> None:
         if cpus:
             os.sched_setaffinity(0, cpus)
-        out.extend(torch.empty(PIECE, dtype=torch.uint8, pin_memory=True) for _ in range(count))
+        out.extend(torch.empty(PIECE + LEAD_ROOM, dtype=torch.uint8, pin_memory=True) for _ in range(count))
 
     thread = threading.Thread(target=allocate)
     thread.start()
@@ -107,7 +116,7 @@ def read_piece(fd: int, view: memoryview, offset: int) -> None:
         done += got
 
 
-def read_only(path: str, threads: int, cpus: set[int] | None) -> float:
+def read_only(path: str, threads: int, cpus: set[int] | None, lead: int = 0) -> float:
     size = os.path.getsize(path)
     slots = pinned(threads, cpus)
     views = [memoryview(slot.numpy()) for slot in slots]
@@ -124,7 +133,7 @@ def read_only(path: str, threads: int, cpus: set[int] | None) -> float:
                         offset = next(offsets, None)
                     if offset is None:
                         return
-                    read_piece(fd, views[index][:min(PIECE, size - offset)], offset)
+                    read_piece(fd, views[index][lead:lead + min(PIECE, size - offset)], offset)
 
             list(pool.map(reader, range(threads)))
             return size / (time.perf_counter() - start) / 1e9
@@ -143,7 +152,7 @@ def copy_only(devices: list[int], nodes: dict[int, set[int]], placement: list[in
     def copies(i: int) -> None:
         with torch.cuda.stream(streams[i]):
             for n in range(per_device):
-                targets[i][(n % 8) * PIECE:(n % 8 + 1) * PIECE].copy_(sources[i][n % 8], non_blocking=True)
+                targets[i][(n % 8) * PIECE:(n % 8 + 1) * PIECE].copy_(sources[i][n % 8][:PIECE], non_blocking=True)
         streams[i].synchronize()
 
     start = time.perf_counter()
@@ -218,7 +227,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json")
     args = parser.parse_args()
-    results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "gib": args.gib, "topology": topology()}
+    results: dict[str, Any] = {"run": run_record(), "gib": args.gib, "topology": topology()}
     print(results["topology"]["topo"])
     print("GPU NUMA nodes:", results["topology"]["gpu_nodes"], "CPUs per node:", results["topology"]["node_cpus"])
     nodes = node_cpus()
@@ -238,6 +247,10 @@ def main() -> None:
     try:
         for threads in sorted({16, 32, min(64, os.cpu_count() or 1)}):
             row(f"read, {threads} threads, any CPU", lambda t=threads: read_only(path, t, None))
+        threads = min(32, os.cpu_count() or 1)
+        for lead in (16, 64, 2048):
+            row(f"read, {threads} threads, any CPU, {lead} bytes into the buffer",
+                lambda lead=lead: read_only(path, threads, None, lead))
         for node, cpus in nodes.items():
             row(f"read, 16 threads on node {node}", lambda c=cpus: read_only(path, 16, c))
         for d in devices:

@@ -133,6 +133,8 @@ def main() -> None:
     parser.add_argument("--cpu-max-gib", type=float, default=8, help="largest size the CPU loads run on")
     parser.add_argument("--json", help="write the rows here too")
     parser.add_argument("--cpu-only", action="store_true", help="the NumPy loaders on the CPU (no GPU needed)")
+    parser.add_argument("--device-map-only", action="store_true",
+                        help="only the saves and the loads to cuda:0 and, where there are two GPUs, to both")
     args = parser.parse_args()
     if args.cpu_only:
         cpu_only(args)
@@ -173,6 +175,10 @@ def main() -> None:
             device_map = {f"layer.{i}.": f"cuda:{i // half}" for i in range(TENSORS)}
             row(size, "load to cuda:0 and cuda:1: warpcrypt",
                 best(args.repeats, lambda: ws.load_file(encrypted, device=device_map, keys=keys), check))
+        if args.device_map_only:
+            os.unlink(encrypted)
+            del weights
+            continue
         if size <= args.cpu_max_gib:
             row(size, "load to cpu: warpcrypt",
                 best(args.repeats, lambda: ws.load_file(encrypted, device="cpu", keys=keys), check))

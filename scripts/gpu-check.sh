@@ -62,11 +62,17 @@
 #             safetensors on 8 GiB. Each step fits one 10-minute device call;
 #             `scripts/performance-page.py --take DIR` copies both steps'
 #             files into docs/bench/current/ and rewrites both pages
-#   multigpu  what only several devices show: memcheck on the multi-device
-#             tests, then on device 0 alone and on every device: the pinned
-#             copy limit, aes-128-ctr from pinned memory and device-resident,
+#   multigpu  what only several devices show: the multi-device tests, and
+#             memcheck on them; then on device 0 alone and on every device:
+#             the pinned copy limit, aes-128-ctr, aes-256-gcm and chacha20
+#             from pinned memory and device-resident (multigpu-speed.jsonl),
 #             and a 16 GiB seal on CPU, GPU and hybrid workers
-#             (multigpu-speed.txt, multigpu-seal.txt)
+#             (multigpu-seal.txt)
+#   multigpu-weights  the CLI's and the Python package's multi-device tests,
+#             then encrypted safetensors of 16 and 32 GiB loaded to cuda:0
+#             and to every GPU through a device_map
+#             (bench/safetensors_bench.py --device-map-only;
+#             multigpu-weights.json)
 # BUILD_TARGETS limits the build to those targets (default: everything).
 # Logs and results go to $OUT (default: gpu-out/). RESULTS_ARCHIVE names a
 # .tar.gz that gets every results file under $OUT at the end (JSON, CSV,
@@ -201,13 +207,21 @@ if want multigpu; then
   # memory cannot live with; it runs, unsanitized, in gputest.
   step memcheck-multigpu compute-sanitizer --tool memcheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests \
     '--gtest_filter=*MultiGpu*:*GpuEngine.*:*GpuEngineTest.InPlace*:-*OutOfMemory*'
+  step multigpu-tests build-gpu/tests/warpcrypt_gpu_tests '--gtest_filter=*MultiGpu*'
   step multigpu-copies build-gpu/bench/gpu/warpcrypt_kernel_bench copies 7
   all_devices=$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))
-  for devices in 0 "$all_devices"; do
-    build-gpu/warpcrypt speed -evp aes-128-ctr --backend gpu --devices "$devices" -bytes 1073741824 -seconds 4
-    build-gpu/warpcrypt speed -evp aes-128-ctr --backend gpu --resident device --devices "$devices" \
-      -bytes 1073741824 -seconds 2
-  done 2>&1 | tee "$out/multigpu-speed.txt"
+  # Device 0 alone and every device, from pinned memory and device-resident,
+  # 1 GiB calls: one `speed --json` report a line.
+  for cipher in aes-128-ctr aes-256-gcm chacha20; do
+    for devices in 0 "$all_devices"; do
+      for resident in host device; do
+        build-gpu/warpcrypt speed -evp "$cipher" --backend gpu --resident "$resident" --devices "$devices" \
+          -bytes 1073741824 -seconds 3 --json | tr -d '\n'
+        echo
+      done
+    done
+  done >"$out/multigpu-speed.jsonl" 2>"$out/multigpu-speed.log"
+  cat "$out/multigpu-speed.jsonl" | cut -c1-400
   # 16 GiB of random-looking bytes (aes-128-ctr over zeros) in the page
   # cache, sealed to /dev/null three times per kind of worker; wall seconds.
   big=/tmp/warpcrypt-16g
@@ -237,7 +251,8 @@ fi
 # the CLI tests, the Dask tests and the benchmarks run.
 export PATH="$deps/usr/bin:$PATH"
 export WARPCRYPT_CLI="$PWD/build-gpu/warpcrypt"
-if want python || want cli || want safetensors || want safetensors-bench || want figures-python; then
+if want python || want cli || want safetensors || want safetensors-bench || want figures-python ||
+   want multigpu-weights; then
   # The package, built from this checkout with what the machine has
   # (nanobind, scikit-build-core): no network, so no build isolation and no
   # dependencies. It links build-gpu's library as built, kernels included.
@@ -253,6 +268,13 @@ if want python || want cli || want safetensors || want safetensors-bench || want
 fi
 if want cli; then
   step cli-tests python3 -m pytest tests/cli -q -rs
+fi
+if want multigpu-weights; then
+  step multigpu-cli python3 -m pytest tests/cli/test_seal.py -q -rs -k "two_devices or gpu_backend"
+  step multigpu-python python3 -m pytest tests/python/test_gpu.py tests/python/test_safetensors.py \
+    tests/python/test_safetensors_models.py -q -rs -k "device_map or second_device or own_device"
+  step multigpu-weights python3 bench/safetensors_bench.py --gib 16 --gib 32 --dir /dev/shm --repeats 3 \
+    --device-map-only --json "$out/multigpu-weights.json"
 fi
 if want age; then
   step age python3 bench/engine_bench.py --binary build-gpu/warpcrypt --out "$out" --parts age \

@@ -133,6 +133,13 @@ def cuda_device_present(run_cli) -> bool:
     return not _NO_DEVICE.search(text)
 
 
+@pytest.fixture(scope="session")
+def cuda_device_count(run_cli) -> int:
+    """How many devices `warpcrypt devices` lists, a line each ("0: NAME, ...")."""
+    listed = run_cli("devices").check().stdout.decode("utf-8", "replace")
+    return len(re.findall(r"^\d+: ", listed, re.MULTILINE))
+
+
 @pytest.fixture
 def backend_args(cuda_device_present) -> Callable[[str], list[str]]:
     """`backend_args(name)`: the warpcrypt flags for backend `name`

@@ -427,6 +427,26 @@ def test_gpu_backend_interoperates(aead, run_cli, backend_args, random_bytes, tm
     assert_same_bytes(opened, plaintext, "opened on the GPU")
 
 
+@pytest.mark.parametrize("aead", ("aes-256-gcm", "chacha20-poly1305"))
+def test_two_devices_seal_what_one_opens(aead, run_cli, cuda_device_count, random_bytes, tmp_path):
+    """Sealed by devices 0 and 1 at once (windows of four chunks, so each
+    gets many), the file opens on device 1 alone and in the reference; and
+    one the CPU sealed opens on both devices at once."""
+    if cuda_device_count < 2:
+        pytest.skip(f"needs two CUDA devices; `warpcrypt devices` lists {cuda_device_count}")
+    plaintext = random_bytes(40 * (1 << 16) + 3, f"two-devices-{aead}")
+    both = ("--backend", "gpu", "--devices", "0,1", "--window", "256K")
+    args = (f"-{aead}", "-pass", "pass:x", "-iter", "1000", "--chunk-size", "64K")
+    sealed = seal(run_cli, plaintext, *args, *both, tmp=tmp_path)
+    assert_same_bytes(reference_open(sealed, passphrase="x"), plaintext, "sealed on devices 0 and 1")
+    opened = open_file(run_cli, sealed, "-pass", "pass:x", "--backend", "gpu", "--devices", "1",
+                       tmp=tmp_path).check().stdout
+    assert_same_bytes(opened, plaintext, "opened on device 1")
+    cpu_sealed = seal(run_cli, plaintext, *args, "--backend", "cpu", tmp=tmp_path)
+    opened = open_file(run_cli, cpu_sealed, "-pass", "pass:x", *both, tmp=tmp_path).check().stdout
+    assert_same_bytes(opened, plaintext, "opened on devices 0 and 1")
+
+
 def test_gpu_backend_without_a_device(cuda_device_present, expect_failure, workdir):
     if cuda_device_present:
         pytest.skip("a CUDA device is present")

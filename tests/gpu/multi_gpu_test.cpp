@@ -1,7 +1,8 @@
 // What only a machine with two or more CUDA devices can show: device memory
 // worked on the device that holds it whatever device the caller has current,
-// and a job spread over two devices failing cleanly when one of them runs out
-// of memory half-way. Jobs on `{0, 1}` that must equal the CPU run in
+// a sealed file written by two devices at once and opened by one, and a job
+// spread over two devices failing cleanly when one of them runs out of
+// memory half-way. Jobs on `{0, 1}` that must equal the CPU run in
 // gpu_engine_test.cpp, which adds that device list where there are two
 // devices. Skipped, saying why, on machines with fewer.
 #include <cuda_runtime_api.h>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -248,6 +250,63 @@ TEST_F(MultiGpu, BuffersAndStreamOnDifferentDevicesAreRefused) {
             WC_OK);
   EXPECT_EQ(cudaStreamSynchronize(home_stream), cudaSuccess);
   cudaStreamDestroy(home_stream);
+}
+
+// A file sealed by both devices at once opens on device 1 alone, and on the
+// CPU, to the bytes it was sealed from; one the CPU sealed opens on both
+// devices at once. A chunk damaged in the two-device file is named by the
+// one-device open.
+TEST_F(MultiGpu, SealedAcrossBothDevicesOpensOnTheSecondAlone) {
+  ScratchDir dir;
+  constexpr size_t kChunk = 64 << 10;
+  const Bytes plaintext = rng.bytes(301 * kChunk + 5);
+  write_file(dir / "plain", plaintext);
+  const int both[2] = {kHome, kOther};
+  wc_options on_both = make_options(2, WC_BACKEND_GPU);
+  on_both.devices = both;
+  on_both.device_count = 2;
+  on_both.chunk_bytes = 4 * kChunk;  // windows of four chunks, so both devices get many
+  wc_options on_other = on_both;
+  on_other.devices = &kOther;
+  on_other.device_count = 1;
+  const wc_options cpu = make_options(2, WC_BACKEND_CPU);
+  const std::string plain = dir / "plain", sealed = dir / "sealed", opened = dir / "opened";
+  for (const char *aead : {"aes-256-gcm", "chacha20-poly1305"}) {
+    SCOPED_TRACE(aead);
+    wc_seal_params params;
+    wc_seal_params_init(&params);
+    params.aead = wc_aead_by_name(aead);
+    params.key_source = WC_SEAL_KEY;
+    params.chunk_bytes = kChunk;
+    const Bytes key = rng.bytes(32);
+    auto open_with = [&](const wc_options &options, wc_job *job) {
+      return wc_open_file(&options, nullptr, job, opened.c_str(), sealed.c_str(), WC_SEAL_KEY, key.data(), key.size());
+    };
+    wc_job job;
+    wc_job_init(&job);
+    ASSERT_EQ(wc_seal_file(&on_both, &params, &job, sealed.c_str(), plain.c_str(), key.data(), key.size()), WC_OK);
+    EXPECT_EQ(job.gpu_bytes, plaintext.size());
+    for (const wc_options *options : {&std::as_const(on_other), &cpu}) {
+      wc_job_init(&job);
+      ASSERT_EQ(open_with(*options, &job), WC_OK);
+      EXPECT_TRUE(same_bytes(plaintext, read_file(opened)));
+      EXPECT_EQ(job.gpu_bytes, options == &cpu ? 0u : plaintext.size());
+    }
+
+    ASSERT_EQ(wc_seal_file(&cpu, &params, nullptr, sealed.c_str(), plain.c_str(), key.data(), key.size()), WC_OK);
+    wc_job_init(&job);
+    ASSERT_EQ(open_with(on_both, &job), WC_OK);
+    EXPECT_TRUE(same_bytes(plaintext, read_file(opened)));
+
+    Bytes damaged = read_file(sealed);
+    damaged[WC_SEAL_HEADER_LEN + 250 * (kChunk + 16) + 7] ^= 1;
+    write_file(sealed, damaged);
+    std::filesystem::remove(opened);
+    wc_job_init(&job);
+    EXPECT_EQ(open_with(on_other, &job), WC_ERR_AUTH);
+    EXPECT_EQ(job.failed_chunk, 250u);
+    EXPECT_FALSE(std::filesystem::exists(opened));
+  }
 }
 
 // A job on devices {0, 1} whose second device runs out of memory half-way
