@@ -14,18 +14,21 @@ namespace warpcrypt {
 
 // A message's pieces (AeadCipher::pieces): the bytes from cuts()[k] to the
 // next cut, or to the message's end for the last. Every piece but the last
-// may run at once on several threads, in any order; the last, which sets
-// the tag (sealing) or checks it (opening: WC_ERR_AUTH on a mismatch, and
-// the caller zeroes everything the pieces wrote), runs once every other
-// piece has returned. Each run returns once its output is written.
+// may run at once on several threads, in any order, each on any of the
+// devices the AEAD was made for; the last, which sets the tag (sealing) or
+// checks it (opening: WC_ERR_AUTH on a mismatch, and the caller zeroes
+// everything the pieces wrote), runs once every other piece has returned.
+// Each run returns once its output is written.
 class AeadPieces {
  public:
   virtual ~AeadPieces() = default;
   // Where the pieces start: 0 first, ascending.
   virtual const std::vector<uint64_t> &cuts() const = 0;
-  // Runs the piece starting at cuts()[k]: its bytes from `in` to `out`,
-  // each holding just that piece (page-locked memory moves fastest).
-  virtual wc_status run(size_t k, const uint8_t *in, uint8_t *out) = 0;
+  // Runs the piece starting at cuts()[k] on `device`: its bytes from `in`
+  // to `out`, each holding just that piece (page-locked memory moves
+  // fastest). The caller's placement picks the device, as it does for
+  // whole messages.
+  virtual wc_status run(size_t k, int device, const uint8_t *in, uint8_t *out) = 0;
 };
 
 // An AEAD bound to a key, with whatever the key allows computing once (GCM's

@@ -219,16 +219,18 @@ class StagedAead final : public AeadCipher {
       std::atomic<size_t> next{0};
       const auto lanes = static_cast<unsigned>(std::min(most_lanes, round.size()));
       ThreadPool::instance().parallel_for(lanes, lanes, [&](size_t lane_index) {
+        const int device = devices_[lane_index % devices_.size()];
         std::unique_ptr<TransferLane> lane;
-        const wc_status leased = TransferLane::lease(&lane, backend_.lease, devices_[lane_index % devices_.size()],
-                                                     kLaneDeviceBytes, kLaneWindowBytes, kScratchBytes, copy_workers_);
+        const wc_status leased = TransferLane::lease(&lane, backend_.lease, device, kLaneDeviceBytes,
+                                                     kLaneWindowBytes, kScratchBytes, copy_workers_);
         for (size_t i = next++; i < round.size() && !failed; i = next++) {
           const Work &work = round[i];
           wc_status *result = results ? results + work.first : nullptr;
           const std::span<const wc_aead_message> group = messages.subspan(work.first, work.count);
           const wc_status status =
               leased != WC_OK ? leased
-              : work.count == 0 ? run_piece(*lane, *pieces[work.first], work.piece, messages[work.first], direct, result)
+              : work.count == 0 ? run_piece(*lane, device, *pieces[work.first], work.piece, messages[work.first],
+                                            direct, result)
               : direct          ? run_direct_group(*lane, group, tag_len, seal, result)
                                 : run_group(*lane, group, tag_len, seal, result);
           if (status == WC_OK || status == WC_ERR_AUTH) continue;
@@ -339,21 +341,22 @@ class StagedAead final : public AeadCipher {
     return WC_OK;
   }
 
-  // A piece, from page-locked memory as it is, else through the lane's
-  // window, which the device AEAD's pieces copy from and to (they hold its
-  // segment values on the device); the last one's status is its message's
-  // result when opening (a failing piece's, the caller's to record).
-  wc_status run_piece(TransferLane &lane, AeadPieces &pieces, size_t k, const wc_aead_message &m, bool direct,
-                      wc_status *result) const {
+  // A piece on the lane's device, from page-locked memory as it is, else
+  // through the lane's window, which the device AEAD's pieces copy from and
+  // to (they hold its segment values on the device); the last one's status
+  // is its message's result when opening (a failing piece's, the caller's
+  // to record).
+  wc_status run_piece(TransferLane &lane, int device, AeadPieces &pieces, size_t k, const wc_aead_message &m,
+                      bool direct, wc_status *result) const {
     const std::vector<uint64_t> &cuts = pieces.cuts();
     const bool last = k + 1 == cuts.size();
     const auto len = static_cast<size_t>((last ? m.len : cuts[k + 1]) - cuts[k]);
     wc_status status;
     if (direct) {
-      status = pieces.run(k, m.in + cuts[k], m.out + cuts[k]);
+      status = pieces.run(k, device, m.in + cuts[k], m.out + cuts[k]);
     } else {
       lane.stage(0, m.in + cuts[k], len);
-      status = pieces.run(k, lane.window(), lane.window());
+      status = pieces.run(k, device, lane.window(), lane.window());
       if (status == WC_OK) lane.unstage(m.out + cuts[k], 0, len);
     }
     if (result != nullptr && last) *result = status;

@@ -6,9 +6,10 @@
 // staging of its own, on the calling thread, one copy at a time), and
 // page-locked ones go up and back as they are, their ranges straight. A
 // longer message travels in the device AEAD's pieces (AeadPieces), a lane
-// each, from the caller's page-locked memory or the lane's window (the
-// device AEAD holds a piece's device buffer); the last piece, whose kernel
-// finishes the tag from the others' values, runs after them. Device memory
+// each, on the lane's device, from the caller's page-locked memory or the
+// lane's window (the device AEAD holds a piece's device buffer); the last
+// piece, whose kernel finishes the tag from the others' values, runs after
+// them. Device memory
 // goes to the device AEAD as it is.
 #pragma once
 

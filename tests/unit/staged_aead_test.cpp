@@ -14,6 +14,7 @@
 #include <bit>
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -69,6 +70,10 @@ void toy_tag(const wc_aead_message &m, const uint8_t *plaintext, uint8_t *tag) {
   for (size_t b = 0; b < kTagLen; ++b) tag[b] = static_cast<uint8_t>(h >> (8 * (b % 8)) ^ b);
 }
 
+// The device of the lane this thread leased last: a lane leases its
+// buffers and runs its work on one thread.
+thread_local int t_lane_device = -1;
+
 // What the toy saw of the staging.
 struct Seen {
   std::atomic<size_t> whole_calls{0};
@@ -77,12 +82,18 @@ struct Seen {
   std::atomic<bool> last_too_early{false};
   std::vector<const uint8_t *> caller_buffers;
   size_t fail_piece = SIZE_MAX;  // a piece that fails with WC_ERR_DEVICE
+  std::set<int> piece_devices;   // the devices pieces ran on
+  std::atomic<bool> off_lane_device{false};  // a piece on another device than its lane's
   // What the toy was handed: the staging's windows.
   std::mutex mutex;
   std::vector<std::pair<const uint8_t *, size_t>> staged;
   void saw(const uint8_t *bytes, size_t len) {
     const std::lock_guard lock(mutex);
     staged.emplace_back(bytes, len);
+  }
+  void ran_on(int device) {
+    const std::lock_guard lock(mutex);
+    piece_devices.insert(device);
   }
 };
 
@@ -93,8 +104,10 @@ class ToyPieces final : public AeadPieces {
   }
   const std::vector<uint64_t> &cuts() const override { return cuts_; }
 
-  wc_status run(size_t k, const uint8_t *in, uint8_t *out) override {
+  wc_status run(size_t k, int device, const uint8_t *in, uint8_t *out) override {
     if (k == seen_.fail_piece) return WC_ERR_DEVICE;
+    seen_.ran_on(device);
+    if (device != t_lane_device) seen_.off_lane_device = true;
     seen_.saw(in, static_cast<size_t>((k + 1 == cuts_.size() ? m_.len : cuts_[k + 1]) - cuts_[k]));
     const bool last = k + 1 == cuts_.size();
     if (last && done_.load() != cuts_.size() - 1) seen_.last_too_early = true;
@@ -172,7 +185,9 @@ class HostTransfer final : public TransferBuffers {
   size_t window_used_ = 0;
 };
 
-wc_status lease_host_transfer(std::unique_ptr<TransferBuffers> *out, int, size_t device_bytes, size_t window_bytes) {
+wc_status lease_host_transfer(std::unique_ptr<TransferBuffers> *out, int device, size_t device_bytes,
+                              size_t window_bytes) {
+  t_lane_device = device;
   *out = std::make_unique<HostTransfer>(device_bytes, window_bytes);
   return WC_OK;
 }
@@ -370,6 +385,27 @@ TEST_P(StagedAeadTest, AFailingPieceFailsTheCall) {
   std::vector<wc_status> results(3, WC_OK);
   EXPECT_EQ(staged->open(batch.reversed(), kTagLen, results.data()), WC_ERR_DEVICE);
   EXPECT_EQ(results[1], WC_ERR_DEVICE);
+}
+
+// A long message's pieces run on the devices of the lanes that take them,
+// lane i on device i % 2: which lanes get which pieces is the threads'
+// race, so only that each piece runs on its own lane's device is certain.
+TEST_P(StagedAeadTest, PiecesRunOnTheirLanesDevices) {
+  const auto [lanes, direct] = GetParam();
+  Batch batch({size_t{40} << 20});
+  Seen seen;
+  const auto staged =
+      stage_host_memory(std::make_unique<ToyAead>(seen), {0, 1}, lanes, direct ? kDirectHost : kStagedHost);
+  ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
+  EXPECT_FALSE(seen.off_lane_device);
+  EXPECT_FALSE(seen.piece_devices.empty());
+  const std::set<int> devices{0, 1};
+  EXPECT_TRUE(std::includes(devices.begin(), devices.end(), seen.piece_devices.begin(), seen.piece_devices.end()));
+  Batch expected({size_t{40} << 20});
+  Seen direct_seen;
+  ASSERT_EQ(ToyAead(direct_seen).seal(expected.messages, kTagLen), WC_OK);
+  EXPECT_EQ(batch.out[0], expected.out[0]);
+  EXPECT_EQ(batch.tags[0], expected.tags[0]);
 }
 
 std::string lanes_name(const ::testing::TestParamInfo<std::tuple<unsigned, bool>> &info) {

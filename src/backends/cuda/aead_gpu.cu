@@ -6,7 +6,6 @@
 #include "backends/cuda/aead_gpu.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <functional>
 #include <utility>
@@ -54,40 +53,64 @@ wc_status verdict(const uint8_t *word) {
   return value == 1 ? WC_OK : WC_ERR_AUTH;
 }
 
-// A long message's pieces on one device: runs of whole segments, as many
-// as a lane holds, that run on the device's lanes at once, each piece's
-// segment values going to one array in that device's memory; the finish
-// kernel runs with the last piece, which holds the tail, after the others.
+// A long message's pieces on the devices it was made for: runs of whole
+// segments, as many as a lane holds, that run on the devices' lanes at once,
+// each piece's segment values going to an array in its device's memory; the
+// finish kernel runs with the last piece, which holds the tail, after the
+// others. Over several devices, each other piece's values also come back
+// to host memory, and the last piece takes them all up to its own device
+// first: a few bytes a segment (16 for GCM, 20 for Poly1305, of 64 KiB and
+// more), where moving the kernels' work would be the whole message.
 class MessagePieces {
  public:
-  // With the device current: pieces of at most `piece_bytes`, or one
-  // segment and the tail where that is more, and at most what a lane holds.
+  // Pieces of at most `piece_bytes`, or one segment and the tail where that
+  // is more, and at most what a lane holds, on `devices`.
   static wc_status make(std::unique_ptr<MessagePieces> *out, const KeyedGpuAead &keyed, const wc_aead_message &m,
-                        size_t tag_len, bool seal, size_t piece_bytes = kLaneBytes) {
+                        size_t tag_len, bool seal, size_t piece_bytes, std::vector<int> devices) {
     auto pieces = std::unique_ptr<MessagePieces>(new MessagePieces(keyed, m, tag_len, seal, piece_bytes));
     wc_status status = keyed.prepare_job(&pieces->job_, m, nullptr);
-    if (status == WC_OK) {
-      status = device_status(
-          cudaMalloc(&pieces->values_, std::max<uint64_t>(pieces->segments_, 1) * keyed.segment_value_bytes()));
+    const size_t values_bytes = pieces->value_bytes(std::max<uint64_t>(pieces->segments_, 1));
+    for (const int device : devices) {
+      if (status != WC_OK) break;
+      const CurrentDevice on_device(device);
+      void *values = nullptr;
+      status = on_device.status();
+      if (status == WC_OK) status = device_status(cudaMalloc(&values, values_bytes));
+      if (status == WC_OK) pieces->values_.push_back({device, values});
     }
+    if (status == WC_OK && devices.size() > 1) pieces->gathered_.resize(values_bytes);
     if (status == WC_OK) *out = std::move(pieces);
     return status;
   }
-  // cudaFree waits for the device: every piece, and the finish kernel that
-  // read the values, are done by then.
-  ~MessagePieces() { cudaFree(values_); }
+  // cudaFree waits for its device: every piece there, and the finish kernel
+  // that read the values, are done by then.
+  ~MessagePieces() {
+    for (const auto &[device, values] : values_) {
+      const CurrentDevice on_device(device);
+      cudaFree(values);
+    }
+  }
   MessagePieces(const MessagePieces &) = delete;
   MessagePieces &operator=(const MessagePieces &) = delete;
 
   const std::vector<uint64_t> &cuts() const { return cuts_; }
   size_t piece_len(size_t k) const { return (k + 1 < cuts_.size() ? cuts_[k + 1] : message_.len) - cuts_[k]; }
 
-  // Queues piece k on `lane` (the device current): its bytes up from `in`,
-  // its kernels, its output down to `out`. The last piece's finish kernel
-  // reads every piece's segment values: its caller runs it once the other
-  // pieces are done (engine/staged_aead.h). Once the lane has passed it, its
-  // collect copies the tag out (sealing) or sets *result (opening).
-  wc_status queue(HostLane &lane, size_t k, const uint8_t *in, uint8_t *out, wc_status *result) const {
+  // The values array on `device`; null where the pieces were not made for it.
+  void *values_on(int device) const {
+    for (const auto &[on, values] : values_) {
+      if (on == device) return values;
+    }
+    return nullptr;
+  }
+
+  // Queues piece k on `lane` (its device current, one the pieces were made
+  // for): its bytes up from `in`, its kernels, its output down to `out`.
+  // The last piece's finish kernel reads every piece's segment values: its
+  // caller runs it once the other pieces are done (engine/staged_aead.h).
+  // Once the lane has passed it, its collect copies the tag out (sealing) or
+  // sets *result (opening).
+  wc_status queue(HostLane &lane, size_t k, void *values, const uint8_t *in, uint8_t *out, wc_status *result) {
     const bool last = k + 1 == cuts_.size();
     const size_t len = piece_len(k);
     LeasedBuffers &buffers = *lane.buffers;
@@ -97,8 +120,19 @@ class MessagePieces {
     const size_t trailer_at = round_up16(len);
     buffers.mark_device_used(trailer_at + kTrailerBytes);
     buffers.mark_pinned_used(kTrailerBytes);
+    const uint64_t first_segment = first_segments_[k];
+    const uint64_t end_segment = k + 1 < first_segments_.size() ? first_segments_[k + 1] : segments_;
+    auto *segment_values = static_cast<uint8_t *>(values);
 
-    wc_status status = device_status(cudaMemcpyAsync(device, in, len, cudaMemcpyHostToDevice, stream));
+    wc_status status = WC_OK;
+    if (last && !gathered_.empty()) {
+      // Every other piece's values, wherever they were worked, from the
+      // copy they left in host memory (pageable: the copy waits for the
+      // stream, as the lane does anyway).
+      status = device_status(cudaMemcpyAsync(values, gathered_.data(), value_bytes(first_segment),
+                                             cudaMemcpyHostToDevice, stream));
+    }
+    if (status == WC_OK) status = device_status(cudaMemcpyAsync(device, in, len, cudaMemcpyHostToDevice, stream));
     if (status == WC_OK && last && !seal_) {
       std::memcpy(trailer, message_.tag, tag_len_);
       status = device_status(cudaMemcpyAsync(device + trailer_at, trailer, 16, cudaMemcpyHostToDevice, stream));
@@ -109,11 +143,15 @@ class MessagePieces {
     piece.tag = device + trailer_at;
     piece.verified = seal_ ? nullptr : reinterpret_cast<int32_t *>(device + trailer_at + 16);
     piece.aligned = true;
-    const uint64_t first_segment = first_segments_[k];
-    const uint64_t end_segment = k + 1 < first_segments_.size() ? first_segments_[k + 1] : segments_;
-    const AeadLaunch launch{nullptr, piece, 1, first_segment, values_, static_cast<uint32_t>(tag_len_), seal_};
+    const AeadLaunch launch{nullptr, piece, 1, first_segment, values, static_cast<uint32_t>(tag_len_), seal_};
     if (status == WC_OK) status = keyed_.queue_kernels(launch, end_segment - first_segment, false, stream);
     if (status == WC_OK && last) status = keyed_.queue_kernels(launch, 0, true, stream);
+    if (status == WC_OK && !last && !gathered_.empty()) {
+      // Pieces write disjoint runs of `gathered_`.
+      const size_t at = value_bytes(first_segment);
+      status = device_status(cudaMemcpyAsync(gathered_.data() + at, segment_values + at,
+                                             value_bytes(end_segment) - at, cudaMemcpyDeviceToHost, stream));
+    }
     if (status == WC_OK) status = device_status(cudaMemcpyAsync(out, device, len, cudaMemcpyDeviceToHost, stream));
     if (status == WC_OK && last) {
       status = device_status(
@@ -154,6 +192,8 @@ class MessagePieces {
     }
   }
 
+  size_t value_bytes(uint64_t segments) const { return static_cast<size_t>(segments) * keyed_.segment_value_bytes(); }
+
   const KeyedGpuAead &keyed_;
   wc_aead_message message_;
   size_t tag_len_;
@@ -162,35 +202,33 @@ class MessagePieces {
   std::vector<uint64_t> first_segments_;  // each piece's first segment
   std::vector<uint64_t> cuts_;
   AeadMessageJob job_{};
-  void *values_ = nullptr;
+  std::vector<std::pair<int, void *>> values_;  // a segment values array per device
+  std::vector<uint8_t> gathered_;                // over several devices: every value, in host memory
 };
 
 // MessagePieces for a caller that runs them (AeadCipher::pieces): each
-// piece on a lane of its own, leased for the run, which returns once the
-// lane has passed it.
+// piece on a lane of its own on the device the caller names, leased for the
+// run, which returns once the lane has passed it.
 class GpuPieces final : public AeadPieces {
  public:
-  GpuPieces(int device, std::unique_ptr<MessagePieces> pieces) : device_(device), pieces_(std::move(pieces)) {}
-  ~GpuPieces() override {
-    const CurrentDevice on_device(device_);
-    pieces_.reset();
-  }
+  explicit GpuPieces(std::unique_ptr<MessagePieces> pieces) : pieces_(std::move(pieces)) {}
 
   const std::vector<uint64_t> &cuts() const override { return pieces_->cuts(); }
 
-  wc_status run(size_t k, const uint8_t *in, uint8_t *out) override {
-    const CurrentDevice on_device(device_);
+  wc_status run(size_t k, int device, const uint8_t *in, uint8_t *out) override {
+    void *values = pieces_->values_on(device);
+    if (values == nullptr) return WC_ERR_INVALID_ARGUMENT;
+    const CurrentDevice on_device(device);
     wc_status status = on_device.status();
     HostLane lane;
-    if (status == WC_OK) status = LeasedBuffers::acquire(&lane.buffers, device_, kLaneBytes, kLanePinnedBytes);
+    if (status == WC_OK) status = LeasedBuffers::acquire(&lane.buffers, device, kLaneBytes, kLanePinnedBytes);
     wc_status checked = WC_OK;  // the last piece's verdict, when opening
-    if (status == WC_OK) status = pieces_->queue(lane, k, in, out, &checked);
+    if (status == WC_OK) status = pieces_->queue(lane, k, values, in, out, &checked);
     if (status == WC_OK) status = lane.finish();
     return status != WC_OK ? status : checked;
   }
 
  private:
-  int device_;
   std::unique_ptr<MessagePieces> pieces_;
 };
 
@@ -210,22 +248,20 @@ class GpuAead final : public AeadCipher {
     return WC_ERR_BACKEND_UNAVAILABLE;
   }
 
-  // On the devices in turn (the caller's current device where the list is
-  // empty).
+  // On every device (the caller's current device where the list is empty).
   wc_status pieces(std::unique_ptr<AeadPieces> *out, const wc_aead_message &message, size_t tag_len, bool seal,
                    size_t piece_bytes) const override {
-    int device = 0;
-    if (devices_.empty()) {
-      const wc_status status = device_status(cudaGetDevice(&device));
+    std::vector<int> devices = devices_;
+    if (devices.empty()) {
+      int current = 0;
+      const wc_status status = device_status(cudaGetDevice(&current));
       if (status != WC_OK) return status;
-    } else {
-      device = devices_[next_device_.fetch_add(1, std::memory_order_relaxed) % devices_.size()];
+      devices.push_back(current);
     }
-    const CurrentDevice on_device(device);
-    wc_status status = on_device.status();
     std::unique_ptr<MessagePieces> pieces;
-    if (status == WC_OK) status = MessagePieces::make(&pieces, *keyed_, message, tag_len, seal, piece_bytes);
-    if (status == WC_OK) *out = std::make_unique<GpuPieces>(device, std::move(pieces));
+    const wc_status status =
+        MessagePieces::make(&pieces, *keyed_, message, tag_len, seal, piece_bytes, std::move(devices));
+    if (status == WC_OK) *out = std::make_unique<GpuPieces>(std::move(pieces));
     return status;
   }
 
@@ -252,7 +288,6 @@ class GpuAead final : public AeadCipher {
  private:
   std::unique_ptr<KeyedGpuAead> keyed_;
   std::vector<int> devices_;
-  mutable std::atomic<size_t> next_device_{0};  // where the next long message goes
 };
 
 }  // namespace
