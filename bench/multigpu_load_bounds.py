@@ -20,7 +20,8 @@ Rows, each the best of --repeats runs, in GB/s of file bytes:
   reads; each GPU's buffers allocated by a thread on the GPU's node;
 - pipeline: reads and copies together, as the loader runs them without
   decryption, half the file to each GPU: readers on any CPU, and each
-  GPU's readers and buffers on the GPU's node.
+  GPU's readers and buffers on the GPU's node; and with 1 and 4 MiB slots
+  instead of the loader's 16.
 
 The file's pages sit wherever the kernel put them when it was written, as
 a model's do.
@@ -84,15 +85,15 @@ def topology() -> dict[str, Any]:
             "pcie": link.strip().splitlines(), "topo": matrix}
 
 
-def pinned(count: int, cpus: set[int] | None) -> list[torch.Tensor]:
-    """`count` pinned pieces, allocated (so first touched) by a thread on
-    `cpus` where given."""
+def pinned(count: int, cpus: set[int] | None, piece: int = PIECE) -> list[torch.Tensor]:
+    """`count` pinned buffers of a piece each, allocated (so first touched)
+    by a thread on `cpus` where given."""
     out: list[torch.Tensor] = []
 
     def allocate() -> None:
         if cpus:
             os.sched_setaffinity(0, cpus)
-        out.extend(torch.empty(PIECE + LEAD_ROOM, dtype=torch.uint8, pin_memory=True) for _ in range(count))
+        out.extend(torch.empty(piece + LEAD_ROOM, dtype=torch.uint8, pin_memory=True) for _ in range(count))
 
     thread = threading.Thread(target=allocate)
     thread.start()
@@ -165,12 +166,12 @@ def copy_only(devices: list[int], nodes: dict[int, set[int]], placement: list[in
 
 
 def pipeline(path: str, devices: list[int], readers: int, nodes: dict[int, set[int]] | None,
-             placement: list[int]) -> float:
+             placement: list[int], piece: int = PIECE) -> float:
     """The loader's shape without decryption: per GPU, `readers` threads fill
-    pinned slots that one thread copies to the device, two slots per piece
-    in flight; the file's halves go to the GPUs."""
+    pinned slots of `piece` bytes that one thread copies to the device, two
+    slots per piece in flight; the file's halves go to the GPUs."""
     size = os.path.getsize(path)
-    share = -(-size // len(devices) // PIECE) * PIECE
+    share = -(-size // len(devices) // piece) * piece
     fd = os.open(path, os.O_RDONLY)
 
     def load(i: int) -> None:
@@ -179,7 +180,7 @@ def pipeline(path: str, devices: list[int], readers: int, nodes: dict[int, set[i
         if cpus:
             os.sched_setaffinity(0, cpus)
         target = torch.empty(min(share, size - i * share), dtype=torch.uint8, device=f"cuda:{device}")
-        slots = pinned(2 * readers, cpus)
+        slots = pinned(2 * readers, cpus, piece)
         views = [memoryview(slot.numpy()) for slot in slots]
         stream = torch.cuda.Stream(f"cuda:{device}")
         events: list[Any] = [None] * len(slots)
@@ -194,8 +195,8 @@ def pipeline(path: str, devices: list[int], readers: int, nodes: dict[int, set[i
 
         with bound_pool(readers, cpus) as pool:
             slot = 0
-            for start in range(0, len(target), PIECE):
-                length = min(PIECE, len(target) - start)
+            for start in range(0, len(target), piece):
+                length = min(piece, len(target) - start)
                 if len(pending) == readers:
                     issue(*pending.popleft())
                 if events[slot] is not None:
@@ -263,6 +264,14 @@ def main() -> None:
                 lambda: pipeline(path, devices, 16, None, placement))
             row("pipeline to every GPU, 16 readers each on the GPU's node",
                 lambda: pipeline(path, devices, 16, nodes, placement))
+        # Smaller slots: all of them in flight fit the last-level cache, so
+        # the copy engines might read what the readers wrote from there.
+        for mib in (1, 4):
+            row(f"pipeline to cuda:0, 16 readers, {mib} MiB slots",
+                lambda mib=mib: pipeline(path, devices[:1], 16, None, placement, mib << 20))
+            if len(devices) > 1:
+                row(f"pipeline to every GPU, 16 readers each, {mib} MiB slots",
+                    lambda mib=mib: pipeline(path, devices, 16, None, placement, mib << 20))
     finally:
         os.unlink(path)
     results["rows"] = rows
