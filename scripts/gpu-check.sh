@@ -37,7 +37,9 @@
 #             bench/page_cache_register_bench.py (page-cache-register.json)
 #   multigpu-load  what bounds loading a page-cached file to every GPU at
 #             once: reads, copies and both, with and without NUMA placement
-#             (bench/multigpu_load_bounds.py on 16 GiB; multigpu-load.json)
+#             (bench/multigpu_load_bounds.py on 16 GiB; multigpu-load.json),
+#             and the same from C++ with slots of 256 KiB to 16 MiB
+#             (bench/gpu/file_load_bench.cu; file-load.jsonl)
 #   cli       the CLI tests (tests/cli) on build-gpu's CLI: their GPU and
 #             hybrid cases run only where there is a device
 #   age       `warpcrypt age` against the reference `age` on 1 GiB in
@@ -333,6 +335,7 @@ if want figures-python; then
 fi
 if want multigpu-load; then
   step multigpu-load python3 bench/multigpu_load_bounds.py --gib 16 --dir /dev/shm --json "$out/multigpu-load.json"
+  step file-load sh -c 'build-gpu/bench/gpu/warpcrypt_file_load_bench 16 3 >"$1"' - "$out/file-load.jsonl"
 fi
 if want hybrid; then
   step hybrid env HYBRID_JSON="$out/hybrid.json" bench/hybrid_bounds.sh build-gpu/warpcrypt \
