@@ -606,10 +606,9 @@ def test_cryptotensors_files_with_tensors_in_the_clear(tmp_path, keys):
 
 @pytest.fixture
 def small_pieces(monkeypatch):
-    """Pieces and pinned slots of 1 KiB: a test file is many pieces, and
-    crosses every pinned slot many times."""
+    """Pieces of 1 KiB: a test file is many pieces, and crosses every pinned
+    slot many times."""
     monkeypatch.setattr(ws, "PIECE_BYTES", 1024)
-    monkeypatch.setattr(ws, "GPU_SLOT_BYTES", 1024)
 
 
 class Recorded:

@@ -12,8 +12,8 @@ authenticates). Keys are JWKs, as that package takes them::
     warpcrypt.safetensors.save_file(model.state_dict(), "model.safetensors", keys=keys)
     weights = warpcrypt.safetensors.load_file("model.safetensors", device="cuda:0", keys=keys)
 
-To a GPU, several readers bring the ciphertext into pinned memory and copy
-it into each tensor's own allocation, where it is decrypted in place: the
+To a GPU, several readers bring the ciphertext into pinned memory, it is
+copied into each tensor's own allocation and decrypted there in place: the
 plaintext never exists in host memory. A file without encryption loads as
 safetensors loads it when no keys are given; with keys, an unsigned file is
 refused, so that a stripped file cannot pass for a verified one.
@@ -53,19 +53,10 @@ DeviceSpec = Union[str, int, Any]
 # progress(bytes done, bytes total) of tensor data, called as pieces complete.
 Progress = Callable[[int, int], None]
 
-# A reader's unit of work on the CPU, and of a save's staging: large enough
-# that a system call costs nothing beside it, small enough that every reader
-# has one in flight.
+# A reader's and a GPU staging slot's unit of work: large enough that a
+# system call and a copy launch cost nothing beside it, small enough that
+# every reader has one in flight.
 PIECE_BYTES = 16 * 1024 * 1024
-# A GPU load's pinned slot, where a chunk is not larger: small enough that
-# the slots in flight stay in the last-level cache, where the copy engine
-# reads what a reader has just written, sparing host memory the round trip
-# that otherwise bounds a load (bench/gpu/file_load_bench.cu, H200 x2
-# machine: to one GPU 53 GB/s through 4 MiB slots against 43 through 16
-# MiB; to two, 71 against 51); large enough that Python's cost per slot,
-# a read, a copy and an event, stays small beside it (1 MiB slots ran at 9
-# GB/s in bench/multigpu_load_bounds.py).
-GPU_SLOT_BYTES = 4 * 1024 * 1024
 
 
 def _readers(gpus: int = 1) -> int:
@@ -441,7 +432,7 @@ def _load_jobs(by_device: Mapping[Any, Sequence[_Job]], framework: _Framework, l
     if host:
         _load_host(host, framework, count)
     if gpus:
-        _load_gpus(gpus, framework, max(GPU_SLOT_BYTES, largest_message), count)
+        _load_gpus(gpus, framework, max(PIECE_BYTES, largest_message), count)
 
 
 def _load_host(jobs: Sequence[_Job], framework: _Framework, count: _ByteCount) -> None:
@@ -466,23 +457,21 @@ def _load_host(jobs: Sequence[_Job], framework: _Framework, count: _ByteCount) -
                           for piece in _pieces(job.entry, job.sealing, split_one_message=False)])
 
 
-def _pieces(entry: Entry, sealing: Sealing | None, *, split_one_message: bool,
-            piece_bytes: int = PIECE_BYTES) -> Iterator[_Piece]:
-    """A tensor cut into pieces of about `piece_bytes`, each with the
-    messages that can be sealed or opened once it has arrived: a chunked
-    tensor's pieces hold whole chunks. A one-message tensor (version 1) is
-    one piece, or with `split_one_message` several, its message with the
-    last."""
+def _pieces(entry: Entry, sealing: Sealing | None, *, split_one_message: bool) -> Iterator[_Piece]:
+    """A tensor cut into pieces of about PIECE_BYTES, each with the messages
+    that can be sealed or opened once it has arrived: a chunked tensor's
+    pieces hold whole chunks. A one-message tensor (version 1) is one piece,
+    or with `split_one_message` several, its message with the last."""
     nbytes = entry.nbytes
     messages = sealing.messages(nbytes) if sealing is not None else []
     chunked = sealing is not None and sealing.chunk_size is not None
     if chunked:
         assert sealing is not None and sealing.chunk_size is not None
-        step = sealing.chunk_size * max(1, piece_bytes // sealing.chunk_size)
+        step = sealing.chunk_size * max(1, PIECE_BYTES // sealing.chunk_size)
     elif sealing is not None and not split_one_message:
         step = max(nbytes, 1)
     else:
-        step = piece_bytes
+        step = PIECE_BYTES
     starts = range(0, nbytes, step) if nbytes else [0]
     for start in starts:
         end = min(start + step, nbytes)
@@ -518,11 +507,10 @@ def _run_all(work: Callable[..., None], tasks: Sequence[tuple[Any, ...]]) -> Non
 
 
 class _GpuLoader:
-    """The path to one CUDA device: each reader fills a pinned slot and
-    queues its copy into the tensor's allocation on the copy stream, and
-    once a tensor has arrived a second stream opens its chunks in place,
-    recording each chunk's verdict on the device; the verdicts are read
-    once, at the end."""
+    """The path to one CUDA device: readers fill pinned slots, a copy stream
+    moves each slot into the tensor's allocation, and once a tensor has
+    arrived a second stream opens its chunks in place, recording each
+    chunk's verdict on the device; the verdicts are read once, at the end."""
 
     def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, in_flight: int,
                  slot_bytes: int, count: _ByteCount) -> None:
@@ -530,7 +518,6 @@ class _GpuLoader:
         self.byte_count = count
         self.copy_stream = torch.cuda.Stream(device)
         self.open_stream = torch.cuda.Stream(device)
-        self.slot_bytes = slot_bytes
         self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True)
                       for _ in range(_gpu_slots(in_flight))]
         self.views = [memoryview(slot.numpy()) for slot in self.slots]
@@ -554,10 +541,14 @@ class _GpuLoader:
         pending: collections.deque[tuple[concurrent.futures.Future[None], int, _Job, _Piece]] = collections.deque()
         slot = 0
         for job in jobs:
-            for piece in _pieces(job.entry, job.sealing, split_one_message=True, piece_bytes=self.slot_bytes):
+            for piece in _pieces(job.entry, job.sealing, split_one_message=True):
                 if len(pending) == self.in_flight:
                     self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
-                pending.append((self.pool.submit(self._fill, slot, job, piece), slot, job, piece))
+                if self.copied[slot] is not None:
+                    self.copied[slot].synchronize()
+                future = self.pool.submit(_read_into, job.fd, self.views[slot][:piece.end - piece.start],
+                                          job.offset + piece.start)
+                pending.append((future, slot, job, piece))
                 slot = (slot + 1) % len(self.slots)
         while pending:
             self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
@@ -577,35 +568,18 @@ class _GpuLoader:
         """`data` as a uint8 array on the device (a byte where it is empty)."""
         return self.torch.frombuffer(bytearray(data or b"\0"), dtype=self.torch.uint8).to(self.device)
 
-    def _fill(self, slot: int, job: _Job, piece: _Piece) -> Any:
-        """On a reader: once the slot's last copy is done, reads the piece
-        into it and queues its copy; returns the copy's event. A slot is
-        taken again only after the piece that last held it was issued (the
-        loader keeps fewer pieces in flight than there are slots), so its
-        event is set by then."""
+    def _issue(self, future: concurrent.futures.Future[None], slot: int, job: _Job, piece: _Piece, nonces: Any,
+               tags: Any, verdicts: Any, first_verdict: Mapping[int, int]) -> None:
         torch = self.torch
-        length = piece.end - piece.start
-        if self.copied[slot] is not None:
-            self.copied[slot].synchronize()
-        _read_into(job.fd, self.views[slot][:length], job.offset + piece.start)
+        future.result()
         with torch.cuda.stream(self.copy_stream):
-            job.array[piece.start:piece.end].copy_(self.slots[slot][:length], non_blocking=True)
+            job.array[piece.start:piece.end].copy_(self.slots[slot][:piece.end - piece.start], non_blocking=True)
             event = torch.cuda.Event()
             event.record(self.copy_stream)
         self.copied[slot] = event
-        return event
-
-    def _issue(self, future: concurrent.futures.Future[Any], slot: int, job: _Job, piece: _Piece, nonces: Any,
-               tags: Any, verdicts: Any, first_verdict: Mapping[int, int]) -> None:
-        event = future.result()
         self.byte_count.add(piece.end - piece.start)
         sealing = job.sealing
-        if sealing is None:
-            return
-        # Readers queue their copies in the order they finish reading, not
-        # the pieces' order: the opening waits for each piece's copy.
-        self.open_stream.wait_event(event)
-        if piece.end != job.entry.nbytes:
+        if sealing is None or piece.end != job.entry.nbytes:
             return
         # The tensor's last piece is queued: all its chunks are opened in one
         # call behind it, with no work per chunk here, so that this thread
@@ -617,6 +591,7 @@ class _GpuLoader:
                 _open_empty(job)
                 verdicts[first].fill_(1)
             return
+        self.open_stream.wait_event(event)
         if sealing.associated_data is not None:
             sealing.aead.decrypt_into(sealing.nonces[0], job.array, sealing.associated_data, job.array,
                                       tag=tags[ct.TAG_BYTES * first:ct.TAG_BYTES * (first + 1)],
