@@ -705,6 +705,105 @@ def before_after(name: str, heading: str) -> list[str]:
     ]
 
 
+TWO_GPUS_RUN = "multigpu_h200x2_9b636fe.json"
+TWO_GPUS_AEAD = "aead_pieces_devices_h200x2_04fa732.json"
+TWO_GPUS_SLOTS = "file_load_h200x2_6b34a6c.json"
+TWO_GPUS_REVERTED = "safetensors_reader_copies_reverted_h200x2_d250c5f.json"
+
+
+def ratio(one: float, every: float) -> str:
+    return f"{every / one:.2f}×"
+
+
+def two_gpus(notes: LabNotes) -> list[str]:
+    """One device call on a machine with two GPUs: device 0 alone against
+    both, then what bounds the weights, and the two changes tried."""
+    d = load(TWO_GPUS_RUN)
+    run = d["run"]
+    body = []
+    for resident, where in (("device", "in device memory, each device its own"),
+                            ("host", "calls from pinned host memory")):
+        for cipher in dict.fromkeys(s["cipher"] for s in d["speed"]):
+            one, every = (next(s for s in d["speed"] if s["cipher"] == cipher and s["resident"] == resident
+                               and (" x " in s["devices"]) == several) for several in (False, True))
+            body.append([f"{cipher}, {size(one['bytes'])} {where} (`speed`, median)", gbs(one["median_gbps"]),
+                         gbs(every["median_gbps"]), ratio(one["median_gbps"], every["median_gbps"])])
+    one, every = (next(c["median_gbps"] for c in d["copies"] if c["devices"] == n) for n in (1, 2))
+    body.append(["pinned host → GPU → host copies alone, no cipher (`warpcrypt_kernel_bench copies`, median)",
+                 gbs(one), gbs(every), ratio(one, every)])
+    for size_gib in sorted({r["gib"] for r in d["weights"] if not r["operation"].startswith("get_slice")}):
+        rows = {r["operation"]: r["gb_per_s"] for r in d["weights"] if r["gib"] == size_gib}
+        one, every = rows["load to cuda:0: warpcrypt"], rows["load to cuda:0 and cuda:1: warpcrypt"]
+        body.append([f"encrypted safetensors, {gib(size_gib)} in /dev/shm, `load_file` to cuda:0, and with a"
+                     " device_map half to each (the best of the bench's repeats)", gbs(one), gbs(every),
+                     ratio(one, every)])
+    seals = d["seal_to_dev_null"]
+    # The gpu workers on one device, then on a list of them.
+    one, every = (statistics.median(r["wall_seconds"]) for r in
+                  sorted((r for r in seals if r["workers"].startswith("gpu ")), key=lambda r: "," in r["workers"]))
+    body.append([f"`seal -keyfile` of a {size(d['seal_file_bytes'])} page-cached file to /dev/null, --backend gpu"
+                 f" (median wall s of {len(seals[0]['wall_seconds'])})",
+                 f"{one:.2f} s", f"{every:.2f} s", ratio(every, one)])
+    bounds = d["load_bounds"]["rows"]
+    slots = load(TWO_GPUS_SLOTS)
+    slot_rows = []
+    readers = min(r["readers_per_device"] for r in slots["rows"])
+    for slot in sorted({r["slot_bytes"] for r in slots["rows"]}):
+        one, every = (next(r["best_gbps"] for r in slots["rows"] if r["slot_bytes"] == slot and r["devices"] == n
+                           and r["readers_per_device"] == readers) for n in (1, 2))
+        slot_rows.append([size(slot), gbs(one), gbs(every), ratio(one, every)])
+    aead = load(TWO_GPUS_AEAD)
+    aead_rows = []
+    for s in aead["after"]["speed"]:
+        was = [b["median_gbps"] for b in aead["before"]["speed"]
+               if (b["cipher"], b["direction"], b["devices"]) == (s["cipher"], s["direction"], s["devices"])]
+        aead_rows.append([f"{s['cipher']} {s['direction']}", re.sub(r"(\d+) x ", r"\1 × ", s["devices"]),
+                          gbs(was[0]) if was else "—", gbs(s["median_gbps"])])
+    tried = load(TWO_GPUS_REVERTED)
+    reverted = {(r["gib"], r["operation"]): r["gb_per_s"] for r in tried["rows"]}
+    kept = {(r["gib"], r["operation"]): r["gb_per_s"] for r in d["weights"]}
+    reverted_rows = [[gib(g), op.split(": ")[0], gbs(kept[(g, op)]), gbs(reverted[(g, op)])]
+                     for (g, op) in kept if op.startswith("load to") and (g, op) in reverted]
+    return [
+        "## Two GPUs in one host",
+        "",
+        f"One device call, `scripts/gpu-check.sh multigpu multigpu-weights multigpu-load`: `docs/bench/{TWO_GPUS_RUN}`,"
+        f" {machine(run)}, {run['date']}, commit {run['commit']}. The multi-device tests passed in the same call"
+        " (the library's, the CLI's and the Python package's, and memcheck on the library's).",
+        "",
+        *table(["workload", "cuda:0", "cuda:0 and cuda:1", "ratio"], body),
+        "",
+        f"What bounds the weights: the loader's parts alone on a {gib(d['load_bounds']['gib'])} file in /dev/shm, in"
+        " the same call (`bench/multigpu_load_bounds.py`; the best of its runs, GB/s):",
+        "",
+        *table(["part", "GB/s"], [[name, gbs(v)] for name, v in bounds.items()]),
+        "",
+        "The same pipeline in C++, no cipher and no Python, each reader copying the slot it filled"
+        f" (`bench/gpu/file_load_bench.cu`; `docs/bench/{TWO_GPUS_SLOTS}`, commit {slots['run']['commit']}, the same"
+        f" kind of machine, a later call): by slot size, {readers} readers a device, the best of its loads of"
+        f" {size(slots['rows'][0]['file_bytes'])}, GB/s.",
+        "",
+        *table(["slot", "cuda:0", "cuda:0 and cuda:1", "ratio"], slot_rows),
+        "",
+        "A long AEAD message from pinned memory, before and after its pieces ran on the devices of the lanes that"
+        f" take them (`docs/bench/{TWO_GPUS_AEAD}`, commits {aead['before']['run']['commit']} and"
+        f" {aead['after']['run']['commit']}, each on a freshly lent machine of the same kind; `speed`, median GB/s;"
+        " — where the run before did not measure it):",
+        "",
+        *table(["cipher", "devices", "before", "after"], aead_rows),
+        "",
+        "The loader's readers each queueing their own slot's copy, through smaller slots, tried and reverted"
+        f" (`docs/bench/{TWO_GPUS_REVERTED}`, commit {tried['run']['commit']}, against the run above; GB/s):",
+        "",
+        *table(["size", "load", "kept loader", "readers queueing copies"], reverted_rows),
+        "",
+        "Why, and what would lift each bound: the lab notes' " + notes.link("Two GPUs in one host again") + ".",
+        "",
+        "Reproduce: `scripts/gpu-check.sh multigpu multigpu-weights multigpu-load` on a machine with two GPUs.",
+        "",
+    ]
+
+
 def python(notes: LabNotes) -> list[str]:
     return ["## Python against pyca/cryptography", "", *python_aead(notes)]
 
@@ -999,6 +1098,7 @@ def page(notes: LabNotes) -> str:
                           "The plain ciphers' GPU lanes on the engine's transfer lanes, before and after")
     lines += before_after("cli_page_aligned_staging_dev_496a44f.json",
                           "A CPU lane's staging on a page boundary: enc on page-cached files, before and after")
+    lines += two_gpus(notes)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
