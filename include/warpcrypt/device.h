@@ -226,6 +226,34 @@ WC_API wc_status wc_device_read(int device, void *host, const void *pointer, siz
 WC_API wc_status wc_host_alloc_pinned(void **pointer, size_t bytes);
 WC_API void wc_host_free_pinned(void *pointer);
 
+/*
+ * Files read straight into device memory, as warpcrypt.safetensors loads
+ * tensors to a GPU: each range's `len` bytes from `offset` of the open file
+ * `fd` go to the device memory at `device_memory`, on whichever device
+ * holds it. Reader threads, a share for each device the ranges reach, read
+ * slots of a few MiB into page-locked memory and each queues its slot's
+ * copy, so that a read overlaps the copy before it; the slots in flight
+ * stay in the CPU's last-level cache, where the copy engines read them.
+ * The memory must be ready: no stream's queued work is waited for (a
+ * framework's allocator queues none).
+ *
+ * Returns once every byte is in device memory, or with the first failure:
+ * WC_ERR_IO where a read fails, WC_ERR_FORMAT where a file ends before a
+ * range does, WC_ERR_INVALID_ARGUMENT for a NULL list with a count, a
+ * negative fd, a range past 2^63, or memory that is not device memory (the
+ * range's whole extent is not checked), WC_ERR_NO_DEVICE without a device,
+ * WC_ERR_DEVICE where a copy fails. On a failure the device memory holds
+ * some of the bytes.
+ */
+typedef struct wc_file_range {
+  int fd;
+  uint64_t offset;
+  uint64_t len;
+  void *device_memory;
+} wc_file_range;
+
+WC_API wc_status wc_read_files_to_device(const wc_file_range *ranges, size_t count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,11 @@
 #include "device.h"
 
+#include <nanobind/nanobind.h>
+
 #include "errors.h"
 #include "warpcrypt/warpcrypt.h"
+
+namespace nb = nanobind;
 
 namespace wcpy {
 namespace {
@@ -30,6 +34,21 @@ void order_after(int device, uintptr_t consumer, uintptr_t producer) {
 
 void clear_async(int device, void *pointer, size_t bytes, uintptr_t stream) {
   check(wc_device_clear_async(device, pointer, bytes, as_stream(stream)));
+}
+
+void read_files_to_device(const std::vector<std::tuple<int, uint64_t, uint64_t, uintptr_t>> &ranges) {
+  std::vector<wc_file_range> listed;
+  listed.reserve(ranges.size());
+  for (const auto &[fd, offset, len, memory] : ranges) {
+    listed.push_back({fd, offset, len, reinterpret_cast<void *>(memory)});
+  }
+  wc_status status;
+  {
+    const nb::gil_scoped_release released;
+    status = wc_read_files_to_device(listed.data(), listed.size());
+  }
+  if (status == WC_ERR_FORMAT) throw Failure(status, "truncated: a file ended while its bytes were read");
+  check(status);
 }
 
 DeviceInts::DeviceInts(int device, size_t count, uintptr_t stream) : device_(device), count_(count), stream_(stream) {

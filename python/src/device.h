@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 namespace wcpy {
@@ -27,6 +28,11 @@ void order_after(int device, uintptr_t consumer, uintptr_t producer);
 // Queues zeros over `bytes` bytes of `device`'s memory at `pointer` on
 // `stream`.
 void clear_async(int device, void *pointer, size_t bytes, uintptr_t stream);
+
+// Reads each (fd, offset, length, device pointer) range of open files into
+// device memory (wc_read_files_to_device), the GIL released; returns once
+// every byte is there. Raises FormatError where a file ends early.
+void read_files_to_device(const std::vector<std::tuple<int, uint64_t, uint64_t, uintptr_t>> &ranges);
 
 // int32 values in `device`'s memory, from the stream-ordered allocator,
 // that work queued on `stream` writes (the verdicts of an AEAD open on the

@@ -12,8 +12,10 @@
 
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "device.h"
 #include "errors.h"
 #include "options.h"
 #include "views.h"
@@ -430,6 +432,9 @@ void bind_files(nb::module_ &m) {
   m.def("fill_mapped", &fill_mapped, "region"_a, "data"_a.none(),
         "Makes the pages under region (a shared file mapping) present, then copies data there, without the GIL; "
         "False where the kernel cannot (before Linux 5.14).");
+  m.def("read_files_to_device", &read_files_to_device, "ranges"_a,
+        "Reads each (fd, offset, length, device pointer) range of open files into device memory, without the "
+        "GIL; returns once every byte is there (wc_read_files_to_device).");
   m.attr("SEAL_HEADER_LEN") = WC_SEAL_HEADER_LEN;
   m.attr("SEAL_TAG_LEN") = WC_SEAL_TAG_LEN;
   nb::class_<AtomicOutput>(m, "AtomicOutput",

@@ -114,6 +114,11 @@ def fill_mapped(region: object, data: object | None) -> bool:
     Makes the pages under region (a shared file mapping) present, then copies data there, without the GIL; False where the kernel cannot (before Linux 5.14).
     """
 
+def read_files_to_device(ranges: Sequence[tuple[int, int, int, int]]) -> None:
+    """
+    Reads each (fd, offset, length, device pointer) range of open files into device memory, without the GIL; returns once every byte is there (wc_read_files_to_device).
+    """
+
 SEAL_HEADER_LEN: int = 48
 
 SEAL_TAG_LEN: int = 16

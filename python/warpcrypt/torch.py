@@ -123,7 +123,7 @@ def load(f: PathOrFile, *, key: bytes, map_location: Any = None) -> dict[Any, An
             entry, sealing = _placed(info, offset, reader.aead, reader.associated_data(info), bytearray(tag))
             by_device.setdefault(device, []).append(_Job(entry, sealing, fd, reader.body_start + offset,
                                                          tensor.reshape(-1).view(torch.uint8)))
-        _load_jobs(by_device, _TORCH, 0)
+        _load_jobs(by_device, _TORCH)
     return _checkpoint.fill(reader.state, plain)  # type: ignore[no-any-return]
 
 

@@ -4,12 +4,15 @@
 // answer from either build.
 #include <cstdint>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "api/arguments.h"
 #include "core/aead_registry.h"
 #include "core/backend_tables.h"
 #include "core/cipher_registry.h"
 #include "core/stream_state.h"
+#include "engine/file_to_device.h"
 
 using warpcrypt::kCudaBackend;
 
@@ -140,6 +143,26 @@ wc_status wc_host_alloc_pinned(void **pointer, size_t bytes) {
   *pointer = nullptr;
   if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
   return kCudaBackend.alloc_pinned(pointer, bytes);
+}
+
+wc_status wc_read_files_to_device(const wc_file_range *ranges, size_t count) {
+  if (count != 0 && ranges == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  const std::span<const wc_file_range> listed(ranges, count);
+  constexpr uint64_t kLimit = uint64_t{1} << 63;  // file offsets are signed
+  for (const wc_file_range &range : listed) {
+    if (range.fd < 0 || range.offset >= kLimit || range.len > kLimit - range.offset) return WC_ERR_INVALID_ARGUMENT;
+    if (range.len != 0 && range.device_memory == nullptr) return WC_ERR_INVALID_ARGUMENT;
+  }
+  if (kCudaBackend.device_count() == 0) return WC_ERR_NO_DEVICE;
+  std::vector<warpcrypt::engine::DeviceRange> checked;
+  checked.reserve(count);
+  for (const wc_file_range &range : listed) {
+    if (range.len == 0) continue;
+    int device = -1;
+    if (kCudaBackend.pointer_device(range.device_memory, &device) != WC_OK) return WC_ERR_INVALID_ARGUMENT;
+    checked.push_back({range.fd, range.offset, range.len, static_cast<uint8_t *>(range.device_memory), device});
+  }
+  return warpcrypt::engine::read_to_devices(checked, warpcrypt::engine::cuda_transfer_backend());
 }
 
 void wc_host_free_pinned(void *pointer) {

@@ -74,9 +74,10 @@ struct CudaBackend {
   // device.
   wc_status (*make_aead)(std::unique_ptr<AeadCipher> *out, const wc_aead &aead, std::span<const uint8_t> key,
                          std::span<const int> devices);
-  // A stream on `device` with a device buffer of `device_bytes` and a
-  // page-locked window of `window_bytes` (core/transfer_buffers.h), from
-  // the device's pools; WC_ERR_NO_DEVICE without the device.
+  // A stream on `device` with a device buffer of `device_bytes` (none for
+  // 0) and a page-locked window of `window_bytes`
+  // (core/transfer_buffers.h), from the device's pools; WC_ERR_NO_DEVICE
+  // without the device.
   wc_status (*lease_transfer)(std::unique_ptr<TransferBuffers> *out, int device, size_t device_bytes,
                               size_t window_bytes);
   // Work on device memory, queued on the caller's stream once the api layer

@@ -1,7 +1,10 @@
 // The device-pointer API: in place, unaligned pointers, arbitrary stream
 // offsets and resuming a chained stream mid-way, each checked against the CPU
-// backend and with guard bytes around every buffer.
+// backend and with guard bytes around every buffer; device memory and stream
+// order for callers without a CUDA runtime; files read into device memory.
 #include <cuda_runtime_api.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu_support.h"
+#include "support/scratch_files.h"
 #include "support/test_rng.h"
 #include "support/warpcrypt_calls.h"
 
@@ -331,3 +335,58 @@ TEST(GpuDeviceMemory, RefusesAStreamOfAnotherDeviceAndDevicesThatAreNot) {
 
 }  // namespace
 }  // namespace wctest
+
+// Files read straight into device memory: ranges of a file, long and short
+// against the slots, into memory on device 0 and, where there are two
+// devices, on device 1 in the same call; read back, each range is the file's
+// bytes and the memory around it is untouched. A file that ends early is
+// WC_ERR_FORMAT.
+TEST(GpuDeviceMemory, ReadFilesToDeviceLandsEveryRange) {
+  WCTEST_REQUIRE_GPU();
+  wctest::ScratchDir dir;
+  wctest::TestRng rng = wctest::TestRng::for_current_test();
+  constexpr size_t kMiB = size_t{1} << 20;
+  const wctest::Bytes file = rng.bytes(37 * kMiB + 11);
+  const std::string path = dir / "file";
+  wctest::write_file(path, file);
+  const int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const int devices = std::min(2, wctest::device_count());
+  struct Placed {
+    uint64_t offset;
+    uint64_t len;
+    int device;
+    uint8_t *memory = nullptr;
+  };
+  std::vector<Placed> placed = {{0, 1, 0}, {3, kMiB - 1, devices - 1}, {4096, 4 * kMiB + 5, 0},
+                                {17, 20 * kMiB + 3, devices - 1}, {5 * kMiB, 32 * kMiB + 11, 0}};
+  constexpr size_t kGuard = 64;
+  constexpr uint8_t kFill = 0x3c;
+  std::vector<wc_file_range> ranges;
+  for (Placed &p : placed) {
+    ASSERT_EQ(cudaSetDevice(p.device), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&p.memory), p.len + 2 * kGuard), cudaSuccess);
+    ASSERT_EQ(cudaMemset(p.memory, kFill, p.len + 2 * kGuard), cudaSuccess);
+    ranges.push_back({fd, p.offset, p.len, p.memory + kGuard});
+  }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(wc_read_files_to_device(ranges.data(), ranges.size()), WC_OK);
+  for (const Placed &p : placed) {
+    wctest::Bytes back(p.len + 2 * kGuard);
+    ASSERT_EQ(cudaMemcpy(back.data(), p.memory, back.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_TRUE(std::equal(file.begin() + static_cast<std::ptrdiff_t>(p.offset),
+                           file.begin() + static_cast<std::ptrdiff_t>(p.offset + p.len), back.begin() + kGuard))
+        << "the range from " << p.offset << " on device " << p.device;
+    EXPECT_TRUE(std::all_of(back.begin(), back.begin() + kGuard, [](uint8_t b) { return b == kFill; }) &&
+                std::all_of(back.end() - kGuard, back.end(), [](uint8_t b) { return b == kFill; }))
+        << "the range from " << p.offset << " wrote outside its memory";
+  }
+  const wc_file_range past_the_end{fd, file.size() - 10, 20, placed[0].memory};
+  EXPECT_EQ(wc_read_files_to_device(&past_the_end, 1), WC_ERR_FORMAT);
+  for (const Placed &p : placed) {
+    ASSERT_EQ(cudaSetDevice(p.device), cudaSuccess);
+    cudaFree(p.memory);
+  }
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  close(fd);
+}

@@ -21,10 +21,13 @@
 #include <vector>
 
 #include "engine/staged_aead.h"
+#include "support/host_transfer.h"
 #include "warpcrypt/warpcrypt.h"
 
 namespace warpcrypt::engine {
 namespace {
+
+using wctest::HostTransfer;
 
 constexpr size_t kTagLen = 16;
 // The toy's pieces: not a power of two, so that cuts fall mid-window.
@@ -143,46 +146,6 @@ class ToyPieces final : public AeadPieces {
   std::vector<uint64_t> cuts_;
   std::vector<uint8_t> plaintext_;
   std::atomic<size_t> done_{0};
-};
-
-// What a lane's buffers would be on a device, in host memory: copies are
-// made as they are queued, and the stream has always passed them. A window
-// starts filled with kUntouched; what the lane marked as used is what the
-// pool wipes, so any byte past the mark that changed is plaintext the wipe
-// would leave behind.
-constexpr uint8_t kUntouched = 0xC5;
-std::atomic<bool> g_written_past_mark{false};
-
-class HostTransfer final : public TransferBuffers {
- public:
-  HostTransfer(size_t device_bytes, size_t window_bytes)
-      : device_(device_bytes), window_(window_bytes, kUntouched) {}
-  ~HostTransfer() override {
-    const size_t marked = std::min(window_used_, window_.size());
-    if (std::any_of(window_.begin() + static_cast<std::ptrdiff_t>(marked), window_.end(),
-                    [](uint8_t b) { return b != kUntouched; })) {
-      g_written_past_mark = true;
-    }
-  }
-
-  wc_cuda_stream stream() const override { return nullptr; }
-  uint8_t *device() const override { return device_.data(); }
-  uint8_t *window() const override { return window_.data(); }
-  wc_status upload(uint8_t *device, const uint8_t *host, size_t len) override {
-    std::memcpy(device, host, len);
-    return WC_OK;
-  }
-  wc_status download(uint8_t *host, const uint8_t *device, size_t len) override {
-    std::memcpy(host, device, len);
-    return WC_OK;
-  }
-  wc_status wait() override { return WC_OK; }
-  void mark_used(size_t, size_t window_bytes) override { window_used_ = std::max(window_used_, window_bytes); }
-
- private:
-  mutable std::vector<uint8_t> device_;
-  mutable std::vector<uint8_t> window_;
-  size_t window_used_ = 0;
 };
 
 wc_status lease_host_transfer(std::unique_ptr<TransferBuffers> *out, int device, size_t device_bytes,
@@ -416,14 +379,14 @@ std::string lanes_name(const ::testing::TestParamInfo<std::tuple<unsigned, bool>
 // what a lane marked as used when it gives the window back, so every byte
 // written must lie within the mark (HostTransfer checks).
 TEST_P(StagedAeadTest, EveryByteWrittenToAWindowIsMarkedForTheWipe) {
-  g_written_past_mark = false;
+  HostTransfer::reset_written_past_mark();
   Batch batch(mixed_lengths());
   Seen seen;
   const auto staged = this->staged(seen);
   ASSERT_EQ(staged->seal(batch.messages, kTagLen), WC_OK);
   std::vector<wc_status> results(batch.messages.size());
   ASSERT_EQ(staged->open(batch.reversed(), kTagLen, results.data()), WC_OK);
-  EXPECT_FALSE(g_written_past_mark);
+  EXPECT_FALSE(HostTransfer::written_past_mark());
 }
 
 // Pageable memory on 1, 4 and 16 staging lanes; page-locked memory runs on

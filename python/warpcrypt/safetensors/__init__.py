@@ -12,9 +12,10 @@ authenticates). Keys are JWKs, as that package takes them::
     warpcrypt.safetensors.save_file(model.state_dict(), "model.safetensors", keys=keys)
     weights = warpcrypt.safetensors.load_file("model.safetensors", device="cuda:0", keys=keys)
 
-To a GPU, several readers bring the ciphertext into pinned memory, it is
-copied into each tensor's own allocation and decrypted there in place: the
-plaintext never exists in host memory. A file without encryption loads as
+To a GPU, the library reads the ciphertext into each tensor's own
+allocation, through page-locked slots small enough to stay in the CPU's
+cache, and it is decrypted there in place: the plaintext never exists in
+host memory. A file without encryption loads as
 safetensors loads it when no keys are given; with keys, an unsigned file is
 refused, so that a stripped file cannot pass for a verified one.
 
@@ -59,14 +60,14 @@ Progress = Callable[[int, int], None]
 PIECE_BYTES = 16 * 1024 * 1024
 
 
-def _readers(gpus: int = 1) -> int:
-    """Threads that read (and on the CPU, decrypt) at once: a read from the
-    page cache is a copy by the kernel, a few GB/s per thread, so it takes
-    16 of them to keep up with one GPU's copy engine, and 16 more for each
-    further GPU, as far as the CPUs go. The usable CPUs are the library's
-    count (affinity and cgroup quota included), as every other job's
-    workers are."""
-    return min(16 * gpus, _native.default_threads())
+def _readers() -> int:
+    """Threads that read and decrypt at once on the CPU, or write a save's
+    slots: a read from the page cache is a copy by the kernel, a few GB/s
+    per thread, so 16 as far as the CPUs go. The usable CPUs are the
+    library's count (affinity and cgroup quota included), as every other
+    job's workers are. Loads to a GPU read in the library
+    (wc_read_files_to_device), which places its own readers."""
+    return min(16, _native.default_threads())
 
 
 # How much of a file being written its reserving thread reserves at a time.
@@ -74,10 +75,19 @@ _RESERVE_STEP = 64 << 20
 
 
 def _gpu_slots(in_flight: int) -> int:
-    """Pinned slots per device: twice the pieces in flight, so a slot comes
-    back to the readers only once the copy queued behind it half a round
-    ago has long finished, and the copy engine never waits on a refill."""
+    """A save's pinned slots per device: twice the pieces in flight, so a
+    slot comes back to the writers only once the copy queued behind it half
+    a round ago has long finished, and the copy engine never waits on a
+    refill."""
     return 2 * in_flight
+
+
+# How many bytes of tensors one call of the library reads to the GPUs
+# (wc_read_files_to_device): a batch's tensors are opened on their devices
+# while the next batch is read, so the openings hide behind the reads, and
+# a batch is large enough that its first and last slots, when not every
+# reader is busy, cost little beside it.
+_GPU_BATCH_BYTES = 1 << 30
 
 
 class _ByteCount:
@@ -421,18 +431,17 @@ def _open_empty(job: _Job) -> None:
         raise job.failure(0) from None
 
 
-def _load_jobs(by_device: Mapping[Any, Sequence[_Job]], framework: _Framework, largest_message: int,
+def _load_jobs(by_device: Mapping[Any, Sequence[_Job]], framework: _Framework,
                count: _ByteCount = _UNCOUNTED) -> None:
     """Reads and opens each job's bytes into its array, the jobs of every
     file at once: arrays in host memory on every core, arrays on GPUs
-    through pinned memory and opened there. A chunk is read whole into a
-    pinned slot, so a slot holds `largest_message` bytes at least."""
+    read there by the library and opened there."""
     host = [job for device, jobs in by_device.items() if not framework.is_cuda(device) for job in jobs]
     gpus = {device: jobs for device, jobs in by_device.items() if framework.is_cuda(device)}
     if host:
         _load_host(host, framework, count)
     if gpus:
-        _load_gpus(gpus, framework, max(PIECE_BYTES, largest_message), count)
+        _load_gpus(gpus, framework, count)
 
 
 def _load_host(jobs: Sequence[_Job], framework: _Framework, count: _ByteCount) -> None:
@@ -506,101 +515,64 @@ def _run_all(work: Callable[..., None], tasks: Sequence[tuple[Any, ...]]) -> Non
             raise next(error for error in errors if error is not None) from None
 
 
-class _GpuLoader:
-    """The path to one CUDA device: readers fill pinned slots, a copy stream
-    moves each slot into the tensor's allocation, and once a tensor has
-    arrived a second stream opens its chunks in place, recording each
-    chunk's verdict on the device; the verdicts are read once, at the end."""
+class _GpuOpening:
+    """The openings on one CUDA device: the tensors' nonces and tags go up
+    once, each tensor's chunks are opened in place on a stream of their own
+    once its bytes have arrived, recording each chunk's verdict on the
+    device, and the verdicts are read once, at the end."""
 
-    def __init__(self, torch: Any, device: Any, pool: concurrent.futures.ThreadPoolExecutor, in_flight: int,
-                 slot_bytes: int, count: _ByteCount) -> None:
-        self.torch, self.device, self.pool, self.in_flight = torch, device, pool, in_flight
-        self.byte_count = count
-        self.copy_stream = torch.cuda.Stream(device)
-        self.open_stream = torch.cuda.Stream(device)
-        self.slots = [torch.empty(slot_bytes, dtype=torch.uint8, pin_memory=True)
-                      for _ in range(_gpu_slots(in_flight))]
-        self.views = [memoryview(slot.numpy()) for slot in self.slots]
-        self.copied: list[Any] = [None] * len(self.slots)
-
-    def load(self, jobs: Sequence[_Job]) -> None:
-        torch = self.torch
-        # The arrays were allocated on the caller's stream.
-        self.copy_stream.wait_stream(torch.cuda.current_stream(self.device))
-        chunk_count = sum(len(job.sealing.nonces) for job in jobs if job.sealing is not None)
-        verdicts = torch.zeros(max(1, chunk_count), dtype=torch.int32, device=self.device)
-        sealed = [job.sealing for job in jobs if job.sealing is not None]
-        tags = self._upload(b"".join(sealing.tags for sealing in sealed))
-        nonces = self._upload(b"".join(b"".join(sealing.nonces) for sealing in sealed))
-        first_verdict: dict[int, int] = {}  # by id(job): names need not be unique to the loader
+    def __init__(self, torch: Any, device: Any, jobs: Sequence[_Job]) -> None:
+        self.torch, self.device = torch, device
+        self.stream = torch.cuda.Stream(device)
+        self.sealed = [(job, job.sealing) for job in jobs if job.sealing is not None]
+        self.verdicts = torch.zeros(max(1, sum(len(sealing.nonces) for _, sealing in self.sealed)),
+                                    dtype=torch.int32, device=device)
+        self.tags = self._upload(b"".join(sealing.tags for _, sealing in self.sealed))
+        self.nonces = self._upload(b"".join(b"".join(sealing.nonces) for _, sealing in self.sealed))
+        self.first_verdict: dict[int, int] = {}  # by id(job): names need not be unique to the loader
         position = 0
-        for job in jobs:
-            if job.sealing is not None:
-                first_verdict[id(job)] = position
-                position += len(job.sealing.nonces)
-        pending: collections.deque[tuple[concurrent.futures.Future[None], int, _Job, _Piece]] = collections.deque()
-        slot = 0
-        for job in jobs:
-            for piece in _pieces(job.entry, job.sealing, split_one_message=True):
-                if len(pending) == self.in_flight:
-                    self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
-                if self.copied[slot] is not None:
-                    self.copied[slot].synchronize()
-                future = self.pool.submit(_read_into, job.fd, self.views[slot][:piece.end - piece.start],
-                                          job.offset + piece.start)
-                pending.append((future, slot, job, piece))
-                slot = (slot + 1) % len(self.slots)
-        while pending:
-            self._issue(*pending.popleft(), nonces, tags, verdicts, first_verdict)
-        self.open_stream.synchronize()
-        self.copy_stream.synchronize()
-        if chunk_count and not bool(verdicts.all()):
-            failed = (verdicts == 0).nonzero().flatten().tolist()
-            for job in jobs:
-                if job.sealing is None:
-                    continue
-                first = first_verdict[id(job)]
-                bad = [i - first for i in failed if first <= i < first + len(job.sealing.nonces)]
-                if bad:
-                    raise job.failure(bad[0])
+        for job, sealing in self.sealed:
+            self.first_verdict[id(job)] = position
+            position += len(sealing.nonces)
 
     def _upload(self, data: bytes) -> Any:
         """`data` as a uint8 array on the device (a byte where it is empty)."""
         return self.torch.frombuffer(bytearray(data or b"\0"), dtype=self.torch.uint8).to(self.device)
 
-    def _issue(self, future: concurrent.futures.Future[None], slot: int, job: _Job, piece: _Piece, nonces: Any,
-               tags: Any, verdicts: Any, first_verdict: Mapping[int, int]) -> None:
-        torch = self.torch
-        future.result()
-        with torch.cuda.stream(self.copy_stream):
-            job.array[piece.start:piece.end].copy_(self.slots[slot][:piece.end - piece.start], non_blocking=True)
-            event = torch.cuda.Event()
-            event.record(self.copy_stream)
-        self.copied[slot] = event
-        self.byte_count.add(piece.end - piece.start)
+    def open(self, job: _Job) -> None:
+        """Queues the opening of a job whose bytes are on the device: all its
+        chunks in one call, with no work per chunk here."""
         sealing = job.sealing
-        if sealing is None or piece.end != job.entry.nbytes:
+        if sealing is None:
             return
-        # The tensor's last piece is queued: all its chunks are opened in one
-        # call behind it, with no work per chunk here, so that this thread
-        # keeps the copies coming.
-        first = first_verdict[id(job)]
+        first = self.first_verdict[id(job)]
         count = len(sealing.nonces)
+        tags = self.tags[ct.TAG_BYTES * first:ct.TAG_BYTES * (first + count)]
         if job.entry.nbytes == 0:
             if count:  # an empty tensor's one empty message, opened here
                 _open_empty(job)
-                verdicts[first].fill_(1)
+                self.verdicts[first].fill_(1)
             return
-        self.open_stream.wait_event(event)
         if sealing.associated_data is not None:
             sealing.aead.decrypt_into(sealing.nonces[0], job.array, sealing.associated_data, job.array,
-                                      tag=tags[ct.TAG_BYTES * first:ct.TAG_BYTES * (first + 1)],
-                                      stream=self.open_stream, verified=verdicts[first:first + 1])
+                                      tag=tags[:ct.TAG_BYTES], stream=self.stream,
+                                      verified=self.verdicts[first:first + 1])
             return
-        sealing.aead.decrypt_chunks(nonces[ct.NONCE_BYTES * first:ct.NONCE_BYTES * (first + count)], job.array,
-                                    sealing.chunk_size or job.entry.nbytes,
-                                    tags[ct.TAG_BYTES * first:ct.TAG_BYTES * (first + count)],
-                                    stream=self.open_stream, verified=verdicts[first:first + count])
+        sealing.aead.decrypt_chunks(self.nonces[ct.NONCE_BYTES * first:ct.NONCE_BYTES * (first + count)], job.array,
+                                    sealing.chunk_size or job.entry.nbytes, tags, stream=self.stream,
+                                    verified=self.verdicts[first:first + count])
+
+    def finish(self) -> None:
+        """Waits for the openings; raises for the first chunk that failed."""
+        self.stream.synchronize()
+        if not self.sealed or bool(self.verdicts.all()):
+            return
+        failed = (self.verdicts == 0).nonzero().flatten().tolist()
+        for job, sealing in self.sealed:
+            first = self.first_verdict[id(job)]
+            bad = [i - first for i in failed if first <= i < first + len(sealing.nonces)]
+            if bad:
+                raise job.failure(bad[0])
 
 
 def _load(files: Sequence[tuple[_File, Sequence[str]]], framework: _Framework, place: Callable[[str], Any],
@@ -615,37 +587,39 @@ def _load(files: Sequence[tuple[_File, Sequence[str]]], framework: _Framework, p
             job, _ = file.job(name, framework, device)
             by_device[device].append(job)
             jobs.append(job)
-    largest = max((file.crypto.chunk_size or 0 for file, _ in files if file.crypto is not None), default=0)
-    _load_jobs(by_device, framework, largest, _ByteCount(sum(job.entry.nbytes for job in jobs), progress))
+    _load_jobs(by_device, framework, _ByteCount(sum(job.entry.nbytes for job in jobs), progress))
     return {job.entry.name: framework.finish(job.array, job.entry.dtype, job.entry.shape) for job in jobs}
 
 
-def _load_gpus(gpus: Mapping[Any, Sequence[_Job]], framework: _Framework, slot_bytes: int,
-               count: _ByteCount) -> None:
+def _load_gpus(gpus: Mapping[Any, Sequence[_Job]], framework: _Framework, count: _ByteCount) -> None:
+    """The library reads the jobs' bytes into their arrays in batches, the
+    devices' jobs in turn so that every batch keeps every device's readers
+    busy, and each batch is opened on its devices while the next is read."""
     if not isinstance(framework, _Torch):
         raise InvalidArgument("GPU loading takes framework='pt'")
-    readers = _readers(len(gpus))
-    with concurrent.futures.ThreadPoolExecutor(readers) as pool:
-        loaders = [_GpuLoader(framework.torch, device, pool, max(1, readers // len(gpus)), slot_bytes, count)
-                   for device in gpus]
-        if len(loaders) == 1:
-            loaders[0].load(next(iter(gpus.values())))
-            return
-        errors: list[BaseException] = []
-
-        def run(loader: _GpuLoader, jobs: Sequence[_Job]) -> None:
-            try:
-                loader.load(jobs)
-            except BaseException as error:  # raised below, in the caller's thread
-                errors.append(error)
-
-        threads = [threading.Thread(target=run, args=(loader, jobs)) for loader, jobs in zip(loaders, gpus.values())]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        if errors:
-            raise errors[0]
+    torch = framework.torch
+    openings = {device: _GpuOpening(torch, device, jobs) for device, jobs in gpus.items()}
+    # The library's copies wait for no stream: what the caller's streams
+    # queued on the arrays (their allocation) must be done first.
+    for device in gpus:
+        torch.cuda.current_stream(device).synchronize()
+    queues = [collections.deque((device, job) for job in jobs) for device, jobs in gpus.items()]
+    batch: list[tuple[Any, _Job]] = []
+    batch_bytes = 0
+    while any(queues):
+        for queue in queues:
+            if queue:
+                batch.append(queue.popleft())
+                batch_bytes += batch[-1][1].entry.nbytes
+        if batch_bytes >= _GPU_BATCH_BYTES or not any(queues):
+            _native.read_files_to_device([(job.fd, job.offset, job.entry.nbytes, job.array.data_ptr())
+                                          for _, job in batch if job.entry.nbytes])
+            for device, job in batch:
+                count.add(job.entry.nbytes)
+                openings[device].open(job)
+            batch, batch_bytes = [], 0
+    for opening in openings.values():
+        opening.finish()
 
 
 def _placement(framework: _Framework, device: DeviceSpec | Mapping[str, DeviceSpec]) -> Callable[[str], Any]:
@@ -825,8 +799,7 @@ class TensorSlice:
         row_bytes = row_bits // 8
         framework, device = self._file._framework, self._file._place(self._name)
         job, skip = self._file._open().job(self._name, framework, device, (first * row_bytes, end * row_bytes))
-        largest = job.sealing.chunk_size or 0 if job.sealing is not None else 0
-        _load_jobs({device: [job]}, framework, largest)
+        _load_jobs({device: [job]}, framework)
         rows = job.array[skip:skip + (end - first) * row_bytes]
         return framework.finish(rows, entry.dtype, (end - first, *entry.shape[1:]))[within]
 

@@ -24,12 +24,14 @@ class LaneBufferPool {
     return *pool;
   }
 
-  // Called with the pool's device current.
+  // Called with the pool's device current. A capacity of 0 is a stream
+  // alone (slots that copy straight into their caller's memory), which a
+  // pooled buffer is not held idle for.
   wc_status acquire(DeviceLaneBuffers *out, size_t capacity) {
     {
       std::lock_guard lock(mutex_);
       for (auto it = free_.begin(); it != free_.end(); ++it) {
-        if (it->capacity >= capacity) {
+        if (it->capacity >= capacity && (capacity != 0) == (it->capacity != 0)) {
           *out = *it;
           free_.erase(it);
           return WC_OK;
@@ -40,7 +42,7 @@ class LaneBufferPool {
     fresh.capacity = capacity;
     if (cudaStreamCreateWithFlags(&fresh.stream, cudaStreamNonBlocking) != cudaSuccess ||
         cudaEventCreateWithFlags(&fresh.done, cudaEventBlockingSync | cudaEventDisableTiming) != cudaSuccess ||
-        cudaMalloc(&fresh.device, capacity) != cudaSuccess) {
+        (capacity != 0 && cudaMalloc(&fresh.device, capacity) != cudaSuccess)) {
       release_memory(fresh);
       return device_status(cudaErrorMemoryAllocation);
     }
