@@ -709,6 +709,7 @@ TWO_GPUS_RUN = "multigpu_h200x2_9b636fe.json"
 TWO_GPUS_AEAD = "aead_pieces_devices_h200x2_04fa732.json"
 TWO_GPUS_SLOTS = "file_load_h200x2_6b34a6c.json"
 TWO_GPUS_REVERTED = "safetensors_reader_copies_reverted_h200x2_d250c5f.json"
+TWO_GPUS_NATIVE = "safetensors_native_reads_h200x2_cc07958.json"
 
 
 def ratio(one: float, every: float) -> str:
@@ -764,6 +765,10 @@ def two_gpus(notes: LabNotes) -> list[str]:
     kept = {(r["gib"], r["operation"]): r["gb_per_s"] for r in d["weights"]}
     reverted_rows = [[gib(g), op.split(": ")[0], gbs(kept[(g, op)]), gbs(reverted[(g, op)])]
                      for (g, op) in kept if op.startswith("load to") and (g, op) in reverted]
+    native = load(TWO_GPUS_NATIVE)
+    native_rows = [[gib(r["gib"]), r["operation"], gbs(kept[(r["gib"], r["operation"])])
+                    if (r["gib"], r["operation"]) in kept else "—", gbs(r["gb_per_s"])]
+                   for r in native["rows"] if r["operation"].startswith("load to")]
     return [
         "## Two GPUs in one host",
         "",
@@ -796,6 +801,13 @@ def two_gpus(notes: LabNotes) -> list[str]:
         f" (`docs/bench/{TWO_GPUS_REVERTED}`, commit {tried['run']['commit']}, against the run above; GB/s):",
         "",
         *table(["size", "load", "kept loader", "readers queueing copies"], reverted_rows),
+        "",
+        "The loads read by the library instead (`wc_read_files_to_device`, the engine's readers and page-locked"
+        f" slots), a batch of tensors a call: `docs/bench/{TWO_GPUS_NATIVE}`, commit {native['run']['commit']},"
+        " rebuilt from the lines the bench printed, on another host of the same kind as the run above's, so the"
+        " columns are not a measurement in turns (GB/s; the best of the bench's repeats):",
+        "",
+        *table(["size", "load", "Python's readers (the run above)", "the library's readers"], native_rows),
         "",
         "Why, and what would lift each bound: the lab notes' " + notes.link("Two GPUs in one host again") + ".",
         "",
