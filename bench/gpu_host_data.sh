@@ -80,9 +80,9 @@ for cipher in aes-256-ctr chacha20 aes-256-gcm chacha20-poly1305; do
   printf '%-18s pinned 1 GiB buffers: %s GB/s\n' "$cipher" "$figure"
 done
 
-python3 - "$results" "$pinned" "${HOST_DATA_JSON:-}" "$rounds" "$extra" <<'PY'
-import json, os, subprocess, sys, time
-results, pinned_file, out, rounds, extra = sys.argv[1:6]
+python3 - "$results" "$pinned" "${HOST_DATA_JSON:-}" "$rounds" "$extra" "$(dirname "$0")" <<'PY'
+import json, sys
+results, pinned_file, out, rounds, extra, bench = sys.argv[1:7]
 by_path = {}
 for line in open(results):
     path, size, median = line.rstrip("\n").split("\t")
@@ -105,8 +105,7 @@ for path, points in by_path.items():
                  "rate_gbps": rate, "start_s": start, "pinned_gbps": reference})
     print(f"{path:16} {rate:9.2f} {start:8.3f} {reference:11.2f} {rate / reference:11.2f}")
 if out:
-    gpus = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                          text=True).stdout.split("\n")
-    json.dump({"date": time.strftime("%Y-%m-%d"), "rounds": int(rounds), "args": extra, "cpus": os.cpu_count(),
-               "gpus": [g for g in gpus if g], "rows": rows}, open(out, "w"), indent=1)
+    sys.path.insert(0, bench)
+    from run_record import run_record
+    json.dump({"run": run_record(), "rounds": int(rounds), "args": extra, "rows": rows}, open(out, "w"), indent=1)
 PY

@@ -15,7 +15,6 @@ libraries giving the same bytes.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -26,6 +25,7 @@ from collections.abc import Callable
 from cryptography.hazmat.primitives.ciphers import aead as pyca_aead
 
 import warpcrypt
+from run_record import run_record
 from warpcrypt import aead as wc_aead
 
 SIZES = {"64 B": 64, "1 KiB": 1024, "16 KiB": 16 * 1024, "1 MiB": 1024 * 1024}
@@ -90,8 +90,7 @@ def main() -> None:
         import cryptography
 
         report = {
-            "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
-            "machine": platform.node(), "cpus": os.cpu_count(), "python": platform.python_version(),
+            "run": run_record(), "python": platform.python_version(),
             "warpcrypt": warpcrypt.__version__, "cryptography": cryptography.__version__,
             "repeats": args.repeats, "target_s": args.target, "rows": rows,
         }
