@@ -240,8 +240,9 @@ WC_API void wc_host_free_pinned(void *pointer);
  * Returns once every byte is in device memory, or with the first failure:
  * WC_ERR_IO where a read fails, WC_ERR_FORMAT where a file ends before a
  * range does, WC_ERR_INVALID_ARGUMENT for a NULL list with a count, a
- * negative fd, a range past 2^63, or memory that is not device memory (the
- * range's whole extent is not checked), WC_ERR_NO_DEVICE without a device,
+ * negative fd, a range past 2^63, or a range whose first or last byte is
+ * not device memory of one device (CUDA keeps no bounds of an allocation
+ * to check the rest against), WC_ERR_NO_DEVICE without a device,
  * WC_ERR_DEVICE where a copy fails. On a failure the device memory holds
  * some of the bytes.
  */

@@ -158,9 +158,16 @@ wc_status wc_read_files_to_device(const wc_file_range *ranges, size_t count) {
   checked.reserve(count);
   for (const wc_file_range &range : listed) {
     if (range.len == 0) continue;
-    int device = -1;
-    if (kCudaBackend.pointer_device(range.device_memory, &device) != WC_OK) return WC_ERR_INVALID_ARGUMENT;
-    checked.push_back({range.fd, range.offset, range.len, static_cast<uint8_t *>(range.device_memory), device});
+    // Both ends on one device: a length past the memory's end is refused
+    // where it leaves device memory (within it, CUDA keeps no bounds).
+    auto *memory = static_cast<uint8_t *>(range.device_memory);
+    const auto *last = reinterpret_cast<const void *>(reinterpret_cast<uintptr_t>(memory) + (range.len - 1));
+    int device = -1, last_device = -1;
+    if (kCudaBackend.pointer_device(memory, &device) != WC_OK ||
+        kCudaBackend.pointer_device(last, &last_device) != WC_OK || last_device != device) {
+      return WC_ERR_INVALID_ARGUMENT;
+    }
+    checked.push_back({range.fd, range.offset, range.len, memory, device});
   }
   return warpcrypt::engine::read_to_devices(checked, warpcrypt::engine::cuda_transfer_backend());
 }

@@ -383,6 +383,9 @@ TEST(GpuDeviceMemory, ReadFilesToDeviceLandsEveryRange) {
   }
   const wc_file_range past_the_end{fd, file.size() - 10, 20, placed[0].memory};
   EXPECT_EQ(wc_read_files_to_device(&past_the_end, 1), WC_ERR_FORMAT);
+  // A length far past the memory's end leaves device memory.
+  const wc_file_range past_the_memory{fd, 0, uint64_t{1} << 50, placed[0].memory};
+  EXPECT_EQ(wc_read_files_to_device(&past_the_memory, 1), WC_ERR_INVALID_ARGUMENT);
   for (const Placed &p : placed) {
     ASSERT_EQ(cudaSetDevice(p.device), cudaSuccess);
     cudaFree(p.memory);
