@@ -606,18 +606,25 @@ def _load_gpus(gpus: Mapping[Any, Sequence[_Job]], framework: _Framework, count:
     queues = [collections.deque((device, job) for job in jobs) for device, jobs in gpus.items()]
     batch: list[tuple[Any, _Job]] = []
     batch_bytes = 0
-    while any(queues):
-        for queue in queues:
-            if queue:
-                batch.append(queue.popleft())
-                batch_bytes += batch[-1][1].entry.nbytes
-        if batch_bytes >= _GPU_BATCH_BYTES or not any(queues):
-            _native.read_files_to_device([(job.fd, job.offset, job.entry.nbytes, job.array.data_ptr())
-                                          for _, job in batch if job.entry.nbytes])
-            for device, job in batch:
-                count.add(job.entry.nbytes)
-                openings[device].open(job)
-            batch, batch_bytes = [], 0
+    try:
+        while any(queues):
+            for queue in queues:
+                if queue:
+                    batch.append(queue.popleft())
+                    batch_bytes += batch[-1][1].entry.nbytes
+            if batch_bytes >= _GPU_BATCH_BYTES or not any(queues):
+                _native.read_files_to_device([(job.fd, job.offset, job.entry.nbytes, job.array.data_ptr())
+                                              for _, job in batch if job.entry.nbytes])
+                for device, job in batch:
+                    count.add(job.entry.nbytes)
+                    openings[device].open(job)
+                batch, batch_bytes = [], 0
+    except BaseException:
+        # The openings already queued use the arrays the caller is about
+        # to drop: the allocator must not hand them out again before then.
+        for opening in openings.values():
+            opening.stream.synchronize()
+        raise
     for opening in openings.values():
         opening.finish()
 
