@@ -65,7 +65,10 @@ void run_reader(int device, std::span<const Piece> pieces, std::atomic<size_t> &
   std::unique_ptr<TransferBuffers> slots[kSlotsPerReader];
   for (auto &slot : slots) {
     const wc_status leased = backend.lease(&slot, device, 0, slot_bytes);
-    if (leased != WC_OK) return failure.record(leased);
+    if (leased != WC_OK) {
+      failure.record(leased);
+      return;
+    }
   }
   wc_status status = WC_OK;
   for (size_t turn = 0; status == WC_OK && !failure.failed(); ++turn) {
@@ -100,6 +103,7 @@ wc_status read_to_devices(std::span<const DeviceRange> ranges, const TransferBac
   const size_t slot_bytes = devices.size() == 1 ? kSlotBytesOneDevice : kSlotBytesSeveralDevices;
   std::vector<std::vector<Piece>> pieces(devices.size());
   for (const DeviceRange &range : ranges) {
+    if (range.len == 0) continue;
     const auto d = static_cast<size_t>(std::find(devices.begin(), devices.end(), range.device) - devices.begin());
     for (uint64_t at = 0; at < range.len; at += slot_bytes) {
       pieces[d].push_back({&range, at, static_cast<size_t>(std::min<uint64_t>(slot_bytes, range.len - at))});
