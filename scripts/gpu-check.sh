@@ -65,7 +65,8 @@
 #             `scripts/performance-page.py --take DIR` copies both steps'
 #             files into docs/bench/current/ and rewrites both pages
 #   multigpu  what only several devices show: the multi-device tests, and
-#             memcheck on them; then on device 0 alone and on every device:
+#             memcheck on them and on files read into both devices' memory;
+#             then on device 0 alone and on every device:
 #             the pinned copy limit, aes-128-ctr, aes-256-gcm and chacha20
 #             from pinned memory and device-resident (multigpu-speed.jsonl),
 #             and a 16 GiB seal on CPU, GPU and hybrid workers
@@ -208,7 +209,7 @@ if want multigpu; then
   # The out-of-memory test fills a device, which the sanitizer's own shadow
   # memory cannot live with; it runs, unsanitized, in gputest.
   step memcheck-multigpu compute-sanitizer --tool memcheck --error-exitcode 1 build-gpu/tests/warpcrypt_gpu_tests \
-    '--gtest_filter=*MultiGpu*:*GpuEngine.*:*GpuEngineTest.InPlace*:-*OutOfMemory*'
+    '--gtest_filter=*MultiGpu*:*GpuEngine.*:*GpuEngineTest.InPlace*:*ReadFilesToDevice*:-*OutOfMemory*'
   step multigpu-tests build-gpu/tests/warpcrypt_gpu_tests '--gtest_filter=*MultiGpu*'
   step multigpu-copies build-gpu/bench/gpu/warpcrypt_kernel_bench copies 7
   all_devices=$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))
