@@ -283,10 +283,7 @@ TEST(HybridTrialSealed, SealedFilesGoThroughGpuLanesThatStay) {
   const Bytes key = rng.bytes(32);
   ScratchDir scratch;
   write_file(scratch / "plain", plain);
-  wc_seal_params params;
-  wc_seal_params_init(&params);
-  params.aead = wc_aead_by_name("chacha20-poly1305");
-  params.key_source = WC_SEAL_KEY;
+  const wc_seal_params params = key_seal_params("chacha20-poly1305");
   const int first_device[1] = {0};
   wc_options hybrid = make_options(1, WC_BACKEND_HYBRID);
   hybrid.devices = first_device;
@@ -415,11 +412,7 @@ TEST(GpuEngine, SealedFilesInteroperateWithTheCpu) {
       SCOPED_TRACE(std::string(aead) + " on " + wc_backend_name(backend));
       wc_options options = make_options(2, backend);
       options.chunk_bytes = 4 * kChunk;  // windows of four 64 KiB chunks
-      wc_seal_params params;
-      wc_seal_params_init(&params);
-      params.aead = wc_aead_by_name(aead);
-      params.key_source = WC_SEAL_KEY;
-      params.chunk_bytes = kChunk;
+      const wc_seal_params params = key_seal_params(aead, kChunk);
       const Bytes key = rng.bytes(32);
       wc_job job;
       wc_job_init(&job);

@@ -273,11 +273,7 @@ TEST_F(MultiGpu, SealedAcrossBothDevicesOpensOnTheSecondAlone) {
   const std::string plain = dir / "plain", sealed = dir / "sealed", opened = dir / "opened";
   for (const char *aead : {"aes-256-gcm", "chacha20-poly1305"}) {
     SCOPED_TRACE(aead);
-    wc_seal_params params;
-    wc_seal_params_init(&params);
-    params.aead = wc_aead_by_name(aead);
-    params.key_source = WC_SEAL_KEY;
-    params.chunk_bytes = kChunk;
+    const wc_seal_params params = key_seal_params(aead, kChunk);
     const Bytes key = rng.bytes(32);
     auto open_with = [&](const wc_options &options, wc_job *job) {
       return wc_open_file(&options, nullptr, job, opened.c_str(), sealed.c_str(), WC_SEAL_KEY, key.data(), key.size());
@@ -329,11 +325,7 @@ TEST_F(MultiGpu, JobFailsCleanlyWhenOneDeviceRunsOutOfMemory) {
   options.device_count = 2;
   options.streams = 2;
   options.chunk_bytes = 1 << 20;
-  wc_seal_params params;
-  wc_seal_params_init(&params);
-  params.aead = wc_aead_by_name("aes-256-gcm");
-  params.key_source = WC_SEAL_KEY;
-  params.chunk_bytes = 64 << 10;
+  const wc_seal_params params = key_seal_params("aes-256-gcm", 64 << 10);
   const std::string out = dir / "out";
 
   struct Job {

@@ -22,6 +22,7 @@
 #include "support/bytes.h"
 #include "support/scratch_files.h"
 #include "support/test_rng.h"
+#include "support/warpcrypt_calls.h"
 
 namespace wctest {
 namespace {
@@ -68,14 +69,7 @@ wc_options engine_options(unsigned threads, size_t window_bytes) {
   return options;
 }
 
-wc_seal_params key_params(const char *aead) {
-  wc_seal_params params;
-  wc_seal_params_init(&params);
-  params.aead = wc_aead_by_name(aead);
-  params.key_source = WC_SEAL_KEY;
-  params.chunk_bytes = kChunk;
-  return params;
-}
+wc_seal_params key_params(const char *aead) { return key_seal_params(aead, kChunk); }
 
 JobRun seal(Io io, const Bytes &plaintext, const wc_seal_params &params, const Bytes &secret,
          const wc_options &options) {

@@ -18,6 +18,15 @@ wc_options make_options(unsigned threads, wc_backend backend) {
   return options;
 }
 
+wc_seal_params key_seal_params(const char *aead, uint64_t chunk_bytes) {
+  wc_seal_params params;
+  wc_seal_params_init(&params);
+  params.aead = wc_aead_by_name(aead);
+  params.key_source = WC_SEAL_KEY;
+  params.chunk_bytes = chunk_bytes;
+  return params;
+}
+
 const wc_cipher *with_padding(const wc_cipher *cipher, bool padding) {
   return padding ? cipher : wc_cipher_unpadded(cipher);
 }

@@ -19,6 +19,10 @@ namespace wctest {
 
 wc_options make_options(unsigned threads = 0, wc_backend backend = WC_BACKEND_AUTO);
 
+// A sealed file's parameters for a raw key (its HKDF: no passphrase KDF's
+// cost): `aead` by name, chunks of `chunk_bytes`.
+wc_seal_params key_seal_params(const char *aead, uint64_t chunk_bytes = WC_SEAL_DEFAULT_CHUNK_BYTES);
+
 // `cipher` as named (padded where its mode pads) or, without padding, its
 // unpadded twin (`openssl enc -nopad`).
 const wc_cipher *with_padding(const wc_cipher *cipher, bool padding);
